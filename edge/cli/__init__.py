@@ -1,0 +1,80 @@
+"""The ``adamm`` command line: thin argument parsing over the library.
+
+Each sub-command lives in its own module ``edge.cli.cmd_<name>`` exposing
+``register(subparsers)`` (adds its parser, cheap imports only) and ``run(args) -> int``.
+Library errors (:class:`edge.errors.AdammError`) become one stderr line and their exit code;
+stdout carries data only (CONTRACT.md section 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from edge import __version__
+from edge.errors import AdammError
+
+logger = logging.getLogger(__name__)
+
+#: sub-command name -> module; the order is the order ``adamm --help`` lists them.
+COMMANDS: dict[str, str] = {
+    "import": "edge.cli.cmd_import",
+    "search": "edge.cli.cmd_search",
+    "ask": "edge.cli.cmd_ask",
+    "demo": "edge.cli.cmd_demo",
+    "procedures": "edge.cli.cmd_procedures",
+    "tune": "edge.cli.cmd_tune",
+    "tui": "edge.cli.cmd_tui",
+    "run": "edge.cli.cmd_run",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="adamm",
+        description="adamm edge: a store's multimodal decision memory (import, search, ask, demo, run, tui).",
+    )
+    parser.add_argument("--version", action="version", version=f"adamm {__version__}")
+    parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output on stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module_name in COMMANDS.items():
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue  # command not built yet
+        module.register(sub)
+    return parser
+
+
+def setup_logging(verbosity: int) -> None:
+    level = logging.WARNING if verbosity <= 0 else logging.INFO if verbosity == 1 else logging.DEBUG
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    setup_logging(args.verbose)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        rc = int(args.func(args))
+    except AdammError as exc:
+        print(f"adamm {args.command}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"adamm {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    return rc
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

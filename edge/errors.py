@@ -1,0 +1,61 @@
+"""One base error for the whole edge, with specific subclasses.
+
+Every error carries the CLI exit code it maps to (CONTRACT.md section 1) and a message a store
+manager can act on. The CLI turns these into one stderr line; library callers catch them.
+"""
+
+from __future__ import annotations
+
+
+class AdammError(Exception):
+    """Base class of every error adamm raises on purpose."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.hint})" if self.hint else self.message
+
+
+class UsageError(AdammError):
+    """The command was called wrongly (bad flag value, unknown key); exit 2."""
+
+    exit_code = 2
+
+
+class ConfigError(UsageError):
+    """A configuration file or value is invalid; the message names the key, value and reason."""
+
+
+class EnvironmentProblem(AdammError):
+    """Something outside the input is wrong: database locked or unreadable, model file missing; exit 3."""
+
+    exit_code = 3
+
+
+class StoreError(EnvironmentProblem):
+    """The memory store cannot be opened, migrated or written."""
+
+
+class ExtensionLoadError(StoreError):
+    """sqlite-vec could not be loaded into SQLite."""
+
+
+class ModelMissingError(EnvironmentProblem):
+    """An encoder's weights are not installed where the manifest says."""
+
+
+class InvalidEventError(AdammError):
+    """One MEV line is invalid; reported with its line number, the import goes on."""
+
+    exit_code = 1
+
+
+class PlanError(AdammError):
+    """A plan is not valid under plan.schema.json (a bug in a parser backend, never user input)."""
+
+    exit_code = 2

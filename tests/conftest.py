@@ -1,0 +1,1 @@
+"""Shared fixtures. Real components only: real SQLite with sqlite-vec, real ONNX models."""
