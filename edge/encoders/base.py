@@ -1,0 +1,96 @@
+"""The encoder interface, the registry by key, and ONNX Runtime provider selection.
+
+Every encoder (text, speech, people, image-text) is a subclass of :class:`Encoder` registered under
+a string key; configuration names the key (``[encoders] text = "use_v3_multilingual"``) and
+:func:`create` builds it, with an error listing the valid keys when the key is unknown. Model
+files are located through ``models/manifest.toml`` (see :mod:`edge.encoders.manifest`), never
+downloaded. Called by the store (text vectors at import), the daemon and the benchmarks.
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from edge.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_PROVIDERS = ("TensorrtExecutionProvider", "CUDAExecutionProvider", "CPUExecutionProvider")
+
+
+class Encoder(ABC):
+    """Turns a batch of inputs of one modality into unit-norm float32 vectors (n x dim)."""
+
+    key: ClassVar[str]
+    modality: ClassVar[str]  # "text" | "image" | "audio" | "video"
+    dim: ClassVar[int]
+
+    @abstractmethod
+    def encode(self, items: Sequence[Any]) -> np.ndarray:
+        """Encode ``items``; returns an (n, dim) float32 array of unit-norm rows."""
+
+    @property
+    def providers(self) -> list[str]:
+        """The ONNX Runtime providers in use (for status and logs)."""
+        return []
+
+
+REGISTRY: dict[str, type[Encoder]] = {}
+
+
+def register(cls: type[Encoder]) -> type[Encoder]:
+    """Class decorator: make an encoder available under its ``key``."""
+    if cls.key in REGISTRY and REGISTRY[cls.key] is not cls:
+        raise ValueError(f"encoder key {cls.key!r} registered twice")
+    REGISTRY[cls.key] = cls
+    return cls
+
+
+def create(key: str, **kwargs: Any) -> Encoder:
+    """Build the encoder registered under ``key``."""
+    _load_builtin()
+    try:
+        cls = REGISTRY[key]
+    except KeyError:
+        valid = ", ".join(sorted(REGISTRY)) or "(none)"
+        raise ConfigError(f"unknown encoder {key!r}; valid keys: {valid}") from None
+    return cls(**kwargs)
+
+
+def _load_builtin() -> None:
+    """Import the built-in encoder modules so their ``@register`` runs."""
+    import importlib
+
+    for module in ("edge.encoders.text_use",):
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+
+
+def select_providers(wanted: Sequence[str] = DEFAULT_PROVIDERS) -> list[str]:
+    """The wanted ONNX Runtime providers that this machine has, in the wanted order (CPU last resort)."""
+    import onnxruntime as ort
+
+    available = set(ort.get_available_providers())
+    chosen = [p for p in wanted if p in available]
+    if "CPUExecutionProvider" not in chosen:
+        chosen.append("CPUExecutionProvider")
+    skipped = [p for p in wanted if p not in available]
+    if skipped:
+        logger.info("ONNX Runtime providers not available here: %s", ", ".join(skipped))
+    return chosen
+
+
+def l2_normalize(x: np.ndarray) -> np.ndarray:
+    """Row-normalise to unit length (zero rows stay zero)."""
+    x = np.asarray(x, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return x / norms

@@ -1,0 +1,93 @@
+"""Reads ``models/manifest.toml`` and locates model files, checking their sha256.
+
+Called by encoders when they load. A missing or altered file is a :class:`ModelMissingError`
+naming the package to install.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import logging
+import tomllib
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from edge.errors import ModelMissingError
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    key: str
+    modality: str
+    dim: int
+    sha256: str | None
+    package: str | None
+    resource: str | None
+    install: str | None
+    raw: dict[str, Any]
+
+
+@lru_cache(maxsize=1)
+def load_manifest() -> dict[str, ModelEntry]:
+    text = importlib.resources.files("models").joinpath("manifest.toml").read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    entries = {}
+    for key, raw in data.get("models", {}).items():
+        entries[key] = ModelEntry(
+            key=key,
+            modality=raw["modality"],
+            dim=int(raw.get("dim", 0)),
+            sha256=raw.get("sha256"),
+            package=raw.get("package"),
+            resource=raw.get("resource"),
+            install=raw.get("install"),
+            raw=raw,
+        )
+    return entries
+
+
+def entry(key: str) -> ModelEntry:
+    try:
+        return load_manifest()[key]
+    except KeyError:
+        raise ModelMissingError(f"model {key!r} is not in models/manifest.toml") from None
+
+
+@lru_cache(maxsize=16)
+def _sha256(path: str, size: int, mtime: float) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def resource_path(key: str, *, verify: bool = True) -> Path:
+    """The installed file of a package-shipped model, checked against its sha256."""
+    e = entry(key)
+    if not e.resource:
+        raise ModelMissingError(f"model {key!r} has no packaged resource in the manifest")
+    top, _, rest = e.resource.partition("/")
+    try:
+        path = Path(str(importlib.resources.files(top).joinpath(rest)))
+    except ModuleNotFoundError:
+        path = Path("/nonexistent")
+    if not path.is_file():
+        raise ModelMissingError(
+            f"model file for {key!r} is not installed ({e.resource})",
+            hint=e.install or f"install {e.package}",
+        )
+    if verify and e.sha256:
+        st = path.stat()
+        digest = _sha256(str(path), st.st_size, st.st_mtime)
+        if digest != e.sha256:
+            raise ModelMissingError(
+                f"model file {path} does not match its sha256 in models/manifest.toml",
+                hint=e.install or "reinstall its package",
+            )
+    return path

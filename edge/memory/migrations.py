@@ -1,0 +1,233 @@
+"""Named, ordered schema migrations for the store, recorded in ``_migrations``.
+
+Owned by the store; applied by :func:`migrate` on the writer connection when a store opens.
+Append new migrations at the end with a new name; never edit one that has shipped.
+
+Layout (episodic, semantic and procedural memory plus the edge's own bookkeeping):
+
+- ``stores``: one row per store with its IANA time zone (hour/weekday are store-local).
+- ``events``: one row per MEV. ``ts`` is UTC (``YYYY-MM-DDTHH:MM:SS.ffffffZ``), ``ts_epoch`` the same
+  in seconds; ``local_*`` are derived from the store's time zone at import. Well-known stats are
+  typed, indexed columns; ``stats_json`` keeps the whole original stats object (round-trip), and
+  every stats key that is *not* well known is also in ``event_attrs`` so it stays filterable.
+  ``content_hash`` (sha256 of the canonical input line) makes import idempotent.
+- ``raw_refs``, ``entities``, ``relations``: one-to-many children of an event (raw refs are never
+  dropped; merges append).
+- ``vec_text``/``vec_image``/``vec_audio``/``vec_video``: sqlite-vec vec0 tables, 512-d float32,
+  cosine metric, ``rowid`` = ``events.id``.
+- ``facts`` (semantic memory), ``procedures`` (procedural memory: registered operators),
+  ``actions`` (issued actions and their acknowledgement state), ``components`` (daemon status
+  heartbeats), ``outbox`` (durable MQTT outbox), ``settings`` (key/value).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+
+import apsw
+
+logger = logging.getLogger(__name__)
+
+VECTOR_DIM = 512
+MODALITY_VECTOR_TABLES = {
+    "text": "vec_text",
+    "image": "vec_image",
+    "audio": "vec_audio",
+    "video": "vec_video",
+}
+
+#: well-known stats keys -> SQL column type (CONTRACT / mev.schema.json)
+WELL_KNOWN_STATS: dict[str, str] = {
+    "person_count": "INTEGER",
+    "dwell_seconds": "REAL",
+    "queue_length": "INTEGER",
+    "order_amount": "REAL",
+    "bill_id": "TEXT",
+    "product_id": "TEXT",
+    "product_category": "TEXT",
+    "gross_margin": "REAL",
+    "weather": "TEXT",
+    "speech_emotion": "TEXT",
+    "staff_id": "TEXT",
+    "zone": "TEXT",
+    "promotion": "TEXT",
+    "quality": "REAL",
+}
+
+_stats_columns = ",\n    ".join(f"{k} {t}" for k, t in WELL_KNOWN_STATS.items())
+
+_INITIAL = f"""
+CREATE TABLE stores (
+    store_id TEXT PRIMARY KEY,
+    timezone TEXT NOT NULL,
+    created_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE events (
+    id INTEGER PRIMARY KEY,
+    event_id TEXT NOT NULL UNIQUE,
+    store_id TEXT NOT NULL REFERENCES stores(store_id),
+    ts TEXT NOT NULL,
+    ts_epoch REAL NOT NULL,
+    end_ts TEXT,
+    local_date TEXT NOT NULL,
+    local_hour INTEGER NOT NULL,
+    local_weekday INTEGER NOT NULL,
+    local_week TEXT NOT NULL,
+    local_month TEXT NOT NULL,
+    source TEXT,
+    event_type TEXT NOT NULL,
+    modality TEXT NOT NULL,
+    text TEXT,
+    {_stats_columns},
+    stats_json TEXT NOT NULL DEFAULT '{{}}',
+    content_hash TEXT NOT NULL,
+    tier TEXT NOT NULL DEFAULT 'hot',
+    imported_at TEXT NOT NULL
+) STRICT;
+
+CREATE INDEX events_store_time ON events(store_id, ts_epoch);
+CREATE INDEX events_type_time ON events(event_type, ts_epoch);
+CREATE INDEX events_time ON events(ts_epoch);
+CREATE INDEX events_local_date ON events(store_id, local_date);
+CREATE INDEX events_weather ON events(weather) WHERE weather IS NOT NULL;
+CREATE INDEX events_zone ON events(zone) WHERE zone IS NOT NULL;
+CREATE INDEX events_product ON events(product_id) WHERE product_id IS NOT NULL;
+CREATE INDEX events_category ON events(product_category) WHERE product_category IS NOT NULL;
+CREATE INDEX events_staff ON events(staff_id) WHERE staff_id IS NOT NULL;
+CREATE INDEX events_bill ON events(bill_id) WHERE bill_id IS NOT NULL;
+CREATE INDEX events_source ON events(source) WHERE source IS NOT NULL;
+
+CREATE TABLE event_attrs (
+    event_rowid INTEGER NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    value_text TEXT,
+    value_num REAL,
+    PRIMARY KEY (event_rowid, key)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX event_attrs_key_text ON event_attrs(key, value_text);
+CREATE INDEX event_attrs_key_num ON event_attrs(key, value_num);
+
+CREATE TABLE raw_refs (
+    event_rowid INTEGER NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    ref TEXT NOT NULL,
+    PRIMARY KEY (event_rowid, seq)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE entities (
+    event_rowid INTEGER NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+    entity TEXT NOT NULL,
+    PRIMARY KEY (event_rowid, entity)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX entities_entity ON entities(entity);
+
+CREATE TABLE relations (
+    event_rowid INTEGER NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    head TEXT NOT NULL,
+    type TEXT NOT NULL,
+    tail TEXT NOT NULL,
+    PRIMARY KEY (event_rowid, seq)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE facts (
+    fact_id TEXT PRIMARY KEY,
+    store_id TEXT,
+    kind TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    statement TEXT NOT NULL,
+    value_json TEXT NOT NULL DEFAULT '{{}}',
+    evidence_json TEXT NOT NULL DEFAULT '[]',
+    confidence REAL NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE procedures (
+    name TEXT PRIMARY KEY,
+    intent TEXT NOT NULL,
+    version TEXT NOT NULL,
+    description TEXT NOT NULL,
+    min_evidence_json TEXT NOT NULL DEFAULT '{{}}',
+    required_event_types_json TEXT NOT NULL DEFAULT '[]',
+    default_params_json TEXT NOT NULL DEFAULT '{{}}',
+    registered_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE actions (
+    action_id TEXT PRIMARY KEY,
+    store_id TEXT,
+    type TEXT NOT NULL CHECK (type IN ('recommendation', 'work_order', 'alert')),
+    role TEXT,
+    params_json TEXT NOT NULL DEFAULT '{{}}',
+    summary TEXT NOT NULL,
+    evidence_json TEXT NOT NULL DEFAULT '[]',
+    confidence REAL NOT NULL,
+    issued_at TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'accepted', 'done', 'rejected')),
+    acked_by TEXT,
+    updated_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX actions_state ON actions(state, issued_at);
+
+CREATE TABLE components (
+    name TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    state TEXT NOT NULL,
+    provider TEXT,
+    detail_json TEXT NOT NULL DEFAULT '{{}}',
+    updated_at TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE outbox (
+    msg_id TEXT PRIMARY KEY,
+    topic TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    sent_at TEXT
+) STRICT;
+CREATE INDEX outbox_pending ON outbox(created_at) WHERE sent_at IS NULL;
+"""
+
+_VECTORS = "\n".join(
+    f"CREATE VIRTUAL TABLE {table} USING vec0(embedding float[{VECTOR_DIM}] distance_metric=cosine);"
+    for table in MODALITY_VECTOR_TABLES.values()
+)
+
+#: (name, sql) in order. Never edit a shipped entry: append a new one.
+MIGRATIONS: list[tuple[str, str]] = [
+    ("0001_initial", _INITIAL),
+    ("0002_vectors", _VECTORS),
+]
+
+
+def applied(conn: apsw.Connection) -> list[str]:
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL) STRICT"
+    )
+    return [row[0] for row in conn.execute("SELECT name FROM _migrations ORDER BY rowid")]
+
+
+def migrate(conn: apsw.Connection) -> list[str]:
+    """Apply every migration not yet recorded, each in its own transaction. Returns those applied."""
+    done = set(applied(conn))
+    new: list[str] = []
+    for name, sql in MIGRATIONS:
+        if name in done:
+            continue
+        with conn:
+            conn.execute(sql)
+            conn.execute(
+                "INSERT INTO _migrations(name, applied_at) VALUES (?, ?)",
+                (name, datetime.now(UTC).isoformat()),
+            )
+        logger.info("applied migration %s", name)
+        new.append(name)
+    return new
