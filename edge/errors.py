@@ -27,6 +27,12 @@ class UsageError(AdammError):
     exit_code = 2
 
 
+class UnknownKeyError(UsageError, ValueError):
+    """A grouping key, component or filter key that is not known or not an identifier; exit 2.
+
+    Also a ``ValueError``, as the EventSource port promises for unknown keys and components."""
+
+
 class ConfigError(UsageError):
     """A configuration file or value is invalid; the message names the key, value and reason."""
 

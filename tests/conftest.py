@@ -1,1 +1,26 @@
 """Shared fixtures. Real components only: real SQLite with sqlite-vec, real ONNX models."""
+
+# -- store (edge.memory.store) --------------------------------------------------------------------
+import pathlib as _pathlib
+from collections.abc import Callable as _Callable
+from collections.abc import Iterator as _Iterator
+from typing import Any as _Any
+
+import pytest as _pytest
+
+
+@_pytest.fixture
+def store_factory(tmp_path: _pathlib.Path) -> _Iterator[_Callable[..., _Any]]:
+    """``store_factory(name="store.db", **open_kwargs)`` opens a Store under tmp_path; all are closed after."""
+    from edge.memory.store import Store
+
+    opened: list[Store] = []
+
+    def make(name: str = "store.db", **kwargs: _Any) -> Store:
+        store = Store.open(tmp_path / name, **kwargs)
+        opened.append(store)
+        return store
+
+    yield make
+    for store in opened:
+        store.close()

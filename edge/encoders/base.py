@@ -66,7 +66,12 @@ def _load_builtin() -> None:
     """Import the built-in encoder modules so their ``@register`` runs."""
     import importlib
 
-    for module in ("edge.encoders.text_use",):
+    for module in (
+        "edge.encoders.text_use",
+        "edge.encoders.people_ssd",
+        "edge.encoders.whisper_ct2",
+        "edge.encoders.whisper",
+    ):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

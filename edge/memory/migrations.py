@@ -201,10 +201,20 @@ _VECTORS = "\n".join(
     for table in MODALITY_VECTOR_TABLES.values()
 )
 
+#: day attributes (edge.memory.filters): the days that hold events without their own weather /
+#: promotion, and the values of those days, read from indexes alone
+_DAY_ATTRIBUTE_INDEXES = """
+CREATE INDEX events_day_weather ON events(store_id, local_date, weather) WHERE weather IS NOT NULL;
+CREATE INDEX events_day_no_weather ON events(store_id, local_date) WHERE weather IS NULL;
+CREATE INDEX events_day_promotion ON events(store_id, local_date, promotion) WHERE promotion IS NOT NULL;
+CREATE INDEX events_day_no_promotion ON events(store_id, local_date) WHERE promotion IS NULL;
+"""
+
 #: (name, sql) in order. Never edit a shipped entry: append a new one.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_vectors", _VECTORS),
+    ("0003_day_attribute_indexes", _DAY_ATTRIBUTE_INDEXES),
 ]
 
 

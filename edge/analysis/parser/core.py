@@ -1,0 +1,555 @@
+"""The rule-based bilingual question parser: a zh/en question becomes a schema-valid plan.
+
+Owned by :mod:`edge.analysis.parser` (re-exported as :func:`edge.analysis.parser.parse_question`);
+called by ``adamm ask``, the hub's ask and :class:`edge.llm.LLMPlanParser` (as its fallback).
+Stages, each reading only what earlier stages left: ids -> time expressions -> top-k count ->
+event types -> metric words -> stored values (literal, synonym, text-encoder similarity) ->
+time buckets -> dimension words; then intent cues decide the plan's shape. A question with no
+understood intent or metric is ``unsupported`` with an explanation; the parser never guesses.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import datetime
+from typing import Any
+
+from edge.analysis.parser.intents import CUES, cues, find_top_k
+from edge.analysis.parser.lexicon import DIMENSIONS, METRICS, PROMOTION_VALUES, TIME_BUCKETS
+from edge.analysis.parser.result import AttributeMatch, ParseResult
+from edge.analysis.parser.text import Hit, MaskedText, has_cjk, normalize, parse_number
+from edge.analysis.parser.timeexpr import TimeInfo, extract_time, pivot_periods
+from edge.analysis.parser.vocabmatch import (
+    Embed,
+    TypeHit,
+    ValueHit,
+    match_event_types,
+    match_ids,
+    match_values,
+    similar_values,
+)
+from edge.analysis.plan import plan_errors
+from edge.analysis.source import Vocabulary
+
+logger = logging.getLogger(__name__)
+
+#: stats keys that are plan dimensions too (compare / group by them directly)
+_KEY_DIMENSIONS = {
+    "weather",
+    "zone",
+    "product_category",
+    "product_id",
+    "staff_id",
+    "promotion",
+    "speech_emotion",
+    "source",
+    "event_type",
+    "store_id",
+}
+_BUCKET_DIM = {"day": "date", "week": "week", "month": "month", "hour": "hour"}
+_OUT_OF_DOMAIN = re.compile(
+    r"股票|股价|基金|彩票|写一首|作诗|写诗|讲个笑话|笑话|翻译|天气预报|"
+    r"(?<![a-z])(?:poem|poetry|joke|stock price|stock market|translate|weather forecast|write me|bitcoin|recipe)(?![a-z])"
+)
+_FORECAST_SUBJECT = re.compile(
+    r"趋势|库存|备.{0,3}货|进货|订货|补货|预测|(?<![a-z])(?:trend|stock|inventory|restock|order(?:ing)? more|forecast|predict\w*)(?![a-z])"
+)
+_TENDENCY = re.compile(
+    r"倾向|偏向|更常|更爱|喜欢在|习惯|更晚|更早|(?<![a-z])(?:tend|prefer|later|earlier|habit)"
+)
+_CONJ = re.compile(r"和|与|跟|同|及|以及|还有|(?<![a-z])(?:and|with|vs\.?|versus|&)(?![a-z])")
+_CO_WINDOW = re.compile(
+    r"(?P<n>[0-9]+|[一二两三四五六七八九十]+)\s?(?:个)?(?P<u>分钟|小时|秒)(?:内|之内|以内)?"
+    r"|(?<![a-z])within (?:(?P<n2>[0-9]+|an?|one|two|three|five|ten|fifteen|thirty) )?(?P<u2>minute|hour|second)s?"
+)
+_ANOMALY_DAYS = re.compile(r"日子|哪几天|哪天|哪些天|(?<![a-z])days?(?![a-z])")
+_RETRIEVE_STRIP = re.compile(
+    r"^(?:请|帮我|麻烦)?(?:找一下|找出|找找|查找|搜索|搜一下|调出|调取|给我看|找|查一下|查)|视频|录像|片段|画面|监控|截图|录音"
+    r"|(?<![a-z])(?:show me|find me|find|search for|search|look up|get me|pull up|any|clips?|footage|videos?|recordings?|snapshots?)(?![a-z])"
+)
+
+_UNIT_SECONDS = {"分钟": 60, "小时": 3600, "秒": 1, "minute": 60, "hour": 3600, "second": 1}
+
+
+def _unsupported(lang: str, question: str, understood: list[str], reason: str | None = None) -> ParseResult:
+    if lang == "zh":
+        got = "、".join(understood) if understood else "没有识别出可以计算的指标或问题类型"
+        why = f"{reason}。" if reason else ""
+        text = (
+            f"这个问题我还不能回答。{why}我理解到的：{got}。"
+            "我能回答门店数据的问题：客流、销售额、客单价、订单数、转化率、停留时长、排队、投诉、负面情绪、员工失误率、高峰时段，"
+            "问它们的数值、趋势、对比、异常、周期、拆解、排名、相关性、同时出现，或查找录像片段。"
+        )
+    else:
+        got = ", ".join(understood) if understood else "no metric or kind of question I can compute"
+        why = f"{reason}. " if reason else ""
+        text = (
+            f"I cannot answer this question yet. {why}What I understood: {got}. "
+            "I answer questions about the store's data: footfall, revenue, average order value, orders, conversion, "
+            "dwell time, queues, complaints, negative emotion, staff error rate, peak hour - their value, trend, "
+            "comparison, anomalies, cycles, breakdown, ranking, correlation, co-occurrence - or find video clips."
+        )
+    logger.info("unsupported question %r: %s", question, reason or "nothing understood")
+    return ParseResult(plan={}, status="unsupported", explanation=text, language=lang)
+
+
+def _unique(items: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for x in items:
+        if x not in out:
+            out.append(x)
+    return out
+
+
+def _time_range(info: TimeInfo) -> dict[str, str] | None:
+    if not info.ranges:
+        return None
+    first = dict(info.ranges[0].time_range)
+    if info.ranges[0].kind in ("since", "until"):
+        for r in info.ranges[1:]:
+            if r.kind in ("since", "until"):
+                for k, v in r.time_range.items():
+                    first.setdefault(k, v)
+    return first
+
+
+#: what a metric word stands for when it is one side of a co-occurrence
+_METRIC_ITEM = {
+    "complaint_count": "complaint",
+    "queue_length": "checkout_queue",
+    "footfall": "customer_enter",
+    "order_count": "purchase",
+    "revenue": "purchase",
+    "avg_order_value": "purchase",
+    "dwell_time": "dwell",
+    "staff_error_rate": "staff_error",
+    "negative_emotion_rate": "speech_emotion=negative",
+}
+
+
+def _co_items(
+    values: list[ValueHit], types: list[TypeHit], entities: list[str], text: str, metric_hits: list[Hit]
+) -> list[tuple[int, int, str, int]]:
+    items: list[tuple[int, int, str, int]] = []
+    for h in metric_hits:
+        if str(h.value) in _METRIC_ITEM:
+            items.append((h.start, h.end, _METRIC_ITEM[str(h.value)], 0))
+    for v in values:
+        items.append((v.start, v.end, f"{v.key}={v.values[0]}", 2))
+    for t in types:
+        items.append((t.start, t.end, t.event_type, 1))
+    for e in entities:
+        pos = text.find(e.lower())
+        items.append((max(pos, 0), max(pos, 0) + len(e), e, 3))
+    # overlapping spans: the longer wins, then the more specific
+    items.sort(key=lambda it: (-(it[1] - it[0]), -it[3]))
+    kept: list[tuple[int, int, str, int]] = []
+    for it in items:
+        if all(it[1] <= k[0] or it[0] >= k[1] for k in kept):
+            kept.append(it)
+    return sorted(kept, key=lambda it: it[0])
+
+
+def _pair(items: list[tuple[int, int, str, int]], text: str) -> tuple[str, str] | None:
+    if len(items) < 2:
+        return None
+    for m in _CONJ.finditer(text):
+        left = [it for it in items if it[1] <= m.start()]
+        right = [it for it in items if it[0] >= m.end()]
+        if left and right:
+            a = max(left, key=lambda it: (it[3], it[0]))
+            b = max(right, key=lambda it: (it[3], -it[0]))
+            if a[2] != b[2]:
+                return a[2], b[2]
+    names = _unique([it[2] for it in items])
+    return (names[0], names[1]) if len(names) >= 2 else None
+
+
+def _semantic_query(question_norm: str, info: TimeInfo) -> str | None:
+    """The descriptive rest of a retrieval question: no time words, verbs of finding, media words."""
+    text = question_norm
+    for label in (
+        [r.label for r in info.ranges] + [h.label for h in info.hours] + [d.label for d in info.days]
+    ):
+        text = re.sub(
+            r"(?:(?<![a-z])(?:on|in|at|during|from|since|over|for|of)(?: the)? )?" + re.escape(label),
+            " ",
+            text,
+        )
+    text = _RETRIEVE_STRIP.sub(" ", text)
+    text = re.sub(r"[?？!！。.,，、]+", " ", text)
+    text = re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"^(?:(?:of|from|with|showing|where|that|the)\s+)+", "", text)
+    text = re.sub(r"(?:\s+(?:on|in|at|the|of|during))+$", "", text)
+    text = re.sub(r"^(?:一下|下|的)+|(?:的)+$", "", text)
+    text = re.sub(r"\s+", " ", text).strip(" 的")
+    return text or None
+
+
+def parse_question(
+    question: str,
+    vocab: Vocabulary,
+    now: datetime,
+    *,
+    embed: Embed | None = None,
+    similarity_threshold: float = 0.55,
+) -> ParseResult:
+    """Turn a zh/en question into a plan valid under ``plan.schema.json``, or ``unsupported``.
+
+    ``now`` anchors relative times (naive = store-local); ``vocab`` supplies the store's own
+    words; ``embed`` (unit-norm text vectors) enables matching stored values by similarity at or
+    above ``similarity_threshold`` cosine.
+    """
+    lang = "zh" if has_cjk(question) else "en"
+    text = normalize(question)
+    if not text or not re.search(r"[a-z\u3400-\u9fff]", text):
+        return _unsupported(lang, question, [], "问题是空的" if lang == "zh" else "the question is empty")
+    mt = MaskedText(text)
+
+    stores, entities = match_ids(mt, vocab)
+    info = extract_time(mt, now, vocab.timezone)
+    top_n = find_top_k(mt)
+    pre_view = mt.view
+    types = match_event_types(mt, vocab)
+    metric_hits = mt.find(METRICS)
+    metrics = _unique([str(h.value) for h in metric_hits])
+    values = match_values(mt, vocab)
+    promo_hits = mt.find(PROMOTION_VALUES)
+    post_view = mt.view
+    cue = cues(pre_view)
+    cue.discard("compare")
+    if CUES["compare"].search(post_view) or re.search(
+        r"更(?:高|低|多|少|好|差|大|小|长|短|快|慢)|(?<![a-z])(?:higher|lower|more|less|better|worse|bigger|smaller|longer|shorter)(?![a-z])",
+        post_view,
+    ):
+        cue.add("compare")
+
+    intent_hint = _intent_hint(cue, info, metrics, types)
+    sim: list[ValueHit] = []
+    if embed is not None and vocab.attributes and intent_hint != "forecast":
+        sim = similar_values(mt, vocab, embed, similarity_threshold)
+    values = sorted(values + sim, key=lambda v: v.start)
+    bucket_hits = mt.find(TIME_BUCKETS)
+    buckets = _unique([str(h.value) for h in bucket_hits])
+    dim_hits: list[Hit] = mt.find(DIMENSIONS)
+    dims = _unique([str(h.value) for h in dim_hits])
+
+    understood = _understood(lang, metrics, info, stores, entities, values, types)
+    if _OUT_OF_DOMAIN.search(text):
+        return _unsupported(
+            lang,
+            question,
+            understood,
+            "这不是关于门店数据的问题" if lang == "zh" else "this is not a question about the store's data",
+        )
+
+    plan: dict[str, Any] = {}
+    filters: dict[str, Any] = {}
+    used_values: set[int] = set()
+    compare_dim_from: str | None = None
+    intent = intent_hint
+
+    # ---- compare: what is compared
+    compare: dict[str, Any] | None = None
+    if intent == "compare_periods":
+        pivot = info.pivot_dates[0][0]
+        compare = {"periods": pivot_periods(pivot, info.window_days or 7, now, vocab.timezone)}
+        intent = "compare"
+    elif intent is None and top_n is not None:
+        intent = "top_k"
+    elif intent in (None, "correlation_single"):
+        compare, compare_dim_from, used_values = _compare_spec(
+            cue, intent, info, values, promo_hits, stores, dims
+        )
+        if compare is not None:
+            intent = "compare"
+        elif intent == "correlation_single":
+            return _unsupported(
+                lang,
+                question,
+                understood,
+                "相关性需要两个指标" if lang == "zh" else "a correlation needs two metrics",
+            )
+        else:
+            intent = _fallback_intent(cue, top_n, metrics, buckets, dims, types)
+
+    if intent is None:
+        return _unsupported(lang, question, understood)
+    if intent == "forecast" and not metrics and not _FORECAST_SUBJECT.search(text):
+        return _unsupported(
+            lang,
+            question,
+            understood,
+            "没有识别出要预测的门店指标"
+            if lang == "zh"
+            else "I did not recognise which store metric to forecast",
+        )
+
+    plan["intent"] = intent
+    matches: list[AttributeMatch] = []
+
+    # ---- metric
+    metric: str | None = metrics[0] if metrics else None
+    if intent == "trend" and _TENDENCY.search(text) and info.hours:
+        metric = "peak_hour"
+    if intent in ("retrieve", "co_occurrence"):
+        metric = None
+    elif "event_count" in metrics and types and intent != "correlation":
+        metric = "event_count"
+        filters["event_type"] = _unique([t.event_type for t in types])
+    if intent == "correlation":
+        plan["target_metric"], plan["second_metric"] = metrics[0], metrics[1]
+    elif metric is None and intent not in ("retrieve", "co_occurrence", "forecast"):
+        if types:
+            metric = "event_count"
+            filters["event_type"] = _unique([t.event_type for t in types])
+        elif intent in ("anomaly", "periodicity") or (intent == "trend" and (entities or values)):
+            metric = "event_count"
+        else:
+            return _unsupported(
+                lang,
+                question,
+                understood,
+                "没有识别出要计算的指标" if lang == "zh" else "I did not recognise which metric to compute",
+            )
+    if metric is not None and intent != "correlation":
+        plan["target_metric"] = metric
+
+    # ---- intent-specific fields
+    if intent == "compare" and compare is not None:
+        plan["compare"] = compare
+    if intent == "co_occurrence":
+        items = _co_items(values, types, entities, text, metric_hits)
+        pair = _pair(items, text)
+        if pair is None:
+            return _unsupported(
+                lang,
+                question,
+                understood,
+                "需要两件事才能算同时出现" if lang == "zh" else "co-occurrence needs two things to pair",
+            )
+        plan["pair"] = {"a": pair[0], "b": pair[1]}
+        window = _co_window(text)
+        if window:
+            plan["pair"]["window_seconds"] = window
+        used_values = {
+            i for i, v in enumerate(values) if any(v.start < it[1] and it[0] < v.end for it in items)
+        }
+        entities = [e for e in entities if e not in pair]
+    if intent == "top_k" and top_n is not None:
+        plan["top_k"] = top_n
+    if intent == "top_k" and metric == "peak_hour":  # "the 3 busiest hours": footfall ranked by hour
+        plan["target_metric"] = "footfall"
+        dims = _unique(["hour", *dims])
+    if intent in ("breakdown", "top_k", "anomaly", "trend"):
+        group = [d for d in dims if d != compare_dim_from]
+        if intent in ("breakdown", "top_k"):
+            group = _unique(group + [_BUCKET_DIM[b] for b in buckets])
+            if not group and len({d.weekend for d in info.days if d.weekend is not None}) == 2:
+                group, compare_dim_from = ["is_weekend"], "is_weekend"
+        else:
+            group = [d for d in group if d not in ("date", "week", "month", "hour")]
+        if group:
+            plan["group_by"] = group[:3]
+    if intent in ("trend", "anomaly") and buckets:
+        plan["time_bucket"] = buckets[0]
+    elif intent == "anomaly" and _ANOMALY_DAYS.search(post_view):
+        plan["time_bucket"] = "day"
+    if intent == "periodicity" and buckets:
+        plan["time_bucket"] = "day" if buckets[0] in ("week", "month") else "hour"
+    if intent == "forecast":
+        if info.horizon:
+            plan["horizon"] = info.horizon
+    if intent == "retrieve":
+        types_r = _unique([t.event_type for t in types])
+        if types_r:
+            filters["event_type"] = types_r
+        sq = _semantic_query(text, info)
+        if sq:
+            plan["semantic_query"] = sq
+
+    # ---- filters
+    if stores and compare_dim_from != "store_id":
+        filters["store_id"] = _unique(stores)
+    if entities:
+        filters["entities"] = _unique(entities)
+    tr = _time_range(info)
+    if tr and not (compare and "periods" in compare):  # periods carry their own windows
+        filters["time_range"] = tr
+    hours = sorted({h for m in info.hours for h in m.hours})
+    if (
+        hours
+        and compare_dim_from != "hour"
+        and not (intent == "trend" and metric == "peak_hour" and _TENDENCY.search(text))
+    ):
+        filters["hours"] = hours
+    days = sorted({d for m in info.days for d in m.days})
+    if days and compare_dim_from != "is_weekend":
+        filters["days_of_week"] = days
+    if intent != "forecast":
+        attrs: dict[str, Any] = {}
+        for i, v in enumerate(values):
+            if i in used_values:
+                continue
+            for val in v.values:
+                matches.append(AttributeMatch(v.phrase, v.key, val, v.method, v.score))
+                existing = attrs.get(v.key)
+                if existing is None:
+                    attrs[v.key] = val
+                elif isinstance(existing, list):
+                    if val not in existing:
+                        existing.append(val)
+                elif existing != val:
+                    attrs[v.key] = [existing, val]
+        if intent not in ("compare",) and promo_hits and compare_dim_from != "promotion":
+            attrs.setdefault("promotion", str(promo_hits[0].value))
+        if attrs:
+            filters["attributes"] = attrs
+    for i in used_values:
+        v = values[i]
+        for val in v.values:
+            matches.append(AttributeMatch(v.phrase, v.key, val, v.method, v.score))
+    if filters:
+        plan["filters"] = filters
+    plan["language"] = lang
+
+    errors = plan_errors(plan)
+    if errors:  # a parser bug: say so rather than emit an invalid plan
+        logger.error("rule parser built an invalid plan for %r: %s (%s)", question, errors, plan)
+        return _unsupported(
+            lang, question, understood, "内部错误" if lang == "zh" else "internal parser error"
+        )
+    return ParseResult(plan=plan, status="ok", explanation=None, language=lang, matches=tuple(matches))
+
+
+def _intent_hint(cue: set[str], info: TimeInfo, metrics: list[str], types: list[TypeHit]) -> str | None:
+    """The intents decided by strong cues alone; None leaves it to what was compared/ranked."""
+    if "forecast" in cue or info.horizon:
+        return "forecast"
+    if "retrieve_media" in cue or ("retrieve_verb" in cue and not metrics):
+        return "retrieve"
+    if "co_occurrence" in cue:
+        return "co_occurrence"
+    pivoted = "pivot" in cue or info.window_days or any(r.kind == "since" for r in info.ranges)
+    if info.pivot_dates and ("change" in cue or "compare" in cue) and pivoted:
+        return "compare_periods"
+    if "correlation" in cue:
+        return "correlation" if len(metrics) >= 2 else "correlation_single"
+    if "periodicity" in cue:
+        return "periodicity"
+    if "anomaly" in cue:
+        return "anomaly"
+    if "breakdown" in cue:
+        return "breakdown"
+    return None
+
+
+def _compare_spec(
+    cue: set[str],
+    hint: str | None,
+    info: TimeInfo,
+    values: list[ValueHit],
+    promo_hits: list[Hit],
+    stores: list[str],
+    dims: list[str],
+) -> tuple[dict[str, Any] | None, str | None, set[int]]:
+    """The ``compare`` object when the question compares groups or periods, else None."""
+    by_key: dict[str, list[int]] = {}
+    for i, v in enumerate(values):
+        by_key.setdefault(v.key, []).append(i)
+    categorical = bool(promo_hits) or "weather" in by_key or bool({"promotion", "weather"} & set(dims))
+    effect = "effect" in cue and categorical and not info.ranges
+    wants = "compare" in cue or hint == "correlation_single" or effect
+    if len(_unique(stores)) >= 2 and wants:
+        return {"dimension": "store_id", "groups": _unique(stores)}, "store_id", set()
+    for key, idx in by_key.items():
+        vals = _unique([values[i].values[0] for i in idx])
+        if len(vals) >= 2 and key in _KEY_DIMENSIONS:
+            return {"dimension": key, "groups": vals}, key, set(idx)
+    weekend = _unique([d.weekend for d in info.days if d.weekend is not None])
+    if len(weekend) >= 2 or (weekend and wants):
+        spec: dict[str, Any] = {"dimension": "is_weekend"}
+        if len(weekend) >= 2:
+            spec["groups"] = weekend
+        return spec, "is_weekend", set()
+    named = _unique([d.days[0] for d in info.days if d.weekend is None and len(d.days) == 1])
+    if len(named) >= 2 and wants:
+        return {"dimension": "day_of_week", "groups": named}, "day_of_week", set()
+    promos = _unique([str(h.value) for h in promo_hits])
+    if len(promos) >= 2 or (promos and wants):
+        spec = {"dimension": "promotion"}
+        if len(promos) >= 2:
+            spec["groups"] = promos
+        return spec, "promotion", set()
+    if not wants:
+        return None, None, set()
+    if len(info.ranges) >= 2:
+        periods = [{"label": r.label, "time_range": dict(r.time_range)} for r in info.ranges]
+        return {"periods": periods}, "period", set()
+    if len(info.hours) >= 2 or (info.hours and any(h.kind == "daypart" for h in info.hours)):
+        return {"dimension": "hour"}, "hour", set()
+    for d in dims:
+        if d not in ("date",):
+            return {"dimension": d}, d, set()
+    for key, idx in by_key.items():
+        if key in _KEY_DIMENSIONS:
+            return {"dimension": key}, key, set(idx)
+    return None, None, set()
+
+
+def _fallback_intent(
+    cue: set[str],
+    top_n: int | None,
+    metrics: list[str],
+    buckets: list[str],
+    dims: list[str],
+    types: list[TypeHit],
+) -> str | None:
+    if top_n is not None or ("top_rank" in cue and ("which" in cue or dims)):
+        return "top_k"
+    if "breakdown_by" in cue and dims and not buckets and (metrics or types) and "trend" not in cue:
+        return "breakdown"
+    if buckets == ["hour"] and (metrics or types) and "trend" not in cue:
+        return "breakdown"
+    if "trend" in cue or (buckets and (metrics or types)):
+        return "trend"
+    if metrics or (types and "aggregate" in cue):
+        return "aggregate"
+    return None
+
+
+def _co_window(text: str) -> int | None:
+    m = _CO_WINDOW.search(text)
+    if not m:
+        return None
+    unit = m.group("u") or m.group("u2")
+    n_text = m.group("n") or m.group("n2") or "1"
+    n = parse_number(n_text) or 1
+    return max(1, n * _UNIT_SECONDS[unit])
+
+
+def _understood(
+    lang: str,
+    metrics: list[str],
+    info: TimeInfo,
+    stores: list[str],
+    entities: list[str],
+    values: list[ValueHit],
+    types: list[TypeHit],
+) -> list[str]:
+    zh = lang == "zh"
+    out = []
+    if metrics:
+        out.append(("指标 " if zh else "metric ") + ", ".join(metrics))
+    if info.ranges:
+        out.append(("时间 " if zh else "time ") + ", ".join(r.label for r in info.ranges))
+    if stores:
+        out.append(("门店 " if zh else "store ") + ", ".join(stores))
+    if entities:
+        out.append(("对象 " if zh else "entity ") + ", ".join(entities))
+    if values:
+        out.append(("属性 " if zh else "attribute ") + ", ".join(f"{v.key}={v.values[0]}" for v in values))
+    if types:
+        out.append(("事件 " if zh else "event ") + ", ".join(_unique([t.event_type for t in types])))
+    return out

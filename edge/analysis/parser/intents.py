@@ -1,0 +1,157 @@
+"""Intent cue words (zh/en) and the top-k count of a question.
+
+Owned by :mod:`edge.analysis.parser`. Each intent of ``plan.schema.json`` has cue patterns; the
+top-level parser weighs them with what else it found (metrics, dimensions, values, dates), since a
+cue alone (“比”, "by") is often not enough.
+"""
+
+from __future__ import annotations
+
+import re
+
+from edge.analysis.parser.text import CN_NUM, EN_NUM, MaskedText, parse_number, word
+
+W = word
+
+
+def _c(p: str) -> re.Pattern[str]:
+    return re.compile(p)
+
+
+CUES: dict[str, re.Pattern[str]] = {
+    "forecast": _c(
+        r"预测|预估|预计|会是多少|会怎样|会怎么样|会不会|照这个趋势下去|照这样下去|这样下去|将来|未来|该怎么备|怎么备货|备多少|"
+        + W(
+            r"predict(?:ed|ion|s)?|forecast(?:s|ing)?|projection|project(?:ed)?|will (?:be|there|we|it)|going to be|expect(?:ed)? next"
+        )
+    ),
+    "retrieve_media": _c(
+        r"视频|录像|片段|画面|监控|截图|录音|发生了什么|出了什么事|什么情况|"
+        + W(
+            r"clips?|footage|videos?|recordings?|snapshots?|images?|frames?|audio|what happened|what was going on"
+        )
+    ),
+    "retrieve_verb": _c(
+        r"^(?:帮我)?(?:找|查找|搜索|搜一下|调出|调取|给我看)|找一下|找出|找找|"
+        + W(r"^(?:show me|find|search|look up|get me|pull up)")
+    ),
+    "co_occurrence": _c(
+        r"同时出现|一起出现|同时发生|一起发生|伴随|共同出现|同时存在|同一时间|"
+        + W(
+            r"together|co-?occur(?:s|red|ring|rence)?|coincide[sd]?|at the same time|alongside|in conjunction"
+        )
+    ),
+    "correlation": _c(
+        r"相关|关联|关系|联系|挂钩|(?:多|高|长|少|低)的时候.{0,10}也|的时候.{0,10}也(?:会)?(?:更)?(?:多|长|高|少|低)|"
+        + W(
+            r"correlat\w*|related|relationship|associated|association|linked|links?|connection|connected|tied to|go(?:es)? together with"
+        )
+    ),
+    "periodicity": _c(
+        r"周期|规律|循环|季节性|"
+        + W(r"cycles?|cyclical|seasonal(?:ity)?|periodic(?:ity)?|patterns?|recurring|repeat(?:s|ing)?|rhythm")
+    ),
+    "anomaly": _c(
+        r"异常|不正常|反常|突增|暴增|骤降|突降|离谱|奇怪|不对劲|"
+        + W(r"unusual|anomal\w*|spikes?|abnormal|outliers?|strange|weird|odd|irregular|suspicious")
+    ),
+    "breakdown": _c(
+        r"拆解|拆分|构成|分解|组成|占比|比重|贡献|分布|按.{1,6}分|分别是|各占|"
+        + W(
+            r"break ?down|broken down|split (?:by|across|between)|composition|distribution|distributed|share|shares|contribut\w*|makes? up|mix"
+        )
+    ),
+    "breakdown_by": _c(r"按|分|各|" + W(r"by|per|across|for each|each")),
+    "top_rank": _c(
+        r"最高|最多|最大|最好|最低|最少|最差|最长|最短|最久|最快|最慢|最忙|排名|排行|前几|第一|冠军|"
+        + W(
+            r"top|highest|most|best|largest|biggest|lowest|least|worst|longest|shortest|rank\w*|leading|busiest|quietest"
+        )
+    ),
+    "which": _c(
+        r"哪个|哪些|哪家|哪种|哪款|哪位|哪天|哪周|哪月|哪一|哪|"
+        + W(r"which|what (?:store|zone|product|item|category|hour|day)")
+    ),
+    "compare": _c(
+        r"相比|前后对比|前后|比较|对比|差多少|差别|区别|差异|不同|还是|高还是低|是不是比|比.{0,12}(?:高|低|多|少|好|差|大|小)|"
+        + W(
+            r"before and after|compare[ds]?|comparison|versus|vs\.?|difference|differ|than|or (?:on )?\w+ days|between"
+        )
+    ),
+    "change": _c(
+        r"降没降|升没升|下降|上升|降低|提高|提升|减少|增加|改善|好转|变化|变了|有没有变|效果|影响|"
+        + W(
+            r"drop(?:ped)?|fall|fell|decrease[ds]?|increase[ds]?|improve[ds]?|rise|rose|change[ds]?|effect|impact|better|worse|reduce[ds]?|go(?:ne)? (?:up|down)"
+        )
+    ),
+    "effect": _c(
+        r"提升|提高|增加|减少|降低|拉动|带动|效果|影响|作用|帮助|"
+        + W(
+            r"increase[ds]?|boost(?:s|ed)?|lift(?:s|ed)?|effect|impact|improve[ds]?|help(?:s|ed)?|drive[sn]?|raise[ds]?|reduce[ds]?"
+            r"|affect(?:s|ed)?|influence[sd]?|depend(?:s|ing)? on|var(?:y|ies) with|go(?:es)? (?:up|down) when|rise when|drop when"
+        )
+    ),
+    "pivot": _c(
+        r"后|之后|以后|前后|以来|培训|上线|开业|调整|改造|"
+        + W(r"after|since|following|before and after|training|launch|opening")
+    ),
+    "trend": _c(
+        r"趋势|走势|变化|有没有变|变了|越来越|逐渐|一直在|涨|跌|上升|下降|增长|增加|减少|后移|前移|往后|往前|推迟|提前|移动|增多|变多|变少|多了|少了|"
+        + W(
+            r"trend\w*|moved|move|shift(?:ed)?|over time|chang(?:ed|ing|e)|increas\w*|decreas\w*|rising|falling|grow\w*|declin\w*|evolv\w*|go(?:ne|es|ing)? (?:up|down)|went (?:up|down)"
+        )
+    ),
+    "aggregate": _c(
+        r"是多少|多少|多吗|多不多|频繁吗|几个|几次|几位|总共|一共|合计|平均|总数|怎么样|如何|"
+        + W(r"how (?:many|much)|what (?:was|is|were|are)|total|average|overall|sum|count|number of")
+    ),
+}
+
+_TOPK = [
+    _c(r"(?:排名)?前\s?(?P<n>" + CN_NUM + r")\s?(?:个|名|家|款|种|位|大|样)?(?![天周月年日星小分季])"),
+    _c(
+        r"(?:最高|最多|最大|最好|最低|最少|最差|最畅销|最受欢迎)的\s?(?P<n>"
+        + CN_NUM
+        + r")\s?(?:个|名|家|款|种|位|样)"
+    ),
+    _c(
+        r"(?P<n>"
+        + CN_NUM
+        + r")\s?(?:个|名|家|款|种|位|样)(?:最高|最多|最大|最好|最低|最少|最差|最畅销|最受欢迎)"
+    ),
+    _c(W(r"top[- ]?(?P<n>" + EN_NUM + r")")),
+    _c(
+        W(
+            r"(?:the )?(?P<n>"
+            + EN_NUM
+            + r") (?:highest|best|most|largest|biggest|lowest|worst|least|busiest|top)"
+        )
+    ),
+    _c(
+        W(
+            r"(?:highest|best|most|lowest|worst|least|busiest) (?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten)"
+        )
+    ),
+    _c(W(r"which (?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten)")),
+]
+
+
+def find_top_k(mt: MaskedText) -> int | None:
+    """The N of 前N / top N / 最高的N个 (consumed), or None."""
+    for pattern in _TOPK:
+        m = pattern.search(mt.view)
+        if m:
+            n = parse_number(m.group("n"))
+            if n is not None and 1 <= n <= 1000:
+                start, end = m.span("n")
+                view = mt.view
+                pre = re.search(r"(?:排名)?前\s?$|top[- ]?$|which $", view[:start])
+                post = re.match(r"\s?(?:个|名|家|款|种|位|大|样)", view[end:])
+                mt.consume(pre.start() if pre else start, end + (post.end() if post else 0))
+                return n
+    return None
+
+
+def cues(text: str) -> set[str]:
+    """Names of the cue patterns present in ``text``."""
+    return {name for name, p in CUES.items() if p.search(text)}

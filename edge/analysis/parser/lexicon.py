@@ -1,0 +1,301 @@
+"""The everyday words of a store, in Chinese and English, for metrics, dimensions and known values.
+
+Owned by :mod:`edge.analysis.parser`. The metric and dimension names are the enums of
+``plan.schema.json``; the words are what a store manager says. Store-specific words (event types,
+stats values, ids) are not here: they come from the memory's :class:`Vocabulary` at parse time.
+Tables are regexes over the normalised (NFKC, lower-cased) question; the longest match wins.
+"""
+
+from __future__ import annotations
+
+from edge.analysis.parser.text import compile_table, word
+
+W = word
+
+METRICS = compile_table(
+    [
+        # avg_order_value
+        (
+            r"客单价|平均客单|客单|单均|笔单价|平均每单|每单(?:平均)?(?:花|消费|金额|多少钱)|每笔(?:订单)?(?:花|消费|金额)"
+            r"|平均(?:订单|消费)(?:金额|额)?|平均每位顾客(?:花|消费)",
+            "avg_order_value",
+        ),
+        (
+            W(
+                r"(?:average|avg\.?|mean|typical) (?:order|basket|ticket|transaction|purchase|bill|spend)"
+                r"(?: (?:value|size|amount))?|aov|order values?|basket (?:size|value)s?|ticket size"
+                r"|spend(?:ing)? per (?:order|customer|visit|transaction|basket)|average spend|value per order"
+            ),
+            "avg_order_value",
+        ),
+        # footfall
+        (
+            r"客流量?|人流量?|进店(?:人数|人次|顾客数?|客流|量|的人)|到店(?:人数|人次|顾客数?|客流|量)|来店人数"
+            r"|来了多少(?:位)?(?:顾客|人|客人)|多少(?:位)?(?:顾客|人|客人)(?:进店|来|到店|进来|光顾)"
+            r"|顾客(?:数量|人数|数)|人最多|人多|人少|人最少",
+            "footfall",
+        ),
+        (
+            W(
+                r"footfall|foot traffic|visitors?|visitor counts?|(?:store )?visits|traffic|entries"
+                r"|how many (?:customers|people|shoppers|visitors|guests)(?: (?:came|come|visited|walked|entered|did we get|were there))?"
+                r"|(?:customers|people|shoppers) (?:came|visited|walked in|entered|come in)"
+                r"|number of (?:customers|visitors|shoppers|people)|customer counts?|busiest|busier|crowded|quietest"
+            ),
+            "footfall",
+        ),
+        # order_count
+        (
+            r"订单(?:数量?|量)?|单量|销量|成交(?:量|数|笔数|单数)|交易(?:数|笔数|量|次数)|卖了多少(?:单|件|份)?"
+            r"|多少(?:单|笔)|卖出(?:多少|的数量)?|售出(?:数量)?|销售(?:数量|件数)|下单(?:数|量|次数)|卖得最好|最畅销|畅销|最受欢迎|受欢迎",
+            "order_count",
+        ),
+        (
+            W(
+                r"orders?|order counts?|number of orders|transactions?|sales volume|units? sold|items sold"
+                r"|how many (?:orders|sales|transactions)|sold the most|sells? (?:the )?most|best[- ]?sell(?:ing|ers?)|selling (?:best|well|the most)|sell(?:s|ing)? best"
+                r"|number of sales|bills|purchases|sold|(?:most )?popular"
+            ),
+            "order_count",
+        ),
+        # revenue
+        (
+            r"销售额|营业额|营收|收入|流水|成交额|成交金额|销售金额|卖了多少钱|赚了多少|业绩|总销售|销售(?!量|数)",
+            "revenue",
+        ),
+        (
+            W(
+                r"revenues?|sales|turnover|takings|gross sales|income|gmv|earnings|money (?:made|earned|taken)"
+                r"|how much (?:did we |we )?(?:make|made|sell|sold|earn|earned)"
+            ),
+            "revenue",
+        ),
+        # conversion_rate
+        (r"转化率|转化|成交率|购买率|购买转化", "conversion_rate"),
+        (W(r"conversion(?: rates?)?|convert(?:ed|s|ing)?|purchase rate|close rate"), "conversion_rate"),
+        # dwell_time
+        (r"停留(?:时长|时间|多久|很久|多长时间)?|逗留(?:时间|时长)?|平均停留", "dwell_time"),
+        (
+            W(
+                r"dwell(?:ing)?(?: times?)?|time spent|linger(?:ing|ed)?(?: times?)?|stay(?:ed)? (?:time|duration)"
+                r"|how long (?:do |did |does )?(?:customers|people|shoppers|visitors) (?:stay|spend|linger)"
+            ),
+            "dwell_time",
+        ),
+        # queue_length
+        (r"排队(?:人数|长度|的人|时间)?|队伍(?:长度)?|队列|排长队", "queue_length"),
+        (
+            W(
+                r"queue(?: lengths?)?|queues|queuing|queueing|line lengths?|waiting lines?|checkout lines?"
+                r"|lines? at (?:the )?(?:checkout|till|register)"
+            ),
+            "queue_length",
+        ),
+        # complaint_count
+        (r"投诉(?:数量?|次数|量|率)?|抱怨|客诉|差评", "complaint_count"),
+        (
+            W(r"complaints?|complain(?:ed|ing|s)?|grievances?|how many (?:customers|people) complain(?:ed)?"),
+            "complaint_count",
+        ),
+        # negative_emotion_rate
+        (
+            r"负面情绪(?:比例|比率|率|占比)?|情绪差|情绪不好|不满情绪|生气|愤怒|不开心|不高兴|不满意?|消极情绪",
+            "negative_emotion_rate",
+        ),
+        (
+            W(
+                r"negative (?:emotions?|sentiments?|moods?|feelings?)(?: (?:rate|share|ratio|level))?"
+                r"|angry|anger|unhappy|upset|frustrat(?:ed|ion)|bad moods?|negativity|dissatisf(?:ied|action)"
+            ),
+            "negative_emotion_rate",
+        ),
+        # staff_error_rate
+        (
+            r"(?:失误|错误|出错|差错)(?:率|比例|次数)?|错误率|出错率|操作失误(?:率)?",
+            "staff_error_rate",
+        ),
+        (
+            W(r"(?:staff |employee |operational |operating )?(?:errors?|mistakes?)(?: rates?)?|error rates?"),
+            "staff_error_rate",
+        ),
+        # peak_hour
+        (
+            r"高峰(?:期|时段|时间|时刻)?|峰值时段|最忙的?(?:时段|时候|时间|几点|小时)|人最多的(?:时段|时候|时间|几点|小时)",
+            "peak_hour",
+        ),
+        (
+            r"几点(?:来|到店|进店|人最多|客人最多|顾客最多)|什么时候(?:来|人最多)|一般几点|哪个钟点人最多",
+            "peak_hour",
+        ),
+        (
+            W(
+                r"peak(?: hours?| times?| periods?)?|busiest (?:hours?|times?)|rush hours?|what time is busiest"
+                r"|what time (?:do|does|did|are|is) (?:most )?(?:customers|people|shoppers|visitors)"
+                r"|when do (?:most )?(?:customers|people|shoppers|visitors) (?:come|visit|arrive|shop)"
+            ),
+            "peak_hour",
+        ),
+        # event_count
+        (r"事件(?:数量?|次数)|多少次|几次|次数|频率|频次|多少起|发生了多少", "event_count"),
+        (
+            W(r"how many times|number of events|event counts?|frequency|how often|how many events"),
+            "event_count",
+        ),
+    ]
+)
+
+#: Words naming a dimension (what to group or compare by). Values of a dimension (雨天, 周末) are
+#: matched elsewhere.
+DIMENSIONS = compile_table(
+    [
+        (r"天气|晴雨", "weather"),
+        (W(r"weather(?: conditions?)?"), "weather"),
+        (r"时段|几点|钟点|哪个点|时间段|小时|哪个时间|一天中|一天里|一天当中|一天之中", "hour"),
+        (
+            W(r"hours?|hourly|time of (?:the )?day|time slots?|times of day|throughout the day|over the day"),
+            "hour",
+        ),
+        (r"星期几|周几|礼拜几|一周中的哪天|周内", "day_of_week"),
+        (W(r"days? of (?:the )?week|weekdays? vs\.? weekends?|which day of the week"), "day_of_week"),
+        (r"是否周末|周末与否", "is_weekend"),
+        (r"哪天|哪一天|日期|按天|按日|每天|每日|逐日", "date"),
+        (W(r"which days?|dates?|by day|per day|each day|daily"), "date"),
+        (r"哪周|哪一周|按周|每周(?![一二三四五六日天末])|逐周", "week"),
+        (W(r"which weeks?|by week|per week|each week|weekly"), "week"),
+        (r"哪个月|哪月|按月|每个?月|逐月|月份", "month"),
+        (W(r"which months?|by month|per month|each month|monthly"), "month"),
+        (r"门店|哪家店|哪个店|各店|各门店|分店|店铺|哪家|各家店|每家店", "store_id"),
+        (W(r"stores?|shops?|branch(?:es)?|locations?|outlets?"), "store_id"),
+        (r"品类|类别|类目|商品类别|商品分类|分类|大类", "product_category"),
+        (W(r"(?:product )?categor(?:y|ies)|departments?"), "product_category"),
+        (r"商品|产品|单品|货品|sku", "product_id"),
+        (W(r"products?|items?|skus?|goods"), "product_id"),
+        (r"区域|哪个区|分区|各区", "zone"),
+        (W(r"zones?|areas?|aisles?|sections?"), "zone"),
+        (r"摄像头|麦克风|来源|数据源|设备", "source"),
+        (W(r"cameras?|mics?|microphones?|sources?|sensors?|devices?"), "source"),
+        (r"员工|店员|收银员|导购|营业员|哪位同事", "staff_id"),
+        (W(r"staff(?: members?)?|employees?|cashiers?|clerks?|associates?|workers?"), "staff_id"),
+        (r"促销|活动|优惠", "promotion"),
+        (W(r"promotions?|promos?|campaigns?|promotion days?"), "promotion"),
+        (r"环节|事件类型|哪类事件|什么事件", "event_type"),
+        (W(r"event types?|types? of events?|kinds? of events?|stages?|steps?"), "event_type"),
+        (r"情绪|心情", "speech_emotion"),
+        (W(r"emotions?|sentiments?|moods?"), "speech_emotion"),
+    ]
+)
+
+#: Words that set a trend's time bucket.
+TIME_BUCKETS = compile_table(
+    [
+        (r"每天|每日|按天|按日|逐日|日度|每一天", "day"),
+        (W(r"daily|by day|per day|each day|day[- ]by[- ]day|day[- ]over[- ]day|every day"), "day"),
+        (r"每周(?![一二三四五六日天末])|按周|逐周|周度|每个?星期(?![一二三四五六日天])", "week"),
+        (W(r"weekly|by week|per week|each week|week[- ]by[- ]week|week[- ]over[- ]week|every week"), "week"),
+        (r"每个?月|按月|逐月|月度", "month"),
+        (
+            W(
+                r"monthly|by month|per month|each month|month[- ]by[- ]month|month[- ]over[- ]month|every month"
+            ),
+            "month",
+        ),
+        (r"每小时|按小时|逐小时|每个小时", "hour"),
+        (W(r"hourly|by hour|per hour|each hour|hour[- ]by[- ]hour|every hour"), "hour"),
+    ]
+)
+
+#: Well-known event types of the MEV contract and the words for them.
+EVENT_TYPE_WORDS = compile_table(
+    [
+        (r"进店|入店|进门", "customer_enter"),
+        (W(r"(?:customer )?(?:entr(?:y|ies)|enters?|entering|walk[- ]?ins?)"), "customer_enter"),
+        (r"购买|买单|结账记录|收银记录|付款", "purchase"),
+        (W(r"purchases?|bought|buying|payments?"), "purchase"),
+        (r"停留|逗留|驻足|徘徊", "dwell"),
+        (W(r"dwell(?:s|ing)?|linger(?:s|ing|ed)?|lingering"), "dwell"),
+        (r"(?:收银|结账)?排队|排长队|队伍", "checkout_queue"),
+        (W(r"(?:checkout |till )?(?:queues?|queuing|queueing|lines)"), "checkout_queue"),
+        (r"投诉|抱怨|客诉", "complaint"),
+        (W(r"complaints?|complain(?:ed|ing|s)?"), "complaint"),
+        (r"咨询|询问|问询|打听|问价", "customer_inquiry"),
+        (
+            W(r"(?:customer )?(?:inquir(?:y|ies)|enquir(?:y|ies)|questions? about|asking about|asks? about)"),
+            "customer_inquiry",
+        ),
+        (r"导购|引导|推荐介绍", "staff_guidance"),
+        (W(r"(?:staff )?guidance|recommendations? by staff"), "staff_guidance"),
+        (r"(?:员工|店员|操作)?(?:失误|出错|差错)", "staff_error"),
+        (W(r"(?:staff )?(?:errors?|mistakes?)"), "staff_error"),
+        (r"(?:员工)?操作(?!失误)", "staff_operation"),
+        (W(r"staff operations?"), "staff_operation"),
+        (r"促销广播|广播|促销播报|播报", "promotion_broadcast"),
+        (
+            W(r"(?:promotion(?:al)?|promo) (?:broadcasts?|announcements?)|broadcasts?|announcements?"),
+            "promotion_broadcast",
+        ),
+    ]
+)
+
+#: Synonyms for stats values: key -> [(question words, tokens a stored value may be made of)].
+#: A stored value matches when it equals one of the tokens or one of its ``_``-separated parts does.
+VALUE_WORDS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
+    "weather": [
+        (
+            r"下雨天?|雨天|雨|" + W(r"rainy|raining|rains|rained|rain|wet days?"),
+            ("rain", "rainy", "雨", "雨天", "下雨"),
+        ),
+        (
+            r"晴天|晴朗|晴|" + W(r"sunny|sunshine|sun|clear (?:days?|skies|weather)|fine weather"),
+            ("sunny", "sun", "clear", "晴", "晴天"),
+        ),
+        (r"阴天|多云|阴|" + W(r"cloudy|overcast"), ("cloudy", "overcast", "阴", "多云", "阴天")),
+        (r"下雪天?|雪天|雪|" + W(r"snowy|snowing|snow"), ("snow", "snowy", "雪", "雪天")),
+    ],
+    "zone": [
+        (
+            r"收银台|收银区|收银处|收银|结账处|结账区|结账|" + W(r"checkouts?|cashiers?|tills?|registers?"),
+            ("checkout", "cashier", "收银", "收银台"),
+        ),
+        (r"入口|门口|进门处|" + W(r"entrances?|doors?|entry"), ("entrance", "door", "entry", "入口")),
+        (r"货架|" + W(r"shel(?:f|ves)"), ("shelf", "shelves", "货架")),
+        (r"生鲜区?|" + W(r"fresh (?:food|produce) (?:area|section)|fresh area"), ("fresh", "生鲜")),
+        (r"酒水区|" + W(r"wine (?:area|section|aisle|shel(?:f|ves))"), ("wine", "酒水")),
+        (r"服务台|" + W(r"service desk|help desk"), ("service", "desk", "服务台")),
+    ],
+}
+
+#: Day-attribute values with a fixed meaning: promotion days (values of ``promotion``).
+PROMOTION_VALUES = compile_table(
+    [
+        (r"促销日|促销期间|有促销的?日子|有促销|做活动的?日子|活动日|搞活动", "true"),
+        (
+            W(r"promotion days?|promo days?|days with (?:a )?promotions?|on promotion|during promotions?"),
+            "true",
+        ),
+        (r"平时|平常|正常日子?|非促销日?|没有促销的?日子|没有促销|没活动的?日子|普通日子", "false"),
+        (
+            W(
+                r"normal days?|regular days?|non[- ]promotion days?|other days|ordinary days?|days without (?:a )?promotions?"
+            ),
+            "false",
+        ),
+    ]
+)
+
+#: Characters and words that separate phrases (split points for similarity candidates).
+STOP_SPLIT = (
+    r"[的了吗呢吧啊和与跟及或在是把被对给从到有没不都很就也还这那哪些个位家种按各每越最更]|什么|怎么|多少|一下|是不是|有没有"
+    r"|经常|同时|出现|一起|哪|相比|比较|情况|里面|时候|时间|顾客|客人|\s|[,.?!;:'\"()\[\]，。？！；：、]"
+)
+
+EN_STOPWORDS = frozenset(
+    "a an the of in on at to for by with and or vs versus is are was were be been do does did how what which who "
+    "when where why there any this that these those our we my me i you it its than more less most least higher lower "
+    "highest lowest often together occur same time times day days week weeks month months year last past over "
+    "between compare show find get give tell much many has have had all per each about from into during customers "
+    "customer people shoppers store follow follows followed share shares come comes came make made go goes went "
+    "see look looks happen happens happened occur occurs occurred get gets got rate value number any some every "
+    "there their them they up down out off so if then also just only really usually normally compared "
+    "like please want need know think can could would should will may might must new old good bad big small "
+    "long short high low great nice recent latest".split()
+)

@@ -1,0 +1,307 @@
+"""Matching the question against the memory's own vocabulary.
+
+Owned by :mod:`edge.analysis.parser`. Reads :class:`~edge.analysis.source.Vocabulary` (store ids,
+entities, event types, stats keys and their values) so that a new store's words work without code
+changes: ids and stored values named literally, values named by a synonym
+(:data:`~edge.analysis.parser.lexicon.VALUE_WORDS`), and, when an ``embed`` callable is given,
+values whose text-encoder vector is close to a phrase of the question.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import cast
+
+import numpy as np
+
+from edge.analysis.parser.lexicon import (
+    DIMENSIONS,
+    EN_STOPWORDS,
+    EVENT_TYPE_WORDS,
+    METRICS,
+    STOP_SPLIT,
+    VALUE_WORDS,
+)
+from edge.analysis.parser.text import MaskedText, has_cjk, word
+from edge.analysis.source import Vocabulary
+
+logger = logging.getLogger(__name__)
+
+Embed = Callable[[Sequence[str]], np.ndarray]
+
+#: Event types every MEV memory may hold (CONTRACT.md metrics are defined over them).
+WELL_KNOWN_EVENT_TYPES = frozenset(
+    {
+        "customer_enter",
+        "purchase",
+        "dwell",
+        "checkout_queue",
+        "complaint",
+        "customer_inquiry",
+        "staff_guidance",
+        "staff_error",
+        "staff_operation",
+        "promotion_broadcast",
+    }
+)
+_SKIP_VALUES = frozenset({"true", "false", "none", "null", "unknown", "yes", "no", "n/a", "other"})
+_ID = re.compile(r"(?<![a-z0-9_])[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+(?![a-z0-9_])")
+_ENTITY_PREFIX = re.compile(r"^(?:customer|cust|staff|emp|employee|member|user|person|visitor|guest|vip)[_-]")
+
+
+@dataclass(frozen=True)
+class ValueHit:
+    """A phrase of the question read as one or more stored values of a stats key."""
+
+    phrase: str
+    key: str
+    values: tuple[str, ...]
+    method: str  # "exact" | "synonym" | "similarity"
+    score: float
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class TypeHit:
+    phrase: str
+    event_type: str
+    start: int
+    end: int
+
+
+def _usable(value: str) -> bool:
+    v = value.strip().lower()
+    if v in _SKIP_VALUES or not v:
+        return False
+    if re.fullmatch(r"[0-9.\-:]+", v):
+        return False
+    return len(v) >= 2 if has_cjk(v) else len(v) >= 3
+
+
+def _variants(value: str) -> list[str]:
+    """How a stored value may be written in a question: as is, and with ``_``/``-`` as spaces."""
+    v = value.lower()
+    out = [v]
+    if "_" in v or "-" in v:
+        spaced = re.sub(r"[_-]+", " ", v)
+        out += [spaced, spaced + "s"]
+    return out
+
+
+def _literal_table(names: dict[str, object]) -> list[tuple[re.Pattern[str], object]]:
+    """One alternation per script (Latin words bounded, CJK not) mapping each written form to
+    its value: a dict lookup on the matched text (see :meth:`MaskedText.find`)."""
+    latin: dict[str, object] = {}
+    cjk: dict[str, object] = {}
+    for written, value in names.items():
+        (cjk if has_cjk(written) else latin).setdefault(written, value)
+    table: list[tuple[re.Pattern[str], object]] = []
+    for forms, bounded in ((latin, True), (cjk, False)):
+        if not forms:
+            continue
+        alt = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+        table.append((re.compile(word(alt) if bounded else alt), forms))
+    return table
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    stores: list[tuple[re.Pattern[str], object]]
+    entities: list[tuple[re.Pattern[str], object]]
+    known: frozenset[str]
+    types: list[tuple[re.Pattern[str], object]]
+    values: list[tuple[re.Pattern[str], object]]
+    targets: tuple[tuple[str, str], ...]
+
+
+def _vocab_key(vocab: Vocabulary) -> tuple[object, ...]:
+    return (
+        vocab.store_ids,
+        vocab.entities,
+        vocab.event_types,
+        tuple((k, tuple(v)) for k, v in vocab.attributes.items()),
+    )
+
+
+@functools.lru_cache(maxsize=16)
+def _compile(key: tuple[object, ...]) -> _Compiled:
+    store_ids, entities, event_types, attributes = cast(
+        tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]], key
+    )
+    stores = _literal_table({s.lower(): s for s in store_ids if len(s) >= 3})
+    ents = _literal_table({e.lower(): e for e in entities if len(e) >= 3})
+    known = frozenset({v.lower() for _, vals in attributes for v in vals} | {t.lower() for t in event_types})
+
+    allowed = set(event_types) | WELL_KNOWN_EVENT_TYPES
+    types: list[tuple[re.Pattern[str], object]] = [(p, t) for p, t in EVENT_TYPE_WORDS if t in allowed]
+    types += _literal_table({w: t for t in event_types if _usable(t) for w in _variants(t)})
+
+    literal: dict[str, object] = {}
+    for attr_key, vals in attributes:
+        for v in vals:
+            if isinstance(v, str) and _usable(v):
+                for w in _variants(v):
+                    literal.setdefault(w, ("exact", attr_key, (v,)))
+    values = _literal_table(literal)
+    stored_by_key = dict(attributes)
+    for attr_key, groups in VALUE_WORDS.items():
+        stored = [v for v in stored_by_key.get(attr_key, ()) if isinstance(v, str)]
+        for pattern, tokens in groups:
+            chosen = tuple(
+                v
+                for v in stored
+                if v.lower() in tokens or any(p in tokens for p in re.split(r"[_\- ]", v.lower()))
+            )
+            if not chosen and attr_key == "weather" and not stored:
+                chosen = (tokens[0],)
+            if chosen:
+                values.append((re.compile(pattern), ("synonym", attr_key, chosen)))
+    targets = tuple((k, v) for k, vals in attributes for v in vals if isinstance(v, str) and _usable(v))
+    return _Compiled(stores, ents, known, types, values, targets)
+
+
+def compiled(vocab: Vocabulary) -> _Compiled:
+    """The vocabulary's match tables, compiled once per distinct vocabulary."""
+    return _compile(_vocab_key(vocab))
+
+
+def match_ids(mt: MaskedText, vocab: Vocabulary) -> tuple[list[str], list[str]]:
+    """Store ids and entities named in the question (consumed), in question order. Unknown
+    ids with a digit that look like a person (customer_123, staff_07) are entities; other unknown
+    ids with a digit (sh_xuhui_01) are store ids."""
+    c = compiled(vocab)
+    found_stores = [(h.start, str(h.value)) for h in mt.find(c.stores)]
+    found_entities = [(h.start, str(h.value)) for h in mt.find(c.entities)]
+    for m in _ID.finditer(mt.view):
+        token = m.group(0)
+        if token in c.known or not re.search(r"[0-9]", token):
+            continue
+        (found_entities if _ENTITY_PREFIX.match(token) else found_stores).append((m.start(), token))
+        mt.consume(m.start(), m.end())
+
+    def ordered(found: list[tuple[int, str]]) -> list[str]:
+        out: list[str] = []
+        for _, name in sorted(found):
+            if name not in out:
+                out.append(name)
+        return out
+
+    return ordered(found_stores), ordered(found_entities)
+
+
+def match_event_types(mt: MaskedText, vocab: Vocabulary) -> list[TypeHit]:
+    """Event types named in the question (literal names, or the everyday words of well-known
+    types). Does not consume: metric words (投诉, 排队) may name an event type too."""
+    hits = mt.copy().find(compiled(vocab).types, consume=False)
+    return [TypeHit(h.text, str(h.value), h.start, h.end) for h in hits]
+
+
+def match_values(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
+    """Stored stats values named literally or by a synonym (consumed), in question order."""
+    out = []
+    for h in mt.find(compiled(vocab).values):
+        method, hit_key, hit_values = cast(tuple[str, str, tuple[str, ...]], h.value)
+        out.append(ValueHit(h.text, hit_key, hit_values, method, 1.0, h.start, h.end))
+    return out
+
+
+def _is_lexical(text: str) -> bool:
+    """True when a phrase is (almost) only metric/dimension words: not a candidate value."""
+    rest = text
+    for table in (DIMENSIONS, METRICS):
+        for pattern, _ in table:
+            rest = pattern.sub("", rest)
+    rest = re.sub(r"\s+", "", rest)
+    return len(rest) < 2
+
+
+def _min_score(text: str, threshold: float) -> float:
+    """Short phrases (two CJK characters, one Latin word) match by chance more easily."""
+    short = len(text) <= 2 if has_cjk(text) else " " not in text.strip()
+    return threshold + 0.1 if short else threshold
+
+
+def _candidates(mt: MaskedText) -> list[tuple[int, int, str]]:
+    out: list[tuple[int, int, str]] = []
+    split = re.compile(STOP_SPLIT)
+    for start, run in mt.runs():
+        pos = 0
+        pieces: list[tuple[int, str]] = []
+        for m in split.finditer(run):
+            if m.start() > pos:
+                pieces.append((start + pos, run[pos : m.start()]))
+            pos = m.end()
+        if pos < len(run):
+            pieces.append((start + pos, run[pos:]))
+        for p_start, piece in pieces:
+            if has_cjk(piece):
+                n = len(piece)
+                for a in range(n):
+                    for b in range(a + 2, min(n, a + 8) + 1):
+                        out.append((p_start + a, p_start + b, piece[a:b]))
+            else:
+                toks = [(m.start(), m.end(), m.group(0)) for m in re.finditer(r"[a-z][a-z\-]+", piece)]
+                toks = [t for t in toks if t[2] not in EN_STOPWORDS]
+                for a in range(len(toks)):
+                    for b in range(a, min(len(toks), a + 3)):
+                        if toks[b][0] - toks[a][1] > 1 and b > a:
+                            break
+                        s, e = p_start + toks[a][0], p_start + toks[b][1]
+                        out.append((s, e, mt.text[s:e]))
+    out = [c for c in out if not _is_lexical(c[2]) and (has_cjk(c[2]) or len(c[2]) >= 4)]
+    out.sort(key=lambda c: -(c[1] - c[0]))
+    return out[:96]
+
+
+def similar_values(
+    mt: MaskedText,
+    vocab: Vocabulary,
+    embed: Embed,
+    threshold: float,
+    *,
+    event_types: bool = False,
+) -> list[ValueHit]:
+    """Phrases of the question whose text vector is within ``threshold`` cosine of a stored value
+    (rendered as text, ``high_margin_product`` -> ``high margin product``). Consumes the phrases.
+    With ``event_types`` the event type names are candidates too (key ``event_type``)."""
+    targets: list[tuple[str, str]] = list(compiled(vocab).targets)
+    if event_types:
+        targets += [("event_type", t) for t in vocab.event_types if _usable(t)]
+    cands = _candidates(mt)
+    if not targets or not cands:
+        return []
+    texts = [re.sub(r"[_\-]+", " ", v) for _, v in targets]
+    try:
+        tv = np.asarray(embed(texts), dtype=np.float32)
+        cv = np.asarray(embed([c[2] for c in cands]), dtype=np.float32)
+    except Exception as exc:  # the encoder is an optional helper: never fail the parse for it
+        logger.warning("text-encoder similarity skipped: %s", exc)
+        return []
+    if tv.ndim != 2 or cv.ndim != 2 or tv.shape[1] != cv.shape[1]:
+        logger.warning("text-encoder similarity skipped: unexpected vector shapes %s, %s", tv.shape, cv.shape)
+        return []
+    sims = cv @ tv.T
+    scored = []
+    for i, (s, e, text) in enumerate(cands):
+        j = int(np.argmax(sims[i]))
+        score = float(sims[i, j])
+        if score >= _min_score(text, threshold):
+            scored.append((score, s, e, text, targets[j]))
+    scored.sort(key=lambda x: (-x[0], -(x[2] - x[1])))
+    taken: list[ValueHit] = []
+    used_targets: set[tuple[str, str]] = set()
+    for score, s, e, text, target in scored:
+        if target in used_targets:
+            continue
+        if any(not (e <= t.start or s >= t.end) for t in taken):
+            continue
+        used_targets.add(target)
+        taken.append(ValueHit(text, target[0], (target[1],), "similarity", round(score, 4), s, e))
+    for h in taken:
+        mt.consume(h.start, h.end)
+    return sorted(taken, key=lambda h: h.start)

@@ -1,0 +1,146 @@
+"""``adamm import``: store MEV JSON Lines from a file (plain or .gz) or stdin.
+
+Thin over :meth:`edge.memory.store.Store.import_lines`: reads the input as a stream (constant
+memory; a line longer than the limit is skipped without being held whole), prints one stderr line
+``line N: reason`` per rejected line, progress on stderr once a second when stderr is a terminal,
+and with ``--json`` exactly ``{"accepted": N, "rejected": N, "duplicates": N, "merged": N}`` on
+stdout. Exit 0 when every line was stored (or already there), 1 when any line was rejected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import logging
+import sys
+import time
+from collections.abc import Iterator
+from typing import IO, Any
+
+from edge.errors import UsageError
+from edge.memory.mev import MAX_LINE_BYTES
+
+logger = logging.getLogger(__name__)
+
+#: read at most this many characters of one line; the rest of a longer line is skipped
+_READ_LIMIT = MAX_LINE_BYTES + 1
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "import",
+        help="validate MEV JSON Lines and store them",
+        description=(
+            "Validate MEV JSON Lines (mev.schema.json) and store them. Bad lines are reported on "
+            "stderr as 'line N: reason' and skipped; every good line is stored. Importing the same "
+            "event_id again stores it once. Exit 1 if any line was rejected."
+        ),
+    )
+    p.add_argument("--db", required=True, help="the memory database file (created if missing)")
+    p.add_argument(
+        "--tz",
+        metavar="ZONE",
+        help="IANA time zone (e.g. Asia/Shanghai) for stores that have none yet; "
+        "needed for a new store unless the memory holds exactly one store",
+    )
+    p.add_argument("--json", action="store_true", help="print the counts as JSON on stdout")
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="replace stored events whose event_id comes again with different content",
+    )
+    p.add_argument("--config", help="configuration file (TOML)")
+    p.add_argument("--batch-size", type=int, default=2000, help="lines per transaction (default 2000)")
+    p.add_argument("file", metavar="FILE", help="JSON Lines file (.gz allowed), or - for stdin")
+    p.set_defaults(func=run)
+
+
+def _open_input(name: str) -> IO[str]:
+    if name == "-":
+        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
+    try:
+        if name.endswith(".gz"):
+            return gzip.open(name, "rt", encoding="utf-8", errors="surrogateescape")
+        return open(name, encoding="utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        raise UsageError(
+            f"input file {name} does not exist", hint="pass an existing file or - for stdin"
+        ) from None
+    except IsADirectoryError:
+        raise UsageError(f"input {name} is a directory", hint="pass a JSON Lines file") from None
+    except PermissionError:
+        raise UsageError(f"cannot read input file {name}: permission denied") from None
+
+
+def _lines(f: IO[str]) -> Iterator[str]:
+    """Lines of ``f``; an over-long line is replaced by a marker (its rest is skipped, not kept)."""
+    while True:
+        line = f.readline(_READ_LIMIT)
+        if not line:
+            return
+        if len(line) >= _READ_LIMIT and not line.endswith("\n"):
+            while True:  # skip the rest of this line in bounded pieces
+                rest = f.readline(_READ_LIMIT)
+                if not rest or rest.endswith("\n"):
+                    break
+            # stands in for the line: rejected by its size, before any parsing
+            yield "x" * (_READ_LIMIT + 1)
+            continue
+        yield line
+
+
+def run(args: argparse.Namespace) -> int:
+    from edge.config import load_config
+    from edge.memory.ingest import zone
+    from edge.memory.store import Store
+
+    if args.tz is not None:
+        zone(args.tz)
+    if args.batch_size < 1:
+        raise UsageError(f"--batch-size must be at least 1, got {args.batch_size}")
+    config = load_config(args.config)
+    f = _open_input(args.file)
+    tty = sys.stderr.isatty()
+    started = time.monotonic()
+    last = [started]
+    count = [0]
+
+    def lines() -> Iterator[str]:
+        for n, line in enumerate(_lines(f), start=1):
+            count[0] = n
+            if tty and n % 1000 == 0:
+                now = time.monotonic()
+                if now - last[0] >= 1.0:
+                    last[0] = now
+                    rate = n / max(now - started, 1e-9)
+                    print(f"\r{n} lines read, {rate:,.0f} lines/s", end="", file=sys.stderr, flush=True)
+            yield line
+
+    def on_reject(n: int, reason: str) -> None:
+        print(f"line {n}: {reason}", file=sys.stderr)
+
+    try:
+        with Store.open(args.db, timezone=args.tz, config=config) as store:
+            report = store.import_lines(
+                lines(),
+                replace=args.replace,
+                on_reject=on_reject,
+                batch_size=args.batch_size,
+            )
+    finally:
+        f.close()
+        if tty:
+            print(file=sys.stderr)
+    elapsed = time.monotonic() - started
+    logger.info("imported %s lines in %.1f s (%s)", count[0], elapsed, report.as_dict())
+    if args.json:
+        print(json.dumps(report.as_dict()))
+    else:
+        print(
+            f"{report.accepted} accepted, {report.rejected} rejected, {report.duplicates} duplicates, "
+            f"{report.merged} merged",
+            file=sys.stderr,
+        )
+    return 1 if report.rejected else 0

@@ -1,0 +1,162 @@
+"""``adamm search``: filter-first hybrid retrieval from the command line.
+
+Thin: parses the flags into an EventFilter and soft preferences, calls
+:func:`edge.memory.retrieval.hybrid_search`, prints JSON (CONTRACT.md) or a table. Called by the
+``adamm`` dispatcher in :mod:`edge.cli`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from edge.errors import StoreError
+
+logger = logging.getLogger(__name__)
+
+EPILOG = """\
+ranking:
+  Hard filters first (--type, --since, --until, --store, --where select the events in SQL), then the
+  survivors are ranked by  score = alpha*cosine + beta*attr_match  (alpha/beta from [retrieval] in
+  the config, defaults 0.6/0.4; `adamm tune` fits them).
+  cosine      similarity of the event's text vector and TEXT (0 for events without a vector)
+  attr_match  mean over the soft preferences: each --prefer KEY=VALUE scores 1 when the event's
+              stats value equals it, else 0; --near T scores 0.5**(|t-T|/time_scale_hours).
+              With no --prefer and no --near, attr_match is 0 and score = alpha*cosine.
+  Without TEXT (empty string) events are ranked by attr_match, then newest first.
+
+values:
+  --where/--prefer values: numbers compare as numbers, true/false as booleans, anything else as
+  text. Keys are stats keys (well known or not, e.g. zone, topic); repeating a --where key means
+  any of the values. --since/--until take RFC 3339 with an offset (2025-11-01T09:00:00+08:00,
+  ...Z) or a date (midnight in the store's time zone); the range is [since, until).
+
+examples:
+  adamm search --db store.db --type complaint --since 2025-11-01 --where zone=checkout "顾客在收银台吵架"
+  adamm search --db store.db --prefer weather=rain --json "wet floor at the entrance"
+"""
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "search",
+        help="find events: hard filters first, then vector + attribute ranking",
+        description="Hybrid retrieval over the memory: the attribute channel filters, the vector channel ranks.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--db", required=True, metavar="PATH", help="the store database (must exist)")
+    p.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="hard filter on a stats key (repeatable; AND across keys, OR within one key)",
+    )
+    p.add_argument(
+        "--prefer",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="soft preference on a stats key: raises attr_match, filters nothing (repeatable)",
+    )
+    p.add_argument(
+        "--near", metavar="ISO", help="soft preference for events close to this time (raises attr_match)"
+    )
+    p.add_argument(
+        "--type", action="append", default=[], metavar="EVENT_TYPE", help="keep only these event types"
+    )
+    p.add_argument("--since", metavar="ISO", help="keep events at or after this time")
+    p.add_argument("--until", metavar="ISO", help="keep events before this time")
+    p.add_argument("--store", action="append", default=[], metavar="ID", help="keep only this store_id")
+    p.add_argument("--k", type=int, default=None, metavar="N", help="results to return (config default 10)")
+    p.add_argument("--json", action="store_true", help='print {"results": [...]} on stdout')
+    p.add_argument("--config", metavar="FILE", help="TOML config file (else $ADAMM_CONFIG, else defaults)")
+    p.add_argument("text", metavar="TEXT", help="what to look for, in Chinese or English ('' for none)")
+    p.set_defaults(func=run)
+
+
+def load_any_config(path: str | None) -> Any:
+    """The config for search/tune: the edge model, or the daemon's (a superset) for a file that
+    also configures ``adamm run``."""
+    from edge.config import load_config
+    from edge.errors import ConfigError
+
+    try:
+        return load_config(path)
+    except ConfigError as exc:
+        chosen = path or os.environ.get("ADAMM_CONFIG")
+        if not chosen or not Path(chosen).is_file():
+            raise
+        try:
+            from edge.daemon.config import load_daemon_config
+        except ImportError:
+            raise exc from None
+        try:
+            return load_daemon_config(chosen)
+        except ConfigError:
+            raise exc from None
+
+
+def open_existing_store(db: str, config: Any) -> Any:
+    """Open the store at ``db``; a missing file is an environment error (exit 3), never created."""
+    if not Path(db).is_file():
+        raise StoreError(f"database {db} does not exist", hint="create it with `adamm import --db PATH FILE`")
+    from edge.memory.store import Store
+
+    return Store.open(db, config=config)
+
+
+def run(args: argparse.Namespace) -> int:
+    from edge.errors import UsageError
+    from edge.memory.retrieval import (
+        build_filter,
+        hybrid_search,
+        parse_pair,
+        parse_time,
+        row_to_json,
+        store_timezone,
+    )
+
+    if args.k is not None and args.k < 1:
+        raise UsageError(f"--k must be at least 1, got {args.k}")
+    where = [parse_pair(w, "--where") for w in args.where]
+    prefer = [parse_pair(w, "--prefer") for w in args.prefer]
+    config = load_any_config(args.config)
+    store = open_existing_store(args.db, config)
+    try:
+        tz = store_timezone(store, args.store[0] if args.store else None)
+        since = parse_time(args.since, "--since", tz) if args.since else None
+        until = parse_time(args.until, "--until", tz) if args.until else None
+        near = parse_time(args.near, "--near", tz) if args.near else None
+        flt = build_filter(where=where, types=args.type, since=since, until=until, store_ids=args.store)
+        k = args.k or config.retrieval.default_k
+        rows = hybrid_search(store, args.text, flt, k, prefer=prefer, near=near)
+    finally:
+        store.close()
+    if args.json:
+        json.dump({"results": [row_to_json(r) for r in rows]}, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    if not rows:
+        print("no events match these filters")
+        return 0
+    print(
+        f"{'score':>7} {'cosine':>7} {'attr':>5}  {'timestamp':<27} {'event_type':<16} {'store':<10} event_id / text"
+    )
+    for r in rows:
+        text = (r.text or "").replace("\n", " ")
+        if len(text) > 60:
+            text = text[:57] + "..."
+        print(
+            f"{r.score or 0:7.3f} {r.cosine or 0:7.3f} {r.attr_match or 0:5.2f}  {r.timestamp:<27} "
+            f"{r.event_type:<16} {r.store_id:<10} {r.event_id}"
+        )
+        if text:
+            print(f"{'':>50}{text}")
+    return 0

@@ -1,0 +1,411 @@
+"""The daemon's composition root: :class:`AdammDaemon` wires config, store, encoders, capture and workers.
+
+``start()`` reads as the boot sequence (``init_*`` then ``start_*``) and ends in ``finally: stop()``;
+nothing else wires components together. Threads:
+
+- ``capture:<id>`` per camera / microphone (:mod:`edge.capture`), feeding bounded queues;
+- ``video:<id>`` / ``audio:<id>`` workers (:mod:`edge.daemon.workers`), one per source;
+- ``pos`` (POS drop folder), ``event-writer`` (batched import into the store), ``heartbeat``
+  (``components`` rows every ``heartbeat_seconds``).
+
+Shutdown (SIGINT/SIGTERM via :meth:`request_stop`, or every file source at EOF with ``until_eof``):
+capture stops and sends end-of-stream markers, the workers finish what is queued, the writer
+imports the rest, the final heartbeat marks components stopped, the store closes. A summary
+(events written, dropped, merged) is logged. Called by ``edge.cli.cmd_run``.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edge.capture.audio import AudioCaptureSource
+from edge.capture.base import CaptureSource, EndOfStream
+from edge.capture.video import FrameReader, VideoCaptureSource, open_capture
+from edge.daemon.config import DaemonConfig
+from edge.daemon.context import Context
+from edge.daemon.media import MediaWriter
+from edge.daemon.pos import PosWatcher
+from edge.daemon.workers import (
+    AudioWorker,
+    EventSink,
+    EventWriter,
+    Heartbeat,
+    PeopleCounter,
+    VideoWorker,
+    _Worker,
+    component_row,
+)
+from edge.errors import StoreError
+
+logger = logging.getLogger(__name__)
+
+
+class StoreSink:
+    """:class:`EventSink` over the memory store (``edge.memory.store.Store``)."""
+
+    def __init__(self, db: str, timezone: str, config: Any = None) -> None:
+        from edge.memory.store import Store
+
+        Path(db).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.store = Store.open(db, timezone=timezone, config=config)
+        except TypeError:  # a store without the config keyword
+            self.store = Store.open(db, timezone=timezone)
+        self._lock = threading.Lock()
+
+    def write_events(self, events: list[dict[str, Any]]) -> int:
+        with self._lock:
+            result = self.store.import_events(events)
+        return _count_written(result, len(events))
+
+    def write_components(self, rows: list[dict[str, Any]]) -> None:
+        def upsert(conn: Any) -> None:
+            for r in rows:
+                conn.execute(
+                    "INSERT INTO components(name, kind, state, provider, detail_json, updated_at) "
+                    "VALUES (:name, :kind, :state, :provider, :detail_json, :updated_at) "
+                    "ON CONFLICT(name) DO UPDATE SET kind = excluded.kind, state = excluded.state, "
+                    "provider = excluded.provider, detail_json = excluded.detail_json, "
+                    "updated_at = excluded.updated_at",
+                    r,
+                )
+
+        _wait(self.store.writer.submit(upsert))
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def _wait(result: Any) -> Any:
+    """``writer.submit`` may return a future; wait for it so errors surface here."""
+    get = getattr(result, "result", None)
+    return get(timeout=30) if callable(get) else result
+
+
+def _count_written(result: Any, offered: int) -> int:
+    """Events the store kept from one import call: its ``ImportReport`` counts accepted, duplicate
+    (already stored: replay) and merged lines; rejected lines are logged by the store."""
+    result = _wait(result)
+    if isinstance(result, int):
+        return result
+    counts = result.as_dict() if hasattr(result, "as_dict") else result
+    if isinstance(counts, dict) and "accepted" in counts:
+        kept = sum(int(counts.get(k, 0) or 0) for k in ("accepted", "duplicates", "merged"))
+        if counts.get("rejected"):
+            logger.error(
+                "the store rejected %d of %d daemon events (see its log)", counts["rejected"], offered
+            )
+        return kept
+    return offered
+
+
+@dataclass
+class RunSummary:
+    events_written: int = 0
+    events_failed: int = 0
+    dropped_capture: int = 0
+    dropped_low_quality: int = 0
+    merges: int = 0
+    by_source: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class AdammDaemon:
+    """One store box. ``AdammDaemon(cfg, until_eof=True).start()`` replays file sources and returns."""
+
+    def __init__(
+        self,
+        config: DaemonConfig,
+        *,
+        until_eof: bool = False,
+        sink: EventSink | None = None,
+        detector: PeopleCounter | None = None,
+        camera_opener: Callable[[str], FrameReader] | None = None,
+        mic_frames: Callable[[str], Iterator[np.ndarray]] | None = None,
+    ) -> None:
+        self.config = config
+        self.until_eof = until_eof
+        self.stop_event = threading.Event()  # tells capture to stop
+        self.hb_stop = threading.Event()
+        self.sink = sink
+        self.detector = detector
+        self.detector_provider: str | None = None
+        self.camera_opener = camera_opener or open_capture
+        self.mic_frames = mic_frames  # a microphone stand-in (benchmarks, tests): mic id -> PCM frames
+        self.speech: Any = None
+        self.captures: list[CaptureSource] = []
+        self.workers: list[_Worker] = []
+        self.pos: PosWatcher | None = None
+        self.writer: EventWriter | None = None
+        self.heartbeat: Heartbeat | None = None
+        self.events_q: queue.Queue[Any] = queue.Queue(maxsize=1000)
+        self.summary = RunSummary()
+        self._own_sink = sink is None
+        self._started = False
+
+    # ---- boot sequence -------------------------------------------------------------------
+    def start(self) -> RunSummary:
+        try:
+            self.init_config()
+            self.init_store()
+            self.init_encoders()
+            self.init_media()
+            self.start_writer()
+            self.start_workers()
+            self.start_capture()
+            self.start_heartbeat()
+            self._started = True
+            self.wait()
+        finally:
+            self.stop()
+        return self.summary
+
+    def init_config(self) -> None:
+        cfg = self.config
+        live = [c.id for c in cfg.cameras if c.enabled and c.kind != "file"]
+        live += [m.id for m in cfg.microphones if m.enabled and m.kind != "file"]
+        if self.until_eof and live:
+            logger.warning("--until-eof: live sources %s run until stopped (SIGINT/SIGTERM)", ", ".join(live))
+        self.context = Context(cfg.context)
+        Path(cfg.models_dir).expanduser().mkdir(parents=True, exist_ok=True)
+        logger.info(
+            "store %s (%s): %d cameras, %d microphones, POS %s",
+            cfg.store_id,
+            cfg.timezone,
+            len(cfg.cameras),
+            len(cfg.microphones),
+            "on" if cfg.pos.enabled else "off",
+        )
+
+    def init_store(self) -> None:
+        if self.sink is None:
+            try:
+                self.sink = StoreSink(self.config.db, self.config.timezone, self.config)
+            except ImportError as exc:
+                raise StoreError(f"the memory store is not available ({exc})") from None
+        logger.info("memory store: %s", self.config.db)
+
+    def init_encoders(self) -> None:
+        cfg = self.config
+        if self.detector is None and cfg.detector.enabled and any(c.enabled for c in cfg.cameras):
+            from edge.encoders.base import create
+
+            det = create(cfg.detector.key, score_threshold=cfg.detector.score_threshold)
+            self.detector = det  # type: ignore[assignment]
+            self.detector_provider = ",".join(det.providers)
+        self.speech = None
+        if cfg.speech.enabled and any(m.enabled for m in cfg.microphones):
+            from edge.encoders.base import create
+            from edge.errors import ModelMissingError
+
+            try:
+                self.speech = create(
+                    cfg.speech.key,
+                    model_dir=cfg.speech.model_dir,
+                    max_tokens=cfg.speech.max_tokens,
+                    models_dir=cfg.models_dir,  # ONNX exports and engine caches live here
+                    providers=cfg.encoders.providers,
+                )
+            except ModelMissingError as exc:
+                logger.warning("speech model unavailable (%s): speech events will carry no transcript", exc)
+        logger.info(
+            "encoders: people=%s (%s); speech=%s (%s); image-text=none",
+            cfg.detector.key if self.detector else "off",
+            self.detector_provider or "-",
+            cfg.speech.key if self.speech else "none (no transcripts)",
+            ",".join(self.speech.providers) if self.speech else "-",
+        )
+
+    def init_media(self) -> None:
+        self.media = MediaWriter(self.config.media_dir, jpeg_quality=self.config.sampling.jpeg_quality)
+
+    def start_writer(self) -> None:
+        cfg = self.config
+        producers = sum(1 for c in cfg.cameras if c.enabled) + sum(1 for m in cfg.microphones if m.enabled)
+        producers += 1 if cfg.pos.enabled else 0
+        assert self.sink is not None
+        self.writer = EventWriter(self.sink, self.events_q, producers)
+        self.writer.start()
+
+    def start_workers(self) -> None:
+        cfg = self.config
+        for cam in cfg.cameras:
+            if not cam.enabled:
+                continue
+            frames: queue.Queue[Any] = queue.Queue(maxsize=cfg.sampling.queue_size)
+            src = VideoCaptureSource(
+                cam, cfg.sampling, cfg.quality, frames, self.stop_event, opener=self.camera_opener
+            )
+            worker = VideoWorker(
+                cfg,
+                cam.id,
+                cam.zone,
+                frames,
+                self.events_q,
+                detector=self.detector,
+                media=self.media,
+                context=self.context,
+                on_count_change=src.request_burst,
+            )
+            self.captures.append(src)
+            self.workers.append(worker)
+        for mic in cfg.microphones:
+            if not mic.enabled:
+                continue
+            segs: queue.Queue[Any] = queue.Queue(maxsize=cfg.vad.queue_size)
+            pcm_frames: Callable[[], Iterator[np.ndarray]] | None = None
+            if self.mic_frames is not None:
+                pcm_frames = functools.partial(self.mic_frames, mic.id)
+            asrc = AudioCaptureSource(
+                mic,
+                cfg.vad,
+                segs,
+                self.stop_event,
+                noise_flatness=cfg.quality.noise_flatness,
+                frames=pcm_frames,
+            )
+            self.captures.append(asrc)
+            self.workers.append(
+                AudioWorker(
+                    cfg,
+                    mic.id,
+                    mic.zone,
+                    segs,
+                    self.events_q,
+                    media=self.media,
+                    context=self.context,
+                    speech=self.speech,
+                    language=cfg.speech.language,
+                )
+            )
+        if cfg.pos.enabled:
+            self.pos = PosWatcher(cfg, self.events_q, self.stop_event, until_eof=self.until_eof)
+        for w in self.workers:
+            w.start()
+
+    def start_capture(self) -> None:
+        for src in self.captures:
+            src.start()
+        if self.pos is not None:
+            self.pos.start()
+        logger.info("capture started: %s", ", ".join(s.name for s in self.captures) or "(no sources)")
+
+    def start_heartbeat(self) -> None:
+        assert self.sink is not None
+        self.heartbeat = Heartbeat(
+            self.sink, self.component_rows, self.hb_stop, self.config.heartbeat_seconds
+        )
+        self.heartbeat.start()
+
+    # ---- running ------------------------------------------------------------------------
+    def wait(self) -> None:
+        """Until stop is requested, or (``until_eof``) every source has ended and all is written."""
+        assert self.writer is not None
+        while self.writer.is_alive() and not self.stop_event.is_set():
+            self.writer.join(timeout=0.2)
+
+    def request_stop(self) -> None:
+        """Signal handlers call this: capture stops; queued items are still processed."""
+        if not self.stop_event.is_set():
+            logger.info("stop requested: finishing queued items")
+        self.stop_event.set()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        # a boot that failed half-way: stand in with end markers for what never started
+        for src in self.captures:
+            if src.ident is None:
+                src.out.put(EndOfStream(src.source_id, "not started"))
+        ended_early = sum(1 for w in self.workers if w.ident is None)
+        if self.pos is not None and self.pos.ident is None:
+            ended_early += 1
+        if self.writer is not None and self.writer.ident is not None:
+            built = len(self.workers) + (1 if self.pos is not None else 0)
+            for _ in range(ended_early + max(0, self.writer.producers - built)):
+                self.events_q.put(EndOfStream("-", "not started"))
+        for src in self.captures:
+            if src.ident is not None:
+                src.join(timeout=10)
+        if self.pos is not None and self.pos.ident is not None:
+            self.pos.join(timeout=10)
+        for w in self.workers:
+            if w.ident is None:
+                continue
+            w.join(timeout=60)
+            if w.is_alive():
+                logger.error("%s did not finish its queue in 60 s", w.name)
+        if self.writer is not None and self.writer.ident is not None:
+            self.writer.join(timeout=60)
+        self.hb_stop.set()
+        if self.heartbeat is not None:
+            self.heartbeat.join(timeout=10)
+            if self.sink is not None and self._started:
+                self.heartbeat.beat()  # final state of every component
+        self._summarise()
+        if self._own_sink and self.sink is not None:
+            close = getattr(self.sink, "close", None)
+            if callable(close):
+                close()
+            self.sink = None
+
+    def _summarise(self) -> None:
+        s = self.summary
+        if self.writer is not None:
+            s.events_written, s.events_failed = self.writer.written, self.writer.failed
+        s.dropped_capture = sum(c.dropped for c in self.captures)
+        s.dropped_low_quality = sum(w.dropped_low_quality for w in self.workers)
+        s.merges = sum(w.merger.merges for w in self.workers if isinstance(w, VideoWorker))
+        for c in self.captures:
+            s.by_source[c.source_id] = c.status()
+        for w in self.workers:
+            s.by_source.setdefault(w.source_id, {}).update({f"worker_{k}": v for k, v in w.status().items()})
+        queues = [w.inbox for w in self.workers] + [self.events_q]
+        pending = sum(1 for q in queues for item in list(q.queue) if not isinstance(item, EndOfStream))
+        logger.warning(
+            "daemon stopped: %d events written, %d failed, %d capture items dropped, %d low-quality "
+            "segments dropped, %d near-duplicates merged, %d items still queued (lost)",
+            s.events_written,
+            s.events_failed,
+            s.dropped_capture,
+            s.dropped_low_quality,
+            s.merges,
+            pending,
+        )
+
+    def component_rows(self) -> list[dict[str, Any]]:
+        rows = []
+        final = self.hb_stop.is_set()
+        for c in self.captures:
+            st = c.status()
+            if final:
+                st["state"] = "stopped"
+            rows.append(component_row(c.name, c.kind, st))
+        for w in self.workers:
+            st = w.status()
+            if final:
+                st["state"] = "stopped"
+            provider = self.detector_provider if isinstance(w, VideoWorker) else None
+            rows.append(component_row(w.name, w.kind, st, provider))
+        if self.writer is not None:
+            st = self.writer.status()
+            if final:
+                st["state"] = "stopped"
+            rows.append(component_row(self.writer.name, "writer", st))
+        if self.pos is not None:
+            st = self.pos.status()
+            if final:
+                st["state"] = "stopped"
+            rows.append(component_row(self.pos.name, "pos", st))
+        return rows
+
+
+def run_daemon(cfg: DaemonConfig, *, until_eof: bool = False) -> RunSummary:
+    return AdammDaemon(cfg, until_eof=until_eof).start()

@@ -1,0 +1,481 @@
+"""The daemon's long-running threads: one worker per source, the event writer and the heartbeat.
+
+Each modality has its own worker so a slow model never stalls capture: capture threads fill
+bounded queues, workers drain them. A worker runs until its source's ``EndOfStream`` arrives,
+so on shutdown every item already queued is still turned into events (nothing accepted is
+lost silently; what capture could not queue is counted as dropped). Workers hand finished MEV
+dicts to the single :class:`EventWriter`, which imports them through the store in batches.
+Built and started by :class:`edge.daemon.app.AdammDaemon`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from edge.capture.base import EndOfStream
+from edge.daemon.config import DaemonConfig
+from edge.daemon.context import Context
+from edge.daemon.media import MediaWriter
+from edge.segmentation.emotion import speech_emotion
+from edge.segmentation.merge import Candidate, Merger
+from edge.segmentation.mev import speech_event, video_event
+from edge.segmentation.speech import SpeechSegment, spectral_flatness
+from edge.segmentation.video import SampledFrame, VideoSegment, VideoSegmenter
+
+logger = logging.getLogger(__name__)
+
+
+class PeopleCounter(Protocol):
+    def count_people(self, images: list[Any]) -> list[int]: ...
+
+
+class SpeechModel(Protocol):
+    key: str
+    dim: int
+
+    def transcribe(self, pcm: Any, language: str | None = None) -> Any:
+        """``(text, language, embedding)``, or an object with ``text``, ``language`` and
+        ``embedding`` attributes (``edge.encoders.whisper.Transcript``)."""
+        ...
+
+
+def _transcript(result: Any) -> tuple[str, str, Any]:
+    if isinstance(result, tuple):
+        text, language, vector = result
+        return str(text), str(language), vector
+    return str(result.text), str(result.language), getattr(result, "embedding", None)
+
+
+class EventSink(Protocol):
+    """Where finished events go (the store in production)."""
+
+    def write_events(self, events: list[dict[str, Any]]) -> int: ...
+    def write_components(self, rows: list[dict[str, Any]]) -> None: ...
+
+
+class _Worker(threading.Thread):
+    kind = "worker"
+
+    def __init__(self, name: str, inbox: queue.Queue[Any], outbox: queue.Queue[Any]) -> None:
+        super().__init__(name=name, daemon=True)
+        self.inbox = inbox
+        self.outbox = outbox
+        self.state = "starting"
+        self.events = 0
+        self.dropped_low_quality = 0
+        self.last_error: str | None = None
+        self.source_id = name.partition(":")[2]
+
+    def run(self) -> None:
+        self.state = "running"
+        try:
+            while True:
+                item = self.inbox.get()
+                if isinstance(item, EndOfStream):
+                    self.finish()
+                    break
+                self.handle(item)
+        except Exception as exc:
+            self.state = "error"
+            self.last_error = str(exc)
+            logger.exception("%s failed", self.name)
+            self._drain()
+        finally:
+            if self.state != "error":
+                self.state = "ended"
+            self.outbox.put(EndOfStream(self.source_id, self.state))
+
+    def _drain(self) -> None:
+        # keep the capture side unblocked after a failure; count what is thrown away
+        lost = 0
+        while True:
+            item = self.inbox.get()
+            if isinstance(item, EndOfStream):
+                break
+            lost += 1
+        if lost:
+            logger.error("%s: %d queued items lost after the failure", self.name, lost)
+
+    def handle(self, item: Any) -> None:
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        pass
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "events": self.events,
+            "dropped_low_quality": self.dropped_low_quality,
+            "queue": self.inbox.qsize(),
+            "last_error": self.last_error,
+        }
+
+
+class VideoWorker(_Worker):
+    """Person counts on sampled frames (batched), scene segmentation, quality, keyframes, merge."""
+
+    kind = "video_worker"
+
+    def __init__(
+        self,
+        cfg: DaemonConfig,
+        camera_id: str,
+        zone: str,
+        inbox: queue.Queue[Any],
+        outbox: queue.Queue[Any],
+        *,
+        detector: PeopleCounter | None,
+        media: MediaWriter,
+        context: Context,
+        on_count_change: Callable[[], None] | None = None,
+        batch_size: int = 8,
+    ) -> None:
+        super().__init__(f"video:{camera_id}", inbox, outbox)
+        self.cfg = cfg
+        self.zone = zone
+        self.detector = detector
+        self.media = media
+        self.context = context
+        self.on_count_change = on_count_change
+        self.batch_size = batch_size
+        self.segmenter = VideoSegmenter(
+            max_event_seconds=cfg.segmentation.max_event_seconds,
+            max_keyframes=cfg.sampling.max_frames_per_event,
+            frozen_seconds=cfg.quality.frozen_seconds,
+        )
+        self.merger = Merger(
+            window_seconds=cfg.merge.window_seconds,
+            cosine_threshold=cfg.merge.cosine_threshold,
+            enabled=cfg.merge.enabled,
+        )
+        self.frames = 0
+        self.detect_seconds = 0.0
+        self._last_count: int | None = None
+        self._seq = 0
+        self._pending_end: EndOfStream | None = None
+
+    def run(self) -> None:
+        # batch: take whatever frames are already queued (up to batch_size) for one detector call
+        self.state = "running"
+        try:
+            done = False
+            while not done:
+                batch: list[SampledFrame] = [self.inbox.get()]
+                while len(batch) < self.batch_size and not isinstance(batch[-1], EndOfStream):
+                    try:
+                        batch.append(self.inbox.get_nowait())
+                    except queue.Empty:
+                        break
+                frames = [f for f in batch if isinstance(f, SampledFrame)]
+                if frames:
+                    self._process(frames)
+                if isinstance(batch[-1], EndOfStream):
+                    self.finish()
+                    done = True
+        except Exception as exc:
+            self.state = "error"
+            self.last_error = str(exc)
+            logger.exception("%s failed", self.name)
+            self._drain()
+        finally:
+            if self.state != "error":
+                self.state = "ended"
+            self.outbox.put(EndOfStream(self.source_id, self.state))
+
+    def _process(self, frames: list[SampledFrame]) -> None:
+        if self.detector is not None:
+            visible = [f for f in frames if not f.quality.black]
+            if visible:
+                t0 = time.perf_counter()
+                counts = self.detector.count_people([f.image for f in visible])
+                self.detect_seconds += time.perf_counter() - t0
+                for f, c in zip(visible, counts, strict=True):
+                    f.person_count = c
+        for f in frames:
+            self.frames += 1
+            if f.person_count is not None:
+                if (
+                    self._last_count is not None
+                    and f.person_count != self._last_count
+                    and self.on_count_change
+                ):
+                    self.on_count_change()
+                self._last_count = f.person_count
+            for seg in self.segmenter.push(f):
+                self._segment(seg)
+            for ready in self.merger.tick(f.ts):
+                self._send(ready)
+
+    def finish(self) -> None:
+        for seg in self.segmenter.flush():
+            self._segment(seg)
+        for cand in self.merger.flush():
+            self._send(cand)
+
+    def _segment(self, seg: VideoSegment) -> None:
+        q = seg.quality
+        too_short = seg.duration < self.cfg.segmentation.min_event_seconds
+        if self.cfg.quality.action == "drop" and (q < self.cfg.quality.min_quality or too_short):
+            self.dropped_low_quality += 1
+            logger.info(
+                "%s: dropped a %.1f s scene (quality %.2f%s%s)",
+                self.source_id,
+                seg.duration,
+                q,
+                ", black" if seg.black else "",
+                ", frozen" if seg.frozen else "",
+            )
+            return
+        self._seq += 1
+        probe = video_event(seg, store_id=self.cfg.store_id, zone=self.zone, seq=self._seq, raw_ref=["-"])
+        refs = self.media.keyframes(
+            seg.source, probe["event_id"], seg.start_ts, [k.image for k in seg.keyframes]
+        )
+        ev = video_event(
+            seg,
+            store_id=self.cfg.store_id,
+            zone=self.zone,
+            seq=self._seq,
+            raw_ref=refs,
+            context=dict(self.context.labels()),
+        )
+        informativeness = q * (1.0 + (seg.person_count or 0)) + 0.01 * len(seg.keyframes)
+        cand = Candidate(ev, seg.start_ts, seg.end_ts, seg.signature, informativeness)
+        for ready in self.merger.push(cand):
+            self._send(ready)
+
+    def _send(self, cand: Candidate) -> None:
+        if cand.absorbed:
+            logger.info(
+                "%s: merged %d near-duplicate events into %s",
+                self.source_id,
+                len(cand.absorbed),
+                cand.event["event_id"],
+            )
+        self.events += 1
+        self.outbox.put(cand.event)
+
+    def status(self) -> dict[str, Any]:
+        s = super().status()
+        s.update(frames=self.frames, merges=self.merger.merges, detect_seconds=round(self.detect_seconds, 3))
+        return s
+
+
+class AudioWorker(_Worker):
+    """Noise check, WAV segment, speech event (no transcript without a speech model)."""
+
+    kind = "audio_worker"
+
+    def __init__(
+        self,
+        cfg: DaemonConfig,
+        mic_id: str,
+        zone: str,
+        inbox: queue.Queue[Any],
+        outbox: queue.Queue[Any],
+        *,
+        media: MediaWriter,
+        context: Context,
+        speech: SpeechModel | None = None,
+        language: str | None = None,
+    ) -> None:
+        super().__init__(f"audio:{mic_id}", inbox, outbox)
+        self.speech = speech
+        self.language = language
+        self.asr_seconds = 0.0
+        self.cfg = cfg
+        self.zone = zone
+        self.media = media
+        self.context = context
+        self._seq = 0
+        self.speech_seconds = 0.0
+
+    def handle(self, item: Any) -> None:
+        if not isinstance(item, SpeechSegment):
+            return
+        seg = item
+        flatness = spectral_flatness(seg.pcm, seg.sample_rate)
+        noise = flatness > self.cfg.quality.noise_flatness
+        quality = 0.1 if noise else min(1.0, 0.5 + 0.5 * seg.voiced_ratio)
+        if noise and self.cfg.quality.action == "drop":
+            self.dropped_low_quality += 1
+            logger.info(
+                "%s: dropped a %.1f s noise-only segment (flatness %.2f)",
+                self.source_id,
+                seg.duration,
+                flatness,
+            )
+            return
+        transcript: str | None = None
+        asr = "not_installed"
+        extra: dict[str, Any] = {"spectral_flatness": round(flatness, 3), "noise": noise}
+        embedding: dict[str, list[float]] = {}
+        if self.speech is not None and not noise:
+            t0 = time.perf_counter()
+            text, language, vector = _transcript(self.speech.transcribe(seg.pcm, self.language))
+            self.asr_seconds += time.perf_counter() - t0
+            asr = self.speech.key
+            extra["language"] = language
+            if text.strip():
+                transcript = text.strip()
+                emotion = speech_emotion(transcript, seg.pcm, seg.sample_rate)
+                if emotion:
+                    extra["speech_emotion"] = emotion
+            else:
+                asr = f"{self.speech.key}:empty"
+                quality *= 0.5  # speech the model could not make words of
+            if vector is not None and len(vector) == 512:  # the store's vector width
+                embedding["audio"] = [round(float(v), 6) for v in vector]
+        self._seq += 1
+        probe = speech_event(
+            seg, store_id=self.cfg.store_id, zone=self.zone, seq=self._seq, raw_ref=["-"], quality=quality
+        )
+        ref = self.media.speech(seg.source, probe["event_id"], seg.start_ts, seg.pcm, seg.sample_rate)
+        ev = speech_event(
+            seg,
+            store_id=self.cfg.store_id,
+            zone=self.zone,
+            seq=self._seq,
+            raw_ref=[ref],
+            quality=quality,
+            transcript=transcript,
+            asr=asr,
+            context=dict(self.context.labels()),
+            extra_stats=extra,
+        )
+        if embedding:
+            ev["embedding"] = embedding
+        self.speech_seconds += seg.duration
+        self.events += 1
+        self.outbox.put(ev)
+
+    def status(self) -> dict[str, Any]:
+        s = super().status()
+        s.update(speech_seconds=round(self.speech_seconds, 2), asr_seconds=round(self.asr_seconds, 2))
+        return s
+
+
+class EventWriter(threading.Thread):
+    """Imports finished events in batches until every producer has sent its ``EndOfStream``."""
+
+    kind = "writer"
+
+    def __init__(
+        self,
+        sink: EventSink,
+        inbox: queue.Queue[Any],
+        producers: int,
+        *,
+        batch: int = 32,
+        flush_s: float = 0.5,
+    ) -> None:
+        super().__init__(name="event-writer", daemon=True)
+        self.sink = sink
+        self.inbox = inbox
+        self.producers = producers
+        self.batch = batch
+        self.flush_s = flush_s
+        self.written = 0
+        self.failed = 0
+        self.state = "starting"
+        self.last_error: str | None = None
+
+    def run(self) -> None:
+        self.state = "running"
+        pending: list[dict[str, Any]] = []
+        ended = 0
+        deadline = time.monotonic() + self.flush_s
+        while ended < self.producers:
+            try:
+                item = self.inbox.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                item = None
+            if isinstance(item, EndOfStream):
+                ended += 1
+            elif isinstance(item, dict):
+                pending.append(item)
+            if pending and (
+                len(pending) >= self.batch or time.monotonic() >= deadline or ended >= self.producers
+            ):
+                self._flush(pending)
+                pending = []
+            if time.monotonic() >= deadline:
+                deadline = time.monotonic() + self.flush_s
+        if pending:
+            self._flush(pending)
+        self.state = "ended"
+
+    def _flush(self, events: list[dict[str, Any]]) -> None:
+        try:
+            n = self.sink.write_events(events)
+        except Exception as exc:
+            self.failed += len(events)
+            self.last_error = str(exc)
+            logger.exception("could not write %d events", len(events))
+            return
+        self.written += n
+        if n < len(events):
+            self.failed += len(events) - n
+        logger.debug("wrote %d events", n)
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "state": self.state,
+            "written": self.written,
+            "failed": self.failed,
+            "queue": self.inbox.qsize(),
+            "last_error": self.last_error,
+        }
+
+
+class Heartbeat(threading.Thread):
+    """Every ``interval`` seconds, one ``components`` row per component (the TUI reads them)."""
+
+    def __init__(
+        self,
+        sink: EventSink,
+        collect: Callable[[], list[dict[str, Any]]],
+        stop: threading.Event,
+        interval: float,
+    ) -> None:
+        super().__init__(name="heartbeat", daemon=True)
+        self.sink = sink
+        self.collect = collect
+        self.stop_event = stop
+        self.interval = interval
+        self.beats = 0
+
+    def run(self) -> None:
+        while True:
+            self.beat()
+            if self.stop_event.wait(self.interval):
+                break
+
+    def beat(self) -> None:
+        try:
+            self.sink.write_components(self.collect())
+            self.beats += 1
+        except Exception:
+            logger.exception("heartbeat failed")
+
+
+def component_row(
+    name: str, kind: str, status: dict[str, Any], provider: str | None = None
+) -> dict[str, Any]:
+    detail = {k: v for k, v in status.items() if k != "state"}
+    return {
+        "name": name,
+        "kind": kind,
+        "state": str(status.get("state", "unknown")),
+        "provider": provider,
+        "detail_json": json.dumps(detail, sort_keys=True, default=str),
+        "updated_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+    }

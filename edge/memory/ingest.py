@@ -1,0 +1,247 @@
+"""Row building for import: one checked MEV becomes the rows of every table it lands in.
+
+Owns the mapping from an event to the schema of :mod:`edge.memory.migrations`: the UTC timestamp
+(``YYYY-MM-DDTHH:MM:SS.ffffffZ``) and its epoch seconds, the store-local date/hour/weekday/week
+(the Monday)/month from the store's IANA zone, well-known stats as typed columns (``promotion`` as
+TEXT: ``"true"``/``"false"`` or its name), the original stats object in ``stats_json``, the other
+stats keys in ``event_attrs``, raw refs / entities / relations as child rows, and supplied vectors.
+``content_hash`` is the sha256 of the canonical JSON of the parsed object (sorted keys, compact),
+so the same event written differently is still the same event.
+
+Pure Python (no SQL): :class:`edge.memory.store.Store` calls :func:`build` on the importing
+thread and hands the rows to the writer thread, which only inserts them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import numpy as np
+import orjson
+
+from edge.errors import UsageError
+from edge.memory.mev import CheckedEvent, LineRejected
+from edge.memory.migrations import MODALITY_VECTOR_TABLES, WELL_KNOWN_STATS
+
+logger = logging.getLogger(__name__)
+
+WELL_KNOWN_KEYS = tuple(WELL_KNOWN_STATS)
+_INT_COLUMNS = frozenset(k for k, t in WELL_KNOWN_STATS.items() if t == "INTEGER")
+_REAL_COLUMNS = frozenset(k for k, t in WELL_KNOWN_STATS.items() if t == "REAL")
+
+#: the events columns an import writes, in insert order (``id`` first)
+EVENT_COLUMNS: tuple[str, ...] = (
+    "id",
+    "event_id",
+    "store_id",
+    "ts",
+    "ts_epoch",
+    "end_ts",
+    "local_date",
+    "local_hour",
+    "local_weekday",
+    "local_week",
+    "local_month",
+    "source",
+    "event_type",
+    "modality",
+    "text",
+    *WELL_KNOWN_KEYS,
+    "stats_json",
+    "content_hash",
+    "imported_at",
+)
+_POSITION = {k: i for i, k in enumerate(WELL_KNOWN_KEYS)}
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def zone(name: str) -> ZoneInfo:
+    """The IANA zone ``name``; :class:`UsageError` naming it when unknown."""
+    try:
+        if not name or name != name.strip():
+            raise ValueError(name)
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, TypeError, OSError):
+        raise UsageError(
+            f"unknown time zone {name!r}", hint="use an IANA name such as Asia/Shanghai or America/New_York"
+        ) from None
+
+
+def utc_text(dt: datetime) -> str:
+    """``YYYY-MM-DDTHH:MM:SS.ffffffZ`` of an aware datetime."""
+    return dt.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+
+
+def canonical_json(obj: Any) -> str:
+    """Sorted keys, compact, UTF-8 (orjson; the standard encoder for what orjson cannot encode)."""
+    return canonical_bytes(obj).decode("utf-8", "surrogatepass")
+
+
+def canonical_bytes(obj: Any) -> bytes:
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+    except (orjson.JSONEncodeError, TypeError):
+        return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+            "utf-8", "surrogatepass"
+        )
+
+
+def content_hash(obj: Any) -> str:
+    try:
+        data = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)
+    except (orjson.JSONEncodeError, TypeError):
+        data = b""
+    if data:
+        return hashlib.sha256(data).hexdigest()
+    try:
+        data = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = exc.object[exc.start : exc.end]
+        code = f"\\u{ord(bad[0]):04x}" if bad else "?"
+        raise LineRejected(
+            f"the line is not valid UTF-8 or has an unpaired UTF-16 surrogate ({code}); "
+            "fix the file's text encoding"
+        ) from None
+    return hashlib.sha256(data).hexdigest()
+
+
+def promotion_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+@dataclass
+class EventRows:
+    """Every row of one event, without its ``events.id`` (the writer assigns it).
+
+    ``event`` is the events row minus ``id``; the children are tuples minus ``event_rowid``.
+    """
+
+    event_id: str
+    store_id: str
+    content_hash: str
+    line: int
+    event: tuple[Any, ...]
+    attrs: list[tuple[str, str | None, float | None]] = field(default_factory=list)
+    refs: list[tuple[int, str]] = field(default_factory=list)
+    entities: list[str] = field(default_factory=list)
+    relations: list[tuple[int, str, str, str]] = field(default_factory=list)
+    #: modality -> float32 bytes (512-d)
+    vectors: dict[str, bytes] = field(default_factory=dict)
+    #: text to encode when the event has text and no text vector
+    text_to_embed: str | None = None
+
+
+class LocalTime:
+    """Store-local calendar fields of UTC instants, for one zone (cached per UTC hour)."""
+
+    def __init__(self, tz: ZoneInfo) -> None:
+        self.tz = tz
+        self._cache: dict[int, tuple[str, int, int, str, str]] = {}
+
+    def fields(self, ts: datetime) -> tuple[str, int, int, str, str]:
+        """(local_date, local_hour, local_weekday 0=Mon, local_week Monday date, local_month)."""
+        # every zone offset in use is a multiple of 15 minutes, so one quarter hour shares them
+        key = int((ts - _EPOCH).total_seconds() // 900)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        local = ts.astimezone(self.tz)
+        d = local.date()
+        monday = d - timedelta(days=d.weekday())
+        out = (d.isoformat(), local.hour, d.weekday(), monday.isoformat(), d.isoformat()[:7])
+        offset = local.utcoffset()
+        if offset is not None and offset.total_seconds() % 900 == 0:  # not for old LMT offsets
+            if len(self._cache) > 100_000:
+                self._cache.clear()
+            self._cache[key] = out
+        return out
+
+
+_MODALITY_TEXT: dict[tuple[str, ...], str] = {}
+
+
+def _modality_text(modality: list[str]) -> str:
+    key = tuple(modality)
+    text = _MODALITY_TEXT.get(key)
+    if text is None:
+        text = _MODALITY_TEXT[key] = json.dumps(modality, separators=(",", ":"))
+    return text
+
+
+def build(checked: CheckedEvent, line: int, local: LocalTime, imported_at: str) -> EventRows:
+    """All rows of one checked event (raises :class:`LineRejected` for content SQLite cannot hold)."""
+    obj = checked.obj
+    digest = content_hash(obj)
+    ts = checked.ts
+    stats: dict[str, Any] = obj.get("stats") or {}
+    typed: list[Any] = [None] * len(WELL_KNOWN_KEYS)
+    attrs: list[tuple[str, str | None, float | None]] = []
+    for key, v in stats.items():
+        if v is None:
+            continue
+        pos = _POSITION.get(key)
+        if pos is not None:
+            if key in _INT_COLUMNS:
+                typed[pos] = int(v)
+            elif key in _REAL_COLUMNS:
+                typed[pos] = float(v)
+            elif key == "promotion":
+                typed[pos] = promotion_text(v)
+            else:
+                typed[pos] = v
+        elif isinstance(v, bool):
+            attrs.append((key, "true" if v else "false", None))
+        elif isinstance(v, int | float):
+            attrs.append((key, None, float(v)))
+        else:
+            attrs.append((key, str(v), None))
+    ldate, lhour, lwd, lweek, lmonth = local.fields(ts)
+    text = obj.get("text")
+    event = (
+        obj["event_id"],
+        obj["store_id"],
+        utc_text(ts),
+        ts.timestamp(),
+        utc_text(checked.end_ts) if checked.end_ts is not None else None,
+        ldate,
+        lhour,
+        lwd,
+        lweek,
+        lmonth,
+        obj.get("source"),
+        obj["event_type"],
+        _modality_text(obj["modality"]),
+        text,
+        *typed,
+        canonical_json(stats) if stats else "{}",
+        digest,
+        imported_at,
+    )
+    rows = EventRows(
+        event_id=obj["event_id"],
+        store_id=obj["store_id"],
+        content_hash=digest,
+        line=line,
+        event=event,
+        attrs=attrs,
+        refs=list(enumerate(obj["raw_ref"])),
+        entities=list(obj.get("entities") or ()),
+        relations=[(i, r["head"], r["type"], r["tail"]) for i, r in enumerate(obj.get("relations") or ())],
+    )
+    emb: dict[str, list[float]] = obj.get("embedding") or {}
+    for modality, vec in emb.items():
+        if modality in MODALITY_VECTOR_TABLES:
+            rows.vectors[modality] = np.asarray(vec, dtype=np.float32).tobytes()
+    if text and "text" not in rows.vectors:
+        rows.text_to_embed = text
+    return rows

@@ -1,0 +1,532 @@
+"""The store facade: open a memory, import MEV lines, hand out reader connections and the writer.
+
+Owns the lifecycle of one SQLite memory file: migrations on open, the single :class:`Writer`
+thread (all writes), a pool of read-only reader connections (one per thread), the stores' time
+zones, the lazily loaded text encoder, and the import pipeline (parse, validate and build rows on
+the calling thread; look up existing ids and insert on the writer, ``batch_size`` lines per
+``BEGIN IMMEDIATE`` transaction, one batch in flight while the next is prepared).
+
+Used by ``adamm import`` (:mod:`edge.cli.cmd_import`), search, ask, the demo and the daemon.
+
+Time zones: each store has one IANA zone in the ``stores`` table. The first event of an unknown
+store takes, in order: the ``timezone`` given to :meth:`Store.import_lines` / :meth:`Store.open`
+(``--tz``); the zone of the memory's only store when it holds exactly one; the default zone an
+earlier ``--tz`` recorded; otherwise the line is rejected ("store X has no time zone: pass --tz").
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import apsw
+import numpy as np
+
+from edge.config import AdammConfig
+from edge.errors import ModelMissingError, StoreError
+from edge.memory import db
+from edge.memory.ingest import EVENT_COLUMNS, EventRows, LocalTime, build, utc_text, zone
+from edge.memory.mev import LineRejected, check_line
+from edge.memory.migrations import MODALITY_VECTOR_TABLES, VECTOR_DIM, migrate
+from edge.memory.writer import Writer
+
+if TYPE_CHECKING:
+    from edge.analysis.source import EventSource
+    from edge.encoders.base import Encoder
+
+logger = logging.getLogger(__name__)
+
+_INSERT_EVENT = (
+    f"INSERT INTO events({', '.join(EVENT_COLUMNS)}) VALUES ({', '.join('?' * len(EVENT_COLUMNS))})"
+)
+_INSERT_ATTR = "INSERT INTO event_attrs(event_rowid, key, value_text, value_num) VALUES (?, ?, ?, ?)"
+_INSERT_REF = "INSERT INTO raw_refs(event_rowid, seq, ref) VALUES (?, ?, ?)"
+_INSERT_ENTITY = "INSERT OR IGNORE INTO entities(event_rowid, entity) VALUES (?, ?)"
+_INSERT_REL = "INSERT INTO relations(event_rowid, seq, head, type, tail) VALUES (?, ?, ?, ?, ?)"
+_EXISTING = (
+    "SELECT e.event_id, e.id, e.content_hash FROM events AS e "
+    "WHERE e.event_id IN (SELECT value FROM json_each(?))"
+)
+DEFAULT_TZ_SETTING = "default_timezone"
+#: prepare the next batch while the writer inserts the previous one. Off: with the GIL, apsw's
+#: per-row GIL release makes the writer wait for the busy importing thread (measured slower here).
+PIPELINE = False
+
+
+@dataclass
+class ImportReport:
+    """Counts of one import (CONTRACT.md: ``{"accepted", "rejected", "duplicates", "merged"}``)."""
+
+    accepted: int = 0
+    rejected: int = 0
+    duplicates: int = 0
+    merged: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass
+class _Batch:
+    rows: list[EventRows] = field(default_factory=list)
+    rejects: list[tuple[int, str]] = field(default_factory=list)
+    new_stores: dict[str, str] = field(default_factory=dict)
+    duplicates: int = 0
+    superseded: int = 0  # earlier lines of this batch replaced by a later one (replace=True)
+    lines: int = 0
+
+
+@dataclass
+class _BatchResult:
+    accepted: int
+    duplicates: int
+    rejects: list[tuple[int, str]]
+    replaced: int
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return str(value)
+
+
+class Store:
+    """One memory file. Open with :meth:`open`; close (or use as a context manager) when done."""
+
+    def __init__(
+        self,
+        path: Path,
+        config: AdammConfig,
+        writer_conn: apsw.Connection | None,
+        readonly: bool,
+        default_tz: str | None,
+    ) -> None:
+        self.path = path
+        self.config = config
+        self.readonly = readonly
+        self._default_tz = default_tz
+        self._writer_conn = writer_conn
+        self._closed = False
+        self._local = threading.local()
+        self._readers: list[apsw.Connection] = []
+        self._readers_lock = threading.Lock()
+        self._zones: dict[str, str] = {}
+        self._local_times: dict[str, LocalTime] = {}
+        self._encoder: Encoder | None = None
+        self._encoder_failed = False
+        self._encoder_lock = threading.Lock()
+        self._import_lock = threading.Lock()
+        self.writer: Writer | _ReadonlyWriter
+        if writer_conn is not None:
+            self.writer = Writer(writer_conn, name=f"adamm-writer:{path.name}")
+            self.writer.start()
+        else:
+            self.writer = _ReadonlyWriter(path)
+        self._load_zones()
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        timezone: str | None = None,
+        config: AdammConfig | None = None,
+        readonly: bool = False,
+        create: bool = True,
+    ) -> Store:
+        """Open (and unless ``readonly``, migrate) the memory at ``path``.
+
+        ``timezone`` (an IANA name, checked) is the zone for stores that have none yet; it is
+        recorded as the memory's default zone when none is recorded.
+        """
+        if timezone is not None:
+            zone(timezone)
+        p = Path(path)
+        cfg = config or AdammConfig()
+        if readonly:
+            conn = db.connect(p, readonly=True, create=False)
+            conn.close()
+            return cls(p, cfg, None, True, timezone)
+        conn = db.connect(p, readonly=False, create=create)
+        try:
+            migrate(conn)
+            if timezone is not None:
+                conn.execute(
+                    "INSERT OR IGNORE INTO settings(key, value) VALUES (?, ?)", (DEFAULT_TZ_SETTING, timezone)
+                )
+        except apsw.BusyError:
+            conn.close()
+            raise StoreError(
+                f"database {p} is locked by another process past the busy timeout",
+                hint="stop the other adamm process or retry later",
+            ) from None
+        except apsw.Error as exc:
+            conn.close()
+            raise StoreError(
+                f"cannot prepare database {p}: {exc}", hint="is it an adamm memory file?"
+            ) from None
+        return cls(p, cfg, conn, False, timezone)
+
+    def close(self) -> None:
+        """Stop the writer (after draining its queue) and close every connection."""
+        if self._closed:
+            return
+        self._closed = True
+        self.writer.close()
+        with self._readers_lock:
+            readers, self._readers = self._readers, []
+        for conn in readers:
+            conn.close()
+        if self._writer_conn is not None:
+            self._writer_conn.close()
+            self._writer_conn = None
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    # -- connections -----------------------------------------------------------------------------
+
+    @contextmanager
+    def read(self) -> Iterator[apsw.Connection]:
+        """A read-only connection of this thread (pooled: the same one each time on a thread)."""
+        if self._closed:
+            raise StoreError("the store is closed")
+        conn: apsw.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = db.connect(self.path, readonly=True, create=False)
+            self._local.conn = conn
+            with self._readers_lock:
+                self._readers.append(conn)
+        yield conn
+
+    # -- time zones ------------------------------------------------------------------------------
+
+    def _load_zones(self) -> None:
+        try:
+            with self.read() as conn:
+                rows = list(conn.execute("SELECT store_id, timezone FROM stores"))
+        except apsw.SQLError:  # not migrated (read-only open of an empty file)
+            rows = []
+        self._zones.update({str(s): str(tz) for s, tz in rows})
+
+    def _setting(self, key: str) -> str | None:
+        try:
+            with self.read() as conn:
+                row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        except apsw.SQLError:
+            return None
+        return None if row is None else str(row[0])
+
+    def timezone(self, store_id: str | None = None) -> str:
+        """The IANA zone of ``store_id`` (or of the memory's single store; else the default zone)."""
+        if store_id is not None:
+            if store_id not in self._zones:
+                self._load_zones()
+            tz = self._zones.get(store_id)
+            if tz is not None:
+                return tz
+        else:
+            self._load_zones()
+            if len(self._zones) == 1:
+                return next(iter(self._zones.values()))
+        fallback = self._default_tz or self._setting(DEFAULT_TZ_SETTING)
+        if fallback:
+            return fallback
+        if self._zones:
+            return self._zones[sorted(self._zones)[0]]
+        return "UTC"
+
+    def _zone_for_new_store(self, store_id: str, tz_arg: str | None, pending: dict[str, str]) -> str:
+        """The zone a store seen for the first time gets, or :class:`LineRejected`."""
+        self._load_zones()
+        if store_id in self._zones:
+            return self._zones[store_id]
+        if tz_arg:
+            return tz_arg
+        known = {**self._zones, **pending}
+        if len(known) == 1:
+            return next(iter(known.values()))
+        recorded = self._setting(DEFAULT_TZ_SETTING)
+        if recorded:
+            return recorded
+        raise LineRejected(
+            f"store {store_id} has no time zone: pass --tz (an IANA name such as Asia/Shanghai)"
+        )
+
+    def _local_time(self, store_id: str, tz_arg: str | None, batch: _Batch) -> LocalTime:
+        lt = self._local_times.get(store_id)
+        if lt is not None:
+            return lt
+        tz = self._zones.get(store_id)
+        if tz is None:
+            tz = self._zone_for_new_store(store_id, tz_arg, batch.new_stores)
+            if store_id not in self._zones:
+                batch.new_stores[store_id] = tz
+                self._zones[store_id] = tz
+        lt = LocalTime(zone(tz))
+        self._local_times[store_id] = lt
+        return lt
+
+    # -- text vectors ----------------------------------------------------------------------------
+
+    def embed_texts(self, texts: Sequence[str]) -> np.ndarray | None:
+        """Unit-norm text vectors from ``config.encoders.text``; None when the model is not installed."""
+        enc = self._text_encoder()
+        if enc is None:
+            return None
+        return enc.encode(list(texts))
+
+    def _text_encoder(self) -> Encoder | None:
+        with self._encoder_lock:
+            if self._encoder is None and not self._encoder_failed:
+                from edge.encoders.base import create
+
+                cfg = self.config.encoders
+                try:
+                    self._encoder = create(cfg.text, providers=cfg.providers, batch_size=cfg.batch_size)
+                except ModelMissingError as exc:
+                    self._encoder_failed = True
+                    logger.warning(
+                        "text encoder not available, events are stored without text vectors: %s", exc
+                    )
+            return self._encoder
+
+    # -- analysis port ---------------------------------------------------------------------------
+
+    def event_source(self) -> EventSource:
+        """The :class:`edge.analysis.source.EventSource` over this memory."""
+        from edge.memory.source_sql import SqlEventSource
+
+        source: EventSource = SqlEventSource(self)
+        return source
+
+    # -- import ----------------------------------------------------------------------------------
+
+    def import_events(self, events: Iterable[dict[str, Any]], **kwargs: Any) -> ImportReport:
+        """Import event dicts (the simulator, the daemon): serialised, then :meth:`import_lines`."""
+        lines = (json.dumps(e, ensure_ascii=False, default=_json_default) for e in events)
+        return self.import_lines(lines, **kwargs)
+
+    def import_lines(
+        self,
+        lines: Iterable[str],
+        *,
+        replace: bool = False,
+        on_reject: Callable[[int, str], None] | None = None,
+        progress: Callable[[int], None] | None = None,
+        batch_size: int = 2000,
+        default_store_tz: str | None = None,
+    ) -> ImportReport:
+        """Validate and store MEV JSON Lines (line numbers are 1-based; blank lines are skipped).
+
+        Idempotent on ``event_id``: the same content again is a duplicate; different content is
+        rejected unless ``replace`` (then the stored event is replaced and counts as accepted).
+        Rejected lines go to ``on_reject(line_no, reason)`` in line order.
+        """
+        if self.readonly:
+            raise StoreError("the store was opened read-only", hint="open it without readonly to import")
+        tz_arg = default_store_tz or self._default_tz
+        if tz_arg is not None:
+            zone(tz_arg)
+        report = ImportReport()
+        imported_at = utc_text(datetime.now(UTC))
+        batch_size = max(1, int(batch_size))
+        in_flight: tuple[_Batch, Future[_BatchResult]] | None = None
+        lines_read = 0
+        replaced_any = False
+        submitted = False
+
+        def finish(item: tuple[_Batch, Future[_BatchResult]]) -> None:
+            nonlocal replaced_any
+            b, fut = item
+            res = fut.result()
+            report.accepted += res.accepted + b.superseded
+            report.duplicates += res.duplicates + b.duplicates
+            rejects = sorted(b.rejects + res.rejects)
+            report.rejected += len(rejects)
+            replaced_any = replaced_any or res.replaced > 0
+            if on_reject is not None:
+                for n, reason in rejects:
+                    on_reject(n, reason)
+            if progress is not None:
+                progress(b.lines)
+
+        with self._import_lock:
+            batch = _Batch()
+            seen: dict[str, int] = {}  # event_id -> index in batch.rows
+            for lineno, line in enumerate(lines, start=1):
+                lines_read = lineno
+                batch.lines = lineno
+                if not line.strip():
+                    continue
+                try:
+                    checked = check_line(line)
+                    lt = self._local_time(checked.obj["store_id"], tz_arg, batch)
+                    rows = build(checked, lineno, lt, imported_at)
+                except LineRejected as exc:
+                    batch.rejects.append((lineno, exc.reason))
+                else:
+                    prev = seen.get(rows.event_id)
+                    if prev is None:
+                        seen[rows.event_id] = len(batch.rows)
+                        batch.rows.append(rows)
+                    else:
+                        earlier = batch.rows[prev]
+                        if earlier.content_hash == rows.content_hash:
+                            batch.duplicates += 1
+                        elif replace:
+                            batch.rows[prev] = rows
+                            batch.superseded += 1
+                        else:
+                            batch.rejects.append(
+                                (
+                                    lineno,
+                                    f"event_id {rows.event_id} already seen at line {earlier.line} "
+                                    "with different content (use --replace)",
+                                )
+                            )
+                if len(batch.rows) + len(batch.rejects) + batch.duplicates >= batch_size:
+                    future = self._submit_batch(batch, replace)
+                    submitted = True
+                    if in_flight is not None:
+                        finish(in_flight)
+                    in_flight = (batch, future)
+                    if not PIPELINE:
+                        finish(in_flight)
+                        in_flight = None
+                    batch = _Batch(lines=lineno)
+                    seen = {}
+            if batch.rows or batch.rejects or batch.duplicates or not submitted:
+                batch.lines = lines_read
+                future = self._submit_batch(batch, replace)
+                if in_flight is not None:
+                    finish(in_flight)
+                in_flight = (batch, future)
+            if in_flight is not None:
+                finish(in_flight)
+        if replaced_any:
+            from edge.memory import vector_index
+
+            vector_index.invalidate(self)
+        return report
+
+    def _embed_batch(self, batch: _Batch) -> None:
+        wanted = [r for r in batch.rows if r.text_to_embed is not None]
+        if not wanted:
+            return
+        # events already stored with the same content need no new vector
+        with self.read() as conn:
+            known = {
+                str(eid): str(h)
+                for eid, _id, h in conn.execute(_EXISTING, (json.dumps([r.event_id for r in wanted]),))
+            }
+        wanted = [r for r in wanted if known.get(r.event_id) != r.content_hash]
+        if not wanted:
+            return
+        vecs = self.embed_texts([r.text_to_embed or "" for r in wanted])
+        if vecs is None:
+            return
+        for r, v in zip(wanted, vecs, strict=True):
+            if v.shape[0] == VECTOR_DIM:
+                r.vectors["text"] = np.asarray(v, dtype=np.float32).tobytes()
+
+    def _submit_batch(self, batch: _Batch, replace: bool) -> Future[_BatchResult]:
+        self._embed_batch(batch)
+        rows = batch.rows
+        new_stores = dict(batch.new_stores)
+        created = utc_text(datetime.now(UTC))
+
+        def write(conn: apsw.Connection) -> _BatchResult:
+            if new_stores:
+                conn.executemany(
+                    "INSERT OR IGNORE INTO stores(store_id, timezone, created_at) VALUES (?, ?, ?)",
+                    [(s, tz, created) for s, tz in new_stores.items()],
+                )
+            existing: dict[str, tuple[int, str]] = {}
+            if rows:
+                existing = {
+                    str(eid): (int(i), str(h))
+                    for eid, i, h in conn.execute(_EXISTING, (json.dumps([r.event_id for r in rows]),))
+                }
+            (max_id,) = conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()  # type: ignore[misc]
+            next_id = int(max_id) + 1
+            accepted = duplicates = replaced = 0
+            rejects: list[tuple[int, str]] = []
+            to_insert: list[tuple[int, EventRows]] = []
+            replaced_ids: list[int] = []
+            for r in rows:
+                hit = existing.get(r.event_id)
+                if hit is None:
+                    to_insert.append((next_id, r))
+                    next_id += 1
+                elif hit[1] == r.content_hash:
+                    duplicates += 1
+                elif replace:
+                    replaced_ids.append(hit[0])
+                    to_insert.append((hit[0], r))
+                else:
+                    rejects.append(
+                        (
+                            r.line,
+                            f"event_id {r.event_id} already stored with different content (use --replace)",
+                        )
+                    )
+            if replaced_ids:
+                ids = [(i,) for i in replaced_ids]
+                for table in MODALITY_VECTOR_TABLES.values():
+                    conn.executemany(f"DELETE FROM {table} WHERE rowid = ?", ids)
+                conn.executemany("DELETE FROM events WHERE id = ?", ids)  # children cascade
+                replaced = len(replaced_ids)
+            if to_insert:
+                conn.executemany(_INSERT_EVENT, [(i, *r.event) for i, r in to_insert])
+                attrs = [(i, *a) for i, r in to_insert for a in r.attrs]
+                if attrs:
+                    conn.executemany(_INSERT_ATTR, attrs)
+                conn.executemany(_INSERT_REF, [(i, *ref) for i, r in to_insert for ref in r.refs])
+                ents = [(i, e) for i, r in to_insert for e in r.entities]
+                if ents:
+                    conn.executemany(_INSERT_ENTITY, ents)
+                rels = [(i, *rel) for i, r in to_insert for rel in r.relations]
+                if rels:
+                    conn.executemany(_INSERT_REL, rels)
+                for modality, table in MODALITY_VECTOR_TABLES.items():
+                    vecs = [(i, r.vectors[modality]) for i, r in to_insert if modality in r.vectors]
+                    if vecs:
+                        conn.executemany(f"INSERT INTO {table}(rowid, embedding) VALUES (?, ?)", vecs)
+                accepted = len(to_insert)
+            return _BatchResult(accepted, duplicates, rejects, replaced)
+
+        return self.writer.submit(write)
+
+
+class _ReadonlyWriter:
+    """Stands in for the writer of a read-only store: every submit fails with a clear message."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+
+    def submit(self, fn: Callable[[apsw.Connection], Any]) -> Future[Any]:
+        raise StoreError(f"{self._path} was opened read-only", hint="open it without readonly to write")
+
+    def close(self, timeout: float | None = None) -> None:
+        return None

@@ -1,0 +1,390 @@
+"""The hot in-memory vector matrix behind exact retrieval (one per store and modality).
+
+Owns a float32 copy of one vec0 table (``vec_text`` ...), laid out for the way retrieval reads it:
+rows sorted by ``(event_type, rowid)`` so that the dominant hard filters (an event type, a time
+range inside it, since rowids follow import order) select *contiguous* runs of rows, which are
+scored as zero-copy slices at memory bandwidth instead of being gathered row by row. Rows added
+since the last layout sit in an unsorted tail and are folded in when the tail grows.
+
+The matrix is loaded lazily from sqlite-vec's shadow tables (``<table>_rowids`` and
+``<table>_vector_chunks00`` of the pinned sqlite-vec 0.1.9; the public ``SELECT rowid, embedding``
+scan is the fallback) and kept in sync by the rowid high-water mark and the row count, checked
+only after some connection committed (``PRAGMA data_version`` on a watcher connection): new rows
+are appended on the next query, a lower count (deleted rows) triggers a reload. A vector updated in
+place under the same rowid is not seen until :meth:`VectorIndex.invalidate` is called (import with
+``--replace`` should call :func:`invalidate` for the store).
+
+Called by :mod:`edge.memory.retrieval` only. Thread-safe: syncing is serialised by a lock; a query
+works on an immutable snapshot, so concurrent queries never see a half-appended row.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import apsw
+import numpy as np
+
+from edge.memory.migrations import MODALITY_VECTOR_TABLES, VECTOR_DIM
+
+logger = logging.getLogger(__name__)
+
+#: runs of at least this many consecutive positions are scored as slices (no copy)
+MIN_RUN = 32
+#: rows gathered per block for scattered survivors (keeps the copy in cache)
+GATHER_BLOCK = 2048
+#: re-sort the layout when the unsorted tail exceeds this share of the rows
+TAIL_SHARE = 0.1
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """An immutable view of the index for one query."""
+
+    matrix: np.ndarray  # (n, d) float32, unit-norm rows
+    rowids: np.ndarray  # (n,) int64: rowid of each position
+    positions: np.ndarray  # (max_rowid + 1,) int64: position of each rowid, -1 when absent
+    #: partition key -> [start, end) of its rows in the sorted region
+    ranges: dict[str, tuple[int, int]]
+    #: partition key of each row of the unsorted tail, which starts at ``n_sorted``
+    tail_keys: np.ndarray
+    n_sorted: int
+
+    @property
+    def size(self) -> int:
+        return int(self.matrix.shape[0])
+
+    def positions_of(self, rowids: np.ndarray) -> np.ndarray:
+        """Positions of ``rowids`` in this snapshot (rowids without a vector are dropped), sorted."""
+        ids = np.asarray(rowids, dtype=np.int64)
+        ids = ids[(ids >= 0) & (ids < self.positions.shape[0])]
+        pos = self.positions[ids]
+        pos = pos[(pos >= 0) & (pos < self.size)]
+        pos.sort()
+        return pos
+
+    def score_all(self, q: np.ndarray) -> np.ndarray:
+        """Cosine of every row against unit-norm ``q``."""
+        if self.size == 0:
+            return np.zeros(0, dtype=np.float32)
+        return self.matrix @ q
+
+    def partition_positions(self, keys: Sequence[str]) -> tuple[list[tuple[int, int]], np.ndarray]:
+        """Where the rows of partitions ``keys`` are: slices of the sorted region, tail positions."""
+        spans = [self.ranges[k] for k in sorted(set(keys)) if k in self.ranges]
+        tail = self.n_sorted + np.flatnonzero(np.isin(self.tail_keys, list(keys)))
+        return spans, tail.astype(np.int64)
+
+    def score_positions(self, pos: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """Cosine of the rows at sorted positions ``pos`` against ``q``, in the same order.
+
+        Long runs of consecutive positions are scored as slices of the matrix (no copy, BLAS at
+        memory bandwidth); the scattered rest is gathered in cache-sized blocks.
+        """
+        out = np.empty(pos.shape[0], dtype=np.float32)
+        if pos.shape[0] == 0:
+            return out
+        breaks = np.flatnonzero(np.diff(pos) != 1) + 1
+        starts = np.concatenate(([0], breaks))
+        ends = np.concatenate((breaks, [pos.shape[0]]))
+        long_runs = np.flatnonzero(ends - starts >= MIN_RUN)
+        scattered = np.ones(pos.shape[0], dtype=bool)
+        for r in long_runs:
+            s, e = int(starts[r]), int(ends[r])
+            p0 = int(pos[s])
+            out[s:e] = self.matrix[p0 : p0 + (e - s)] @ q
+            scattered[s:e] = False
+        rest = np.flatnonzero(scattered)
+        if rest.shape[0]:
+            buf = np.empty((min(GATHER_BLOCK, rest.shape[0]), self.matrix.shape[1]), dtype=np.float32)
+            for i in range(0, rest.shape[0], GATHER_BLOCK):
+                sel = rest[i : i + GATHER_BLOCK]
+                block = buf[: sel.shape[0]]
+                np.take(self.matrix, pos[sel], axis=0, out=block)
+                out[sel] = block @ q
+        return out
+
+
+class VectorIndex:
+    """The in-memory matrix of one vec0 table; see the module docstring."""
+
+    def __init__(self, table: str, dim: int = VECTOR_DIM) -> None:
+        if table not in MODALITY_VECTOR_TABLES.values():
+            raise ValueError(f"unknown vector table {table!r}")
+        self.table = table
+        self.dim = dim
+        self._lock = threading.Lock()
+        self._watch: apsw.Connection | None = None
+        self._watch_path = ""
+        self._dv: Any = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self._buf = np.zeros((0, self.dim), dtype=np.float32)
+        self._keys = np.zeros(0, dtype=object)  # partition key (event_type) per position
+        self._rowids = np.zeros(0, dtype=np.int64)
+        self._pos = np.full(1, -1, dtype=np.int64)
+        self._n = 0
+        self._n_sorted = 0
+        self._ranges: dict[str, tuple[int, int]] = {}
+        self._high = 0  # highest rowid loaded
+        self._count = 0  # rows in the vec0 table when last synced
+        self._snapshot: Snapshot | None = None
+
+    def invalidate(self) -> None:
+        """Forget everything; the next query reloads from the database."""
+        with self._lock:
+            self._reset()
+            self._dv = None
+
+    def snapshot(self, conn: apsw.Connection) -> Snapshot:
+        """Bring the matrix up to date with the database and return a snapshot.
+
+        A dedicated watcher connection's ``PRAGMA data_version`` (which moves whenever another
+        connection commits) makes the no-change case cost microseconds; after a commit the row
+        count and high-water mark are checked and new rows loaded through the watcher, so the
+        state and the loaded rows come from one read snapshot. In-memory databases use ``conn``.
+        """
+        with self._lock:
+            watch = self._watcher(conn)
+            if watch is None:
+                self._sync(conn)
+            else:
+                dv = watch.pragma("data_version")
+                if self._snapshot is None or dv != self._dv:
+                    with watch:  # one read transaction for the state check and the load
+                        self._sync(watch)
+                    self._dv = dv
+            assert self._snapshot is not None
+            return self._snapshot
+
+    def _watcher(self, conn: apsw.Connection) -> apsw.Connection | None:
+        path = conn.db_filename("main")
+        if not path:
+            return None
+        if self._watch is None or self._watch_path != path:
+            from edge.memory.db import connect
+
+            self.close()
+            self._watch, self._watch_path = connect(path, readonly=True), path
+        return self._watch
+
+    def close(self) -> None:
+        """Close the watcher connection (the store calls this through :func:`release`)."""
+        if self._watch is not None:
+            self._watch.close()
+        self._watch, self._watch_path, self._dv = None, "", None
+
+    def _sync(self, conn: apsw.Connection) -> None:
+        high, count = self._table_state(conn)
+        if self._snapshot is not None and high == self._high and count == self._count:
+            return
+        if high < self._high:
+            self._reset()
+        (fresh,) = conn.execute(
+            f"SELECT count(*) FROM {self.table}_rowids WHERE rowid > ?", (self._high,)
+        ).fetchone()  # type: ignore[misc]
+        if self._count + int(fresh) != count:
+            logger.info("%s: vectors were deleted, reloading the vector index", self.table)
+            self._reset()
+        first = self._n == 0
+        self._append(*self._load_after(conn, self._high))
+        if first:
+            self._n_sorted = self._n  # the loader returns rows in layout order
+            self._ranges = _ranges(self._keys[: self._n])
+        self._high, self._count = high, count
+        if self._n - self._n_sorted > TAIL_SHARE * self._n:
+            self._relayout()
+        self._snapshot = Snapshot(
+            matrix=self._buf[: self._n],
+            rowids=self._rowids[: self._n],
+            positions=self._pos,
+            ranges=dict(self._ranges),
+            tail_keys=self._keys[self._n_sorted : self._n].copy(),
+            n_sorted=self._n_sorted,
+        )
+
+    def _table_state(self, conn: apsw.Connection) -> tuple[int, int]:
+        # two statements: combined, SQLite loses its O(1)-per-page count optimisation
+        high = conn.execute(f"SELECT max(rowid) FROM {self.table}_rowids").fetchone()
+        count = conn.execute(f"SELECT count(*) FROM {self.table}_rowids").fetchone()
+        return int((high or (0,))[0] or 0), int((count or (0,))[0] or 0)
+
+    # -- loading ---------------------------------------------------------------------------------
+
+    def _load_after(self, conn: apsw.Connection, after: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rowids, vectors, partition keys) of the rows with rowid > ``after`` that have an event,
+        in layout order (partition key, rowid)."""
+        try:
+            return self._load_shadow(conn, after)
+        except (apsw.Error, ValueError) as exc:
+            logger.warning("%s: reading shadow tables failed (%s); using the slow scan", self.table, exc)
+            return self._load_public(conn, after)
+
+    def _load_shadow(self, conn: apsw.Connection, after: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        t = self.table
+        rows = conn.execute(
+            f"SELECT r.rowid, r.chunk_id, r.chunk_offset, e.event_type FROM {t}_rowids AS r "
+            f"JOIN events AS e ON e.id = r.rowid WHERE r.rowid > ? ORDER BY e.event_type, r.rowid",
+            (after,),
+        ).fetchall()
+        if not rows:
+            return _empty(self.dim)
+        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        chunk = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
+        offset = np.fromiter((r[2] for r in rows), dtype=np.int64, count=len(rows))
+        keys = np.array([r[3] for r in rows], dtype=object)
+        vectors = np.empty((len(rows), self.dim), dtype=np.float32)
+        order = np.argsort(chunk, kind="stable")
+        bounds = np.flatnonzero(np.diff(chunk[order])) + 1
+        for group in np.split(order, bounds):
+            cid = int(chunk[group[0]])
+            got = conn.execute(f"SELECT vectors FROM {t}_vector_chunks00 WHERE rowid = ?", (cid,)).fetchone()
+            if got is None:
+                raise ValueError(f"vector chunk {cid} missing")
+            blob = got[0]
+            if not isinstance(blob, bytes) or len(blob) % (4 * self.dim):
+                raise ValueError(f"vector chunk {cid} has an unexpected size")
+            mat = np.frombuffer(blob, dtype=np.float32).reshape(-1, self.dim)
+            vectors[group] = mat[offset[group]]
+        return rowids, _normalized(vectors), keys
+
+    def _load_public(self, conn: apsw.Connection, after: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        rows = conn.execute(
+            f"SELECT v.rowid, v.embedding, e.event_type FROM {self.table} AS v "
+            f"JOIN events AS e ON e.id = v.rowid WHERE v.rowid > ?",
+            (after,),
+        ).fetchall()
+        if not rows:
+            return _empty(self.dim)
+        rows.sort(key=lambda r: (str(r[2]), int(r[0])))  # type: ignore[arg-type]
+        rowids = np.array([r[0] for r in rows], dtype=np.int64)
+        vectors = np.stack([np.frombuffer(bytes(r[1]), dtype=np.float32) for r in rows])  # type: ignore[arg-type]
+        keys = np.array([r[2] for r in rows], dtype=object)
+        return rowids, _normalized(vectors), keys
+
+    # -- layout ----------------------------------------------------------------------------------
+
+    def _append(self, rowids: np.ndarray, vectors: np.ndarray, keys: np.ndarray) -> None:
+        m = rowids.shape[0]
+        if m == 0:
+            return
+        need = self._n + m
+        if self._n == 0:  # first load: adopt the loader's arrays instead of copying 2 GB
+            self._buf, self._rowids, self._keys = vectors, rowids.copy(), keys.copy()
+        elif need > self._buf.shape[0]:
+            cap = max(need, int(self._buf.shape[0] * 1.5), 1024)
+            # a fresh buffer: snapshots taken earlier keep the old one alive and unchanged
+            buf = np.empty((cap, self.dim), dtype=np.float32)
+            buf[: self._n] = self._buf[: self._n]
+            rid = np.empty(cap, dtype=np.int64)
+            rid[: self._n] = self._rowids[: self._n]
+            keys_all = np.empty(cap, dtype=object)
+            keys_all[: self._n] = self._keys[: self._n]
+            self._buf, self._rowids, self._keys = buf, rid, keys_all
+        if self._n:
+            self._buf[self._n : need] = vectors
+            self._rowids[self._n : need] = rowids
+            self._keys[self._n : need] = keys
+        top = int(rowids.max())
+        if top >= self._pos.shape[0]:
+            pos = np.full(max(top + 1, int(self._pos.shape[0] * 1.5)), -1, dtype=np.int64)
+            pos[: self._pos.shape[0]] = self._pos
+            self._pos = pos
+        else:
+            self._pos = self._pos.copy()  # earlier snapshots keep their own map
+        self._pos[rowids] = np.arange(self._n, need, dtype=np.int64)
+        self._n = need
+
+    def _relayout(self) -> None:
+        """Sort all rows by (partition key, rowid) into a fresh buffer."""
+        n = self._n
+        if n == 0:
+            self._n_sorted = 0
+            return
+        keys = self._keys[:n].astype(str)
+        order = np.lexsort((self._rowids[:n], keys))
+        buf = np.empty((max(n, self._buf.shape[0]), self.dim), dtype=np.float32)
+        np.take(self._buf[:n], order, axis=0, out=buf[:n])
+        rid = np.empty(buf.shape[0], dtype=np.int64)
+        rid[:n] = self._rowids[:n][order]
+        keys_all = np.empty(buf.shape[0], dtype=object)
+        keys_all[:n] = self._keys[:n][order]
+        pos = np.full(self._pos.shape[0], -1, dtype=np.int64)
+        pos[rid[:n]] = np.arange(n, dtype=np.int64)
+        self._buf, self._rowids, self._keys, self._pos = buf, rid, keys_all, pos
+        self._n_sorted = n
+        self._ranges = _ranges(keys_all[:n])
+        logger.debug("%s: vector index laid out, %d rows", self.table, n)
+
+
+def _ranges(sorted_keys: np.ndarray) -> dict[str, tuple[int, int]]:
+    """[start, end) of each run of equal keys in a sorted key array."""
+    n = sorted_keys.shape[0]
+    if n == 0:
+        return {}
+    change = np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1
+    starts = np.concatenate(([0], change))
+    ends = np.concatenate((change, [n]))
+    return {str(sorted_keys[s]): (int(s), int(e)) for s, e in zip(starts, ends, strict=True)}
+
+
+def _empty(dim: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    return (
+        np.zeros(0, dtype=np.int64),
+        np.zeros((0, dim), dtype=np.float32),
+        np.zeros(0, dtype=object),
+    )
+
+
+def _normalized(x: np.ndarray) -> np.ndarray:
+    """Unit-norm rows, in place; most stored vectors already are, so only the others are divided."""
+    sq = np.einsum("ij,ij->i", x, x)
+    off = np.flatnonzero(np.abs(sq - 1.0) > 1e-5)
+    if off.shape[0]:
+        norms = np.sqrt(sq[off])
+        norms[norms == 0] = 1.0
+        x[off] /= norms[:, None]
+    return x
+
+
+# -- one index per (store, modality) -------------------------------------------------------------
+
+_registry: weakref.WeakKeyDictionary[Any, dict[str, VectorIndex]] = weakref.WeakKeyDictionary()
+_registry_lock = threading.Lock()
+
+
+def index_for(store: Any, modality: str) -> VectorIndex:
+    """The index of ``store``'s ``modality`` vectors (created on first use, dropped with the store)."""
+    try:
+        table = MODALITY_VECTOR_TABLES[modality]
+    except KeyError:
+        valid = ", ".join(MODALITY_VECTOR_TABLES)
+        raise ValueError(f"unknown modality {modality!r}; valid: {valid}") from None
+    with _registry_lock:
+        per_store = _registry.setdefault(store, {})
+        if modality not in per_store:
+            per_store[modality] = VectorIndex(table)
+        return per_store[modality]
+
+
+def invalidate(store: Any) -> None:
+    """Drop the in-memory vectors of ``store`` (call after vectors were replaced in place)."""
+    with _registry_lock:
+        for index in _registry.get(store, {}).values():
+            index.invalidate()
+
+
+def release(store: Any) -> None:
+    """Free ``store``'s indexes and their watcher connections (call from ``Store.close``)."""
+    with _registry_lock:
+        indexes = _registry.pop(store, {})
+    for index in indexes.values():
+        with index._lock:
+            index.close()
+            index._reset()

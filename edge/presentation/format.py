@@ -1,0 +1,91 @@
+"""Formatting of single values and the payload's language, shared by text, tables and plots.
+
+Pure helpers used by :mod:`edge.presentation.text`, :mod:`edge.presentation.tables` and the TUI.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from edge.presentation.labels import has_cjk, normalize_lang
+
+
+def payload_lang(payload: Mapping[str, Any], lang: str | None) -> str:
+    """The display language: ``lang`` if given, else the question's (CJK -> zh), else the locale."""
+    if lang is not None:
+        return normalize_lang(lang)
+    question = payload.get("question")
+    if isinstance(question, str) and question.strip():
+        return "zh" if has_cjk(question) else "en"
+    return normalize_lang(None)
+
+
+def fmt_value(value: Any, key: str | None = None) -> str:
+    """A compact, readable rendering of one result value."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return str(value)
+        if key == "p_value" or (0 < abs(value) < 0.01):
+            return f"{value:.3g}"
+        if key in {"share", "support", "strength", "weight", "score", "r", "lift"}:
+            return f"{value:.3f}"
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return f"{value:.2f}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(fmt_value(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return str(value)
+
+
+def as_float(value: Any) -> float | None:
+    """``value`` as a float for plotting, or ``None`` when it is not a finite number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    f = float(value)
+    return f if math.isfinite(f) else None
+
+
+def intent_of(payload: Mapping[str, Any]) -> str | None:
+    """The plan's intent, else guessed from the result's keys (for payloads with an empty plan)."""
+    plan = payload.get("plan")
+    if isinstance(plan, Mapping) and isinstance(plan.get("intent"), str):
+        return str(plan["intent"])
+    result = payload.get("result")
+    if not isinstance(result, Mapping):
+        return None
+    for key, intent in (
+        ("series", "trend"),
+        ("groups", "compare"),
+        ("anomalies", "anomaly"),
+        ("period", "periodicity"),
+        ("pairs", "co_occurrence"),
+        ("parts", "breakdown"),
+        ("items", "top_k"),
+        ("events", "retrieve"),
+        ("r", "correlation"),
+        ("value", "aggregate"),
+    ):
+        if key in result:
+            return intent
+    return None
+
+
+def metric_of(payload: Mapping[str, Any]) -> str | None:
+    """The plan's metric name, if any."""
+    plan = payload.get("plan")
+    if isinstance(plan, Mapping):
+        metric = plan.get("metric")
+        if isinstance(metric, str):
+            return metric
+    return None

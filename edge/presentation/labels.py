@@ -1,0 +1,196 @@
+"""Every user-facing label of the store manager's UI, in Chinese and English, in one place.
+
+Owned by the presentation layer; used by :mod:`edge.presentation.text`, the Textual app
+(:mod:`edge.tui`) and, later, the HQ console. Pure: no I/O beyond reading the environment for the
+default language.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+
+logger = logging.getLogger(__name__)
+
+LANGS: tuple[str, ...] = ("zh", "en")
+
+LABELS: dict[str, dict[str, str]] = {
+    "summary": {"zh": "结论", "en": "Answer"},
+    "confidence": {"zh": "置信度", "en": "Confidence"},
+    "low_confidence": {
+        "zh": "⚠ 置信度低：证据不足，结论仅供参考",
+        "en": "⚠ LOW CONFIDENCE: weak evidence, treat this result as tentative",
+    },
+    "status": {"zh": "状态", "en": "Status"},
+    "status.ok": {"zh": "已计算", "en": "computed"},
+    "status.insufficient_data": {
+        "zh": "数据不足：记忆中的数据还不够回答这个问题",
+        "en": "insufficient data: the memory does not hold enough data to answer this yet",
+    },
+    "status.refused": {
+        "zh": "拒绝：引擎不做这种推断（例如外推预测）",
+        "en": "refused: the engine does not do this (e.g. extrapolating a forecast)",
+    },
+    "status.unsupported": {
+        "zh": "无法理解：这个问题无法映射为分析计划",
+        "en": "unsupported: the question could not be mapped onto an analysis plan",
+    },
+    "missing": {"zh": "需要补充的数据", "en": "Data that would settle it"},
+    "result": {"zh": "数值", "en": "Numbers"},
+    "action": {"zh": "建议动作", "en": "Action"},
+    "action.recommendation": {"zh": "建议", "en": "recommendation"},
+    "action.work_order": {"zh": "工单", "en": "work order"},
+    "action.alert": {"zh": "告警", "en": "alert"},
+    "evidence": {"zh": "证据", "en": "Evidence"},
+    "evidence_count": {"zh": "计算所用事件数", "en": "events behind the result"},
+    "evidence_more": {"zh": "还有 {n} 条", "en": "{n} more"},
+    "operator": {"zh": "算子", "en": "Operator"},
+    "elapsed": {"zh": "耗时", "en": "Elapsed"},
+    "none": {"zh": "无", "en": "none"},
+    # result keys
+    "value": {"zh": "数值", "en": "value"},
+    "n": {"zh": "样本数", "en": "n"},
+    "bucket": {"zh": "时间段", "en": "bucket"},
+    "key": {"zh": "分组", "en": "group"},
+    "share": {"zh": "占比", "en": "share"},
+    "expected": {"zh": "预期", "en": "expected"},
+    "score": {"zh": "分数", "en": "score"},
+    "direction": {"zh": "方向", "en": "direction"},
+    "a": {"zh": "A", "en": "A"},
+    "b": {"zh": "B", "en": "B"},
+    "count": {"zh": "次数", "en": "count"},
+    "support": {"zh": "支持度", "en": "support"},
+    "lift": {"zh": "提升度", "en": "lift"},
+    "event_id": {"zh": "事件ID", "en": "event id"},
+    "timestamp": {"zh": "时间", "en": "time"},
+    "event_type": {"zh": "类型", "en": "type"},
+    "raw_ref": {"zh": "媒体位置", "en": "media"},
+    "role": {"zh": "角色", "en": "role"},
+    "weight": {"zh": "权重", "en": "weight"},
+    "item": {"zh": "项", "en": "item"},
+    "slope_per_bucket": {"zh": "每段斜率", "en": "slope per bucket"},
+    "p_value": {"zh": "p 值", "en": "p-value"},
+    "start_value": {"zh": "起始值", "en": "start value"},
+    "end_value": {"zh": "结束值", "en": "end value"},
+    "change_pct": {"zh": "变化 %", "en": "change %"},
+    "shift_hours": {"zh": "偏移小时", "en": "shift (hours)"},
+    "diff_pct": {"zh": "差异 %", "en": "difference %"},
+    "test": {"zh": "检验", "en": "test"},
+    "significant": {"zh": "显著", "en": "significant"},
+    "per": {"zh": "口径", "en": "per"},
+    "method": {"zh": "方法", "en": "method"},
+    "period": {"zh": "周期", "en": "period"},
+    "period_unit": {"zh": "周期单位", "en": "period unit"},
+    "strength": {"zh": "强度", "en": "strength"},
+    "window_seconds": {"zh": "窗口秒数", "en": "window (s)"},
+    "top_contributor": {"zh": "最大贡献", "en": "top contributor"},
+    "r": {"zh": "相关系数 r", "en": "r"},
+    "yes": {"zh": "是", "en": "yes"},
+    "no": {"zh": "否", "en": "no"},
+    # app chrome
+    "tab.ask": {"zh": "提问", "en": "Ask"},
+    "tab.events": {"zh": "事件", "en": "Events"},
+    "tab.learned": {"zh": "已学到", "en": "Learned"},
+    "tab.actions": {"zh": "动作", "en": "Actions"},
+    "tab.status": {"zh": "状态", "en": "Status"},
+    "ask.placeholder": {
+        "zh": "输入问题，例如：上个月周末的转化率比工作日高吗",
+        "en": "Type a question, e.g. was conversion higher on weekends last month?",
+    },
+    "ask.empty": {"zh": "还没有回答。输入问题后回车。", "en": "No answer yet. Type a question and press Enter."},
+    "ask.thinking": {"zh": "正在计算…", "en": "Computing…"},
+    "events.search": {"zh": "搜索（文本，可选）", "en": "search text (optional)"},
+    "events.type": {"zh": "事件类型", "en": "event type"},
+    "events.since": {"zh": "起始 YYYY-MM-DD", "en": "since YYYY-MM-DD"},
+    "events.until": {"zh": "截止 YYYY-MM-DD", "en": "until YYYY-MM-DD"},
+    "events.where": {"zh": "属性 key=value", "en": "attribute key=value"},
+    "events.total": {"zh": "共 {total} 条，显示 {shown} 条", "en": "{total} match, showing {shown}"},
+    "detail": {"zh": "详情", "en": "Details"},
+    "media": {"zh": "媒体位置", "en": "Media location"},
+    "no_media": {"zh": "（无原始媒体）", "en": "(no raw media)"},
+    "text": {"zh": "文本", "en": "text"},
+    "stats": {"zh": "属性", "en": "stats"},
+    "entities": {"zh": "实体", "en": "entities"},
+    "tier": {"zh": "存储层", "en": "tier"},
+    "fact.statement": {"zh": "结论", "en": "statement"},
+    "fact.kind": {"zh": "类别", "en": "kind"},
+    "fact.updated": {"zh": "更新于", "en": "updated"},
+    "facts.empty": {"zh": "还没有学到的结论。", "en": "Nothing learned yet."},
+    "action.state": {"zh": "状态", "en": "state"},
+    "action.type": {"zh": "类型", "en": "type"},
+    "action.issued": {"zh": "发出于", "en": "issued"},
+    "action.by": {"zh": "确认人", "en": "by"},
+    "actions.empty": {"zh": "没有动作。", "en": "No actions."},
+    "state.pending": {"zh": "待处理", "en": "pending"},
+    "state.accepted": {"zh": "已接受", "en": "accepted"},
+    "state.done": {"zh": "已完成", "en": "done"},
+    "state.rejected": {"zh": "已拒绝", "en": "rejected"},
+    "status.components": {"zh": "组件", "en": "Components"},
+    "status.daemon_down": {
+        "zh": "守护进程未运行：没有组件状态（用 adamm run --config FILE 启动）",
+        "en": "daemon not running: no component status (start it with adamm run --config FILE)",
+    },
+    "status.daemon_stale": {
+        "zh": "守护进程未运行：组件状态已 {age} 秒未更新",
+        "en": "daemon not running: component status not updated for {age} s",
+    },
+    "status.outbox": {"zh": "待同步消息", "en": "Outbox (pending sync)"},
+    "status.tiers": {"zh": "存储层事件数", "en": "Events per tier"},
+    "status.dropped": {"zh": "丢帧", "en": "dropped frames"},
+    "comp.name": {"zh": "名称", "en": "name"},
+    "comp.kind": {"zh": "类别", "en": "kind"},
+    "comp.state": {"zh": "状态", "en": "state"},
+    "comp.provider": {"zh": "提供者", "en": "provider"},
+    "comp.detail": {"zh": "详情", "en": "detail"},
+    "comp.updated": {"zh": "更新于", "en": "updated"},
+    "bind.ask": {"zh": "提问", "en": "Ask"},
+    "bind.events": {"zh": "事件", "en": "Events"},
+    "bind.learned": {"zh": "已学到", "en": "Learned"},
+    "bind.actions": {"zh": "动作", "en": "Actions"},
+    "bind.status": {"zh": "状态", "en": "Status"},
+    "bind.save": {"zh": "保存JSON", "en": "Save JSON"},
+    "bind.quit": {"zh": "退出", "en": "Quit"},
+    "bind.refresh": {"zh": "刷新", "en": "Refresh"},
+    "bind.accept": {"zh": "接受", "en": "Accept"},
+    "bind.done": {"zh": "完成", "en": "Done"},
+    "bind.reject": {"zh": "拒绝", "en": "Reject"},
+    "saved": {"zh": "已保存到 {path}", "en": "Saved to {path}"},
+    "nothing_to_save": {"zh": "还没有回答可保存", "en": "No answer to save yet"},
+    "acked": {"zh": "动作 {id} -> {state}", "en": "Action {id} -> {state}"},
+    "error": {"zh": "出错：{msg}", "en": "Error: {msg}"},
+}
+
+
+def default_lang(environ: Mapping[str, str] | None = None) -> str:
+    """``zh`` when LC_ALL / LC_MESSAGES / LANG (first set one) starts with ``zh``, else ``en``."""
+    env = os.environ if environ is None else environ
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = env.get(var)
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    return "en"
+
+
+def normalize_lang(lang: str | None) -> str:
+    """A supported language code; ``None`` means the locale default."""
+    if lang is None:
+        return default_lang()
+    code = lang.lower()[:2]
+    return code if code in LANGS else "en"
+
+
+def t(key: str, lang: str, **fmt: object) -> str:
+    """The label ``key`` in ``lang`` (English, then the key itself, as fallbacks)."""
+    entry = LABELS.get(key)
+    if entry is None:
+        logger.debug("no label for %s", key)
+        text = key
+    else:
+        text = entry.get(lang) or entry["en"]
+    return text.format(**fmt) if fmt else text
+
+
+def has_cjk(text: str) -> bool:
+    """True when ``text`` contains CJK ideographs (used to guess a question's language)."""
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)

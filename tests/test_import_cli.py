@@ -1,0 +1,97 @@
+"""``adamm import`` from outside: exit codes, --json, stderr reasons, stdin, gzip."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from edge.cli import main
+from edge.memory.store import Store
+
+
+def ev(i: int, **over: Any) -> dict[str, Any]:
+    e: dict[str, Any] = {
+        "event_id": f"c{i}",
+        "timestamp": f"2025-11-{1 + i % 28:02d}T10:00:00-05:00",
+        "store_id": "nyc",
+        "event_type": "customer_enter",
+        "modality": ["video"],
+        "raw_ref": [f"file:///clips/{i}.mp4"],
+        "stats": {"person_count": 1 + i % 3},
+    }
+    e.update(over)
+    return e
+
+
+def write(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_good_file_exit_0_and_json_counts(tmp_path: Path, capsys: Any) -> None:
+    src = write(tmp_path / "a.jsonl", [json.dumps(ev(i)) for i in range(30)] + [""])
+    db = tmp_path / "m.db"
+    assert main(["import", "--db", str(db), "--tz", "America/New_York", "--json", str(src)]) == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"accepted": 30, "rejected": 0, "duplicates": 0, "merged": 0}
+    assert list(json.loads(out)) == ["accepted", "rejected", "duplicates", "merged"]
+    assert main(["import", "--db", str(db), "--json", str(src)]) == 0
+    assert json.loads(capsys.readouterr().out)["duplicates"] == 30
+    with Store.open(db, readonly=True) as store:
+        assert store.timezone("nyc") == "America/New_York"
+
+
+def test_bad_lines_reported_with_numbers_exit_1(tmp_path: Path, capsys: Any) -> None:
+    lines = [json.dumps(ev(1)), "{oops", json.dumps(ev(2, stats={"person_count": "two"})), json.dumps(ev(3))]
+    src = write(tmp_path / "b.jsonl", lines)
+    assert main(["import", "--db", str(tmp_path / "m.db"), "--tz", "UTC", "--json", str(src)]) == 1
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"accepted": 2, "rejected": 2, "duplicates": 0, "merged": 0}
+    reject_lines = [x for x in err.splitlines() if x.startswith("line ")]
+    assert reject_lines[0].startswith("line 2: not valid JSON")
+    assert reject_lines[1] == 'line 3: stats.person_count must be an integer, got "two"'
+
+
+def test_usage_errors_exit_2(tmp_path: Path, capsys: Any) -> None:
+    src = write(tmp_path / "c.jsonl", [json.dumps(ev(1))])
+    assert main(["import", "--db", str(tmp_path / "m.db"), "--tz", "Nowhere/Town", str(src)]) == 2
+    assert main(["import", "--db", str(tmp_path / "m.db"), str(tmp_path / "missing.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "unknown time zone 'Nowhere/Town'" in err and "does not exist" in err
+
+
+def test_unreadable_database_exit_3(tmp_path: Path, capsys: Any) -> None:
+    src = write(tmp_path / "d.jsonl", [json.dumps(ev(1))])
+    not_a_db = tmp_path / "junk.db"
+    not_a_db.write_bytes(b"this is not sqlite" * 100)
+    assert main(["import", "--db", str(not_a_db), "--tz", "UTC", str(src)]) == 3
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+def test_stdin_gzip_and_overlong_line(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    payload = "\n".join(json.dumps(ev(i)) for i in range(5)) + "\n"
+    proc = subprocess.run(
+        [sys.executable, "-m", "edge", "import", "--db", str(db), "--tz", "UTC", "--json", "-"],
+        input=payload.encode(),
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["accepted"] == 5
+    gz = tmp_path / "e.jsonl.gz"
+    big = json.dumps(ev(99, text="x" * 3_000_000))
+    with gzip.open(gz, "wt", encoding="utf-8") as f:
+        f.write("\n".join([json.dumps(ev(10)), big, json.dumps(ev(11))]) + "\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "edge", "import", "--db", str(db), "--json", str(gz)],
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout) == {"accepted": 2, "rejected": 1, "duplicates": 0, "merged": 0}
+    assert "line 2: line is longer than 1 MB" in proc.stderr.decode()

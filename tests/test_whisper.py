@@ -1,0 +1,64 @@
+"""The numpy Whisper path: CTranslate2 v6 parsing, the Slaney mel filterbank, the log-mel front end
+and the byte-level token decoding (the full transcription is exercised by tests/test_daemon.py)."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from edge.encoders.whisper_ct2 import _byte_decoder, log_mel, mel_filters, read_ct2
+
+
+def _string(s: str) -> bytes:
+    raw = s.encode() + b"\0"
+    return struct.pack("<H", len(raw)) + raw
+
+
+def test_read_ct2_v6_variables_and_aliases() -> None:
+    a = np.arange(6, dtype=np.float16).reshape(2, 3)
+    b = np.array(8, dtype=np.int16)
+    buf = struct.pack("<I", 6) + _string("WhisperSpec") + struct.pack("<II", 3, 2)
+    buf += (
+        _string("enc/w")
+        + struct.pack("<B", 2)
+        + struct.pack("<II", 2, 3)
+        + struct.pack("<BI", 4, a.nbytes)
+        + a.tobytes()
+    )
+    buf += _string("enc/heads") + struct.pack("<B", 0) + struct.pack("<BI", 2, b.nbytes) + b.tobytes()
+    buf += struct.pack("<I", 1) + _string("dec/proj") + _string("enc/w")
+    variables, aliases = read_ct2(buf)
+    assert np.array_equal(variables["enc/w"], a) and variables["enc/w"].dtype == np.float16
+    assert int(variables["enc/heads"]) == 8
+    assert aliases == {"dec/proj": "enc/w"}
+
+
+def test_mel_filters_are_slaney_triangles() -> None:
+    f = mel_filters(80)
+    assert f.shape == (80, 201) and (f >= 0).all()
+    peaks = f.argmax(axis=1)
+    assert (np.diff(peaks) >= 0).all() and peaks[-1] > 150
+    # Slaney normalisation: each triangle has area 1 in Hz (2 / bandwidth height), so the
+    # row sums times the bin width (40 Hz) are close to 1 for the wide upper filters
+    assert np.allclose(f[40:].sum(axis=1) * 40.0, 1.0, atol=0.1)
+
+
+def test_log_mel_of_a_tone_peaks_at_its_frequency() -> None:
+    t = np.arange(16000) / 16000
+    tone = 0.5 * np.sin(2 * np.pi * 1000 * t)
+    mel = log_mel(tone, mel_filters(80))
+    assert mel.shape == (80, 3000)
+    voiced = mel[:, 10:90].mean(axis=1)
+    filters = mel_filters(80)
+    expected = int(filters[:, 1000 // 40].argmax())  # the filter covering 1 kHz
+    assert abs(int(voiced.argmax()) - expected) <= 1
+    assert mel[:, 200:].max() <= voiced.max() - 1.0  # padding is far quieter than the tone
+
+
+def test_byte_level_tokens_decode_to_utf8() -> None:
+    dec = _byte_decoder()
+    enc = {v: k for k, v in dec.items()}
+    text = "你好 store"
+    tokens = "".join(enc[b] for b in text.encode("utf-8"))
+    assert bytes(dec[c] for c in tokens).decode("utf-8") == text
