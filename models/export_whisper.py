@@ -99,13 +99,13 @@ def cache_dir(size: str, models_dir: str | Path | None = None) -> Path:
 def locate_source(size: str, source_dir: str | Path | None = None) -> WhisperSource:
     """Find the CTranslate2 files for ``size``: an explicit folder, else the installed packages."""
     if source_dir is not None:
-        folder = Path(source_dir).expanduser()
-        if not (folder / "model.bin").is_file() or not (folder / "vocabulary.txt").is_file():
+        src = Path(source_dir).expanduser()
+        if not (src / "model.bin").is_file() or not (src / "vocabulary.txt").is_file():
             raise ModelMissingError(
-                f"{folder} is not a CTranslate2 Whisper folder (needs model.bin and vocabulary.txt)",
+                f"{src} is not a CTranslate2 Whisper folder (needs model.bin and vocabulary.txt)",
                 hint="convert the checkpoint with ct2-transformers-converter --model openai/whisper-SIZE",
             )
-        return WhisperSource(size, (folder / "model.bin",), folder, None, None)
+        return WhisperSource(size, (src / "model.bin",), src, None, None)
     if size not in PACKAGED:
         raise ModelMissingError(
             f"no packaged Whisper weights for size {size!r} (packaged: {', '.join(PACKAGED)})",
@@ -206,7 +206,9 @@ class _Graph:
         self.inits.append(numpy_helper.from_array(np.ascontiguousarray(value), n))
         return n
 
-    def op(self, op_type: str, inputs: list[str], hint: str | None = None, n_out: int = 1, **attrs: Any) -> Any:
+    def op(
+        self, op_type: str, inputs: list[str], hint: str | None = None, n_out: int = 1, **attrs: Any
+    ) -> Any:
         from onnx import helper
 
         outs = [self.name(hint or op_type.lower()) for _ in range(n_out)]
@@ -252,7 +254,13 @@ class _Builder:
     def gelu(self, x: str) -> str:  # exact erf GELU; ORT fuses the pattern into its Gelu kernel
         g = self.g
         e = g.op("Erf", [g.op("Mul", [x, g.const(np.array(2.0**-0.5, np.float32))])])
-        return g.op("Mul", [g.op("Mul", [x, g.op("Add", [e, g.const(np.array(1.0, np.float32))])]), g.const(np.array(0.5, np.float32))])
+        return g.op(
+            "Mul",
+            [
+                g.op("Mul", [x, g.op("Add", [e, g.const(np.array(1.0, np.float32))])]),
+                g.const(np.array(0.5, np.float32)),
+            ],
+        )
 
     def heads_split(self, x: str) -> str:  # (B, T, d) -> (B, H, T, dh)
         return self.g.op("Transpose", [self.g.op("Reshape", [x, self.shape_heads])], perm=[0, 2, 1, 3])
@@ -277,7 +285,9 @@ class _Builder:
 
     def ffn(self, x: str, prefix: str) -> str:
         h = self.ln(x, prefix + "/layer_norm")
-        h = self.gelu(self.linear(h, self.f32(prefix + "/linear_0/weight"), self.f32(prefix + "/linear_0/bias"), "fc1"))
+        h = self.gelu(
+            self.linear(h, self.f32(prefix + "/linear_0/weight"), self.f32(prefix + "/linear_0/bias"), "fc1")
+        )
         h = self.linear(h, self.f32(prefix + "/linear_1/weight"), self.f32(prefix + "/linear_1/bias"), "fc2")
         return self.g.op("Add", [x, h])
 
@@ -307,9 +317,20 @@ def build_encoder(w: dict[str, np.ndarray], heads: int) -> Any:
     b = _Builder(w, g, heads)
     n_mels = int(w["encoder/conv1/weight"].shape[1])
     n_ctx = int(w["encoder/position_encodings/encodings"].shape[0])
-    x = g.op("Conv", ["mel", g.const(b.f32("encoder/conv1/weight")), g.const(b.f32("encoder/conv1/bias"))], kernel_shape=[3], pads=[1, 1])
+    x = g.op(
+        "Conv",
+        ["mel", g.const(b.f32("encoder/conv1/weight")), g.const(b.f32("encoder/conv1/bias"))],
+        kernel_shape=[3],
+        pads=[1, 1],
+    )
     x = b.gelu(x)
-    x = g.op("Conv", [x, g.const(b.f32("encoder/conv2/weight")), g.const(b.f32("encoder/conv2/bias"))], kernel_shape=[3], pads=[1, 1], strides=[2])
+    x = g.op(
+        "Conv",
+        [x, g.const(b.f32("encoder/conv2/weight")), g.const(b.f32("encoder/conv2/bias"))],
+        kernel_shape=[3],
+        pads=[1, 1],
+        strides=[2],
+    )
     x = g.op("Transpose", [b.gelu(x)], perm=[0, 2, 1])
     x = g.op("Add", [x, g.const(b.f32("encoder/position_encodings/encodings"), "pos")])
     for i in range(_layers(w, "encoder")):
@@ -329,7 +350,9 @@ def build_encoder(w: dict[str, np.ndarray], heads: int) -> Any:
         cv = b.heads_split(b.linear("hidden", kv_w[d:], kv_b[d:], "cv"))
         for t, nm in ((ck, f"cross_k_{i}"), (cv, f"cross_v_{i}")):
             g.rename(t, nm)
-            outputs.append(helper.make_tensor_value_info(nm, TensorProto.FLOAT, ["batch", heads, n_ctx, b.dh]))
+            outputs.append(
+                helper.make_tensor_value_info(nm, TensorProto.FLOAT, ["batch", heads, n_ctx, b.dh])
+            )
     inputs = [helper.make_tensor_value_info("mel", TensorProto.FLOAT, ["batch", n_mels, 2 * n_ctx])]
     return _model(g, inputs, outputs, "whisper_encoder")
 
@@ -365,7 +388,9 @@ def build_decoder(w: dict[str, np.ndarray], aliases: dict[str, str], heads: int)
         v_all = g.op("Concat", [f"past_v_{i}", v], axis=2)
         g.rename(k_all, f"present_k_{i}")
         g.rename(v_all, f"present_v_{i}")
-        x = b.out_proj(x, b.attend(q, f"present_k_{i}", f"present_v_{i}", mask), p + "/self_attention/linear_1")
+        x = b.out_proj(
+            x, b.attend(q, f"present_k_{i}", f"present_v_{i}", mask), p + "/self_attention/linear_1"
+        )
         h = b.ln(x, p + "/attention/layer_norm")
         d = b.d
         qw, qb = b.f32(p + "/attention/linear_0/weight"), b.f32(p + "/attention/linear_0/bias")
@@ -409,7 +434,9 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _metadata(w: dict[str, np.ndarray], heads: int, vocab: list[str], ct2_config: dict[str, Any], size: str) -> dict[str, Any]:
+def _metadata(
+    w: dict[str, np.ndarray], heads: int, vocab: list[str], ct2_config: dict[str, Any], size: str
+) -> dict[str, Any]:
     ids = {tok: i for i, tok in enumerate(vocab)}
     missing = [t for t in _SPECIALS if t not in ids]
     if missing:
@@ -515,9 +542,15 @@ def export(
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0] if __doc__ else None)
-    ap.add_argument("--size", default="base", help="base (packaged), tiny.en (packaged) or any name with --source-dir")
-    ap.add_argument("--models-dir", default=None, help="cache root (default $ADAMM_MODELS_DIR or ~/.cache/adamm/models)")
-    ap.add_argument("--source-dir", default=None, help="a CTranslate2 Whisper folder (model.bin, vocabulary.txt)")
+    ap.add_argument(
+        "--size", default="base", help="base (packaged), tiny.en (packaged) or any name with --source-dir"
+    )
+    ap.add_argument(
+        "--models-dir", default=None, help="cache root (default $ADAMM_MODELS_DIR or ~/.cache/adamm/models)"
+    )
+    ap.add_argument(
+        "--source-dir", default=None, help="a CTranslate2 Whisper folder (model.bin, vocabulary.txt)"
+    )
     ap.add_argument("--force", action="store_true", help="convert again even when cached")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")

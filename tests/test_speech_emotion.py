@@ -55,7 +55,7 @@ def test_lexicon_handles_both_languages_and_negation() -> None:
 
 
 def test_classify_combines_words_and_prosody() -> None:
-    calm, excited = _voice(160.0, amp=0.03), _voice(220.0, amp=0.3, vibrato_st=6.0)
+    calm, excited = _voice(160.0, amp=0.03), _voice(220.0, amp=0.6, vibrato_st=8.0)
     assert classify(calm, "the store opens at nine").label == "neutral"
     assert classify(calm, "谢谢，面包很好吃").label == "positive"
     assert classify(calm, "the queue is slow and the milk is expensive").label == "negative"

@@ -96,7 +96,7 @@ def _ct2(variables: dict[str, np.ndarray], aliases: dict[str, str]) -> bytes:
 
 def test_read_ct2_parses_v6_variables_dtypes_and_aliases() -> None:
     rng = np.random.default_rng(0)
-    variables = {
+    variables: dict[str, np.ndarray] = {
         "decoder/embeddings/weight": rng.standard_normal((5, 3)).astype(np.float16),
         "encoder/num_heads": np.array(6, dtype=np.int16),
         "encoder/conv1/bias": rng.standard_normal(4).astype(np.float32),

@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -74,7 +73,11 @@ class Transcript:
 @lru_cache(maxsize=1)
 def _byte_decoder() -> dict[str, int]:
     """GPT-2 byte-level BPE: the printable character standing for each byte, reversed."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    bs = (
+        list(range(ord("!"), ord("~") + 1))
+        + list(range(ord("¡"), ord("¬") + 1))
+        + list(range(ord("®"), ord("ÿ") + 1))
+    )
     cs = bs[:]
     n = 0
     for b in range(256):
@@ -131,10 +134,10 @@ class WhisperSpeechEncoder(Encoder):
     def __init__(
         self,
         size: str | None = None,
-        models_dir: str | os.PathLike[str] | None = None,
-        source_dir: str | os.PathLike[str] | None = None,
+        models_dir: str | Path | None = None,
+        source_dir: str | Path | None = None,
         providers: Sequence[str] = DEFAULT_PROVIDERS,
-        engine_cache_dir: str | os.PathLike[str] | None = None,
+        engine_cache_dir: str | Path | None = None,
         language: str | None = None,
         max_new_tokens: int = 224,
         threads: int = 0,
@@ -206,7 +209,9 @@ class WhisperSpeechEncoder(Encoder):
         mel = log_mel_batch(chunks, int(self.meta["n_mels"]))
         outs = self._encoder.run(self._enc_out, {"mel": mel})
         named = dict(zip(self._enc_out, outs, strict=True))
-        cross = [{k: v[b : b + 1] for k, v in named.items() if k.startswith("cross_")} for b in range(len(chunks))]
+        cross = [
+            {k: v[b : b + 1] for k, v in named.items() if k.startswith("cross_")} for b in range(len(chunks))
+        ]
         return named["hidden"], cross
 
     def _step(
@@ -233,7 +238,9 @@ class WhisperSpeechEncoder(Encoder):
         ids = np.array([langs[n] for n in names])
         return names[int(np.argmax(logits[ids]))]
 
-    def _decode(self, cross: dict[str, np.ndarray], language: str | None) -> tuple[list[int], float, float, str]:
+    def _decode(
+        self, cross: dict[str, np.ndarray], language: str | None
+    ) -> tuple[list[int], float, float, str]:
         """Greedy decoding of one window: (token ids, avg logprob, no-speech prob, language)."""
         m = self.meta
         sot, eot = int(m["sot"]), int(m["eot"])
@@ -245,7 +252,9 @@ class WhisperSpeechEncoder(Encoder):
                 if language is not None:
                     logger.warning("language %r unknown to Whisper; detecting it", language)
                 language = self._language_from(first)
-            logits, past = self._step([int(m["languages"][language]), int(m["transcribe"]), int(m["no_timestamps"])], past, cross)
+            logits, past = self._step(
+                [int(m["languages"][language]), int(m["transcribe"]), int(m["no_timestamps"])], past, cross
+            )
         else:
             language = "en"
             logits, past = self._step([sot, int(m["no_timestamps"])], past, cross)
@@ -333,7 +342,9 @@ class WhisperSpeechEncoder(Encoder):
                 out.append(np.zeros(self.dim, dtype=np.float32))
                 continue
             hidden, _ = self._run_encoder(chunks)
-            out.append(np.sum([self._pool(hidden[b], c.shape[0]) * c.shape[0] for b, c in enumerate(chunks)], axis=0))
+            out.append(
+                np.sum([self._pool(hidden[b], c.shape[0]) * c.shape[0] for b, c in enumerate(chunks)], axis=0)
+            )
         return l2_normalize(np.stack(out)) if out else np.zeros((0, self.dim), dtype=np.float32)
 
 

@@ -98,7 +98,10 @@ LABELS: dict[str, dict[str, str]] = {
         "zh": "输入问题，例如：上个月周末的转化率比工作日高吗",
         "en": "Type a question, e.g. was conversion higher on weekends last month?",
     },
-    "ask.empty": {"zh": "还没有回答。输入问题后回车。", "en": "No answer yet. Type a question and press Enter."},
+    "ask.empty": {
+        "zh": "还没有回答。输入问题后回车。",
+        "en": "No answer yet. Type a question and press Enter.",
+    },
     "ask.thinking": {"zh": "正在计算…", "en": "Computing…"},
     "events.search": {"zh": "搜索（文本，可选）", "en": "search text (optional)"},
     "events.type": {"zh": "事件类型", "en": "event type"},

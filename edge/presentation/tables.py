@@ -65,9 +65,7 @@ def _row_table(rows: Sequence[Any], columns: Sequence[str]) -> tuple[list[str], 
             for k in row:
                 if k not in cols:
                     cols.append(k)
-    body = [
-        [fmt_value(row.get(c), c) for c in cols] for row in rows if isinstance(row, Mapping)
-    ]
+    body = [[fmt_value(row.get(c), c) for c in cols] for row in rows if isinstance(row, Mapping)]
     return cols, body
 
 

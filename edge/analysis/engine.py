@@ -1,0 +1,254 @@
+"""The analysis engine: a question (or a plan) in, a payload (payload.schema.json) out.
+
+Owns :func:`answer` (parse, then :func:`run_plan`) and :func:`run_plan` (plan filters to an
+:class:`~edge.analysis.source.EventFilter`, the coverage check, the registered operator, the
+honesty rules of :mod:`edge.analysis.honesty`, evidence sampling and the action rules of
+:mod:`edge.analysis.actions`). Called by ``adamm ask`` (:mod:`edge.cli.cmd_ask`), ``adamm demo``,
+the TUI and the hub. Pure: everything about the memory goes through the EventSource port.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from edge.analysis import actions, honesty
+from edge.analysis.operators import base, registry_ready
+from edge.analysis.operators.base import Context, Outcome
+from edge.analysis.parser import ParseResult, parse_question
+from edge.analysis.plan import resolve_time_range, validate_plan
+from edge.analysis.source import EventFilter, EventSource, Scalar
+from edge.config import AnalysisConfig
+from edge.errors import AdammError
+
+__all__ = ["AnalysisConfig", "answer", "build_filter", "run_plan"]
+
+logger = logging.getLogger(__name__)
+
+INSUFFICIENT = {
+    "zh": "数据不足，目前还不能下结论；需要补充的数据见 missing。",
+    "en": "Not enough data to answer yet; what would settle it is listed under missing.",
+}
+UNSUPPORTED = {
+    "zh": "这个问题无法对应到已支持的分析。",
+    "en": "This question does not map onto a supported analysis.",
+}
+
+
+def build_filter(plan: dict[str, Any], now: datetime, tz: str) -> EventFilter:
+    """The plan's ``filters`` as an :class:`EventFilter` (time range resolved in the store's zone)."""
+    f = plan.get("filters") or {}
+    since, until = resolve_time_range(f.get("time_range"), now, tz)
+    attrs: list[tuple[str, tuple[Scalar, ...]]] = []
+    for k, v in (f.get("attributes") or {}).items():
+        vals = tuple(v) if isinstance(v, list) else (v,)
+        attrs.append((str(k), vals))
+    return EventFilter(
+        store_ids=tuple(f.get("store_id") or ()),
+        event_types=tuple(f.get("event_type") or ()),
+        since=since,
+        until=until,
+        hours=tuple(int(h) for h in f.get("hours") or ()),
+        days_of_week=tuple(int(d) for d in f.get("days_of_week") or ()),
+        attributes=tuple(attrs),
+        entities=tuple(f.get("entities") or ()),
+    )
+
+
+def _payload(
+    question: str,
+    plan: dict[str, Any],
+    status: str,
+    summary: str,
+    *,
+    result: dict[str, Any] | None = None,
+    evidence: list[dict[str, Any]] | None = None,
+    evidence_count: int = 0,
+    conf: float = 0.0,
+    missing: Sequence[str] = (),
+    action: dict[str, Any] | None = None,
+    operator: dict[str, str] | None = None,
+    started: float | None = None,
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "status": status,
+        "question": question,
+        "plan": plan,
+        "summary": summary,
+        "result": result or {},
+        "evidence": evidence or [],
+        "evidence_count": int(evidence_count),
+        "confidence": conf,
+        "low_confidence": honesty.is_low(conf),
+        "missing": list(missing),
+        "action": action,
+    }
+    if operator:
+        out["operator"] = operator
+    out["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3) if started is not None else 0.0
+    return out
+
+
+def answer(
+    question: str,
+    source: EventSource,
+    *,
+    now: datetime | None = None,
+    config: AnalysisConfig | None = None,
+    embed: Callable[[Sequence[str]], np.ndarray] | None = None,
+    parser: Callable[..., ParseResult] | None = None,
+) -> dict[str, Any]:
+    """Answer ``question`` from ``source``: parse it, run the plan, apply the honesty rules."""
+    started = time.perf_counter()
+    cfg = config or AnalysisConfig()
+    ref = now or datetime.now(UTC)
+    vocab = source.vocabulary()
+    parse = parser or parse_question
+    parsed = parse(question, vocab, ref, embed=embed, similarity_threshold=cfg.similarity_threshold)
+    if parsed.status != "ok" or not parsed.plan:
+        lang = parsed.language if parsed.language in ("zh", "en") else "en"
+        return _payload(question, {}, "unsupported", parsed.explanation or UNSUPPORTED[lang], started=started)
+    payload = run_plan(
+        parsed.plan,
+        source,
+        question=question,
+        now=ref,
+        config=cfg,
+        language=parsed.language,
+        matches=parsed.matches,
+    )
+    payload["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    return payload
+
+
+def _windows(
+    plan: dict[str, Any], flt: EventFilter, now: datetime, tz: str
+) -> list[tuple[datetime | None, datetime | None]]:
+    wins = [(flt.since, flt.until)]
+    for p in (plan.get("compare") or {}).get("periods") or []:
+        wins.append(resolve_time_range(p.get("time_range"), now, tz))
+    return wins
+
+
+def run_plan(
+    plan: dict[str, Any],
+    source: EventSource,
+    *,
+    question: str,
+    now: datetime,
+    config: AnalysisConfig,
+    language: str = "en",
+    matches: Sequence[Any] = (),
+) -> dict[str, Any]:
+    """Compute a plan (valid under plan.schema.json) into a payload."""
+    started = time.perf_counter()
+    lang = str(plan.get("language") or language)
+    lang = lang if lang in ("zh", "en") else "en"
+    validate_plan(plan)
+    registry_ready()
+    op = base.get(str(plan["intent"]))
+    if op is None:
+        return _payload(question, plan, "unsupported", UNSUPPORTED[lang], started=started)
+    ident = {"name": op.name, "version": op.version}
+    tz = source.vocabulary().timezone
+    flt = build_filter(plan, now, tz)
+    ctx = Context(plan, source, question, now, config, lang, tz, flt)
+    if op.intent not in ("forecast",):
+        cov_flt = base.metric_types_filter(flt, ctx.metric)
+        gaps = honesty.coverage_gaps(source, cov_flt, _windows(plan, flt, now, tz), lang)
+        if gaps:
+            return _payload(
+                question,
+                plan,
+                "insufficient_data",
+                INSUFFICIENT[lang],
+                missing=gaps,
+                operator=ident,
+                started=started,
+            )
+    try:
+        outcome = op.compute(ctx)
+    except AdammError:
+        raise
+    except (ValueError, ZeroDivisionError, FloatingPointError) as exc:
+        logger.warning("operator %s failed on plan %s: %s", op.name, plan, exc)
+        outcome = Outcome(
+            status="insufficient_data", missing=[f"data the {op.name} operator can compute on ({exc})"]
+        )
+    if outcome.status == "refused":
+        return _payload(
+            question, plan, "refused", outcome.summary or INSUFFICIENT[lang], operator=ident, started=started
+        )
+    if outcome.status != "ok":
+        return _payload(
+            question,
+            plan,
+            "insufficient_data",
+            outcome.summary or INSUFFICIENT[lang],
+            missing=outcome.missing or ["more events matching the question"],
+            operator=ident,
+            started=started,
+        )
+    evidence = _evidence(source, outcome, config.evidence_cap)
+    if not evidence:
+        return _payload(
+            question,
+            plan,
+            "insufficient_data",
+            INSUFFICIENT[lang],
+            missing=["events behind the result (none could be cited)"],
+            operator=ident,
+            started=started,
+        )
+    conf = honesty.confidence(outcome.n, config.decay_base, outcome.p_value)
+    summary = op.summarize(ctx, outcome.result)
+    if honesty.is_low(conf):
+        summary += honesty.weak_note(lang)
+    payload = _payload(
+        question,
+        plan,
+        "ok",
+        summary,
+        result=outcome.result,
+        evidence=evidence,
+        evidence_count=max(outcome.evidence_count, len(evidence)),
+        conf=conf,
+        operator=ident,
+        started=started,
+    )
+    payload["action"] = actions.decide(plan, payload)
+    return payload
+
+
+def _evidence(source: EventSource, outcome: Outcome, cap: int) -> list[dict[str, Any]]:
+    """Representative events per evidence group, at most ``cap`` in all, no id twice."""
+    seen: set[str] = set()
+    out: list[dict[str, Any]] = []
+    for event_id, role, weight in outcome.direct:
+        if event_id not in seen and len(out) < cap:
+            seen.add(event_id)
+            out.append({"event_id": event_id, "role": role, "weight": round(min(1.0, max(0.0, weight)), 4)})
+    specs = outcome.evidence
+    if not specs:
+        return out
+    per = max(1, cap // len(specs))
+    for spec in specs:
+        if len(out) >= cap:
+            break
+        rows, _total = source.sample_events(spec.flt, min(per, cap - len(out)), spec.periods)
+        for r in rows:
+            if r.event_id not in seen:
+                seen.add(r.event_id)
+                out.append(
+                    {
+                        "event_id": r.event_id,
+                        "role": spec.role,
+                        "weight": round(min(1.0, max(0.0, spec.weight)), 4),
+                    }
+                )
+    return out

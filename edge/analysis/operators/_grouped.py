@@ -1,0 +1,71 @@
+"""Shared computation of ``breakdown`` and ``top_k``: the metric per group of ``group_by``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from edge.analysis import metrics as M
+from edge.analysis.operators.base import Context, EvidenceSpec, key_text, metric_types_filter
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_DIMENSION = "product_category"
+
+
+def grouped(ctx: Context, metric: str) -> tuple[list[str], list[dict[str, Any]]]:
+    """(keys, parts) with parts ``{key, value, n, _raw}`` for every group with a defined value."""
+    keys = [str(k) for k in ctx.plan.get("group_by") or [DEFAULT_DIMENSION] if k != "period"][:3]
+    keys = keys or [DEFAULT_DIMENSION]
+    parts: list[dict[str, Any]] = []
+    if metric == "peak_hour":
+        rows = ctx.rows([*keys, "hour"], M.components(metric))
+        acc: dict[tuple[Any, ...], dict[int, float]] = {}
+        ns: dict[tuple[Any, ...], int] = {}
+        for r in rows:
+            k = tuple(r[x] for x in keys)
+            if r["hour"] is not None:
+                acc.setdefault(k, {})[int(r["hour"])] = float(r["footfall"])
+            ns[k] = ns.get(k, 0) + M.n_of(metric, r)
+        for k, by_hour in acc.items():
+            v = M.peak_hour_of(by_hour)
+            if v is not None and None not in k:
+                parts.append({"_raw": k, "value": float(v), "n": ns[k]})
+    else:
+        for r in ctx.rows(keys, M.components(metric)):
+            k = tuple(r[x] for x in keys)
+            v = M.value(metric, r)
+            n = M.n_of(metric, r)
+            if v is None or n == 0 or None in k:
+                continue
+            parts.append({"_raw": k, "value": float(v), "n": n})
+    for p in parts:
+        raw = p["_raw"]
+        p["key"] = raw[0] if len(raw) == 1 else "|".join(key_text(x) for x in raw)
+        p["value"] = round(p["value"], 4)
+    parts.sort(key=lambda p: (-p["value"], key_text(p["key"])))
+    return keys, parts
+
+
+def evidence_for(
+    ctx: Context, metric: str, keys: list[str], parts: list[dict[str, Any]]
+) -> list[EvidenceSpec]:
+    """One evidence group per listed part (weights relative to the largest n)."""
+    base = metric_types_filter(ctx.flt, metric)
+    top_n = max((p["n"] for p in parts), default=1) or 1
+    specs = []
+    for p in parts:
+        eq = tuple((k, (v,)) for k, v in zip(keys, p["_raw"], strict=True))
+        specs.append(
+            EvidenceSpec(
+                role=f"group:{key_text(p['key'])}",
+                flt=base.narrowed(key_equals=base.key_equals + eq),
+                weight=round(p["n"] / top_n, 4),
+            )
+        )
+    return specs
+
+
+def public(parts: list[dict[str, Any]], fields: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Parts without internal fields."""
+    return [{f: p[f] for f in fields} for p in parts]

@@ -1,0 +1,198 @@
+"""``anomaly``: unusual days by a robust z-score against the same weekday's history.
+
+Each day of the asked window is scored ``(value - median) / (1.4826 * MAD)`` against the other
+days of the memory with the same store-local weekday (all other days when fewer than three share
+it); ``|z| >= 3.5`` is flagged. Without a metric, every event type's daily count is scored and the
+types whose recent days are anomalous are reported. Registered in the registry.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import date, timedelta
+from typing import Any
+
+import numpy as np
+
+from edge.analysis import metrics as M
+from edge.analysis.operators._series import daily_values
+from edge.analysis.operators.base import (
+    Context,
+    EvidenceSpec,
+    Operator,
+    Outcome,
+    fmt,
+    insufficient,
+    metric_types_filter,
+)
+
+logger = logging.getLogger(__name__)
+
+THRESHOLD = 3.5
+MAD_SCALE = 1.4826
+METHOD = "robust z-score (median/MAD) vs same-weekday baseline, |z| >= 3.5"
+
+
+def _scale(values: np.ndarray, med: float) -> float:
+    mad = float(np.median(np.abs(values - med))) * MAD_SCALE
+    if mad > 0:
+        return mad
+    mean_ad = float(np.mean(np.abs(values - med))) * 1.2533
+    return mean_ad if mean_ad > 0 else 1.0
+
+
+def score_days(values: dict[str, float], window: set[str]) -> list[dict[str, Any]]:
+    """Anomalies among the days in ``window``, each against the rest of ``values``."""
+    days = sorted(values)
+    weekday = {d: date.fromisoformat(d).weekday() for d in days}
+    out = []
+    for d in days:
+        if d not in window:
+            continue
+        same = [values[o] for o in days if o != d and weekday[o] == weekday[d]]
+        base = same if len(same) >= 3 else [values[o] for o in days if o != d]
+        if len(base) < 3:
+            continue
+        arr = np.array(base, dtype=float)
+        med = float(np.median(arr))
+        z = (values[d] - med) / _scale(arr, med)
+        if abs(z) >= THRESHOLD:
+            out.append(
+                {
+                    "bucket": d,
+                    "value": round(values[d], 4),
+                    "expected": round(med, 4),
+                    "score": round(float(z), 4),
+                    "direction": "high" if z > 0 else "low",
+                }
+            )
+    return out
+
+
+class AnomalyOperator(Operator):
+    name = "anomaly"
+    intent = "anomaly"
+    version = "1.0"
+    description = METHOD + "; the baseline is the memory's whole history up to the window's end"
+    output_keys = ("anomalies", "method")
+    min_evidence = {"buckets": "min_buckets days of history (default 8)"}
+    default_params = {"time_bucket": "day", "threshold": THRESHOLD, "recent_days_without_range": 7}
+    confidence_method = "n/(n+decay_base), n = days in the baseline"
+    templates = {
+        "zh": "发现 {k} 个异常日：{items}。",
+        "en": "Unusual days: {items}.",
+    }
+
+    def compute(self, ctx: Context) -> Outcome:
+        metric = ctx.metric
+        by_type = (ctx.plan.get("group_by") or []) == ["event_type"] or metric is None
+        history = ctx.flt.narrowed(since=None)
+        if by_type and metric in (None, "event_count"):
+            return self._by_type(ctx, history)
+        metric = metric or "event_count"
+        if metric == "peak_hour":
+            return insufficient(
+                ["a daily metric to score (peak_hour has no daily anomaly); ask about footfall"]
+            )
+        vals = daily_values(ctx, metric, history)
+        if len(vals) < ctx.config.min_buckets:
+            return insufficient(
+                [f"at least {ctx.config.min_buckets} days of {metric} history (found {len(vals)})"]
+            )
+        window = self._window(ctx, vals)
+        anomalies = score_days({d: v for d, (v, _) in vals.items()}, window)
+        anomalies.sort(key=lambda a: a["bucket"])
+        base = metric_types_filter(ctx.flt.narrowed(since=None, until=None), metric)
+        if anomalies:
+            top = max(abs(a["score"]) for a in anomalies)
+            specs = [
+                EvidenceSpec(
+                    f"anomaly:{a['bucket']}",
+                    base.narrowed(key_equals=(*base.key_equals, ("date", (a["bucket"],)))),
+                    round(abs(a["score"]) / top, 4),
+                )
+                for a in anomalies
+            ]
+        else:
+            specs = [EvidenceSpec("window", metric_types_filter(ctx.flt, metric), 1.0)]
+        return Outcome(
+            status="ok",
+            result={"anomalies": anomalies, "method": METHOD},
+            n=len(vals),
+            evidence=specs,
+            evidence_count=sum(n for _, n in vals.values()),
+        )
+
+    def _window(self, ctx: Context, vals: Mapping[str, Any]) -> set[str]:
+        days = sorted(vals)
+        if ctx.flt.since is None:
+            if (ctx.plan.get("group_by") or []) == ["event_type"] or ctx.metric is None:
+                last = date.fromisoformat(days[-1])
+                first = (
+                    last - timedelta(days=int(self.default_params["recent_days_without_range"]) - 1)
+                ).isoformat()
+                return {d for d in days if d >= first}
+            return set(days)
+        from zoneinfo import ZoneInfo
+
+        start = ctx.flt.since.astimezone(ZoneInfo(ctx.timezone)).date().isoformat()
+        return {d for d in days if d >= start}
+
+    def _by_type(self, ctx: Context, history: Any) -> Outcome:
+        rows = ctx.rows(["event_type", "date"], ["events"], history)
+        per: dict[str, dict[str, float]] = {}
+        for r in rows:
+            if r["event_type"] is not None and r["date"] is not None:
+                per.setdefault(str(r["event_type"]), {})[str(r["date"])] = float(r["events"])
+        all_days = sorted({d for v in per.values() for d in v})
+        if len(all_days) < ctx.config.min_buckets:
+            return insufficient([f"at least {ctx.config.min_buckets} days of events (found {len(all_days)})"])
+        window = self._window(ctx, {d: 0 for d in all_days})
+        anomalies: list[dict[str, Any]] = []
+        for et, series_ in sorted(per.items()):
+            filled = {d: series_.get(d, 0.0) for d in all_days}
+            for a in score_days(filled, window):
+                anomalies.append({**a, "event_type": et})
+        anomalies.sort(key=lambda a: (-abs(a["score"]), a["bucket"]))
+        base = ctx.flt.narrowed(since=None, until=None)
+        specs = [
+            EvidenceSpec(
+                f"anomaly:{a['event_type']}:{a['bucket']}",
+                base.narrowed(
+                    event_types=(a["event_type"],), key_equals=(*base.key_equals, ("date", (a["bucket"],)))
+                ),
+                1.0,
+            )
+            for a in anomalies[: ctx.config.evidence_cap]
+        ] or [EvidenceSpec("window", ctx.flt, 1.0)]
+        return Outcome(
+            status="ok",
+            result={"anomalies": anomalies, "method": METHOD + ", per event type (daily counts)"},
+            n=len(all_days),
+            evidence=specs,
+            evidence_count=int(sum(sum(v.values()) for v in per.values())),
+        )
+
+    def summarize(self, ctx: Context, result: Mapping[str, Any]) -> str:
+        lang = ctx.language
+        anomalies = result["anomalies"]
+        if not anomalies:
+            return "所选时间内没有发现异常的日子。" if lang == "zh" else "No unusual days in the asked time."
+        shown = anomalies[:5]
+        sep = "；" if lang == "zh" else "; "
+        parts = []
+        for a in shown:
+            who = f"{a['event_type']} " if "event_type" in a else ""
+            if lang == "zh":
+                dirw = "偏高" if a["direction"] == "high" else "偏低"
+                parts.append(
+                    f"{who}{a['bucket']} {dirw}：{fmt(a['value'])}（通常 {fmt(a['expected'])}，z={fmt(a['score'])}）"
+                )
+            else:
+                parts.append(
+                    f"{who}{a['bucket']} {a['direction']}: {fmt(a['value'])} (usual {fmt(a['expected'])}, z={fmt(a['score'])})"
+                )
+        metric = M.label(ctx.metric or "event_count", lang)
+        text = sep.join(parts)
+        return f"{metric}异常：{text}。" if lang == "zh" else f"Unusual {metric}: {text}."

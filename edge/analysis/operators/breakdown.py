@@ -1,0 +1,70 @@
+"""``breakdown``: the metric split by ``group_by`` with each part's share. Registered in the registry."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from edge.analysis import metrics as M
+from edge.analysis.operators._grouped import evidence_for, grouped, public
+from edge.analysis.operators.base import Context, Operator, Outcome, fmt, insufficient, key_text
+
+logger = logging.getLogger(__name__)
+
+
+class BreakdownOperator(Operator):
+    name = "breakdown"
+    intent = "breakdown"
+    version = "1.0"
+    description = "split a metric by one to three dimensions; share = part / total (of n for ratios)"
+    output_keys = ("parts", "top_contributor")
+    min_evidence = {"events": "min_events_per_group in total"}
+    default_params = {"group_by": ["product_category"], "target_metric": "revenue"}
+    confidence_method = "n/(n+decay_base), n = smaller n of the top two parts"
+    templates = {
+        "zh": "按{dims}拆解{metric}：贡献最大的是 {top}，为 {value}，占 {share}。",
+        "en": "{metric} by {dims}: the top contributor is {top} with {value}, {share} of the total.",
+    }
+
+    def compute(self, ctx: Context) -> Outcome:
+        metric = ctx.metric or "revenue"
+        keys, parts = grouped(ctx, metric)
+        total_n = sum(p["n"] for p in parts)
+        if total_n < ctx.config.min_events_per_group or not parts:
+            return insufficient(
+                [
+                    f"at least {ctx.config.min_events_per_group} events behind {metric} to split (found {total_n})"
+                ]
+            )
+        if metric in M.ADDITIVE:
+            parts.sort(key=lambda p: (-p["value"], key_text(p["key"])))
+            total = sum(p["value"] for p in parts)
+            for p in parts:
+                p["share"] = round(p["value"] / total, 4) if total else 0.0
+        else:
+            parts.sort(key=lambda p: (-p["n"] * p["value"], key_text(p["key"])))
+            for p in parts:
+                p["share"] = round(p["n"] / total_n, 4)
+        n = min(p["n"] for p in parts[:2])
+        result = {"parts": public(parts, ("key", "value", "n", "share")), "top_contributor": parts[0]["key"]}
+        cap = ctx.config.evidence_cap
+        return Outcome(
+            status="ok",
+            result=result,
+            n=n,
+            evidence=evidence_for(ctx, metric, keys, parts[: max(1, min(len(parts), cap))]),
+            evidence_count=total_n,
+        )
+
+    def summarize(self, ctx: Context, result: Mapping[str, Any]) -> str:
+        metric = ctx.metric or "revenue"
+        top = result["parts"][0]
+        dims = "/".join(str(d) for d in ctx.plan.get("group_by") or ["product_category"])
+        return self.templates[ctx.language].format(
+            dims=dims,
+            metric=M.label(metric, ctx.language),
+            top=key_text(top["key"]),
+            value=fmt(top["value"]),
+            share=f"{fmt(top['share'] * 100, 1)}%",
+        )

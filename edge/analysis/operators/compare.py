@@ -1,0 +1,329 @@
+"""``compare``: a metric across values of one dimension or across labelled periods.
+
+Groups are sorted by value, highest first; the first two are tested with a scipy.stats test that
+fits the metric (Welch's t on daily values, bill totals or summary statistics; chi-square on
+proportions). Additive metrics are compared per store-local day (``per: "day"``). Registered in
+the registry; called by the engine.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from edge.analysis import metrics as M
+from edge.analysis.operators.base import (
+    Context,
+    EvidenceSpec,
+    Operator,
+    Outcome,
+    fmt,
+    fmt_p,
+    fmt_pct,
+    group_label,
+    insufficient,
+    key_text,
+    metric_types_filter,
+    safe_float,
+    same_key,
+)
+from edge.analysis.plan import resolve_time_range
+from edge.analysis.source import EventFilter, Period
+
+logger = logging.getLogger(__name__)
+
+
+class _Grouping:
+    """How raw key values map onto the compared groups."""
+
+    def __init__(
+        self,
+        key: str,
+        flt: EventFilter,
+        label_of: Callable[[Any], Any | None],
+        periods: tuple[Period, ...] = (),
+        explicit: bool = False,
+    ) -> None:
+        self.key = key
+        self.flt = flt
+        self.label_of = label_of
+        self.periods = periods
+        self.explicit = explicit
+        self.raw: dict[str, list[Any]] = {}
+
+    def label(self, raw: Any) -> Any | None:
+        if raw is None:
+            return None
+        lab = self.label_of(raw)
+        if lab is not None:
+            self.raw.setdefault(key_text(lab), [])
+            if raw not in self.raw[key_text(lab)]:
+                self.raw[key_text(lab)].append(raw)
+        return lab
+
+
+class CompareOperator(Operator):
+    name = "compare"
+    intent = "compare"
+    version = "1.0"
+    description = (
+        "compare a metric across dimension values or periods; additive metrics per local day; "
+        "Welch t-test (daily values, bill totals, summary stats) or chi-square for proportions"
+    )
+    output_keys = ("groups", "diff_pct", "p_value", "test", "significant", "per")
+    min_evidence = {"events_per_group": "min_events_per_group (default 30)"}
+    default_params = {"alpha": 0.05, "dimension": "weather"}
+    confidence_method = (
+        "n/(n+decay_base), n = the smaller of the two compared groups; capped at 0.5 when p >= 0.05"
+    )
+    templates = {
+        "zh": "{metric}：{a} 为 {va}，{b} 为 {vb}，相差 {diff}（{test}，p={p}，n={na} 对 {nb}）{sig}。",
+        "en": "{metric}: {a} {va} vs {b} {vb}, {diff} ({test}, p={p}, n={na} vs {nb}){sig}.",
+    }
+
+    # -- grouping ----------------------------------------------------------------------------------
+
+    def _grouping(self, ctx: Context) -> _Grouping:
+        cmp = ctx.plan.get("compare") or {}
+        if cmp.get("periods"):
+            periods = []
+            for p in cmp["periods"]:
+                since, until = resolve_time_range(p.get("time_range"), ctx.now, ctx.timezone)
+                periods.append(Period(str(p["label"]), since, until))
+            labels = {p.label for p in periods}
+            return _Grouping(
+                "period", ctx.flt, lambda v: v if v in labels else None, tuple(periods), explicit=True
+            )
+        groupby = ctx.plan.get("group_by") or []
+        dim = str(cmp.get("dimension") or (groupby[0] if groupby else "weather"))
+        groups = list(cmp.get("groups") or [])
+        if dim == "hour" and not groups and ctx.flt.hours:
+            hours = sorted(set(ctx.flt.hours))
+            inside = (
+                f"{hours[0]}-{hours[-1] + 1}h"
+                if hours == list(range(hours[0], hours[-1] + 1))
+                else (",".join(str(h) for h in hours) + "h")
+            )
+            outside = "other_hours"
+            return _Grouping(
+                "hour",
+                ctx.flt.narrowed(hours=()),
+                lambda v: inside if int(v) in hours else outside,
+                explicit=True,
+            )
+        if groups:
+            flt = ctx.flt.narrowed(key_equals=(*ctx.flt.key_equals, (dim, tuple(groups))))
+
+            def label_of(v: Any) -> Any | None:
+                for g in groups:
+                    if same_key(g, v):
+                        return g
+                return None
+
+            return _Grouping(dim, flt, label_of, explicit=True)
+        return _Grouping(dim, ctx.flt, lambda v: v)
+
+    # -- compute -----------------------------------------------------------------------------------
+
+    def compute(self, ctx: Context) -> Outcome:
+        metric = ctx.metric or "event_count"
+        g = self._grouping(ctx)
+        comps = M.components(metric)
+        key = g.key
+        totals: dict[str, dict[str, float]] = {}
+        labels: dict[str, Any] = {}
+        by_hour: dict[str, dict[int, float]] = {}
+        keys = [key, "hour"] if metric == "peak_hour" else [key]
+        for r in ctx.rows(keys, comps, g.flt, g.periods):
+            lab = g.label(r[key])
+            if lab is None:
+                continue
+            t = key_text(lab)
+            labels[t] = lab
+            M.add(totals.setdefault(t, {}), r)
+            if metric == "peak_hour" and r["hour"] is not None:
+                bh = by_hour.setdefault(t, {})
+                bh[int(r["hour"])] = bh.get(int(r["hour"]), 0.0) + float(r["footfall"])
+        daily: dict[str, list[float]] = {}
+        if metric in M.ADDITIVE or metric == "conversion_rate":
+            per_day: dict[tuple[str, Any], dict[str, float]] = {}
+            for r in ctx.rows([key, "date"], comps, g.flt, g.periods):
+                lab = g.label(r[key])
+                if lab is None:
+                    continue
+                M.add(per_day.setdefault((key_text(lab), r["date"]), {}), r)
+            for (t, _d), c in sorted(per_day.items(), key=lambda kv: str(kv[0])):
+                v = M.value(metric, c)
+                if v is not None:
+                    daily.setdefault(t, []).append(v)
+        groups: list[dict[str, Any]] = []
+        for t, c in totals.items():
+            n = M.n_of(metric, c)
+            if metric == "peak_hour":
+                v = M.peak_hour_of(by_hour.get(t, {}))
+            elif metric in M.ADDITIVE:
+                days = daily.get(t, [])
+                v = float(np.mean(days)) if days else None
+            else:
+                v = M.value(metric, c)
+            if v is not None:
+                groups.append({"key": labels[t], "value": round(float(v), 4), "n": n, "_t": t})
+        need = ctx.config.min_events_per_group
+        if not g.explicit:
+            groups = [x for x in groups if x["n"] >= need]
+        thin = [x for x in groups if x["n"] < need]
+        present = {x["_t"] for x in groups}
+        wanted = self._wanted(ctx, g)
+        absent = [w for w in wanted if w not in present]
+        if thin or absent or len(groups) < 2:
+            missing = [f"at least {need} events behind {metric} for {key}={w} (found 0)" for w in absent]
+            missing += [
+                f"at least {need} events behind {metric} for {key}={x['_t']} (found {x['n']})" for x in thin
+            ]
+            if not missing:
+                missing = [f"at least two {key} groups with {need}+ events behind {metric}"]
+            return insufficient(missing)
+        groups.sort(key=lambda x: (-x["value"], x["_t"]))
+        first, second = groups[0], groups[1]
+        p, test = self._test(ctx, metric, g, first["_t"], second["_t"], totals, daily, by_hour)
+        diff = (
+            round((first["value"] - second["value"]) / abs(second["value"]) * 100, 4)
+            if second["value"] != 0
+            else None
+        )
+        result = {
+            "groups": [{"key": x["key"], "value": x["value"], "n": x["n"]} for x in groups],
+            "diff_pct": diff,
+            "p_value": None if p is None else float(f"{p:.6g}"),
+            "test": test,
+            "significant": bool(p is not None and p < 0.05),
+            "per": "day" if metric in M.ADDITIVE else None,
+        }
+        base = metric_types_filter(g.flt, metric)
+        top_n = max(x["n"] for x in groups) or 1
+        specs = []
+        for x in groups[: ctx.config.evidence_cap]:
+            if key == "period":
+                per = next(pp for pp in g.periods if pp.label == x["_t"])
+                f = base.narrowed(since=per.since, until=per.until)
+            else:
+                f = base.narrowed(key_equals=(*base.key_equals, (key, tuple(g.raw.get(x["_t"], [x["key"]])))))
+            specs.append(EvidenceSpec(f"group:{x['_t']}", f, round(x["n"] / top_n, 4)))
+        return Outcome(
+            status="ok",
+            result=result,
+            n=min(first["n"], second["n"]),
+            p_value=p,
+            evidence=specs,
+            evidence_count=sum(x["n"] for x in groups),
+        )
+
+    @staticmethod
+    def _wanted(ctx: Context, g: _Grouping) -> list[str]:
+        cmp = ctx.plan.get("compare") or {}
+        if cmp.get("periods"):
+            return [str(p["label"]) for p in cmp["periods"]]
+        if g.key != "hour" or cmp.get("groups"):
+            return [key_text(x) for x in cmp.get("groups") or []]
+        return []
+
+    def _test(
+        self,
+        ctx: Context,
+        metric: str,
+        g: _Grouping,
+        a: str,
+        b: str,
+        totals: dict[str, dict[str, float]],
+        daily: dict[str, list[float]],
+        by_hour: dict[str, dict[int, float]],
+    ) -> tuple[float | None, str]:
+        try:
+            if metric in M.ADDITIVE or metric == "conversion_rate":
+                xa, xb = daily.get(a, []), daily.get(b, [])
+                if len(xa) < 2 or len(xb) < 2:
+                    return None, "ttest_ind"
+                return safe_float(stats.ttest_ind(xa, xb, equal_var=False).pvalue), "ttest_ind"
+            if metric == "avg_order_value":
+                bills: dict[str, list[float]] = {a: [], b: []}
+                for r in ctx.rows([g.key, "bill"], ["revenue"], g.flt, g.periods):
+                    lab = g.label(r[g.key])
+                    if lab is not None and key_text(lab) in bills:
+                        bills[key_text(lab)].append(float(r["revenue"]))
+                if len(bills[a]) < 2 or len(bills[b]) < 2:
+                    return None, "ttest_ind"
+                return safe_float(stats.ttest_ind(bills[a], bills[b], equal_var=False).pvalue), "ttest_ind"
+            if metric in ("dwell_time", "queue_length"):
+                pre = "dwell" if metric == "dwell_time" else "queue"
+                ms = []
+                for t in (a, b):
+                    c = totals[t]
+                    n = c.get(f"{pre}_n", 0.0)
+                    if n < 2:
+                        return None, "ttest_ind_from_stats"
+                    mean = c[f"{pre}_sum"] / n
+                    var = max(0.0, (c[f"{pre}_sq"] - n * mean * mean) / (n - 1))
+                    ms.append((mean, math.sqrt(var), n))
+                res = stats.ttest_ind_from_stats(*ms[0], *ms[1], equal_var=False)
+                return safe_float(res.pvalue), "ttest_ind_from_stats"
+            if metric in M.PROPORTIONS:
+                if metric == "staff_error_rate":
+                    table = [
+                        [totals[t].get("staff_error_n", 0), totals[t].get("staff_op_n", 0)] for t in (a, b)
+                    ]
+                else:
+                    table = [
+                        [
+                            totals[t].get("negative_n", 0),
+                            totals[t].get("emotion_n", 0) - totals[t].get("negative_n", 0),
+                        ]
+                        for t in (a, b)
+                    ]
+                arr = np.array(table, dtype=float)
+                if (arr.sum(axis=0) == 0).any() or (arr.sum(axis=1) == 0).any():
+                    return None, "chi2_contingency"
+                return safe_float(stats.chi2_contingency(arr)[1]), "chi2_contingency"
+            if metric == "peak_hour":
+                hours = sorted(set(by_hour.get(a, {})) | set(by_hour.get(b, {})))
+                arr = np.array([[by_hour.get(t, {}).get(h, 0.0) for h in hours] for t in (a, b)])
+                arr = arr[:, arr.sum(axis=0) > 0]
+                if arr.shape[1] < 2:
+                    return None, "chi2_contingency"
+                return safe_float(stats.chi2_contingency(arr)[1]), "chi2_contingency"
+        except ValueError as exc:  # degenerate samples
+            logger.info("compare test failed on %s: %s", metric, exc)
+        return None, "none"
+
+    def summarize(self, ctx: Context, result: Mapping[str, Any]) -> str:
+        metric = ctx.metric or "event_count"
+        lang = ctx.language
+        a, b = result["groups"][0], result["groups"][1]
+        if result["p_value"] is None:
+            sig = "，无法检验显著性" if lang == "zh" else "; significance could not be tested"
+        elif result["significant"]:
+            sig = "，差异显著" if lang == "zh" else "; the difference is significant"
+        else:
+            sig = "，差异不显著" if lang == "zh" else "; the difference is not significant"
+        label = M.label(metric, lang)
+        if result["per"] == "day":
+            label += "（日均）" if lang == "zh" else " (mean per day)"
+        cmp = ctx.plan.get("compare") or {}
+        dim = "period" if cmp.get("periods") else cmp.get("dimension")
+        return self.templates[lang].format(
+            metric=label,
+            a=group_label(dim, a["key"], lang),
+            va=fmt(a["value"]),
+            b=group_label(dim, b["key"], lang),
+            vb=fmt(b["value"]),
+            diff=fmt_pct(result["diff_pct"]),
+            test=result["test"],
+            p=fmt_p(result["p_value"]),
+            na=a["n"],
+            nb=b["n"],
+            sig=sig,
+        )

@@ -1,0 +1,156 @@
+"""``trend``: a metric per time bucket, a linear fit, and the first vs last third of the range.
+
+``start_value`` / ``end_value`` are the metric recomputed over the first and last third of the
+buckets (not fitted); additive metrics as the mean per bucket. Without a target metric, a trend of
+an entity is its mean store-local visit hour. Registered in the registry.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from edge.analysis import metrics as M
+from edge.analysis.operators._series import BUCKET_KEYS, bucket_value, merged, series
+from edge.analysis.operators.base import (
+    Context,
+    EvidenceSpec,
+    Operator,
+    Outcome,
+    fmt,
+    fmt_p,
+    fmt_pct,
+    insufficient,
+    metric_types_filter,
+    safe_float,
+)
+
+logger = logging.getLogger(__name__)
+
+
+class TrendOperator(Operator):
+    name = "trend"
+    intent = "trend"
+    version = "1.0"
+    description = (
+        "aggregate by time bucket (default week), linregress on the bucket index, first vs last third"
+    )
+    output_keys = (
+        "series",
+        "slope_per_bucket",
+        "p_value",
+        "direction",
+        "start_value",
+        "end_value",
+        "change_pct",
+    )
+    min_evidence = {"buckets": "min_buckets (default 8)"}
+    default_params = {"time_bucket": "week", "fit": "scipy.stats.linregress", "alpha": 0.05}
+    confidence_method = "n/(n+decay_base), n = events in the thinnest bucket; capped at 0.5 when p >= 0.05"
+    templates = {
+        "zh": "{metric}趋势{dir}：从前三分之一的 {start} 到后三分之一的 {end}（{change}），每{unit}斜率 {slope}，p={p}{shift}。",
+        "en": "{metric} is {dir}: from {start} in the first third to {end} in the last third ({change}), "
+        "slope {slope} per {unit}, p={p}{shift}.",
+    }
+
+    @staticmethod
+    def metric_of(ctx: Context) -> str:
+        m = ctx.metric
+        if ctx.flt.entities and m in (None, "peak_hour"):
+            return "mean_hour"
+        return m or "event_count"
+
+    def compute(self, ctx: Context) -> Outcome:
+        metric = self.metric_of(ctx)
+        bucket = str(ctx.plan.get("time_bucket") or self.default_params["time_bucket"])
+        key = BUCKET_KEYS.get(bucket, "week")
+        buckets, comps, hours = series(ctx, metric, key)
+        points: list[dict[str, Any]] = []
+        for b in buckets:
+            v = bucket_value(metric, comps[b], hours.get(b))
+            n = M.n_of(metric, comps[b]) if metric != "mean_hour" else int(comps[b].get("events", 0))
+            if v is not None and n > 0:
+                points.append({"bucket": b, "value": round(v, 4), "n": n})
+        if len(points) < ctx.config.min_buckets:
+            return insufficient(
+                [
+                    f"at least {ctx.config.min_buckets} {bucket} buckets with {metric} data (found {len(points)})"
+                ]
+            )
+        x = np.arange(len(points), dtype=float)
+        y = np.array([p["value"] for p in points], dtype=float)
+        if np.allclose(y, y[0]):
+            slope, p = 0.0, 1.0
+        else:
+            fit = stats.linregress(x, y)
+            slope, p = float(fit.slope), safe_float(fit.pvalue) or 1.0
+        third = max(1, len(points) // 3)
+        used = [pt["bucket"] for pt in points]
+        start = merged(metric, used[:third], comps, hours)
+        end = merged(metric, used[-third:], comps, hours)
+        direction = "flat" if p >= 0.05 else ("up" if slope > 0 else "down")
+        change = (end - start) / abs(start) * 100 if start not in (None, 0) and end is not None else None
+        result: dict[str, Any] = {
+            "series": points,
+            "slope_per_bucket": round(slope, 6),
+            "p_value": float(f"{p:.6g}"),
+            "direction": direction,
+            "start_value": None if start is None else round(start, 4),
+            "end_value": None if end is None else round(end, 4),
+            "change_pct": None if change is None else round(change, 4),
+        }
+        if metric in ("peak_hour", "mean_hour") and start is not None and end is not None:
+            result["shift_hours"] = round(end - start, 4)
+        base = metric_types_filter(ctx.flt, None if metric == "mean_hour" else metric)
+        top_n = max(pt["n"] for pt in points)
+        specs = [
+            EvidenceSpec(
+                f"bucket:{pt['bucket']}",
+                base.narrowed(key_equals=(*base.key_equals, (key, (pt["bucket"],)))),
+                round(pt["n"] / top_n, 4),
+            )
+            for pt in (points[:third] + points[-third:])
+        ]
+        return Outcome(
+            status="ok",
+            result=result,
+            n=min(pt["n"] for pt in points),
+            p_value=p,
+            evidence=specs,
+            evidence_count=sum(pt["n"] for pt in points),
+        )
+
+    def summarize(self, ctx: Context, result: Mapping[str, Any]) -> str:
+        lang = ctx.language
+        metric = self.metric_of(ctx)
+        dirs = {
+            "zh": {"up": "上升", "down": "下降", "flat": "无显著变化"},
+            "en": {"up": "rising", "down": "falling", "flat": "flat (no significant change)"},
+        }
+        units = {
+            "zh": {"hour": "小时", "day": "天", "week": "周", "month": "月"},
+            "en": {"hour": "hour", "day": "day", "week": "week", "month": "month"},
+        }
+        bucket = str(ctx.plan.get("time_bucket") or "week")
+        shift = ""
+        if "shift_hours" in result:
+            shift = (
+                f"，移动了 {fmt(result['shift_hours'])} 小时"
+                if lang == "zh"
+                else f", a shift of {fmt(result['shift_hours'])} hours"
+            )
+        return self.templates[lang].format(
+            metric=M.label(metric, lang),
+            dir=dirs[lang][result["direction"]],
+            start=fmt(result["start_value"]),
+            end=fmt(result["end_value"]),
+            change=fmt_pct(result["change_pct"]),
+            unit=units[lang].get(bucket, bucket),
+            slope=fmt(result["slope_per_bucket"], 3),
+            p=fmt_p(result["p_value"]),
+            shift=shift,
+        )

@@ -1,0 +1,141 @@
+"""``adamm ask``: answer a Chinese or English question from a store's memory.
+
+Parses the question (rule parser, or the LLM backend when the config enables it), runs the plan
+through :func:`edge.analysis.engine.answer`, prints the payload (``--json``) or a readable answer
+(:func:`edge.presentation.payload_text`). Registers the operators in the store's procedural memory
+and records the outcome (:func:`edge.memory.views.record_outcome`) when that is available. Called by
+the ``adamm`` dispatcher in :mod:`edge.cli`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from edge.errors import UsageError
+
+logger = logging.getLogger(__name__)
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "ask",
+        help="answer a question (zh/en) with evidence and confidence",
+        description="Answer a question in Chinese or English from the store's memory (CONTRACT.md).",
+    )
+    p.add_argument("--db", required=True, metavar="PATH", help="the store database (must exist)")
+    p.add_argument(
+        "--now", metavar="ISO", help="reference time for relative expressions (default: the clock)"
+    )
+    p.add_argument("--json", action="store_true", help="print the payload (payload.schema.json) on stdout")
+    p.add_argument("--config", metavar="FILE", help="TOML config file (else $ADAMM_CONFIG, else defaults)")
+    p.add_argument("question", nargs="+", metavar="QUESTION", help="the question")
+    p.set_defaults(func=run)
+
+
+def parse_now(text: str | None) -> datetime | None:
+    """``--now`` as a datetime (naive = store-local); a bad value is a usage error."""
+    if text is None:
+        return None
+    t = text.strip()
+    if t.endswith(("Z", "z")):
+        t = t[:-1] + "+00:00"
+    try:
+        return datetime.fromisoformat(t)
+    except ValueError:
+        raise UsageError(
+            f"--now {text!r} is not an ISO 8601 time", hint="e.g. 2025-12-01T09:00:00+08:00"
+        ) from None
+
+
+def _fallback_text(payload: dict[str, Any]) -> str:
+    lines = [str(payload.get("summary", ""))]
+    lines.append(f"status {payload.get('status')}, confidence {payload.get('confidence', 0):.2f}")
+    ev = payload.get("evidence") or []
+    if ev:
+        lines.append(
+            f"evidence: {payload.get('evidence_count')} events, e.g. "
+            + ", ".join(str(e["event_id"]) for e in ev[:3])
+        )
+    for m in payload.get("missing") or []:
+        lines.append(f"missing: {m}")
+    if payload.get("action"):
+        lines.append("action: " + json.dumps(payload["action"], ensure_ascii=False))
+    return "\n".join(lines)
+
+
+def _renderer() -> Callable[[dict[str, Any]], str]:
+    try:
+        from edge.presentation import payload_text
+    except ImportError:
+        return _fallback_text
+    render: Callable[[dict[str, Any]], str] = payload_text
+    return render
+
+
+def _parser_for(config: Any) -> Callable[..., Any] | None:
+    llm = getattr(config, "llm", None)
+    if llm is None or not llm.enabled:
+        return None
+    from edge.analysis.parser import parse_question
+    from edge.llm import LLMPlanParser
+
+    backend = LLMPlanParser(llm)
+
+    def parse(question: str, vocab: Any, now: datetime, **kwargs: Any) -> Any:
+        try:
+            return backend.parse(question, vocab, now)
+        except Exception as exc:
+            logger.warning("LLM parser failed, using the rule parser: %s", exc)
+            return parse_question(question, vocab, now, **kwargs)
+
+    return parse
+
+
+def run(args: argparse.Namespace) -> int:
+    from edge.analysis.engine import answer
+    from edge.cli.cmd_search import load_any_config, open_existing_store
+    from edge.memory.procedures import sync_procedures
+
+    question = " ".join(args.question).strip()
+    if not question:
+        raise UsageError("the question is empty")
+    now = parse_now(args.now)
+    config = load_any_config(args.config)
+    store = open_existing_store(args.db, config)
+    try:
+        try:
+            sync_procedures(store)
+        except Exception as exc:
+            logger.warning("could not register the operators in the procedural memory: %s", exc)
+        payload = answer(
+            question,
+            store.event_source(),
+            now=now,
+            config=config.analysis,
+            embed=store.embed_texts,
+            parser=_parser_for(config),
+        )
+        try:
+            from edge.memory import views
+        except ImportError:
+            views = None  # type: ignore[assignment]
+        record = getattr(views, "record_outcome", None) if views is not None else None
+        if record is not None:
+            try:
+                record(store, payload)
+            except Exception as exc:
+                logger.warning("could not record the answer's outcome: %s", exc)
+    finally:
+        store.close()
+    if args.json:
+        json.dump(payload, sys.stdout, ensure_ascii=False, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(_renderer()(payload) + "\n")
+    return 0

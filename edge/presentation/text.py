@@ -1,0 +1,117 @@
+"""A payload as a readable multi-line answer: ``payload_text(payload, lang=None) -> str``.
+
+Pure; called by ``adamm ask`` (without ``--json``), ``adamm demo`` and the TUI's plain-text views.
+Shows the summary, the confidence (with a clear warning when low), the status explanation and
+what is missing when the answer is not ``ok``, the key numbers of ``result``, the action and the
+evidence ids.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from edge.presentation.format import fmt_value, intent_of, payload_lang
+from edge.presentation.labels import t
+from edge.presentation.tables import ROW_KEYS, result_table, scalar_items
+
+#: How many evidence ids and result rows the text shows before saying "N more".
+MAX_EVIDENCE = 10
+MAX_ROWS = 12
+
+
+def confidence_bar(confidence: float, width: int = 10) -> str:
+    """``[██████░░░░] 0.62`` for a confidence in [0, 1]."""
+    c = min(max(float(confidence), 0.0), 1.0)
+    filled = round(c * width)
+    return "[" + "█" * filled + "░" * (width - filled) + f"] {c:.2f}"
+
+
+def _result_lines(payload: Mapping[str, Any], lang: str) -> list[str]:
+    result = payload.get("result")
+    if not isinstance(result, Mapping) or not result:
+        return []
+    intent = intent_of(payload)
+    lines = [f"{t('result', lang)}:"]
+    for key, value in scalar_items(result, intent):
+        lines.append(f"  {t(key, lang)}: {fmt_value(value, key)}")
+    if intent in ROW_KEYS and isinstance(result.get(ROW_KEYS[intent][0]), list):
+        headers, rows = result_table(payload)
+        if rows:
+            labels = [t(h, lang) for h in headers]
+            widths = [max(len(labels[i]), *(len(r[i]) for r in rows[:MAX_ROWS])) for i in range(len(headers))]
+            lines.append(
+                ("  " + "  ".join(lbl.ljust(w) for lbl, w in zip(labels, widths, strict=True))).rstrip()
+            )
+            for row in rows[:MAX_ROWS]:
+                lines.append(
+                    ("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))).rstrip()
+                )
+            if len(rows) > MAX_ROWS:
+                lines.append("  … " + t("evidence_more", lang, n=len(rows) - MAX_ROWS))
+    return lines if len(lines) > 1 else []
+
+
+def _action_lines(action: Any, lang: str) -> list[str]:
+    if not isinstance(action, Mapping):
+        return []
+    kind = str(action.get("type", ""))
+    params = action.get("params") or {}
+    lines = [f"{t('action', lang)} ({t('action.' + kind, lang)}):"]
+    if isinstance(params, Mapping):
+        for k, v in params.items():
+            lines.append(f"  {k}: {fmt_value(v, k)}")
+    else:
+        lines.append("  " + json.dumps(params, ensure_ascii=False))
+    return lines
+
+
+def _evidence_lines(payload: Mapping[str, Any], lang: str) -> list[str]:
+    evidence = payload.get("evidence") or []
+    count = payload.get("evidence_count", len(evidence))
+    lines = [f"{t('evidence', lang)} ({t('evidence_count', lang)}: {count}):"]
+    if not evidence:
+        lines.append(f"  {t('none', lang)}")
+        return lines
+    for item in evidence[:MAX_EVIDENCE]:
+        if isinstance(item, Mapping):
+            weight = fmt_value(item.get("weight"), "weight")
+            lines.append(f"  {item.get('event_id')}  {item.get('role', '')}  {weight}")
+    if len(evidence) > MAX_EVIDENCE:
+        lines.append("  … " + t("evidence_more", lang, n=len(evidence) - MAX_EVIDENCE))
+    return lines
+
+
+def payload_text(payload: Mapping[str, Any], lang: str | None = None) -> str:
+    """The payload as a multi-line answer in ``lang`` (default: the question's language)."""
+    lang = payload_lang(payload, lang)
+    status = str(payload.get("status", "ok"))
+    lines: list[str] = []
+    question = payload.get("question")
+    if question:
+        lines.append(f"? {question}")
+    if status != "ok":
+        lines.append(f"{t('status', lang)}: {t('status.' + status, lang)}")
+    lines.append(f"{t('summary', lang)}: {payload.get('summary', '')}")
+    confidence = payload.get("confidence")
+    if isinstance(confidence, (int, float)):
+        lines.append(f"{t('confidence', lang)}: {confidence_bar(float(confidence))}")
+    if payload.get("low_confidence"):
+        lines.append(t("low_confidence", lang))
+    missing = payload.get("missing") or []
+    if missing:
+        lines.append(f"{t('missing', lang)}:")
+        lines.extend(f"  - {m}" for m in missing)
+    lines.extend(_result_lines(payload, lang))
+    lines.extend(_action_lines(payload.get("action"), lang))
+    if status == "ok" or payload.get("evidence"):
+        lines.extend(_evidence_lines(payload, lang))
+    operator = payload.get("operator")
+    if isinstance(operator, Mapping) and operator.get("name"):
+        tail = f"{t('operator', lang)}: {operator['name']} {operator.get('version', '')}".rstrip()
+        elapsed = payload.get("elapsed_ms")
+        if isinstance(elapsed, (int, float)):
+            tail += f"  {t('elapsed', lang)}: {elapsed:.0f} ms"
+        lines.append(tail)
+    return "\n".join(lines)

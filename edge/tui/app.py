@@ -1,0 +1,492 @@
+"""The store manager's terminal app: Ask, Events, Learned, Actions and Status tabs.
+
+Started by :mod:`edge.cli.cmd_tui`. Every engine and store call runs in a ``@work(thread=True)``
+worker with a visible loading indicator; results come back as messages; errors become
+notifications. Formatting of payloads and plot choice come from :mod:`edge.presentation`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
+from textual.widgets import DataTable, Footer, Header, Input, LoadingIndicator, Static, TabbedContent, TabPane
+
+from edge.analysis.source import EventFilter, EventRow, Scalar
+from edge.errors import UsageError
+from edge.memory import views
+from edge.memory.store import Store
+from edge.presentation import choose_plot, payload_text, result_table, t
+from edge.presentation.format import fmt_value
+from edge.tui.widgets import ActionsTable, HistoryInput, ResultPlot, SortableTable
+
+logger = logging.getLogger(__name__)
+
+#: How many events the Events tab lists / the search returns.
+EVENT_LIMIT = 200
+SEARCH_K = 50
+
+
+class Answered(Message):
+    """A worker finished answering a question."""
+
+    def __init__(self, payload: dict[str, Any]) -> None:
+        super().__init__()
+        self.payload = payload
+
+
+class EventsLoaded(Message):
+    """A worker listed or searched events."""
+
+    def __init__(self, rows: list[EventRow], total: int | None) -> None:
+        super().__init__()
+        self.rows = rows
+        self.total = total
+
+
+class DetailLoaded(Message):
+    """A worker fetched one event's details for the Static with id ``target``."""
+
+    def __init__(self, target: str, text: str) -> None:
+        super().__init__()
+        self.target = target
+        self.text = text
+
+
+class TableLoaded(Message):
+    """A worker read the rows of the Learned or Actions table."""
+
+    def __init__(self, target: str, rows: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.target = target
+        self.rows = rows
+
+
+class Failed(Message):
+    """A worker failed; the message is shown as an error notification."""
+
+    def __init__(self, msg: str) -> None:
+        super().__init__()
+        self.msg = msg
+
+
+def event_detail_text(ev: dict[str, Any] | None, lang: str, event_id: str) -> str:
+    """One event (from :func:`edge.memory.views.get_event`) as readable lines."""
+    if ev is None:
+        return f"{event_id}: {t('none', lang)}"
+    lines = [
+        f"{t('detail', lang)}: {ev['event_id']}",
+        f"{t('timestamp', lang)}: {ev.get('ts', '')}   {t('event_type', lang)}: {ev.get('event_type', '')}"
+        f"   {t('tier', lang)}: {ev.get('tier', '')}",
+        f"{t('media', lang)}: {', '.join(ev.get('raw_refs') or []) or t('no_media', lang)}",
+    ]
+    if ev.get("text"):
+        lines.append(f"{t('text', lang)}: {ev['text']}")
+    stats = ev.get("stats") or {}
+    if stats:
+        lines.append(f"{t('stats', lang)}: " + ", ".join(f"{k}={fmt_value(v, k)}" for k, v in stats.items()))
+    if ev.get("entities"):
+        lines.append(f"{t('entities', lang)}: {', '.join(ev['entities'])}")
+    return "\n".join(lines)
+
+
+def answer_text(payload: dict[str, Any], lang: str) -> str:
+    """The Ask tab's answer: the text of :func:`edge.presentation.payload_text` without the
+    numbers and the evidence, which the tab shows as sortable tables next to it."""
+    trimmed = {k: v for k, v in payload.items() if k not in ("result", "operator")}
+    # the low-confidence warning has its own, styled line above the answer
+    text = payload_text(trimmed | {"evidence": [], "low_confidence": False}, lang)
+    head, sep, _ = text.partition(f"\n{t('evidence', lang)} (")
+    count = payload.get("evidence_count", len(payload.get("evidence") or []))
+    tail = f"\n{t('evidence', lang)} ({t('evidence_count', lang)}: {count})" if sep else ""
+    return head + tail
+
+
+def _parse_day(text: str, tz: ZoneInfo, what: str) -> datetime | None:
+    if not text.strip():
+        return None
+    try:
+        day = date.fromisoformat(text.strip())
+    except ValueError as exc:
+        raise UsageError(f"{what} {text!r} is not a date; write YYYY-MM-DD") from exc
+    return datetime(day.year, day.month, day.day, tzinfo=tz).astimezone(UTC)
+
+
+def build_filter(types: str, since: str, until: str, where: str, tz: str) -> EventFilter:
+    """An EventFilter from the Events tab's inputs (``until`` is inclusive, days are store-local)."""
+    zone = ZoneInfo(tz)
+    event_types = tuple(s.strip() for s in types.replace("，", ",").split(",") if s.strip())
+    start = _parse_day(since, zone, "since")
+    end = _parse_day(until, zone, "until")
+    attrs: list[tuple[str, tuple[Scalar, ...]]] = []
+    for part in where.replace("，", ",").split(","):
+        if not part.strip():
+            continue
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"attribute filter {part!r} must look like key=value")
+        attrs.append((key.strip(), (value.strip(),)))
+    return EventFilter(
+        event_types=event_types,
+        since=start,
+        until=end + timedelta(days=1) if end else None,
+        attributes=tuple(attrs),
+    )
+
+
+class AdammApp(App[None]):
+    """Ask questions of the store's memory, browse events, facts, actions and what is running."""
+
+    CSS = """
+    LoadingIndicator { height: 1; }
+    #answer, .detail { height: auto; padding: 0 1; }
+    #warning { height: auto; background: $error; color: $text; text-style: bold; padding: 0 1; }
+    #result, #evidence { height: auto; max-height: 12; }
+    #result { width: auto; max-width: 60%; margin-right: 2; }
+    #evidence { width: 1fr; }
+    #plot { height: 12; }
+    .filters Input { width: 1fr; }
+    .filters { height: auto; }
+    #events, #facts, #actions { height: 1fr; min-height: 6; }
+    #ev_detail, #act_help { height: auto; max-height: 8; }
+    """
+
+    def __init__(
+        self, store: Store, lang: str, now: datetime | None = None, out_dir: Path | None = None
+    ) -> None:
+        super().__init__()
+        self.store = store
+        self.lang = lang
+        self.now = now
+        self.out_dir = out_dir or Path.cwd()
+        self.payload: dict[str, Any] | None = None
+        self.title = "adamm"
+        for key, action, label in (
+            ("f1", "tab('ask')", "bind.ask"),
+            ("f2", "tab('events')", "bind.events"),
+            ("f3", "tab('learned')", "bind.learned"),
+            ("f4", "tab('actions')", "bind.actions"),
+            ("f6", "tab('status')", "bind.status"),
+            ("f5", "refresh", "bind.refresh"),
+            ("ctrl+s", "save", "bind.save"),
+        ):
+            self.bind(key, action, description=t(label, lang))
+
+    # -- layout ----------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        lang = self.lang
+        yield Header()
+        with TabbedContent(id="tabs"):
+            with TabPane(t("tab.ask", lang), id="ask"), VerticalScroll():
+                yield HistoryInput(placeholder=t("ask.placeholder", lang), id="question")
+                yield LoadingIndicator(id="loading")
+                yield Static("", id="warning")
+                yield Static(t("ask.empty", lang), id="answer")
+                with Horizontal(classes="filters"):
+                    yield SortableTable(id="result")
+                    yield SortableTable(id="evidence")
+                yield ResultPlot(id="plot")
+                yield Static("", id="evidence_detail", classes="detail")
+            with TabPane(t("tab.events", lang), id="events_tab"):
+                with Horizontal(classes="filters"):
+                    yield Input(placeholder=t("events.type", lang), id="ev_type")
+                    yield Input(placeholder=t("events.since", lang), id="ev_since")
+                    yield Input(placeholder=t("events.until", lang), id="ev_until")
+                    yield Input(placeholder=t("events.where", lang), id="ev_where")
+                yield Input(placeholder=t("events.search", lang), id="ev_search")
+                yield LoadingIndicator(id="ev_loading")
+                yield Static("", id="ev_total")
+                yield SortableTable(id="events")
+                yield Static("", id="ev_detail", classes="detail")
+            with TabPane(t("tab.learned", lang), id="learned"):
+                yield SortableTable(id="facts")
+            with TabPane(t("tab.actions", lang), id="actions_tab"):
+                yield Static(
+                    f"a: {t('bind.accept', lang)}   d: {t('bind.done', lang)}   x: {t('bind.reject', lang)}",
+                    id="act_help",
+                )
+                yield ActionsTable(id="actions")
+            with TabPane(t("tab.status", lang), id="status"), VerticalScroll():
+                yield Static("", id="status_text", classes="detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        for wid in ("#loading", "#ev_loading", "#warning", "#plot", "#result", "#evidence"):
+            self.query_one(wid).display = False
+        events = self.query_one("#events", DataTable)
+        events.add_column(t("event_id", self.lang), key="event_id")
+        events.add_column(t("timestamp", self.lang), key="timestamp")
+        events.add_column(t("event_type", self.lang), key="event_type")
+        events.add_column(t("score", self.lang), key="score")
+        events.add_column(t("text", self.lang), key="text")
+        facts = self.query_one("#facts", DataTable)
+        for key in ("fact.statement", "fact.kind", "confidence", "fact.updated"):
+            facts.add_column(t(key, self.lang), key=key)
+        actions = self.query_one("#actions", DataTable)
+        for key in ("action.state", "action.type", "summary", "confidence", "action.issued", "action.by"):
+            actions.add_column(t(key, self.lang), key=key)
+        self.query_one("#question", Input).focus()
+        self.action_refresh()
+        self.load_events()
+
+    def action_tab(self, tab: str) -> None:
+        """Show a tab and focus its main widget (focus left in another tab would pull it back)."""
+        pane = {"events": "events_tab", "actions": "actions_tab"}.get(tab, tab)
+        self.screen.set_focus(None)
+        self.query_one("#tabs", TabbedContent).active = pane
+        target = {"ask": "#question", "events_tab": "#events", "learned": "#facts", "actions_tab": "#actions"}
+        if pane in target:
+            self.query_one(target[pane]).focus()
+
+    def on_failed(self, message: Failed) -> None:
+        for wid in ("#loading", "#ev_loading"):
+            self.query_one(wid).display = False
+        self.notify(t("error", self.lang, msg=message.msg), severity="error")
+
+    def _guard(self, what: str, fn: Callable[[], None]) -> None:
+        """Run a worker body; any error becomes a Failed message (a notification)."""
+        try:
+            fn()
+        except Exception as exc:  # shown to the user, never a crash
+            logger.exception("%s failed", what)
+            self.post_message(Failed(str(exc)))
+
+    # -- ask -------------------------------------------------------------------------------------
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        value = event.value.strip()
+        if event.input.id == "question":
+            if value:
+                self.query_one("#question", HistoryInput).remember(value)
+                self.query_one("#loading").display = True
+                self.ask(value)
+        elif event.input.id and event.input.id.startswith("ev_"):
+            self.load_events()
+
+    @work(thread=True, exclusive=True, group="ask")
+    def ask(self, question: str) -> None:
+        def body() -> None:
+            from edge.analysis.engine import answer
+
+            source = self.store.event_source()
+            payload = answer(question, source, now=self.now, embed=source.embed_texts)
+            views.record_outcome(self.store, payload)
+            self.post_message(Answered(payload))
+
+        self._guard("answer", body)
+
+    def on_answered(self, message: Answered) -> None:
+        payload = self.payload = message.payload
+        lang = self.lang
+        self.query_one("#loading").display = False
+        warning = self.query_one("#warning", Static)
+        # a non-ok answer explains itself in its status line; the warning is for weak ok answers
+        warning.display = payload.get("status") == "ok" and bool(payload.get("low_confidence"))
+        warning.update(t("low_confidence", lang))
+        self.query_one("#answer", Static).update(answer_text(payload, lang))
+        table = self.query_one("#result", SortableTable)
+        table.clear(columns=True)
+        headers, rows = result_table(payload)
+        table.display = bool(headers)
+        for h in headers:
+            table.add_column(t(h, lang), key=h)
+        table.add_rows(rows)
+        ev_table = self.query_one("#evidence", SortableTable)
+        ev_table.clear(columns=True)
+        evidence = [e for e in payload.get("evidence") or [] if isinstance(e, dict)]
+        ev_table.display = bool(evidence)
+        ev_table.add_column(t("evidence", lang), key="event_id")
+        ev_table.add_column(t("role", lang), key="role")
+        ev_table.add_column(t("weight", lang), key="weight")
+        for e in evidence:
+            ev_table.add_row(
+                str(e.get("event_id")),
+                str(e.get("role", "")),
+                fmt_value(e.get("weight"), "weight"),
+                key=str(e.get("event_id")),
+            )
+        self.query_one("#evidence_detail", Static).update("")
+        plot = self.query_one("#plot", ResultPlot)
+        spec = choose_plot(payload)
+        plot.display = spec is not None
+        if spec is not None:
+            plot.show_spec(spec)
+        self.load_tables()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        table_id = event.data_table.id
+        key = event.row_key.value
+        if key is None:
+            return
+        if table_id == "evidence":
+            self.load_detail(str(key), "evidence_detail")
+        elif table_id == "events":
+            self.load_detail(str(key), "ev_detail")
+
+    @work(thread=True, group="detail")
+    def load_detail(self, event_id: str, target: str) -> None:
+        def body() -> None:
+            with self.store.read() as conn:
+                ev = views.get_event(conn, event_id)
+            self.post_message(DetailLoaded(target, event_detail_text(ev, self.lang, event_id)))
+
+        self._guard("event details", body)
+
+    def on_detail_loaded(self, message: DetailLoaded) -> None:
+        self.query_one(f"#{message.target}", Static).update(message.text)
+
+    # -- events ----------------------------------------------------------------------------------
+
+    def load_events(self) -> None:
+        """Read the Events tab's inputs and list (or search) events in a worker."""
+        values = {
+            wid: self.query_one(f"#{wid}", Input).value
+            for wid in ("ev_type", "ev_since", "ev_until", "ev_where")
+        }
+        search = self.query_one("#ev_search", Input).value.strip()
+        self.query_one("#ev_loading").display = True
+        self._events_worker(values, search)
+
+    @work(thread=True, exclusive=True, group="events")
+    def _events_worker(self, values: dict[str, str], search: str) -> None:
+        def body() -> None:
+            flt = build_filter(
+                values["ev_type"],
+                values["ev_since"],
+                values["ev_until"],
+                values["ev_where"],
+                self.store.timezone(),
+            )
+            source = self.store.event_source()
+            if search:
+                self.post_message(EventsLoaded(source.retrieve(search, flt, SEARCH_K), None))
+            else:
+                rows, total = source.sample_events(flt, EVENT_LIMIT)
+                self.post_message(EventsLoaded(rows, total))
+
+        self._guard("events", body)
+
+    def on_events_loaded(self, message: EventsLoaded) -> None:
+        self.query_one("#ev_loading").display = False
+        table = self.query_one("#events", SortableTable)
+        table.clear()
+        for r in message.rows:
+            table.add_row(
+                r.event_id,
+                r.timestamp,
+                r.event_type,
+                fmt_value(r.score, "score"),
+                (r.text or "")[:60],
+                key=r.event_id,
+            )
+        total = message.total if message.total is not None else len(message.rows)
+        self.query_one("#ev_total", Static).update(
+            t("events.total", self.lang, total=total, shown=len(message.rows))
+        )
+
+    # -- learned and actions ---------------------------------------------------------------------
+
+    @work(thread=True, group="tables")
+    def load_tables(self) -> None:
+        def body() -> None:
+            with self.store.read() as conn:
+                facts = views.list_facts(conn)
+                actions = views.list_actions(conn)
+            self.post_message(TableLoaded("facts", facts))
+            self.post_message(TableLoaded("actions", actions))
+
+        self._guard("tables", body)
+
+    def on_table_loaded(self, message: TableLoaded) -> None:
+        table = self.query_one(f"#{message.target}", SortableTable)
+        table.clear()
+        lang = self.lang
+        for row in message.rows:
+            if message.target == "facts":
+                cells = [
+                    row["statement"],
+                    row["kind"],
+                    fmt_value(row["confidence"], "score"),
+                    row["updated_at"],
+                ]
+                table.add_row(*cells, key=row["fact_id"])
+            else:
+                cells = [
+                    t(f"state.{row['state']}", lang),
+                    t(f"action.{row['type']}", lang),
+                    row["summary"],
+                    fmt_value(row["confidence"], "score"),
+                    row["issued_at"],
+                    row.get("acked_by") or "",
+                ]
+                table.add_row(*cells, key=row["action_id"])
+
+    def on_actions_table_ack_requested(self, message: ActionsTable.AckRequested) -> None:
+        self.ack(message.action_id, message.state)
+
+    @work(thread=True, group="ack")
+    def ack(self, action_id: str, state: str) -> None:
+        def body() -> None:
+            if views.ack_action(self.store, action_id, state, "tui"):
+                self.call_from_thread(
+                    self.notify, t("acked", self.lang, id=action_id[:8], state=t(f"state.{state}", self.lang))
+                )
+            self.call_from_thread(self.load_tables)
+
+        self._guard("acknowledge", body)
+
+    # -- status ----------------------------------------------------------------------------------
+
+    @work(thread=True, group="status")
+    def action_refresh(self) -> None:
+        def body() -> None:
+            with self.store.read() as conn:
+                rows, warn = views.component_status(conn)
+                tiers = views.tier_counts(conn)
+                depth = views.outbox_depth(conn)
+            self.post_message(DetailLoaded("status_text", self._status_text(rows, warn, tiers, depth)))
+            self.call_from_thread(self.load_tables)
+
+        self._guard("status", body)
+
+    def _status_text(
+        self, rows: list[dict[str, Any]], warn: str | None, tiers: dict[str, int], depth: int
+    ) -> str:
+        lang = self.lang
+        if warn and not rows:
+            warn = t("status.daemon_down", lang)
+        lines = [f"⚠ {warn}"] if warn else []
+        lines.append(f"{t('status.components', lang)}:")
+        for r in rows:
+            detail = json.loads(r.get("detail_json") or "{}")
+            dropped = detail.get("dropped", detail.get("dropped_frames"))
+            extra = f"  {t('status.dropped', lang)}: {dropped}" if dropped is not None else ""
+            if detail.get("last_error"):
+                extra += f"  {t('error', lang, msg=detail['last_error'])}"
+            lines.append(
+                f"  {r['name']}  {r['kind']}  {r['state']}  {r.get('provider') or ''}{extra}".rstrip()
+            )
+        if not rows:
+            lines.append(f"  {t('none', lang)}")
+        lines.append(f"{t('status.outbox', lang)}: {depth}")
+        tier_text = ", ".join(f"{k}={v}" for k, v in sorted(tiers.items())) or t("none", lang)
+        lines.append(f"{t('status.tiers', lang)}: {tier_text}")
+        return "\n".join(lines)
+
+    def action_save(self) -> None:
+        if self.payload is None:
+            self.notify(t("nothing_to_save", self.lang), severity="warning")
+            return
+        path = self.out_dir / f"adamm-answer-{datetime.now().strftime('%Y%m%dT%H%M%S')}.json"
+        path.write_text(json.dumps(self.payload, ensure_ascii=False, indent=2), encoding="utf-8")
+        self.notify(t("saved", self.lang, path=str(path)))

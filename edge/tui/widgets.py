@@ -1,0 +1,129 @@
+"""Reusable widgets of the store manager's app: sortable tables, an input with history, the plot.
+
+Used by :mod:`edge.tui.app`. Textual-specific; the data they show comes from
+:mod:`edge.presentation` (pure) and :mod:`edge.memory.views`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import DataTable, Input
+from textual_plotext import PlotextPlot
+
+from edge.presentation import PlotSpec
+
+logger = logging.getLogger(__name__)
+
+
+def sort_key(value: Any) -> tuple[int, float, str]:
+    """Numbers (also formatted as text) sort numerically before text; text sorts as text."""
+    text = str(value)
+    try:
+        return (0, float(text.replace(",", "")), "")
+    except ValueError:
+        return (1, 0.0, text)
+
+
+class SortableTable(DataTable[Any]):
+    """A DataTable whose columns sort on a header click or on ``s`` (the cursor's column)."""
+
+    BINDINGS = [Binding("s", "sort_cursor", "Sort", show=True)]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self._sorted: tuple[Any, bool] | None = None
+
+    def sort_by(self, column_key: Any) -> None:
+        """Sort by ``column_key``; sorting the same column again reverses the order."""
+        reverse = self._sorted is not None and self._sorted[0] == column_key and not self._sorted[1]
+        self.sort(column_key, key=sort_key, reverse=reverse)
+        self._sorted = (column_key, reverse)
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        event.stop()
+        self.sort_by(event.column_key)
+
+    def action_sort_cursor(self) -> None:
+        if not self.columns:
+            return
+        keys = list(self.columns)
+        self.sort_by(keys[min(self.cursor_column, len(keys) - 1)])
+
+
+class ActionsTable(SortableTable):
+    """The Actions table: ``a`` accepts, ``d`` marks done, ``x`` rejects the action under the cursor."""
+
+    BINDINGS = [
+        Binding("a", "ack('accepted')", "Accept"),
+        Binding("d", "ack('done')", "Done"),
+        Binding("x", "ack('rejected')", "Reject"),
+    ]
+
+    class AckRequested(Message):
+        """The manager asked to move action ``action_id`` to ``state``."""
+
+        def __init__(self, action_id: str, state: str) -> None:
+            super().__init__()
+            self.action_id = action_id
+            self.state = state
+
+    def action_ack(self, state: str) -> None:
+        if self.row_count == 0:
+            return
+        row_key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value
+        if row_key is not None:
+            self.post_message(self.AckRequested(str(row_key), state))
+
+
+class HistoryInput(Input):
+    """An Input that recalls earlier submissions with up/down."""
+
+    BINDINGS = [
+        Binding("up", "history(-1)", "Previous", show=False),
+        Binding("down", "history(1)", "Next", show=False),
+    ]
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.history: list[str] = []
+        self._pos = 0
+
+    def remember(self, text: str) -> None:
+        """Add ``text`` to the history (no consecutive duplicates) and reset the position."""
+        if text and (not self.history or self.history[-1] != text):
+            self.history.append(text)
+        self._pos = len(self.history)
+
+    def action_history(self, step: int) -> None:
+        if not self.history:
+            return
+        self._pos = max(0, min(len(self.history), self._pos + step))
+        self.value = self.history[self._pos] if self._pos < len(self.history) else ""
+        self.cursor_position = len(self.value)
+
+
+class ResultPlot(PlotextPlot):
+    """Draws a :class:`edge.presentation.PlotSpec`: a line or bars, anomalies marked in red."""
+
+    def show_spec(self, spec: PlotSpec) -> None:
+        plt = self.plt
+        plt.clear_figure()
+        plt.title(spec.title)
+        idx = list(range(len(spec.x)))
+        if spec.kind == "bar":
+            plt.bar(list(spec.x), list(spec.y))
+        else:
+            plt.plot(idx, list(spec.y), label=spec.y_label or None, marker="braille")
+            if spec.y2 is not None:
+                plt.plot(idx, list(spec.y2), label=spec.y2_label or None, color="gray")
+            if spec.marks:
+                plt.scatter(
+                    list(spec.marks), [spec.y[i] for i in spec.marks], marker="x", color="red", label="!"
+                )
+            step = max(1, len(idx) // 6)
+            plt.xticks([float(i) for i in idx[::step]], list(spec.x)[::step])
+        self.refresh()

@@ -1,0 +1,112 @@
+"""Tests of the pure presentation layer (edge.presentation): text, tables, plot choice, labels.
+
+Payloads here are hand-built from payload.schema.json and CONTRACT.md section 3; they exercise only
+the pure formatting functions (the TUI's tests run against a real store).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from edge.presentation import choose_plot, payload_text, result_table
+from edge.presentation.labels import LABELS, default_lang
+
+SCHEMA = json.loads((Path(__file__).parents[1] / "edge/schemas/payload.schema.json").read_text())
+
+
+def _payload(**over: Any) -> dict[str, Any]:
+    p: dict[str, Any] = {
+        "status": "ok",
+        "question": "下雨天和晴天相比，哪种天气客单价更高？",
+        "plan": {"intent": "compare", "metric": "avg_order_value"},
+        "summary": "雨天客单价 128 高于晴天 96",
+        "result": {
+            "groups": [
+                {"key": "rainy", "value": 128.0, "n": 412},
+                {"key": "sunny", "value": 96.0, "n": 1930},
+            ],
+            "diff_pct": 33.33,
+            "p_value": 0.0001,
+            "test": "ttest_ind",
+            "significant": True,
+            "per": None,
+        },
+        "evidence": [{"event_id": f"ev-{i}", "role": "rainy", "weight": 1.0} for i in range(15)],
+        "evidence_count": 2342,
+        "confidence": 0.89,
+        "low_confidence": False,
+        "missing": [],
+        "action": {"type": "recommendation", "params": {"what": "tasting"}},
+    }
+    p.update(over)
+    jsonschema.validate(p, SCHEMA)
+    return p
+
+
+def test_text_ok_shows_summary_confidence_numbers_action_evidence() -> None:
+    text = payload_text(_payload())
+    assert "雨天客单价 128 高于晴天 96" in text
+    assert "0.89" in text
+    assert "rainy" in text and "1930" in text
+    assert "tasting" in text
+    assert "ev-0" in text and "ev-9" in text and "ev-10" not in text
+    assert "还有 5 条" in text
+    assert "置信度低" not in text
+
+
+def test_text_low_confidence_and_insufficient_data_in_english() -> None:
+    p = _payload(
+        status="insufficient_data",
+        result={},
+        confidence=0.1,
+        low_confidence=True,
+        missing=["at least 30 rainy-day purchases"],
+        action=None,
+        evidence=[],
+        evidence_count=0,
+    )
+    text = payload_text(p, "en")
+    assert "LOW CONFIDENCE" in text
+    assert "insufficient data" in text
+    assert "at least 30 rainy-day purchases" in text
+
+
+def test_result_table_per_intent() -> None:
+    headers, rows = result_table(_payload())
+    assert headers == ["key", "value", "n"]
+    assert [r[0] for r in rows] == ["rainy", "sunny"]
+    agg = _payload(plan={"intent": "aggregate"}, result={"value": 12.5, "n": 40})
+    assert result_table(agg) == (["key", "value"], [["value", "12.50"], ["n", "40"]])
+    assert result_table(_payload(status="unsupported", plan={}, result={})) == ([], [])
+
+
+def test_choose_plot_trend_anomaly_bars_and_none() -> None:
+    series = [{"bucket": f"2026-10-{d:02d}", "value": float(d), "n": 40} for d in range(1, 11)]
+    trend = _payload(plan={"intent": "trend", "metric": "footfall"}, result={"series": series})
+    spec = choose_plot(trend)
+    assert spec is not None and spec.kind == "line" and len(spec.x) == 10 and spec.y[-1] == 10.0
+    anom = _payload(
+        plan={"intent": "anomaly", "metric": "footfall"},
+        result={
+            "series": series,
+            "anomalies": [
+                {"bucket": "2026-10-04", "value": 4.0, "expected": 2.0, "score": 5.0, "direction": "up"}
+            ],
+            "method": "robust_z",
+        },
+    )
+    spec = choose_plot(anom)
+    assert spec is not None and spec.marks == (3,)
+    assert choose_plot(_payload()) is not None
+    assert choose_plot(_payload(plan={"intent": "correlation"}, result={"r": 0.5, "n": 40})) is None
+
+
+def test_labels_complete_and_locale_default() -> None:
+    assert all({"zh", "en"} <= set(v) for v in LABELS.values())
+    assert default_lang({"LANG": "zh_CN.UTF-8"}) == "zh"
+    assert default_lang({"LANG": "en_US.UTF-8"}) == "en"
+    assert default_lang({}) == "en"
