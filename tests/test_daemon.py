@@ -21,7 +21,7 @@ from daemon_media import PEOPLE, SpeechLayout, espeak_available, make_speech_wav
 
 from edge.cli import main
 from edge.daemon.app import AdammDaemon
-from edge.daemon.config import parse_daemon_config
+from edge.daemon.config import SpeechConfig, parse_daemon_config
 from edge.segmentation.mev import iso_utc
 
 REPO = Path(__file__).resolve().parents[1]
@@ -140,7 +140,7 @@ def test_speech_events_from_vad_with_wav_segments(replay: dict[str, Any], media:
         assert iso_utc(T0 + a - 0.5) <= ev["timestamp"] <= iso_utc(T0 + a + 1.0)
         assert iso_utc(T0 + b - 0.5) <= ev["end_timestamp"] <= iso_utc(T0 + b + 1.0)
         assert ev["event_type"] == "speech"
-        assert ev["stats"]["asr"].startswith("whisper_base_ct2")
+        assert ev["stats"]["asr"].startswith(SpeechConfig().key)  # the default speech model ran
         assert len(ev["embedding"]["audio"]) == 512
         (ref,) = ev["raw_ref"]
         import wave

@@ -156,10 +156,15 @@ def test_co_occurrence_rain_and_high_margin_inquiries(full: tuple[Memory, Any]) 
     assert pair["lift"] > 1.2
     assert p["result"]["window_seconds"] == 3600
     assert 0 < pair["support"] <= 1 and pair["count"] > 0
-    day = ask(
+    # without a window, a day attribute paired with an event attribute is still counted by hour
+    default = ask(
         full, {"intent": "co_occurrence", "pair": {"a": "weather=rain", "b": "topic=high_margin_product"}}
     )
-    assert day["status"] == "ok" and day["result"]["window_seconds"] == 86400
+    assert default["status"] == "ok" and default["result"]["window_seconds"] == 3600
+    assert default["result"]["pairs"][0]["lift"] == pair["lift"]
+    # two day attributes: whole store-local days
+    day = ask(full, {"intent": "co_occurrence", "pair": {"a": "weather=rain", "b": "promotion=true"}})
+    assert day["result"]["window_seconds"] == 86400
 
 
 def test_correlation_queue_and_complaints_positive(full: tuple[Memory, Any]) -> None:

@@ -100,7 +100,7 @@ def answer(
     *,
     now: datetime | None = None,
     config: AnalysisConfig | None = None,
-    embed: Callable[[Sequence[str]], np.ndarray] | None = None,
+    embed: Callable[[Sequence[str]], np.ndarray | None] | None = None,
     parser: Callable[..., ParseResult] | None = None,
 ) -> dict[str, Any]:
     """Answer ``question`` from ``source``: parse it, run the plan, apply the honesty rules."""
@@ -225,6 +225,10 @@ def run_plan(
     return payload
 
 
+#: most evidence queries per answer (each is one filtered scan of the memory)
+MAX_EVIDENCE_QUERIES = 5
+
+
 def _evidence(source: EventSource, outcome: Outcome, cap: int) -> list[dict[str, Any]]:
     """Representative events per evidence group, at most ``cap`` in all, no id twice."""
     seen: set[str] = set()
@@ -236,6 +240,11 @@ def _evidence(source: EventSource, outcome: Outcome, cap: int) -> list[dict[str,
     specs = outcome.evidence
     if not specs:
         return out
+    if len(specs) > MAX_EVIDENCE_QUERIES:
+        # each spec is one filtered query over the memory: sample the groups/buckets evenly
+        # (first and last kept) instead of querying every one of a 90-bucket series
+        step = (len(specs) - 1) / (MAX_EVIDENCE_QUERIES - 1)
+        specs = [specs[round(i * step)] for i in range(MAX_EVIDENCE_QUERIES)]
     per = max(1, cap // len(specs))
     for spec in specs:
         if len(out) >= cap:

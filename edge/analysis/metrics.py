@@ -84,8 +84,16 @@ ADDITIVE = frozenset(name for name, m in METRICS.items() if m.kind == "additive"
 
 
 #: the mean store-local hour of the events (an entity's visit-time trend); not a plan metric
-MEAN_HOUR = Metric("mean_hour", "mean", ("hour_sum", "events"), (), lambda r: _ratio(r["hour_sum"], r["events"]),
-                   lambda r: int(r["events"]), "mean visit hour", "平均到店时刻")
+MEAN_HOUR = Metric(
+    "mean_hour",
+    "mean",
+    ("hour_sum", "events"),
+    (),
+    lambda r: _ratio(r["hour_sum"], r["events"]),
+    lambda r: int(r["events"]),
+    "mean visit hour",
+    "平均到店时刻",
+)
 
 
 def get_metric(name: str | None, default: str = "event_count") -> Metric:

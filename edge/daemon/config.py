@@ -359,7 +359,7 @@ class SpeechConfig(_Section):
         "events carry no text and stats.asr = 'not_installed'",
     )
     key: str = Field(
-        default="whisper_base_ct2",
+        default="whisper_base",
         title="Speech model",
         description="registry key of the speech model (models/manifest.toml)",
     )

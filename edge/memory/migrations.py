@@ -215,6 +215,12 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
     ("0002_vectors", _VECTORS),
     ("0003_day_attribute_indexes", _DAY_ATTRIBUTE_INDEXES),
+    # evidence for one day or hour of a series (sample_events with key_equals date/hour) is an
+    # index range instead of a scan of every event of that type
+    (
+        "0004_series_bucket_indexes",
+        "CREATE INDEX events_type_date ON events(event_type, local_date, local_hour);",
+    ),
 ]
 
 

@@ -1,8 +1,8 @@
 """``co_occurrence``: how often two things happen in the same time window, and the lift.
 
-A side is an event type, an entity, or ``key=value`` on a stats key. Windows are store-local days
-when either side is a day attribute (weather, promotion) unless the plan asks for a shorter
-``window_seconds``; else store-local hours. ``lift = P(a and b) / (P(a) P(b))`` over the windows
+A side is an event type, an entity, or ``key=value`` on a stats key. Windows are store-local hours
+(a day attribute such as ``weather=rain`` holds in every hour of its day); store-local days when
+both sides are day attributes or the plan asks for ``window_seconds`` >= 86400. ``lift = P(a and b) / (P(a) P(b))`` over the windows
 that hold any event; Fisher's exact test on the 2x2 window table caps the confidence.
 Registered in the registry.
 """
@@ -62,7 +62,7 @@ class CoOccurrenceOperator(Operator):
     name = "co_occurrence"
     intent = "co_occurrence"
     version = "1.0"
-    description = "count windows (local day for day attributes, else hour) holding a, b and both; lift"
+    description = "count windows (store-local hours; days when both sides are day attributes) holding a, b and both; lift"
     output_keys = ("pairs", "window_seconds")
     min_evidence = {"windows": "min_buckets windows, min_events_per_group events of each side"}
     default_params = {"window_seconds": 3600}
@@ -83,7 +83,9 @@ class CoOccurrenceOperator(Operator):
         if asked is not None:
             daily = int(asked) >= 86400
         else:
-            daily = day_a or day_b
+            # a day attribute (rain) holds in every hour of its day, so hourly windows still measure
+            # whether b is likelier under it; only two day attributes need whole days
+            daily = day_a and day_b
         key = "date" if daily else "date_hour"
         window = 86400 if daily else 3600
         universe = {r[key] for r in ctx.rows([key], ["events"]) if r[key] is not None}

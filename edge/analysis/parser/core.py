@@ -378,11 +378,12 @@ def parse_question(
     if tr and not (compare and "periods" in compare):  # periods carry their own windows
         filters["time_range"] = tr
     hours = sorted({h for m in info.hours for h in m.hours})
-    if (
-        hours
-        and compare_dim_from != "hour"
-        and not (intent == "trend" and metric == "peak_hour" and _TENDENCY.search(text))
-    ):
+    if compare_dim_from == "hour" and info.hours:
+        # "7-9 pm vs daytime": the first named range is the group under test, the engine compares
+        # it against the other hours (the schema has no way to write hour ranges as groups)
+        explicit = [m for m in info.hours if m.kind != "daypart"] or list(info.hours)
+        filters["hours"] = sorted(set(explicit[0].hours))
+    elif hours and not (intent == "trend" and metric == "peak_hour" and _TENDENCY.search(text)):
         filters["hours"] = hours
     days = sorted({d for m in info.days for d in m.days})
     if days and compare_dim_from != "is_weekend":

@@ -31,7 +31,8 @@ from edge.analysis.source import Vocabulary
 
 logger = logging.getLogger(__name__)
 
-Embed = Callable[[Sequence[str]], np.ndarray]
+#: text -> unit-norm vectors; may return None when the store has no text encoder installed
+Embed = Callable[[Sequence[str]], np.ndarray | None]
 
 #: Event types every MEV memory may hold (CONTRACT.md metrics are defined over them).
 WELL_KNOWN_EVENT_TYPES = frozenset(
@@ -277,8 +278,12 @@ def similar_values(
         return []
     texts = [re.sub(r"[_\-]+", " ", v) for _, v in targets]
     try:
-        tv = np.asarray(embed(texts), dtype=np.float32)
-        cv = np.asarray(embed([c[2] for c in cands]), dtype=np.float32)
+        raw_t = embed(texts)
+        raw_c = embed([c[2] for c in cands]) if raw_t is not None else None
+        if raw_t is None or raw_c is None:
+            return []
+        tv = np.asarray(raw_t, dtype=np.float32)
+        cv = np.asarray(raw_c, dtype=np.float32)
     except Exception as exc:  # the encoder is an optional helper: never fail the parse for it
         logger.warning("text-encoder similarity skipped: %s", exc)
         return []
