@@ -17,7 +17,6 @@ from __future__ import annotations
 import importlib.resources
 import logging
 import math
-import struct
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,50 +36,15 @@ HOP = 160
 N_SAMPLES = 30 * SAMPLE_RATE
 EOT, SOT, TRANSCRIBE, NO_TIMESTAMPS = 50257, 50258, 50359, 50363
 LANGUAGE_TOKENS = {"en": 50259, "zh": 50260}
-_DTYPES = {0: np.float32, 1: np.int8, 2: np.int16, 3: np.int32, 4: np.float16}
 
 
 def read_ct2(buf: bytes | memoryview) -> tuple[dict[str, np.ndarray], dict[str, str]]:
-    """Parse a CTranslate2 ``model.bin`` (format v6): variables by name, and aliases."""
-    mv = memoryview(buf)
-    off = 0
+    """Parse a CTranslate2 ``model.bin`` (format v6): variables by name, and aliases.
 
-    def unpack(fmt: str) -> tuple[Any, ...]:
-        nonlocal off
-        vals = struct.unpack_from("<" + fmt, mv, off)
-        off += struct.calcsize("<" + fmt)
-        return vals
+    The one reader lives with the ONNX export (``models.export_whisper.read_ct2``)."""
+    from models.export_whisper import read_ct2 as _read
 
-    def string() -> str:
-        nonlocal off
-        (n,) = unpack("H")
-        s = bytes(mv[off : off + n]).rstrip(b"\0").decode("utf-8")
-        off += n
-        return s
-
-    (version,) = unpack("I")
-    if version != 6:
-        raise ModelMissingError(f"CTranslate2 model format v{version} is not supported (v6 expected)")
-    string()  # spec name
-    unpack("I")  # spec revision
-    (count,) = unpack("I")
-    variables: dict[str, np.ndarray] = {}
-    for _ in range(count):
-        name = string()
-        (rank,) = unpack("B")
-        dims = unpack("I" * rank)
-        (dtype_id,) = unpack("B")
-        (nbytes,) = unpack("I")
-        dtype = np.dtype(_DTYPES[dtype_id])
-        variables[name] = np.frombuffer(mv, dtype=dtype, count=nbytes // dtype.itemsize, offset=off).reshape(
-            dims
-        )
-        off += nbytes
-    (n_alias,) = unpack("I")
-    aliases = {}
-    for _ in range(n_alias):
-        alias = string()
-        aliases[alias] = string()
+    variables, aliases, _spec = _read(buf)
     return variables, aliases
 
 
