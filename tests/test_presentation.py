@@ -12,7 +12,7 @@ from typing import Any
 
 import jsonschema
 
-from edge.presentation import choose_plot, payload_text, result_table
+from edge.presentation import choose_plot, event_detail_text, payload_text, result_table
 from edge.presentation.labels import LABELS, default_lang
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "edge/schemas/payload.schema.json").read_text())
@@ -110,3 +110,30 @@ def test_labels_complete_and_locale_default() -> None:
     assert default_lang({"LANG": "zh_CN.UTF-8"}) == "zh"
     assert default_lang({"LANG": "en_US.UTF-8"}) == "en"
     assert default_lang({}) == "en"
+
+
+def test_compact_text_leaves_the_numbers_and_evidence_ids_to_the_tables() -> None:
+    p = _payload(low_confidence=True, confidence=0.4)
+    text = payload_text(p, "en", compact=True)
+    assert p["summary"] in text and "0.40" in text and "tasting" in text
+    assert "1930" not in text and "ev-0" not in text  # shown as tables beside the text
+    assert str(p["evidence_count"]) in text
+    assert "weak" not in text.lower()  # the UI styles the low-confidence warning itself
+    assert "weak" in payload_text(p, "en").lower()
+
+
+def test_event_detail_text_names_the_media_location() -> None:
+    ev = {
+        "event_id": "e1",
+        "ts": "2025-11-03T06:00:00Z",
+        "event_type": "dwell",
+        "tier": "hot",
+        "raw_refs": ["file:///var/lib/adamm/media/cam/e1.jpg"],
+        "text": None,
+        "stats": {"zone": "shelf_a", "dwell_seconds": 95.5},
+        "entities": ["customer_123"],
+    }
+    text = event_detail_text(ev, "en", "e1")
+    assert "file:///var/lib/adamm/media/cam/e1.jpg" in text and "zone=shelf_a" in text
+    assert "customer_123" in text
+    assert event_detail_text(None, "en", "missing-id").startswith("missing-id")

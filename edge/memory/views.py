@@ -129,19 +129,22 @@ def record_outcome(store: Store, payload: dict[str, Any]) -> str | None:
 
 
 def component_status(
-    conn: apsw.Connection, now: datetime | None = None
+    conn: apsw.Connection, now: datetime | None = None, lang: str = "en"
 ) -> tuple[list[dict[str, Any]], str | None]:
-    """Component rows and a warning ("daemon not running ...") when none exist or all are stale."""
+    """Component rows and a warning ("daemon not running ...", in ``lang``) when none exist or
+    all are stale."""
+    from edge.presentation.labels import t
+
     rows = _rows(conn, "SELECT * FROM components ORDER BY kind, name")
     if not rows:
-        return rows, "daemon not running: no component status (start it with adamm run --config FILE)"
+        return rows, t("status.daemon_down", lang)
     ref = now or datetime.now(UTC)
     newest = max(datetime.fromisoformat(str(r["updated_at"])) for r in rows)
     if newest.tzinfo is None:
         newest = newest.replace(tzinfo=UTC)
     age = (ref - newest).total_seconds()
     if age > STALE_SECONDS:
-        return rows, f"daemon not running: component status not updated for {age:.0f} s"
+        return rows, t("status.daemon_stale", lang, age=f"{age:.0f}")
     return rows, None
 
 

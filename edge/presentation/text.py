@@ -83,8 +83,11 @@ def _evidence_lines(payload: Mapping[str, Any], lang: str) -> list[str]:
     return lines
 
 
-def payload_text(payload: Mapping[str, Any], lang: str | None = None) -> str:
-    """The payload as a multi-line answer in ``lang`` (default: the question's language)."""
+def payload_text(payload: Mapping[str, Any], lang: str | None = None, *, compact: bool = False) -> str:
+    """The payload as a multi-line answer in ``lang`` (default: the question's language).
+
+    ``compact`` leaves out what a UI shows beside the text (the result's numbers, the evidence
+    list and the low-confidence line, which it styles on its own) and keeps the evidence count."""
     lang = payload_lang(payload, lang)
     status = str(payload.get("status", "ok"))
     lines: list[str] = []
@@ -97,14 +100,20 @@ def payload_text(payload: Mapping[str, Any], lang: str | None = None) -> str:
     confidence = payload.get("confidence")
     if isinstance(confidence, (int, float)):
         lines.append(f"{t('confidence', lang)}: {confidence_bar(float(confidence))}")
-    if payload.get("low_confidence"):
+    if payload.get("low_confidence") and not compact:
         lines.append(t("low_confidence", lang))
     missing = payload.get("missing") or []
     if missing:
         lines.append(f"{t('missing', lang)}:")
         lines.extend(f"  - {m}" for m in missing)
-    lines.extend(_result_lines(payload, lang))
+    if not compact:
+        lines.extend(_result_lines(payload, lang))
     lines.extend(_action_lines(payload.get("action"), lang))
+    if compact:
+        if status == "ok" or payload.get("evidence"):
+            count = payload.get("evidence_count", len(payload.get("evidence") or []))
+            lines.append(f"{t('evidence', lang)} ({t('evidence_count', lang)}: {count})")
+        return "\n".join(lines)
     if status == "ok" or payload.get("evidence"):
         lines.extend(_evidence_lines(payload, lang))
     operator = payload.get("operator")
@@ -114,4 +123,24 @@ def payload_text(payload: Mapping[str, Any], lang: str | None = None) -> str:
         if isinstance(elapsed, (int, float)):
             tail += f"  {t('elapsed', lang)}: {elapsed:.0f} ms"
         lines.append(tail)
+    return "\n".join(lines)
+
+
+def event_detail_text(ev: Mapping[str, Any] | None, lang: str, event_id: str) -> str:
+    """One event (as :func:`edge.memory.views.get_event` returns it) as readable lines."""
+    if ev is None:
+        return f"{event_id}: {t('none', lang)}"
+    lines = [
+        f"{t('detail', lang)}: {ev['event_id']}",
+        f"{t('timestamp', lang)}: {ev.get('ts', '')}   {t('event_type', lang)}: {ev.get('event_type', '')}"
+        f"   {t('tier', lang)}: {ev.get('tier', '')}",
+        f"{t('media', lang)}: {', '.join(ev.get('raw_refs') or []) or t('no_media', lang)}",
+    ]
+    if ev.get("text"):
+        lines.append(f"{t('text', lang)}: {ev['text']}")
+    stats = ev.get("stats") or {}
+    if stats:
+        lines.append(f"{t('stats', lang)}: " + ", ".join(f"{k}={fmt_value(v, k)}" for k, v in stats.items()))
+    if ev.get("entities"):
+        lines.append(f"{t('entities', lang)}: {', '.join(ev['entities'])}")
     return "\n".join(lines)

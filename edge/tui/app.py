@@ -25,7 +25,7 @@ from edge.analysis.source import EventFilter, EventRow, Scalar
 from edge.errors import UsageError
 from edge.memory import views
 from edge.memory.store import Store
-from edge.presentation import choose_plot, payload_text, result_table, t
+from edge.presentation import choose_plot, event_detail_text, payload_text, result_table, t
 from edge.presentation.format import fmt_value
 from edge.tui.widgets import ActionsTable, HistoryInput, ResultPlot, SortableTable
 
@@ -77,38 +77,6 @@ class Failed(Message):
     def __init__(self, msg: str) -> None:
         super().__init__()
         self.msg = msg
-
-
-def event_detail_text(ev: dict[str, Any] | None, lang: str, event_id: str) -> str:
-    """One event (from :func:`edge.memory.views.get_event`) as readable lines."""
-    if ev is None:
-        return f"{event_id}: {t('none', lang)}"
-    lines = [
-        f"{t('detail', lang)}: {ev['event_id']}",
-        f"{t('timestamp', lang)}: {ev.get('ts', '')}   {t('event_type', lang)}: {ev.get('event_type', '')}"
-        f"   {t('tier', lang)}: {ev.get('tier', '')}",
-        f"{t('media', lang)}: {', '.join(ev.get('raw_refs') or []) or t('no_media', lang)}",
-    ]
-    if ev.get("text"):
-        lines.append(f"{t('text', lang)}: {ev['text']}")
-    stats = ev.get("stats") or {}
-    if stats:
-        lines.append(f"{t('stats', lang)}: " + ", ".join(f"{k}={fmt_value(v, k)}" for k, v in stats.items()))
-    if ev.get("entities"):
-        lines.append(f"{t('entities', lang)}: {', '.join(ev['entities'])}")
-    return "\n".join(lines)
-
-
-def answer_text(payload: dict[str, Any], lang: str) -> str:
-    """The Ask tab's answer: the text of :func:`edge.presentation.payload_text` without the
-    numbers and the evidence, which the tab shows as sortable tables next to it."""
-    trimmed = {k: v for k, v in payload.items() if k not in ("result", "operator")}
-    # the low-confidence warning has its own, styled line above the answer
-    text = payload_text(trimmed | {"evidence": [], "low_confidence": False}, lang)
-    head, sep, _ = text.partition(f"\n{t('evidence', lang)} (")
-    count = payload.get("evidence_count", len(payload.get("evidence") or []))
-    tail = f"\n{t('evidence', lang)} ({t('evidence_count', lang)}: {count})" if sep else ""
-    return head + tail
 
 
 def _parse_day(text: str, tz: ZoneInfo, what: str) -> datetime | None:
@@ -293,7 +261,7 @@ class AdammApp(App[None]):
         # a non-ok answer explains itself in its status line; the warning is for weak ok answers
         warning.display = payload.get("status") == "ok" and bool(payload.get("low_confidence"))
         warning.update(t("low_confidence", lang))
-        self.query_one("#answer", Static).update(answer_text(payload, lang))
+        self.query_one("#answer", Static).update(payload_text(payload, lang, compact=True))
         table = self.query_one("#result", SortableTable)
         table.clear(columns=True)
         headers, rows = result_table(payload)
@@ -451,7 +419,7 @@ class AdammApp(App[None]):
     def action_refresh(self) -> None:
         def body() -> None:
             with self.store.read() as conn:
-                rows, warn = views.component_status(conn)
+                rows, warn = views.component_status(conn, lang=self.lang)
                 tiers = views.tier_counts(conn)
                 depth = views.outbox_depth(conn)
             self.post_message(DetailLoaded("status_text", self._status_text(rows, warn, tiers, depth)))
