@@ -74,14 +74,10 @@ class _Worker(threading.Thread):
         self.source_id = name.partition(":")[2]
 
     def run(self) -> None:
+        """Run :meth:`loop`; on any failure record it and drain the inbox; always pass the end on."""
         self.state = "running"
         try:
-            while True:
-                item = self.inbox.get()
-                if isinstance(item, EndOfStream):
-                    self.finish()
-                    break
-                self.handle(item)
+            self.loop()
         except Exception as exc:
             self.state = "error"
             self.last_error = str(exc)
@@ -91,6 +87,15 @@ class _Worker(threading.Thread):
             if self.state != "error":
                 self.state = "ended"
             self.outbox.put(EndOfStream(self.source_id, self.state))
+
+    def loop(self) -> None:
+        """One item at a time until the end of the stream."""
+        while True:
+            item = self.inbox.get()
+            if isinstance(item, EndOfStream):
+                self.finish()
+                return
+            self.handle(item)
 
     def _drain(self) -> None:
         # keep the capture side unblocked after a failure; count what is thrown away
@@ -162,33 +167,22 @@ class VideoWorker(_Worker):
         self._seq = 0
         self._pending_end: EndOfStream | None = None
 
-    def run(self) -> None:
+    def loop(self) -> None:
         # batch: take whatever frames are already queued (up to batch_size) for one detector call
-        self.state = "running"
-        try:
-            done = False
-            while not done:
-                batch: list[SampledFrame] = [self.inbox.get()]
-                while len(batch) < self.batch_size and not isinstance(batch[-1], EndOfStream):
-                    try:
-                        batch.append(self.inbox.get_nowait())
-                    except queue.Empty:
-                        break
-                frames = [f for f in batch if isinstance(f, SampledFrame)]
-                if frames:
-                    self._process(frames)
-                if isinstance(batch[-1], EndOfStream):
-                    self.finish()
-                    done = True
-        except Exception as exc:
-            self.state = "error"
-            self.last_error = str(exc)
-            logger.exception("%s failed", self.name)
-            self._drain()
-        finally:
-            if self.state != "error":
-                self.state = "ended"
-            self.outbox.put(EndOfStream(self.source_id, self.state))
+        done = False
+        while not done:
+            batch: list[SampledFrame] = [self.inbox.get()]
+            while len(batch) < self.batch_size and not isinstance(batch[-1], EndOfStream):
+                try:
+                    batch.append(self.inbox.get_nowait())
+                except queue.Empty:
+                    break
+            frames = [f for f in batch if isinstance(f, SampledFrame)]
+            if frames:
+                self._process(frames)
+            if isinstance(batch[-1], EndOfStream):
+                self.finish()
+                done = True
 
     def _process(self, frames: list[SampledFrame]) -> None:
         if self.detector is not None:

@@ -25,15 +25,13 @@ from typing import Any
 import numpy as np
 from scipy.special import erf
 
+from edge.encoders.audio_features import SAMPLE_RATE, log_mel
 from edge.encoders.base import Encoder, l2_normalize, register
+from edge.encoders.whisper import _byte_decoder
 from edge.errors import ModelMissingError
 
 logger = logging.getLogger(__name__)
 
-SAMPLE_RATE = 16000
-N_FFT = 400
-HOP = 160
-N_SAMPLES = 30 * SAMPLE_RATE
 EOT, SOT, TRANSCRIBE, NO_TIMESTAMPS = 50257, 50258, 50359, 50363
 LANGUAGE_TOKENS = {"en": 50259, "zh": 50260}
 
@@ -46,53 +44,6 @@ def read_ct2(buf: bytes | memoryview) -> tuple[dict[str, np.ndarray], dict[str, 
 
     variables, aliases, _spec = _read(buf)
     return variables, aliases
-
-
-def _hz_to_mel(f: np.ndarray) -> np.ndarray:  # Slaney scale, as librosa (htk=False)
-    f = np.asarray(f, dtype=np.float64)
-    mel = f / (200.0 / 3)
-    log_region = f >= 1000.0
-    mel[log_region] = 15.0 + np.log(f[log_region] / 1000.0) / (np.log(6.4) / 27.0)
-    return mel
-
-
-def _mel_to_hz(m: np.ndarray) -> np.ndarray:
-    m = np.asarray(m, dtype=np.float64)
-    f = m * (200.0 / 3)
-    log_region = m >= 15.0
-    f[log_region] = 1000.0 * np.exp((np.log(6.4) / 27.0) * (m[log_region] - 15.0))
-    return f
-
-
-def mel_filters(n_mels: int = 80) -> np.ndarray:
-    """librosa.filters.mel(sr=16000, n_fft=400, n_mels, norm='slaney'), as Whisper uses."""
-    fft_freqs = np.linspace(0, SAMPLE_RATE / 2, 1 + N_FFT // 2)
-    mel_pts = _mel_to_hz(
-        np.linspace(_hz_to_mel(np.array([0.0]))[0], _hz_to_mel(np.array([8000.0]))[0], n_mels + 2)
-    )
-    fdiff = np.diff(mel_pts)
-    ramps = mel_pts[:, None] - fft_freqs[None, :]
-    lower = -ramps[:-2] / fdiff[:-1, None]
-    upper = ramps[2:] / fdiff[1:, None]
-    weights = np.maximum(0, np.minimum(lower, upper))
-    weights *= (2.0 / (mel_pts[2 : n_mels + 2] - mel_pts[:n_mels]))[:, None]
-    return weights.astype(np.float32)
-
-
-def log_mel(audio: np.ndarray, filters: np.ndarray) -> np.ndarray:
-    """Whisper's log-mel spectrogram of float audio in [-1, 1], padded/cut to 30 s: (n_mels, 3000)."""
-    x = np.zeros(N_SAMPLES, dtype=np.float32)
-    a = np.asarray(audio, dtype=np.float32)[:N_SAMPLES]
-    x[: len(a)] = a
-    x = np.pad(x, N_FFT // 2, mode="reflect")
-    window = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(N_FFT) / N_FFT)).astype(np.float32)  # periodic Hann
-    n_frames = 1 + (len(x) - N_FFT) // HOP
-    idx = np.arange(N_FFT)[None, :] + HOP * np.arange(n_frames)[:, None]
-    spec = np.abs(np.fft.rfft(x[idx] * window, axis=1)) ** 2
-    mel = filters @ spec[:-1].T
-    logspec = np.log10(np.maximum(mel, 1e-10))
-    logspec = np.maximum(logspec, logspec.max() - 8.0)
-    return ((logspec + 4.0) / 4.0).astype(np.float32)
 
 
 _INV_SQRT2 = 0.7071067811865476  # a Python float: NumPy scalars would upcast float32 to float64
@@ -121,22 +72,6 @@ def _softmax(x: np.ndarray) -> np.ndarray:
     x = np.maximum(x - x.max(-1, keepdims=True), -60.0)
     e = np.exp(x)
     return e / e.sum(-1, keepdims=True)
-
-
-def _byte_decoder() -> dict[str, int]:
-    bs = (
-        list(range(ord("!"), ord("~") + 1))
-        + list(range(ord("¡"), ord("¬") + 1))
-        + list(range(ord("®"), ord("ÿ") + 1))
-    )
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {chr(c): b for b, c in zip(bs, cs, strict=True)}
 
 
 def _package_model() -> tuple[bytes, Path]:
@@ -185,7 +120,6 @@ class WhisperCt2Numpy(Encoder):
             1 for k in self.w if k.startswith("decoder/layer_") and k.endswith("self_attention/linear_1/bias")
         )
         self.n_mels = self.w["encoder/conv1/weight"].shape[1]
-        self.filters = mel_filters(self.n_mels)
         vocab = (folder / "vocabulary.txt").read_text(encoding="utf-8").split("\n")
         self.vocab = vocab
         self.byte_decoder = _byte_decoder()
@@ -326,7 +260,7 @@ class WhisperCt2Numpy(Encoder):
         audio = np.asarray(pcm)
         if audio.dtype == np.int16:
             audio = audio.astype(np.float32) / 32768.0
-        return log_mel(audio, self.filters)
+        return log_mel(audio, self.n_mels)
 
     def transcribe(self, pcm: np.ndarray, language: str | None = None) -> tuple[str, str, np.ndarray]:
         """(text, language, embedding) of at most 30 s of 16 kHz mono audio (int16 or float)."""
