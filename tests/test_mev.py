@@ -236,3 +236,91 @@ def test_the_fast_check_accepts_only_what_the_schema_accepts(obj: dict[str, Any]
     if mev._fast_ok(obj):
         assert schema_reasons(obj) == []
     check_object(obj)  # generated objects are valid
+
+
+def _full_outcome(obj: Any) -> Any:
+    """The full path alone: jsonschema, the checks a schema cannot say, then the times parsed.
+    The checked event, or the reason."""
+    reasons = schema_reasons(obj)
+    if reasons:
+        return "; ".join(reasons)
+    strict = mev._strict_reason(obj)
+    if strict:
+        return strict
+    return _outcome(lambda: (mev._check_numbers(obj), mev._checked(obj, fast=False))[1])
+
+
+def _agree(obj: Any) -> None:
+    """Whatever the fast check accepts, the full path accepts with the same result (or both reject
+    an impossible date of the right shape); whatever it declines, the full path rejects (except
+    floats beyond 64-bit integers, which the full path re-reads exactly)."""
+    full = _full_outcome(obj)
+    if mev._fast_ok(obj):
+        fast = _outcome(lambda: mev._checked(obj))
+        assert fast == full or (isinstance(fast, str) and isinstance(full, str)), (fast, full)
+    elif not _huge_stat(obj):
+        assert isinstance(full, str), obj
+
+
+def _outcome(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except LineRejected as exc:
+        return exc.reason
+
+
+def _huge_stat(obj: Any) -> bool:
+    stats = obj.get("stats") if isinstance(obj, dict) else None
+    return isinstance(stats, dict) and any(
+        isinstance(v, float) and not -9.2e18 < v < 9.2e18 for v in stats.values()
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_the_fast_and_the_full_validator_agree(data: st.DataObject) -> None:
+    """Generated valid events and their mutations: the hand-written check accepts exactly what the
+    full validator (jsonschema and the number checks) accepts, and both parse the same times (an
+    impossible date of the right shape passes the fast check and is rejected when parsed)."""
+    obj = data.draw(mev_objects())
+    how = data.draw(st.sampled_from(MUTATIONS))
+    line = json.dumps(obj, ensure_ascii=False) if how == "none" else _mutate(obj, how, data.draw)
+    try:
+        mutated = json.loads(line)
+    except ValueError:
+        return  # not JSON: neither validator sees it
+    _agree(mutated)
+    # and a whole line gets the same answer whichever path it takes
+    assert _outcome(lambda: check_line(line)) == _outcome(lambda: check_object(mev.parse_line(line)))
+
+
+@pytest.mark.parametrize(
+    "over",
+    [
+        {"stats": {"person_count": True}},
+        {"stats": {"person_count": 2.0}},
+        {"stats": {"person_count": 2**63}},
+        {"stats": {"quality": 1.5}},
+        {"stats": {"promotion": 1}},
+        {"stats": {"topic": [1]}},
+        {"stats": {"topic": 1e300}},
+        {"entities": ["a", "a"]},
+        {"entities": ["x" * 129]},
+        {"relations": [{"head": "a", "type": "b"}]},
+        {"relations": [{"head": "a", "type": "b", "tail": "c", "x": "d"}]},
+        {"embedding": {"text": [True] * 512}},
+        {"embedding": {"text": [1e39] * 512}},
+        {"modality": ["pos", "pos"]},
+        {"raw_ref": [""]},
+        {"end_timestamp": "2025-11-01T09:30:00+08:00"},
+        {"end_timestamp": "2025-11-01T09:30:00"},
+        {"timestamp": "2025-11-01t09:30:00z"},
+        {"source": 3},
+        {"text": None},
+    ],
+)
+def test_the_fast_and_the_full_validator_agree_on_edge_cases(over: dict[str, Any]) -> None:
+    obj = {**BASE, **over}
+    _agree(obj)
+    line = json.dumps(obj)
+    assert _outcome(lambda: check_line(line)) == _outcome(lambda: check_object(mev.parse_line(line)))

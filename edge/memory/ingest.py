@@ -58,7 +58,22 @@ EVENT_COLUMNS: tuple[str, ...] = (
     "imported_at",
 )
 _POSITION = {k: i for i, k in enumerate(WELL_KNOWN_KEYS)}
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_N_TYPED = len(WELL_KNOWN_KEYS)
+_AS_IS, _AS_INT, _AS_REAL, _AS_PROMOTION = range(4)
+#: well-known stats key -> (position among the typed columns, how its value is stored)
+_TYPED_AS: dict[str, tuple[int, int]] = {
+    k: (
+        i,
+        _AS_PROMOTION
+        if k == "promotion"
+        else _AS_INT
+        if k in _INT_COLUMNS
+        else _AS_REAL
+        if k in _REAL_COLUMNS
+        else _AS_IS,
+    )
+    for i, k in enumerate(WELL_KNOWN_KEYS)
+}
 
 
 def zone(name: str) -> ZoneInfo:
@@ -119,7 +134,7 @@ def promotion_text(value: Any) -> str | None:
     return str(value)
 
 
-@dataclass
+@dataclass(slots=True)
 class EventRows:
     """Every row of one event, without its ``events.id`` (the writer assigns it).
 
@@ -148,10 +163,13 @@ class LocalTime:
         self.tz = tz
         self._cache: dict[int, tuple[str, int, int, str, str]] = {}
 
-    def fields(self, ts: datetime) -> tuple[str, int, int, str, str]:
-        """(local_date, local_hour, local_weekday 0=Mon, local_week Monday date, local_month)."""
+    def fields(self, ts: datetime, epoch: float | None = None) -> tuple[str, int, int, str, str]:
+        """(local_date, local_hour, local_weekday 0=Mon, local_week Monday date, local_month).
+
+        ``epoch`` is ``ts.timestamp()`` when the caller has it.
+        """
         # every zone offset in use is a multiple of 15 minutes, so one quarter hour shares them
-        key = int((ts - _EPOCH).total_seconds() // 900)
+        key = int((ts.timestamp() if epoch is None else epoch) // 900)
         hit = self._cache.get(key)
         if hit is not None:
             return hit
@@ -178,41 +196,72 @@ def _modality_text(modality: list[str]) -> str:
     return text
 
 
+def _utc_text_of(value: str, dt: datetime) -> str:
+    """:func:`utc_text` of ``dt``, parsed from ``value``: UTC inputs are re-used as text."""
+    n = len(value)
+    if value[-1] == "Z":
+        if n == 20:
+            return value[:19] + ".000000Z"
+        if n == 27 and value[19] == ".":
+            return value
+    return utc_text(dt)
+
+
 def build(checked: CheckedEvent, line: int, local: LocalTime, imported_at: str) -> EventRows:
     """All rows of one checked event (raises :class:`LineRejected` for content SQLite cannot hold)."""
     obj = checked.obj
-    digest = content_hash(obj)
+    try:
+        digest = hashlib.sha256(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    except (orjson.JSONEncodeError, TypeError):
+        digest = content_hash(obj)
     ts = checked.ts
-    stats: dict[str, Any] = obj.get("stats") or {}
-    typed: list[Any] = [None] * len(WELL_KNOWN_KEYS)
+    epoch = ts.timestamp()
+    stats: dict[str, Any] | None = obj.get("stats")
+    typed: list[Any] = [None] * _N_TYPED
     attrs: list[tuple[str, str | None, float | None]] = []
-    for key, v in stats.items():
-        if v is None:
-            continue
-        pos = _POSITION.get(key)
-        if pos is not None:
-            if key in _INT_COLUMNS:
-                typed[pos] = int(v)
-            elif key in _REAL_COLUMNS:
-                typed[pos] = float(v)
-            elif key == "promotion":
-                typed[pos] = promotion_text(v)
+    stats_text = "{}"
+    if stats:
+        for key, v in stats.items():
+            if v is None:
+                continue
+            typed_as = _TYPED_AS.get(key)
+            if typed_as is not None:
+                pos, conv = typed_as
+                if conv == _AS_IS:
+                    typed[pos] = v
+                elif conv == _AS_INT:
+                    typed[pos] = int(v)
+                elif conv == _AS_REAL:
+                    typed[pos] = float(v)
+                else:
+                    typed[pos] = promotion_text(v)
             else:
-                typed[pos] = v
-        elif isinstance(v, bool):
-            attrs.append((key, "true" if v else "false", None))
-        elif isinstance(v, int | float):
-            attrs.append((key, None, float(v)))
-        else:
-            attrs.append((key, str(v), None))
-    ldate, lhour, lwd, lweek, lmonth = local.fields(ts)
+                t = type(v)
+                if t is str:
+                    attrs.append((key, v, None))
+                elif t is bool:
+                    attrs.append((key, "true" if v else "false", None))
+                elif t is int or t is float:
+                    attrs.append((key, None, float(v)))
+                elif isinstance(v, bool):
+                    attrs.append((key, "true" if v else "false", None))
+                elif isinstance(v, int | float):
+                    attrs.append((key, None, float(v)))
+                else:
+                    attrs.append((key, str(v), None))
+        stats_text = canonical_json(stats)
+    local_fields = local._cache.get(int(epoch // 900))
+    if local_fields is None:
+        local_fields = local.fields(ts, epoch)
+    ldate, lhour, lwd, lweek, lmonth = local_fields
     text = obj.get("text")
+    end_ts = checked.end_ts
     event = (
         obj["event_id"],
         obj["store_id"],
-        utc_text(ts),
-        ts.timestamp(),
-        utc_text(checked.end_ts) if checked.end_ts is not None else None,
+        _utc_text_of(obj["timestamp"], ts),
+        epoch,
+        None if end_ts is None else _utc_text_of(obj["end_timestamp"], end_ts),
         ldate,
         lhour,
         lwd,
@@ -223,25 +272,29 @@ def build(checked: CheckedEvent, line: int, local: LocalTime, imported_at: str) 
         _modality_text(obj["modality"]),
         text,
         *typed,
-        canonical_json(stats) if stats else "{}",
+        stats_text,
         digest,
         imported_at,
     )
+    entities = obj.get("entities")
+    relations = obj.get("relations")
     rows = EventRows(
-        event_id=obj["event_id"],
-        store_id=obj["store_id"],
-        content_hash=digest,
-        line=line,
-        event=event,
-        attrs=attrs,
-        refs=list(enumerate(obj["raw_ref"])),
-        entities=list(obj.get("entities") or ()),
-        relations=[(i, r["head"], r["type"], r["tail"]) for i, r in enumerate(obj.get("relations") or ())],
+        obj["event_id"],
+        obj["store_id"],
+        digest,
+        line,
+        event,
+        attrs,
+        list(enumerate(obj["raw_ref"])),
+        list(entities) if entities else [],
+        [(i, r["head"], r["type"], r["tail"]) for i, r in enumerate(relations)] if relations else [],
+        {},
     )
-    emb: dict[str, list[float]] = obj.get("embedding") or {}
-    for modality, vec in emb.items():
-        if modality in MODALITY_VECTOR_TABLES:
-            rows.vectors[modality] = np.asarray(vec, dtype=np.float32).tobytes()
+    emb: dict[str, list[float]] | None = obj.get("embedding")
+    if emb:
+        for modality, vec in emb.items():
+            if modality in MODALITY_VECTOR_TABLES:
+                rows.vectors[modality] = np.asarray(vec, dtype=np.float32).tobytes()
     if text and "text" not in rows.vectors:
         rows.text_to_embed = text
     return rows

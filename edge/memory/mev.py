@@ -15,16 +15,17 @@ errors become the reasons (``stats.order_amount must be a number, got "12元"``)
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
 import re
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
+import numpy as np
 import orjson
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
@@ -93,8 +94,7 @@ class LineRejected(Exception):
         self.reason = reason
 
 
-@dataclass(frozen=True)
-class CheckedEvent:
+class CheckedEvent(NamedTuple):
     """A line that passed every check: the parsed object and its parsed times (aware, UTC)."""
 
     obj: dict[str, Any]
@@ -193,20 +193,46 @@ def parse_timestamp(value: str, field: str) -> datetime:
 
 # -- the fast accepting check ----------------------------------------------------------------------
 
+_REQUIRED_SET = frozenset(REQUIRED_KEYS)
+_REL_KEY_SET = frozenset(("head", "type", "tail"))
+#: every valid ``modality`` value (non-empty, no repeats) as a tuple: one set lookup checks it
+_VALID_MODALITIES = frozenset(
+    perm for n in range(1, len(MODALITIES) + 1) for perm in itertools.permutations(MODALITIES, n)
+)
+_EVENT_ID_MATCH = _EVENT_ID.fullmatch
+_RFC3339_MATCH = _RFC3339.fullmatch
+#: store ids / event types already seen to match their pattern (they repeat on almost every line)
+_known_store_ids: set[str] = set()
+_known_event_types: set[str] = set()
+_KNOWN_LIMIT = 4096
+#: orjson reads integers beyond 64 bits as floats; floats this large take the full path
+_FLOAT_LIMIT = 9.2e18
+
 
 def _is_num(v: Any) -> bool:
     return (isinstance(v, int | float)) and not isinstance(v, bool)
 
 
+def _num_in_range(v: Any) -> bool:
+    """A JSON number (not a bool) that :func:`_check_numbers` accepts as it is."""
+    t = type(v)
+    if t is int:
+        return bool(INT64_MIN <= v <= INT64_MAX)
+    if t is float:
+        return bool(-_FLOAT_LIMIT < v < _FLOAT_LIMIT)
+    return False
+
+
 def _stat_ok(kind: str, v: Any) -> bool:
+    """``v`` is valid for a well-known stats key of ``kind`` (and a number in range)."""
     if kind == "str":
-        return isinstance(v, str)
+        return type(v) is str
     if kind == "str_or_bool":
-        return isinstance(v, str | bool)
-    if not _is_num(v):
+        return type(v) is str or type(v) is bool
+    if not _num_in_range(v):
         return False
     if kind == "count":
-        return (isinstance(v, int) or float(v).is_integer()) and v >= 0
+        return bool(v >= 0 and (type(v) is int or v.is_integer()))
     if kind == "nonneg":
         return bool(v >= 0)
     if kind == "unit":
@@ -214,74 +240,128 @@ def _stat_ok(kind: str, v: Any) -> bool:
     return True  # "num"
 
 
+def _vector_ok(vec: Any) -> bool:
+    """A list of ``VECTOR_DIM`` JSON numbers, each a finite float32 value."""
+    if type(vec) is not list or len(vec) != VECTOR_DIM:
+        return False
+    if not {float, int}.issuperset(map(type, vec)):
+        return False
+    try:
+        a = np.array(vec, dtype=np.float64)
+    except (OverflowError, ValueError, TypeError):
+        return False
+    return bool((np.abs(a) < 3.4e38).all())  # NaN compares False
+
+
 def _fast_ok(obj: Any) -> bool:
-    """True only when ``obj`` certainly satisfies the schema (False means: ask jsonschema)."""
+    """True only when ``obj`` certainly satisfies the schema *and* every number check of
+    :func:`_check_numbers` (False means: take the full path, which gives the reason).
+
+    Timestamps are checked here by their RFC 3339 shape only; :func:`check_object` parses them.
+    """
     if type(obj) is not dict:
         return False
-    for k in REQUIRED_KEYS:
-        if k not in obj:
+    try:
+        eid = obj["event_id"]
+        sid = obj["store_id"]
+        etype = obj["event_type"]
+        ts = obj["timestamp"]
+        mod = obj["modality"]
+        refs = obj["raw_ref"]
+    except KeyError:
+        return False
+    n_keys = len(obj)
+    if n_keys > 6 and not TOP_LEVEL_KEYS.issuperset(obj):
+        return False
+    if type(eid) is not str or _EVENT_ID_MATCH(eid) is None:
+        return False
+    if type(sid) is not str:
+        return False
+    if sid not in _known_store_ids:
+        if _STORE_ID.fullmatch(sid) is None:
             return False
-    if not TOP_LEVEL_KEYS.issuperset(obj):
+        if len(_known_store_ids) >= _KNOWN_LIMIT:
+            _known_store_ids.clear()
+        _known_store_ids.add(sid)
+    if type(etype) is not str:
         return False
-    eid, sid, etype = obj["event_id"], obj["store_id"], obj["event_type"]
-    if not (isinstance(eid, str) and _EVENT_ID.fullmatch(eid)):
-        return False
-    if not (isinstance(sid, str) and _STORE_ID.fullmatch(sid)):
-        return False
-    if not (isinstance(etype, str) and _EVENT_TYPE.fullmatch(etype)):
-        return False
-    for key in ("timestamp", "end_timestamp"):
-        if key in obj and not (isinstance(obj[key], str) and _RFC3339.fullmatch(obj[key])):
+    if etype not in _known_event_types:
+        if _EVENT_TYPE.fullmatch(etype) is None:
             return False
-    mod = obj["modality"]
-    if not (type(mod) is list and mod and len(set(map(str, mod))) == len(mod)):
+        if len(_known_event_types) >= _KNOWN_LIMIT:
+            _known_event_types.clear()
+        _known_event_types.add(etype)
+    if type(ts) is not str or _RFC3339_MATCH(ts) is None:
         return False
-    if not all(isinstance(m, str) and m in MODALITIES for m in mod):
+    if type(mod) is not list:
         return False
-    refs = obj["raw_ref"]
-    if not (type(refs) is list and refs and all(isinstance(r, str) and r for r in refs)):
-        return False
-    if "source" in obj and not isinstance(obj["source"], str):
-        return False
-    if "text" in obj and not (isinstance(obj["text"], str) and len(obj["text"]) <= MAX_TEXT_CHARS):
-        return False
-    if "entities" in obj:
-        ents = obj["entities"]
-        if not (type(ents) is list and all(isinstance(e, str) and len(e) <= 128 for e in ents)):
+    try:
+        if tuple(mod) not in _VALID_MODALITIES:
             return False
-        if len(set(ents)) != len(ents):
+    except TypeError:  # an unhashable item
+        return False
+    if type(refs) is not list or not refs:
+        return False
+    for r in refs:
+        if type(r) is not str or not r:
             return False
-    if "relations" in obj:
-        rels = obj["relations"]
-        if type(rels) is not list:
+    if n_keys == 6:
+        return True
+    keys = obj.keys()
+    if "end_timestamp" in keys:
+        end = obj["end_timestamp"]
+        if type(end) is not str or _RFC3339_MATCH(end) is None:
             return False
-        for r in rels:
-            if not (type(r) is dict and len(r) == 3 and all(isinstance(r.get(k), str) for k in _REL_KEYS)):
-                return False
-    if "stats" in obj:
+    if "source" in keys and type(obj["source"]) is not str:
+        return False
+    if "text" in keys:
+        text = obj["text"]
+        if type(text) is not str or len(text) > MAX_TEXT_CHARS:
+            return False
+    if "stats" in keys:
         stats = obj["stats"]
         if type(stats) is not dict:
             return False
         for k, v in stats.items():
             kind = _WELL_KNOWN.get(k)
+            t = type(v)
             if kind is None:
-                if not (v is None or isinstance(v, str | int | float)):
+                if not (t is str or v is None or t is bool or _num_in_range(v)):
+                    return False
+            elif kind == "str":
+                if t is not str:
+                    return False
+            elif kind == "count" and t is int:
+                if not 0 <= v <= INT64_MAX:
                     return False
             elif not _stat_ok(kind, v):
                 return False
-    if "embedding" in obj:
+    if "entities" in keys:
+        ents = obj["entities"]
+        if type(ents) is not list:
+            return False
+        for e in ents:
+            if type(e) is not str or len(e) > 128:
+                return False
+        if len(set(ents)) != len(ents):
+            return False
+    if "relations" in keys:
+        rels = obj["relations"]
+        if type(rels) is not list:
+            return False
+        for r in rels:
+            if type(r) is not dict or r.keys() != _REL_KEY_SET:
+                return False
+            if type(r["head"]) is not str or type(r["type"]) is not str or type(r["tail"]) is not str:
+                return False
+    if "embedding" in keys:
         emb = obj["embedding"]
         if type(emb) is not dict:
             return False
         for k, vec in emb.items():
-            if k not in MODALITY_VECTOR_TABLES or type(vec) is not list or len(vec) < 2:
-                return False
-            if not all(_is_num(x) for x in vec):
+            if k not in MODALITY_VECTOR_TABLES or not _vector_ok(vec):
                 return False
     return True
-
-
-_REL_KEYS = ("head", "type", "tail")
 
 
 # -- reasons from jsonschema -----------------------------------------------------------------------
@@ -415,25 +495,57 @@ def _check_numbers(obj: dict[str, Any]) -> None:
                     raise LineRejected(f"embedding.{k}[{i}] is not a finite float32 value ({_show(x)})")
 
 
-def check_object(obj: Any) -> CheckedEvent:
-    """Validate a parsed line; raises :class:`LineRejected` with the reason."""
-    if not _fast_ok(obj):
-        reasons = schema_reasons(obj)
-        if reasons:
-            raise LineRejected("; ".join(reasons))
-        strict = _strict_reason(obj)
-        if strict:
-            raise LineRejected(strict)
-    _check_numbers(obj)
-    ts = parse_timestamp(obj["timestamp"], "timestamp")
+def _timestamp(value: str, field: str) -> datetime:
+    """:func:`parse_timestamp` of a value already known to have the RFC 3339 shape."""
+    if value[17:19] != "60":
+        try:
+            return datetime.fromisoformat(value).astimezone(UTC)
+        except (ValueError, OverflowError):
+            pass
+    return parse_timestamp(value, field)
+
+
+def _checked(obj: dict[str, Any], fast: bool = True) -> CheckedEvent:
+    """The event of an object that passed the schema and number checks (times still to parse;
+    ``fast``: :func:`_fast_ok` has checked their shape)."""
+    parse = _timestamp if fast else parse_timestamp
+    ts = parse(obj["timestamp"], "timestamp")
     end_ts = None
     if "end_timestamp" in obj:
-        end_ts = parse_timestamp(obj["end_timestamp"], "end_timestamp")
+        end_ts = parse(obj["end_timestamp"], "end_timestamp")
         if end_ts < ts:
             raise LineRejected(f"end_timestamp {obj['end_timestamp']} is before timestamp {obj['timestamp']}")
     return CheckedEvent(obj, ts, end_ts)
 
 
+def check_object(obj: Any) -> CheckedEvent:
+    """Validate a parsed line; raises :class:`LineRejected` with the reason.
+
+    The hand-written :func:`_fast_ok` accepts the common valid object; anything it does not
+    accept goes through jsonschema and the checks a schema cannot express, which give the reason.
+    """
+    if _fast_ok(obj):
+        return _checked(obj)
+    reasons = schema_reasons(obj)
+    if reasons:
+        raise LineRejected("; ".join(reasons))
+    strict = _strict_reason(obj)
+    if strict:
+        raise LineRejected(strict)
+    _check_numbers(obj)
+    return _checked(obj, fast=False)
+
+
 def check_line(line: str) -> CheckedEvent:
     """Parse and validate one line; raises :class:`LineRejected` with the reason."""
+    if len(line) <= MAX_LINE_BYTES // 4:  # longer lines: parse_line checks their size first
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            if _fast_ok(obj):
+                return _checked(obj)
+            if not _may_hold_long_int(obj):  # parse_line would give the same object
+                return check_object(obj)
     return check_object(parse_line(line))

@@ -16,6 +16,7 @@ earlier ``--tz`` recorded; otherwise the line is rejected ("store X has no time 
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import threading
@@ -24,6 +25,8 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, date, datetime
+from functools import lru_cache
+from itertools import chain
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -45,21 +48,82 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-_INSERT_EVENT = (
-    f"INSERT INTO events({', '.join(EVENT_COLUMNS)}) VALUES ({', '.join('?' * len(EVENT_COLUMNS))})"
-)
-_INSERT_ATTR = "INSERT INTO event_attrs(event_rowid, key, value_text, value_num) VALUES (?, ?, ?, ?)"
-_INSERT_REF = "INSERT INTO raw_refs(event_rowid, seq, ref) VALUES (?, ?, ?)"
+_ATTR_COLUMNS = ("event_rowid", "key", "value_text", "value_num")
+_REF_COLUMNS = ("event_rowid", "seq", "ref")
+_REL_COLUMNS = ("event_rowid", "seq", "head", "type", "tail")
 _INSERT_ENTITY = "INSERT OR IGNORE INTO entities(event_rowid, entity) VALUES (?, ?)"
-_INSERT_REL = "INSERT INTO relations(event_rowid, seq, head, type, tail) VALUES (?, ?, ?, ?, ?)"
 _EXISTING = (
     "SELECT e.event_id, e.id, e.content_hash FROM events AS e "
     "WHERE e.event_id IN (SELECT value FROM json_each(?))"
 )
 DEFAULT_TZ_SETTING = "default_timezone"
-#: prepare the next batch while the writer inserts the previous one. Off: with the GIL, apsw's
-#: per-row GIL release makes the writer wait for the busy importing thread (measured slower here).
-PIPELINE = False
+#: prepare the next batch while the writer inserts the previous one. The writer inserts many rows
+#: per statement (:func:`_insert_rows`), so it releases the GIL for long stretches of SQLite work
+#: instead of once per row (which made it wait on the busy importing thread at every row).
+PIPELINE = True
+#: page cache of the writer connection while an import runs (KiB, as ``PRAGMA cache_size`` takes it)
+IMPORT_CACHE_KIB = 64 * 1024
+#: SQL text of one multi-row INSERT stays below this (so apsw's statement cache can keep it)
+_MAX_INSERT_SQL = 15_000
+#: SQLite's default limit on bound parameters is 32766; stay well below
+_MAX_INSERT_PARAMS = 8_000
+
+_gc_lock = threading.Lock()
+_gc_pauses = 0
+_gc_was_enabled = False
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while an import runs (restored when the last one ends).
+
+    An import allocates millions of small containers that all die by reference counting; the
+    collector's generation sweeps over them only cost time.
+    """
+    global _gc_pauses, _gc_was_enabled
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
+
+
+@lru_cache(maxsize=64)
+def _values_sql(table: str, columns: tuple[str, ...], rows: int) -> str:
+    row = "(" + ",".join("?" * len(columns)) + ")"
+    return f"INSERT INTO {table}({', '.join(columns)}) VALUES " + ",".join([row] * rows)
+
+
+def _rows_per_statement(columns: tuple[str, ...]) -> int:
+    width = len(columns)
+    head = len(_values_sql("x" * 16, columns, 0))
+    return max(1, min((_MAX_INSERT_SQL - head) // (2 * width + 2), _MAX_INSERT_PARAMS // width))
+
+
+def _insert_rows(
+    conn: apsw.Connection, table: str, columns: tuple[str, ...], rows: Sequence[Sequence[Any]]
+) -> None:
+    """INSERT ``rows`` with as few statements as possible: many rows per statement (statement
+    sizes from a fixed set, so they stay prepared), each executed in one go inside SQLite."""
+    n = len(rows)
+    if n == 0:
+        return
+    full = _rows_per_statement(columns)
+    i = 0
+    for size in (full, 64, 8, 1):
+        if size > full and size != 1:
+            continue
+        sql = _values_sql(table, columns, size)
+        while n - i >= size:
+            conn.execute(sql, tuple(chain.from_iterable(rows[i : i + size])))
+            i += size
 
 
 @dataclass
@@ -371,13 +435,13 @@ class Store:
             if progress is not None:
                 progress(b.lines)
 
-        with self._import_lock:
+        with self._import_lock, _gc_paused(), self._import_cache():
             batch = _Batch()
             seen: dict[str, int] = {}  # event_id -> index in batch.rows
             for lineno, line in enumerate(lines, start=1):
                 lines_read = lineno
                 batch.lines = lineno
-                if not line.strip():
+                if not line or line.isspace():
                     continue
                 try:
                     checked = check_line(line)
@@ -429,6 +493,21 @@ class Store:
 
             vector_index.invalidate(self)
         return report
+
+    @contextmanager
+    def _import_cache(self) -> Iterator[None]:
+        """A bigger page cache on the writer connection while an import runs (then the old size)."""
+
+        def grow(conn: apsw.Connection) -> int:
+            old = int(conn.pragma("cache_size"))
+            conn.pragma("cache_size", -IMPORT_CACHE_KIB)
+            return old
+
+        old = self.writer.submit(grow).result()
+        try:
+            yield
+        finally:
+            self.writer.submit(lambda conn: conn.pragma("cache_size", old)).result()
 
     def _embed_batch(self, batch: _Batch) -> None:
         wanted = [r for r in batch.rows if r.text_to_embed is not None]
@@ -498,17 +577,19 @@ class Store:
                 conn.executemany("DELETE FROM events WHERE id = ?", ids)  # children cascade
                 replaced = len(replaced_ids)
             if to_insert:
-                conn.executemany(_INSERT_EVENT, [(i, *r.event) for i, r in to_insert])
-                attrs = [(i, *a) for i, r in to_insert for a in r.attrs]
-                if attrs:
-                    conn.executemany(_INSERT_ATTR, attrs)
-                conn.executemany(_INSERT_REF, [(i, *ref) for i, r in to_insert for ref in r.refs])
+                _insert_rows(conn, "events", EVENT_COLUMNS, [(i, *r.event) for i, r in to_insert])
+                _insert_rows(
+                    conn, "event_attrs", _ATTR_COLUMNS, [(i, *a) for i, r in to_insert for a in r.attrs]
+                )
+                _insert_rows(
+                    conn, "raw_refs", _REF_COLUMNS, [(i, *ref) for i, r in to_insert for ref in r.refs]
+                )
                 ents = [(i, e) for i, r in to_insert for e in r.entities]
-                if ents:
+                if ents:  # INSERT OR IGNORE: an entity listed twice is kept once
                     conn.executemany(_INSERT_ENTITY, ents)
-                rels = [(i, *rel) for i, r in to_insert for rel in r.relations]
-                if rels:
-                    conn.executemany(_INSERT_REL, rels)
+                _insert_rows(
+                    conn, "relations", _REL_COLUMNS, [(i, *rel) for i, r in to_insert for rel in r.relations]
+                )
                 for modality, table in MODALITY_VECTOR_TABLES.items():
                     vecs = [(i, r.vectors[modality]) for i, r in to_insert if modality in r.vectors]
                     if vecs:
