@@ -141,6 +141,7 @@ class AdammDaemon:
         self.camera_opener = camera_opener or open_capture
         self.mic_frames = mic_frames  # a microphone stand-in (benchmarks, tests): mic id -> PCM frames
         self.speech: Any = None
+        self.text_encoder: Any = None
         self.captures: list[CaptureSource] = []
         self.workers: list[_Worker] = []
         self.pos: PosWatcher | None = None
@@ -216,6 +217,7 @@ class AdammDaemon:
                 )
             except ModelMissingError as exc:
                 logger.warning("speech model unavailable (%s): speech events will carry no transcript", exc)
+        self.init_text_encoder()
         logger.info(
             "encoders: people=%s (%s); speech=%s (%s); image-text=none",
             cfg.detector.key if self.detector else "off",
@@ -223,6 +225,20 @@ class AdammDaemon:
             cfg.speech.key if self.speech else "none (no transcripts)",
             ",".join(self.speech.providers) if self.speech else "-",
         )
+
+    def init_text_encoder(self) -> None:
+        """Transcript vectors (topic-shift cuts, ``embedding.text``): the store's text encoder."""
+        self.text_encoder = None
+        if self.speech is None:
+            return
+        from edge.encoders.base import create
+        from edge.errors import ModelMissingError
+
+        enc = self.config.encoders
+        try:
+            self.text_encoder = create(enc.text, providers=enc.providers, batch_size=enc.batch_size)
+        except ModelMissingError as exc:
+            logger.warning("text encoder unavailable (%s): no topic-shift cuts in transcripts", exc)
 
     def init_media(self) -> None:
         self.media = MediaWriter(self.config.media_dir, jpeg_quality=self.config.sampling.jpeg_quality)
@@ -284,6 +300,7 @@ class AdammDaemon:
                     context=self.context,
                     speech=self.speech,
                     language=cfg.speech.language,
+                    text_encoder=self.text_encoder,
                 )
             )
         if cfg.pos.enabled:

@@ -218,6 +218,23 @@ class SegmentationConfig(_Section):
     min_event_seconds: float = Field(
         default=0.0, ge=0, title="Shortest event", description="video events shorter than this are dropped"
     )
+    topic_cosine_threshold: float = Field(
+        default=0.25,
+        ge=0,
+        le=1,
+        title="Topic-shift threshold",
+        description="a transcript is split into several speech events where the text-encoder cosine "
+        "between consecutive chunks drops below this (USE v3: one topic ~0.4-0.8, unrelated "
+        "~0.0-0.2); 0 turns topic cuts off",
+    )
+    topic_min_chunk: int = Field(
+        default=30,
+        ge=1,
+        le=2000,
+        title="Topic chunk length",
+        description="characters: transcript sentences are joined until a chunk is at least this long "
+        "before chunks are compared",
+    )
 
 
 class QualityConfig(_Section):
