@@ -81,6 +81,21 @@ class StoreSink:
 
         _wait(self.store.writer.submit(upsert))
 
+    def load_setting(self, key: str) -> str | None:
+        with self.store.read() as conn:
+            row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def save_setting(self, key: str, value: str) -> None:
+        def upsert(conn: Any) -> None:
+            conn.execute(
+                "INSERT INTO settings(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+        _wait(self.store.writer.submit(upsert))
+
     def close(self) -> None:
         self.store.close()
 
@@ -304,7 +319,13 @@ class AdammDaemon:
                 )
             )
         if cfg.pos.enabled:
-            self.pos = PosWatcher(cfg, self.events_q, self.stop_event, until_eof=self.until_eof)
+            self.pos = PosWatcher(
+                cfg,
+                self.events_q,
+                self.stop_event,
+                until_eof=self.until_eof,
+                load_setting=getattr(self.sink, "load_setting", None),
+            )
         for w in self.workers:
             w.start()
 

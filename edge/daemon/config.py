@@ -347,10 +347,18 @@ class PosConfig(_Section):
         default=2.0, gt=0, title="Poll interval", description="seconds between folder scans"
     )
 
+    tail: str | None = Field(
+        default=None,
+        title="Tailed file",
+        description="a JSON Lines file the POS appends to, followed like tail -F (appends, rotation, "
+        "truncation; a partial last line waits for its newline); the byte offset is saved in the "
+        "store's settings table so a restart neither loses nor repeats purchases",
+    )
+
     @model_validator(mode="after")
     def _folder_when_enabled(self) -> PosConfig:
-        if self.enabled and not self.drop_folder:
-            raise ValueError("enabled = true needs drop_folder set")
+        if self.enabled and not (self.drop_folder or self.tail):
+            raise ValueError("enabled = true needs drop_folder or tail set")
         return self
 
 
@@ -495,6 +503,8 @@ def check_sources(cfg: DaemonConfig, source: str = "config") -> list[str]:
     for i, mic in enumerate(cfg.microphones):
         if mic.enabled and mic.kind == "file" and not Path(mic.device).expanduser().is_file():
             problems.append(f"{source}: microphones.{i}.device = {mic.device!r}: no such WAV file")
+    if cfg.pos.enabled and cfg.pos.tail and not Path(cfg.pos.tail).expanduser().parent.is_dir():
+        problems.append(f"{source}: pos.tail = {cfg.pos.tail!r}: its folder does not exist")
     for key in ("weather_file", "promotion_file"):
         value = getattr(cfg.context, key)
         kind = getattr(cfg.context, key.replace("_file", "_source"))

@@ -16,7 +16,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -61,11 +61,23 @@ def _transcript(result: Any) -> tuple[str, str, Any]:
     return str(result.text), str(result.language), getattr(result, "embedding", None)
 
 
+@dataclass(frozen=True)
+class Checkpoint:
+    """A position to save once the events queued before it are written (e.g. the POS tail offset):
+    the writer flushes, then calls the sink's ``save_setting(key, value)`` if it has one."""
+
+    key: str
+    value: str
+
+
 class EventSink(Protocol):
     """Where finished events go (the store in production)."""
 
     def write_events(self, events: list[dict[str, Any]]) -> int: ...
     def write_components(self, rows: list[dict[str, Any]]) -> None: ...
+
+    # optional: ``load_setting(key) -> str | None`` and ``save_setting(key, value)`` keep positions
+    # (POS tail offset) across restarts; a sink without them starts the tail from the top each run
 
 
 class _Worker(threading.Thread):
@@ -483,6 +495,11 @@ class EventWriter(threading.Thread):
                 ended += 1
             elif isinstance(item, dict):
                 pending.append(item)
+            elif isinstance(item, Checkpoint):
+                if pending:
+                    self._flush(pending)
+                    pending = []
+                self._checkpoint(item)
             if pending and (
                 len(pending) >= self.batch or time.monotonic() >= deadline or ended >= self.producers
             ):
@@ -493,6 +510,19 @@ class EventWriter(threading.Thread):
         if pending:
             self._flush(pending)
         self.state = "ended"
+
+    def _checkpoint(self, cp: Checkpoint) -> None:
+        if self.failed:
+            # an earlier write failed: keep the old position so a restart re-reads from there
+            logger.error("not saving %s: %d events of this run failed to write", cp.key, self.failed)
+            return
+        save = getattr(self.sink, "save_setting", None)
+        if not callable(save):
+            return
+        try:
+            save(cp.key, cp.value)
+        except Exception:
+            logger.exception("could not save %s", cp.key)
 
     def _flush(self, events: list[dict[str, Any]]) -> None:
         try:
