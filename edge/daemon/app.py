@@ -29,7 +29,7 @@ import numpy as np
 
 from edge.capture.audio import AudioCaptureSource
 from edge.capture.base import CaptureSource, EndOfStream
-from edge.capture.video import FrameReader, VideoCaptureSource, open_capture
+from edge.capture.video import FrameReader, VideoCaptureSource
 from edge.daemon.config import DaemonConfig
 from edge.daemon.context import Context
 from edge.daemon.media import MediaWriter
@@ -153,7 +153,7 @@ class AdammDaemon:
         self.sink = sink
         self.detector = detector
         self.detector_provider: str | None = None
-        self.camera_opener = camera_opener or open_capture
+        self.camera_opener = camera_opener  # None: open_capture with each camera's transport/timeout
         self.mic_frames = mic_frames  # a microphone stand-in (benchmarks, tests): mic id -> PCM frames
         self.speech: Any = None
         self.text_encoder: Any = None

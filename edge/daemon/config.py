@@ -69,6 +69,20 @@ class CameraConfig(_Section):
         description="file sources only: wall-clock time (RFC 3339) of the file's first frame; "
         "default: the moment the daemon opens the file",
     )
+    rtsp_transport: Literal["tcp", "udp"] = Field(
+        default="tcp",
+        title="RTSP transport",
+        description="rtsp:// URLs only: 'tcp' (RTP interleaved in the RTSP connection: passes NAT "
+        "and firewalls, no packet loss) or 'udp' (lower latency; the only one some servers offer)",
+    )
+    timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=300,
+        title="Network timeout",
+        description="network URLs: seconds to wait when opening the stream and for each frame; a "
+        "stream silent for longer counts as lost and reconnects with backoff",
+    )
 
     @field_validator("start_time")
     @classmethod
