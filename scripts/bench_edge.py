@@ -16,7 +16,16 @@ into a WAV). Measured:
 - sustained sources: a 1 fps camera costs (capture per frame x source fps + detector per frame)
   per second, so one core sustains ``1 / cost`` cameras with zero drops; the same for mics.
 
-Prints a Markdown table on stdout; progress on stderr. Usage: ``python3 scripts/bench_edge.py``.
+``--only-sustained`` measures that for real instead: the whole daemon (people detector, Whisper
+base ONNX with the text encoder and topic cuts, media writing) runs on N paced live cameras (the
+test video looped at 5 fps, sampled at 1 fps) and N paced microphones (the speech WAV looped in
+real time) for ``--trial-seconds``, with short queues (``--queue-frames`` sampled frames per
+camera, ``--queue-segments`` speech segments per mic, so falling behind shows as drops within a
+trial); N grows from 1 until a trial drops anything or ends with a worker backlog above half its
+queue. The largest N with zero drops is what this box sustains (at this load: print ``uptime``).
+
+Prints a Markdown table on stdout; progress on stderr. Usage: ``python3 scripts/bench_edge.py``
+(or ``--only-sustained [--max-sources 6] [--trial-seconds 30]``).
 """
 
 from __future__ import annotations
@@ -151,12 +160,185 @@ def live_latency(video: Path, tmp: Path, det: Any, speech_model: Any) -> list[tu
     return rows
 
 
+class _LoopedCamera:
+    """A live 'camera': the test video decoded at its own 5 fps in real time, looped."""
+
+    def __init__(self, video: Path) -> None:
+        import cv2
+
+        self.video = video
+        self.cap = cv2.VideoCapture(str(video))
+        self.next_t = time.monotonic()
+
+    def isOpened(self) -> bool:
+        return True
+
+    def read(self) -> tuple[bool, Any]:
+        delay = self.next_t - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        self.next_t += 0.2
+        ok, frame = self.cap.read()
+        if not ok:
+            import cv2
+
+            self.cap.release()
+            self.cap = cv2.VideoCapture(str(self.video))
+            ok, frame = self.cap.read()
+        return ok, frame
+
+    def get(self, prop: int) -> float:
+        return 5.0
+
+    def release(self) -> None:
+        self.cap.release()
+
+
+def sustained_trial(
+    n: int, args: argparse.Namespace, tmp: Path, video: Path, wav: Path, models: dict[str, Any]
+) -> dict[str, Any]:
+    """N paced cameras + N paced microphones through the whole daemon for ``trial_seconds``."""
+    import threading
+
+    from edge.capture.audio import read_wav
+    from edge.daemon.app import AdammDaemon
+    from edge.daemon.config import parse_daemon_config
+
+    pcm = read_wav(wav, 16000)
+
+    def mic_frames(_mic: str) -> Any:
+        t = time.monotonic()
+        while True:
+            for i in range(0, len(pcm) - 479, 480):
+                t += 0.03
+                delay = t - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+                yield pcm[i : i + 480]
+
+    class CountSink:
+        events = 0
+
+        def write_events(self, events: list[dict[str, Any]]) -> int:
+            self.events += len(events)
+            return len(events)
+
+        def write_components(self, rows: list[dict[str, Any]]) -> None:
+            pass
+
+    cfg = parse_daemon_config(
+        {
+            "store_id": "bench",
+            "media_dir": str(tmp / f"media_sustained_{n}"),
+            "models_dir": str(tmp / "models"),
+            "cameras": [{"id": f"cam{i}", "url": str(i), "zone": "entrance"} for i in range(n)],
+            "microphones": [{"id": f"mic{i}", "device": "default"} for i in range(n)],
+            "sampling": {"queue_size": args.queue_frames},
+            "vad": {"queue_size": args.queue_segments},
+            "heartbeat_seconds": 60,
+        }
+    )
+    sink = CountSink()
+    daemon = AdammDaemon(
+        cfg,
+        sink=sink,
+        detector=models["detector"],
+        camera_opener=lambda _url: _LoopedCamera(video),
+        mic_frames=mic_frames,
+    )
+    daemon.speech, daemon.text_encoder = models["speech"], models["text"]
+    daemon.init_encoders = lambda: None  # type: ignore[method-assign]  # the models are loaded once
+    runner = threading.Thread(target=daemon.start, name="bench-daemon")
+    load0 = os.getloadavg()[0]
+    runner.start()
+    time.sleep(args.trial_seconds)
+    backlog = {w.name: (w.inbox.qsize(), w.inbox.maxsize) for w in daemon.workers}
+    drops = sum(c.dropped for c in daemon.captures)
+    daemon.request_stop()
+    runner.join(300)
+    frames = sum(getattr(w, "frames", 0) for w in daemon.workers)
+    speech_s = sum(getattr(w, "speech_seconds", 0.0) for w in daemon.workers)
+    behind = [name for name, (q, cap) in backlog.items() if q > cap // 2]
+    return {
+        "n": n,
+        "drops": drops,
+        "behind": behind,
+        "ok": drops == 0 and not behind,
+        "frames": frames,
+        "speech_s": speech_s,
+        "events": sink.events,
+        "load": (load0, os.getloadavg()[0]),
+    }
+
+
+def only_sustained(args: argparse.Namespace) -> int:
+    from daemon_media import espeak_available, make_speech_wav, make_video
+
+    from edge.encoders.base import create
+
+    if not espeak_available():
+        logger.error(
+            "--only-sustained needs espeak-ng for the microphone's speech (apt-get install espeak-ng)"
+        )
+        return 1
+    tmp = Path(tempfile.mkdtemp(prefix="bench_sustained_"))
+    video = make_video(tmp / "scenes.avi")
+    layout = make_speech_wav(tmp)
+    models = {
+        "detector": create("ssd_mobilenet_v2_coco"),
+        "speech": create("whisper_base", providers=["CPUExecutionProvider"]),
+        "text": create("use_v3_multilingual"),
+    }
+    rows = []
+    best = 0
+    for n in range(1, args.max_sources + 1):
+        logger.info("trial: %d cameras + %d microphones for %.0f s", n, n, args.trial_seconds)
+        r = sustained_trial(n, args, tmp, video, layout.path, models)
+        logger.info("  %s", r)
+        rows.append(r)
+        if not r["ok"]:
+            break
+        best = n
+    print(
+        f"Sustained sources on {os.cpu_count()} CPU cores (no GPU), {time.strftime('%Y-%m-%d %H:%M')}, "
+        f"{args.trial_seconds:.0f} s per trial, queues {args.queue_frames} frames / "
+        f"{args.queue_segments} segments\n"
+    )
+    print(
+        "| cameras (5 fps source, 1 fps sampled) + mics (real-time speech) | frames analysed | speech transcribed | events | drops | backlog over half a queue | load avg (start, end) | sustained |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['n']} + {r['n']} | {r['frames']} | {r['speech_s']:.1f} s | {r['events']} | {r['drops']} | "
+            f"{', '.join(r['behind']) or 'none'} | {r['load'][0]:.1f}, {r['load'][1]:.1f} | "
+            f"{'yes' if r['ok'] else 'no'} |"
+        )
+    print(f"\nSustained with zero drops: {best} cameras + {best} microphones")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--skip-live", action="store_true", help="skip the real-time live-source run (~25 s)")
+    ap.add_argument(
+        "--only-sustained",
+        action="store_true",
+        help="only measure how many 1 fps cameras + microphones the whole daemon sustains with zero drops",
+    )
+    ap.add_argument("--max-sources", type=int, default=6, help="--only-sustained: largest N tried")
+    ap.add_argument("--trial-seconds", type=float, default=30.0, help="--only-sustained: length of a trial")
+    ap.add_argument(
+        "--queue-frames", type=int, default=8, help="--only-sustained: sampled frames per camera queue"
+    )
+    ap.add_argument(
+        "--queue-segments", type=int, default=4, help="--only-sustained: speech segments per mic queue"
+    )
     args = ap.parse_args()
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
+    if args.only_sustained:
+        return only_sustained(args)
     import cv2
     from daemon_media import espeak_available, make_speech_wav, make_video
 

@@ -158,6 +158,8 @@ def test_english_speech_is_transcribed(replay: dict[str, Any]) -> None:
     assert len(words & spoken) >= 6, english["text"]  # Whisper base may miss a word of robotic speech
     assert english["modality"] == ["audio", "text"] and english["stats"]["language"] == "en"
     assert english["stats"]["speech_emotion"] == "neutral"  # a polite question: no lexicon hits
+    assert len(english["embedding"]["text"]) == 512  # transcript vector (topic cuts, search)
+    assert all("topic_parts" not in e["stats"] for e in speech)  # one sentence each: no topic cut
 
 
 def test_pos_drop_folder_becomes_purchases(replay: dict[str, Any]) -> None:

@@ -12,8 +12,11 @@ person count changed). Frames are resized to ``frame_width`` and handed over as
 
 from __future__ import annotations
 
+import functools
 import logging
+import os
 import queue
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -42,11 +45,35 @@ class FrameReader(Protocol):
     def release(self) -> None: ...
 
 
-def open_capture(url: str) -> FrameReader:
-    """Open a camera URL the OpenCV way: an integer string is a device index."""
+_FFMPEG_ENV = "OPENCV_FFMPEG_CAPTURE_OPTIONS"
+_ffmpeg_env_lock = threading.Lock()
+
+
+def open_capture(url: str, *, rtsp_transport: str = "tcp", timeout_s: float | None = None) -> FrameReader:
+    """Open a camera URL the OpenCV way: an integer string is a device index. Network URLs open
+    through the FFmpeg backend with open/read timeouts (``timeout_s``); ``rtsp://`` ones with the
+    given RTSP transport (FFmpeg reads it from ``OPENCV_FFMPEG_CAPTURE_OPTIONS`` at open time, so
+    the variable is set under a lock for the open call only)."""
     if url.isdigit():
         return cv2.VideoCapture(int(url))
-    return cv2.VideoCapture(url)
+    if not re.match(r"^[a-z][a-z0-9+.-]*://", url, re.IGNORECASE):
+        return cv2.VideoCapture(url)
+    params: list[int] = []
+    if timeout_s is not None:
+        ms = int(timeout_s * 1000)
+        params = [cv2.CAP_PROP_OPEN_TIMEOUT_MSEC, ms, cv2.CAP_PROP_READ_TIMEOUT_MSEC, ms]
+    if not url.lower().startswith(("rtsp://", "rtsps://")):
+        return cv2.VideoCapture(url, cv2.CAP_FFMPEG, params)
+    with _ffmpeg_env_lock:
+        before = os.environ.get(_FFMPEG_ENV)
+        os.environ[_FFMPEG_ENV] = f"rtsp_transport;{rtsp_transport}"
+        try:
+            return cv2.VideoCapture(url, cv2.CAP_FFMPEG, params)
+        finally:
+            if before is None:
+                os.environ.pop(_FFMPEG_ENV, None)
+            else:
+                os.environ[_FFMPEG_ENV] = before
 
 
 def _epoch(start_time: str | None) -> float | None:
@@ -108,14 +135,16 @@ class VideoCaptureSource(CaptureSource):
         out: queue.Queue[Any],
         stop: threading.Event,
         *,
-        opener: Callable[[str], FrameReader] = open_capture,
+        opener: Callable[[str], FrameReader] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         super().__init__(cam.id, out, stop, live=cam.kind != "file")
         self.cam = cam
         self.cfg = sampling
         self.quality_cfg = quality
-        self.opener = opener
+        self.opener = opener or functools.partial(
+            open_capture, rtsp_transport=cam.rtsp_transport, timeout_s=cam.timeout_s
+        )
         self.clock = clock
         self.sampler = Sampler(sampling)
         self.frames_read = 0
@@ -147,6 +176,8 @@ class VideoCaptureSource(CaptureSource):
                 self.reconnects += 1
                 continue
             self.state = "running"
+            if self.live and self.reconnects:
+                logger.info("camera %s reconnected (%d reconnects so far)", self.cam.id, self.reconnects)
             logger.info("camera %s opened (%s)", self.cam.id, self.cam.kind)
             got_any = self._read_loop(cap)
             cap.release()

@@ -62,6 +62,28 @@ class JsonlSink:
         for r in rows:
             logger.debug("component %s: %s %s", r["name"], r["state"], r["detail_json"])
 
+    @property
+    def _settings_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".settings.json")
+
+    def load_setting(self, key: str) -> str | None:
+        """Positions (the POS tail offset) live next to the output: ``<file>.settings.json``."""
+        try:
+            value = json.loads(self._settings_path.read_text(encoding="utf-8")).get(key)
+        except (OSError, ValueError):
+            return None
+        return None if value is None else str(value)
+
+    def save_setting(self, key: str, value: str) -> None:
+        try:
+            data = json.loads(self._settings_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        data[key] = value
+        tmp = self._settings_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, sort_keys=True), encoding="utf-8")
+        tmp.replace(self._settings_path)
+
     def close(self) -> None:
         self._f.close()
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from edge.capture.audio import AudioCaptureSource
 from edge.capture.base import CaptureSource, EndOfStream
-from edge.capture.video import FrameReader, VideoCaptureSource, open_capture
+from edge.capture.video import FrameReader, VideoCaptureSource
 from edge.daemon.config import DaemonConfig
 from edge.daemon.context import Context
 from edge.daemon.media import MediaWriter
@@ -78,6 +78,21 @@ class StoreSink:
                     "updated_at = excluded.updated_at",
                     r,
                 )
+
+        _wait(self.store.writer.submit(upsert))
+
+    def load_setting(self, key: str) -> str | None:
+        with self.store.read() as conn:
+            row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def save_setting(self, key: str, value: str) -> None:
+        def upsert(conn: Any) -> None:
+            conn.execute(
+                "INSERT INTO settings(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
 
         _wait(self.store.writer.submit(upsert))
 
@@ -138,9 +153,10 @@ class AdammDaemon:
         self.sink = sink
         self.detector = detector
         self.detector_provider: str | None = None
-        self.camera_opener = camera_opener or open_capture
+        self.camera_opener = camera_opener  # None: open_capture with each camera's transport/timeout
         self.mic_frames = mic_frames  # a microphone stand-in (benchmarks, tests): mic id -> PCM frames
         self.speech: Any = None
+        self.text_encoder: Any = None
         self.captures: list[CaptureSource] = []
         self.workers: list[_Worker] = []
         self.pos: PosWatcher | None = None
@@ -216,6 +232,7 @@ class AdammDaemon:
                 )
             except ModelMissingError as exc:
                 logger.warning("speech model unavailable (%s): speech events will carry no transcript", exc)
+        self.init_text_encoder()
         logger.info(
             "encoders: people=%s (%s); speech=%s (%s); image-text=none",
             cfg.detector.key if self.detector else "off",
@@ -223,6 +240,20 @@ class AdammDaemon:
             cfg.speech.key if self.speech else "none (no transcripts)",
             ",".join(self.speech.providers) if self.speech else "-",
         )
+
+    def init_text_encoder(self) -> None:
+        """Transcript vectors (topic-shift cuts, ``embedding.text``): the store's text encoder."""
+        self.text_encoder = None
+        if self.speech is None:
+            return
+        from edge.encoders.base import create
+        from edge.errors import ModelMissingError
+
+        enc = self.config.encoders
+        try:
+            self.text_encoder = create(enc.text, providers=enc.providers, batch_size=enc.batch_size)
+        except ModelMissingError as exc:
+            logger.warning("text encoder unavailable (%s): no topic-shift cuts in transcripts", exc)
 
     def init_media(self) -> None:
         self.media = MediaWriter(self.config.media_dir, jpeg_quality=self.config.sampling.jpeg_quality)
@@ -284,10 +315,17 @@ class AdammDaemon:
                     context=self.context,
                     speech=self.speech,
                     language=cfg.speech.language,
+                    text_encoder=self.text_encoder,
                 )
             )
         if cfg.pos.enabled:
-            self.pos = PosWatcher(cfg, self.events_q, self.stop_event, until_eof=self.until_eof)
+            self.pos = PosWatcher(
+                cfg,
+                self.events_q,
+                self.stop_event,
+                until_eof=self.until_eof,
+                load_setting=getattr(self.sink, "load_setting", None),
+            )
         for w in self.workers:
             w.start()
 

@@ -69,6 +69,20 @@ class CameraConfig(_Section):
         description="file sources only: wall-clock time (RFC 3339) of the file's first frame; "
         "default: the moment the daemon opens the file",
     )
+    rtsp_transport: Literal["tcp", "udp"] = Field(
+        default="tcp",
+        title="RTSP transport",
+        description="rtsp:// URLs only: 'tcp' (RTP interleaved in the RTSP connection: passes NAT "
+        "and firewalls, no packet loss) or 'udp' (lower latency; the only one some servers offer)",
+    )
+    timeout_s: float = Field(
+        default=10.0,
+        gt=0,
+        le=300,
+        title="Network timeout",
+        description="network URLs: seconds to wait when opening the stream and for each frame; a "
+        "stream silent for longer counts as lost and reconnects with backoff",
+    )
 
     @field_validator("start_time")
     @classmethod
@@ -218,6 +232,23 @@ class SegmentationConfig(_Section):
     min_event_seconds: float = Field(
         default=0.0, ge=0, title="Shortest event", description="video events shorter than this are dropped"
     )
+    topic_cosine_threshold: float = Field(
+        default=0.25,
+        ge=0,
+        le=1,
+        title="Topic-shift threshold",
+        description="a transcript is split into several speech events where the text-encoder cosine "
+        "between consecutive chunks drops below this (USE v3: one topic ~0.4-0.8, unrelated "
+        "~0.0-0.2); 0 turns topic cuts off",
+    )
+    topic_min_chunk: int = Field(
+        default=30,
+        ge=1,
+        le=2000,
+        title="Topic chunk length",
+        description="characters: transcript sentences are joined until a chunk is at least this long "
+        "before chunks are compared",
+    )
 
 
 class QualityConfig(_Section):
@@ -330,10 +361,18 @@ class PosConfig(_Section):
         default=2.0, gt=0, title="Poll interval", description="seconds between folder scans"
     )
 
+    tail: str | None = Field(
+        default=None,
+        title="Tailed file",
+        description="a JSON Lines file the POS appends to, followed like tail -F (appends, rotation, "
+        "truncation; a partial last line waits for its newline); the byte offset is saved in the "
+        "store's settings table so a restart neither loses nor repeats purchases",
+    )
+
     @model_validator(mode="after")
     def _folder_when_enabled(self) -> PosConfig:
-        if self.enabled and not self.drop_folder:
-            raise ValueError("enabled = true needs drop_folder set")
+        if self.enabled and not (self.drop_folder or self.tail):
+            raise ValueError("enabled = true needs drop_folder or tail set")
         return self
 
 
@@ -478,6 +517,8 @@ def check_sources(cfg: DaemonConfig, source: str = "config") -> list[str]:
     for i, mic in enumerate(cfg.microphones):
         if mic.enabled and mic.kind == "file" and not Path(mic.device).expanduser().is_file():
             problems.append(f"{source}: microphones.{i}.device = {mic.device!r}: no such WAV file")
+    if cfg.pos.enabled and cfg.pos.tail and not Path(cfg.pos.tail).expanduser().parent.is_dir():
+        problems.append(f"{source}: pos.tail = {cfg.pos.tail!r}: its folder does not exist")
     for key in ("weather_file", "promotion_file"):
         value = getattr(cfg.context, key)
         kind = getattr(cfg.context, key.replace("_file", "_source"))

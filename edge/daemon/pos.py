@@ -8,6 +8,15 @@ file and line and counted; the file then goes to ``failed/`` for a person to loo
 ``order_amount``, ``product_id``, ``product_category``, ``gross_margin``, ``staff_id``, ``terminal``
 and any other scalar column go into ``stats``. Started by the daemon; also usable on its own via
 :func:`parse_file`.
+
+Tail mode (``pos.tail``): :class:`JsonlTail` follows one JSON Lines file like ``tail -F``: it reads
+appended lines, keeps a partial last line until its newline arrives, reopens the file when it is
+rotated (a new inode: the rest of the old file is read first) and starts again from the top when
+it is truncated. The byte offset (with the inode) goes into the events queue as a
+:class:`edge.daemon.workers.Checkpoint` after the events read before it, so the writer saves it
+(the store's ``settings`` table) only once those events are written: a restart resumes there and
+neither loses nor repeats purchases (event ids are ``pos.<terminal>.<bill>``, so even a crash
+between the two writes only re-offers lines the store already holds as duplicates).
 """
 
 from __future__ import annotations
@@ -15,16 +24,20 @@ from __future__ import annotations
 import csv
 import json
 import logging
+import os
 import queue
 import re
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 from zoneinfo import ZoneInfo
 
 from edge.capture.base import EndOfStream
 from edge.daemon.config import DaemonConfig
+from edge.daemon.workers import Checkpoint
 from edge.segmentation.mev import iso_utc
 
 logger = logging.getLogger(__name__)
@@ -106,16 +119,178 @@ def parse_file(path: Path, *, store_id: str, tz: ZoneInfo, terminal: str) -> tup
     return events, bad
 
 
+@dataclass
+class TailState:
+    """Where a tail stands: the file's inode and the byte offset after the last complete line."""
+
+    inode: int
+    offset: int
+
+    def dumps(self) -> str:
+        return json.dumps({"inode": self.inode, "offset": self.offset})
+
+    @classmethod
+    def loads(cls, text: str | None) -> TailState | None:
+        if not text:
+            return None
+        try:
+            d = json.loads(text)
+            return cls(int(d["inode"]), int(d["offset"]))
+        except (ValueError, KeyError, TypeError):
+            logger.warning("ignoring an unreadable POS tail offset %r", text)
+            return None
+
+
+class JsonlTail:
+    """``tail -F`` over one JSON Lines file: :meth:`read` returns the complete lines appended since
+    the last call (each with its byte offset) and advances :attr:`state` past them."""
+
+    def __init__(self, path: Path, state: TailState | None = None) -> None:
+        self.path = path
+        self.state = state
+        self.rotations = 0
+        self.truncations = 0
+        self._f: BinaryIO | None = None
+        self._inode: int | None = None
+        self._offset = 0
+        self._resume = state
+        self._carry: list[tuple[int, bytes]] = []
+
+    def _rest_of_rotated(self, saved: TailState) -> list[tuple[int, bytes]]:
+        """Complete lines after ``saved.offset`` in the rotated file (same folder, a name starting
+        with the tailed file's, the saved inode), e.g. ``transactions.jsonl.1``."""
+        for cand in sorted(self.path.parent.glob(self.path.name + "*")):
+            try:
+                if cand == self.path or cand.stat().st_ino != saved.inode:
+                    continue
+                with cand.open("rb") as f:
+                    f.seek(saved.offset)
+                    data = f.read()
+            except OSError:
+                continue
+            end = data.rfind(b"\n")
+            if end < 0:
+                return []
+            lines, pos = [], saved.offset
+            for raw in data[: end + 1].split(b"\n")[:-1]:
+                lines.append((pos, raw))
+                pos += len(raw) + 1
+            logger.info("POS tail: the rest of %s (rotated while down) from byte %d", cand, saved.offset)
+            return lines
+        return []
+
+    def close(self) -> None:
+        if self._f is not None:
+            self._f.close()
+            self._f = None
+
+    def _open(self) -> bool:
+        try:
+            f = self.path.open("rb")
+        except FileNotFoundError:
+            return False
+        st = os.fstat(f.fileno())
+        self._f, self._inode, self._offset = f, st.st_ino, 0
+        resume, self._resume = self._resume, None
+        if resume is not None:
+            if resume.inode != st.st_ino:
+                self._carry = self._rest_of_rotated(resume)
+                logger.warning(
+                    "POS tail %s was replaced while the daemon was down: %d lines read from the "
+                    "rotated file, the new file from the start",
+                    self.path,
+                    len(self._carry),
+                )
+            elif resume.offset > st.st_size:
+                logger.warning(
+                    "POS tail %s is shorter (%d bytes) than the saved offset %d: truncated, reading from the start",
+                    self.path,
+                    st.st_size,
+                    resume.offset,
+                )
+            else:
+                self._offset = resume.offset
+        f.seek(self._offset)
+        self.state = TailState(st.st_ino, self._offset)
+        return True
+
+    def _read_complete(self) -> list[tuple[int, bytes]]:
+        assert self._f is not None
+        self._f.seek(self._offset)
+        data = self._f.read()
+        end = data.rfind(b"\n")
+        if end < 0:
+            return []  # nothing, or a partial line still being written
+        lines = []
+        pos = self._offset
+        for raw in data[: end + 1].split(b"\n")[:-1]:
+            lines.append((pos, raw))
+            pos += len(raw) + 1
+        self._offset = pos
+        self.state = TailState(self._inode or 0, pos)
+        return lines
+
+    def read(self) -> list[tuple[int, bytes]]:
+        """Complete new lines as (byte offset, bytes without the newline)."""
+        if self._f is None and not self._open():
+            return []
+        out, self._carry = self._carry, []
+        out += self._read_complete()
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return out  # mid-rotation: keep the old file until a new one appears
+        if st.st_ino != self._inode:
+            out += self._read_complete()  # the rest of the rotated file first
+            self.close()
+            self.rotations += 1
+            logger.info("POS tail %s rotated: following the new file", self.path)
+            if self._open():
+                out += self._read_complete()
+        elif st.st_size < self._offset:
+            self.truncations += 1
+            logger.warning("POS tail %s was truncated: reading from the start", self.path)
+            self._offset = 0
+            out += self._read_complete()
+        return out
+
+    def pending_bytes(self) -> int:
+        """Bytes after the last complete line (a line still being written)."""
+        try:
+            return max(0, self.path.stat().st_size - self._offset) if self._f is not None else 0
+        except FileNotFoundError:
+            return 0
+
+
+def tail_setting_key(path: Path) -> str:
+    """The ``settings`` key the tail offset of ``path`` is saved under."""
+    return f"pos.tail_offset:{path.expanduser().resolve()}"
+
+
 class PosWatcher(threading.Thread):
     kind = "pos"
 
     def __init__(
-        self, cfg: DaemonConfig, out: queue.Queue[Any], stop: threading.Event, *, until_eof: bool
+        self,
+        cfg: DaemonConfig,
+        out: queue.Queue[Any],
+        stop: threading.Event,
+        *,
+        until_eof: bool,
+        load_setting: Callable[[str], str | None] | None = None,
     ) -> None:
         super().__init__(name="pos", daemon=True)
-        assert cfg.pos.drop_folder
         self.cfg = cfg
-        self.folder = Path(cfg.pos.drop_folder).expanduser()
+        self.folder = Path(cfg.pos.drop_folder).expanduser() if cfg.pos.drop_folder else None
+        self.tail: JsonlTail | None = None
+        self.tail_key: str | None = None
+        if cfg.pos.tail:
+            path = Path(cfg.pos.tail).expanduser()
+            self.tail_key = tail_setting_key(path)
+            saved = TailState.loads(load_setting(self.tail_key) if load_setting else None)
+            if saved is not None:
+                logger.info("POS tail %s resumes at byte %d", path, saved.offset)
+            self.tail = JsonlTail(path, saved)
         self.out = out
         self.stop_event = stop
         self.until_eof = until_eof
@@ -123,26 +298,71 @@ class PosWatcher(threading.Thread):
         self.files = 0
         self.events = 0
         self.bad_rows = 0
+        self.tail_lines = 0
         self.state = "starting"
         self.source_id = "pos"
 
     def run(self) -> None:
         self.state = "running"
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            if self.folder is not None:
+                self.folder.mkdir(parents=True, exist_ok=True)
             while True:
                 self.scan()
+                self.follow()
                 if self.until_eof or self.stop_event.wait(self.cfg.pos.poll_seconds):
                     break
+            self.follow()  # what was appended while stopping
+            if self.tail is not None and self.tail.pending_bytes():
+                logger.warning(
+                    "POS tail %s ends in an incomplete line (%d bytes): left for the next run",
+                    self.tail.path,
+                    self.tail.pending_bytes(),
+                )
         except Exception:
             self.state = "error"
             logger.exception("POS intake failed")
         finally:
+            if self.tail is not None:
+                self.tail.close()
             if self.state != "error":
                 self.state = "ended"
             self.out.put(EndOfStream("pos", self.state))
 
+    def follow(self) -> None:
+        """New complete lines of the tailed file -> purchases, then the offset checkpoint."""
+        if self.tail is None or self.tail_key is None:
+            return
+        lines = self.tail.read()
+        if not lines:
+            return
+        n = 0
+        for offset, raw in lines:
+            if not raw.strip():
+                continue
+            try:
+                try:
+                    row = json.loads(raw.decode("utf-8"))
+                except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+                    raise PosRowError(f"not JSON ({exc})") from None
+                if not isinstance(row, dict):
+                    raise PosRowError("not a JSON object")
+                ev = row_to_event(row, store_id=self.cfg.store_id, tz=self.tz, terminal=self.cfg.pos.terminal)
+            except PosRowError as exc:
+                self.bad_rows += 1
+                logger.warning("%s@%d: skipped POS row: %s", self.tail.path, offset, exc)
+                continue
+            self.out.put(ev)
+            n += 1
+        self.events += n
+        self.tail_lines += len(lines)
+        assert self.tail.state is not None
+        self.out.put(Checkpoint(self.tail_key, self.tail.state.dumps()))
+        logger.debug("POS tail %s: %d purchases, offset %d", self.tail.path, n, self.tail.state.offset)
+
     def scan(self) -> None:
+        if self.folder is None:
+            return
         for path in sorted(self.folder.iterdir()):
             if not path.is_file() or path.suffix.lower() not in (".jsonl", ".csv"):
                 continue
@@ -160,4 +380,17 @@ class PosWatcher(threading.Thread):
             logger.info("POS file %s: %d purchases, %d bad rows", path.name, len(events), bad)
 
     def status(self) -> dict[str, Any]:
-        return {"state": self.state, "files": self.files, "events": self.events, "bad_rows": self.bad_rows}
+        st: dict[str, Any] = {
+            "state": self.state,
+            "files": self.files,
+            "events": self.events,
+            "bad_rows": self.bad_rows,
+        }
+        if self.tail is not None:
+            st.update(
+                tail_lines=self.tail_lines,
+                tail_offset=self.tail.state.offset if self.tail.state else 0,
+                tail_rotations=self.tail.rotations,
+                tail_truncations=self.tail.truncations,
+            )
+        return st

@@ -15,7 +15,8 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
@@ -27,6 +28,7 @@ from edge.segmentation.emotion import speech_emotion
 from edge.segmentation.merge import Candidate, Merger
 from edge.segmentation.mev import speech_event, video_event
 from edge.segmentation.speech import SpeechSegment, spectral_flatness
+from edge.segmentation.topic import TopicTracker, split_sentences, topic_groups
 from edge.segmentation.video import SampledFrame, VideoSegment, VideoSegmenter
 
 logger = logging.getLogger(__name__)
@@ -46,6 +48,12 @@ class SpeechModel(Protocol):
         ...
 
 
+class TextEncoder(Protocol):
+    def encode(self, items: Sequence[Any]) -> Any:
+        """Unit-norm text vectors, one row per text."""
+        ...
+
+
 def _transcript(result: Any) -> tuple[str, str, Any]:
     if isinstance(result, tuple):
         text, language, vector = result
@@ -53,11 +61,23 @@ def _transcript(result: Any) -> tuple[str, str, Any]:
     return str(result.text), str(result.language), getattr(result, "embedding", None)
 
 
+@dataclass(frozen=True)
+class Checkpoint:
+    """A position to save once the events queued before it are written (e.g. the POS tail offset):
+    the writer flushes, then calls the sink's ``save_setting(key, value)`` if it has one."""
+
+    key: str
+    value: str
+
+
 class EventSink(Protocol):
     """Where finished events go (the store in production)."""
 
     def write_events(self, events: list[dict[str, Any]]) -> int: ...
     def write_components(self, rows: list[dict[str, Any]]) -> None: ...
+
+    # optional: ``load_setting(key) -> str | None`` and ``save_setting(key, value)`` keep positions
+    # (POS tail offset) across restarts; a sink without them starts the tail from the top each run
 
 
 class _Worker(threading.Thread):
@@ -280,9 +300,13 @@ class AudioWorker(_Worker):
         context: Context,
         speech: SpeechModel | None = None,
         language: str | None = None,
+        text_encoder: TextEncoder | None = None,
     ) -> None:
         super().__init__(f"audio:{mic_id}", inbox, outbox)
         self.speech = speech
+        self.text_encoder = text_encoder  # transcript vectors: topic cuts and embedding.text
+        self.topics = TopicTracker()
+        self.topic_cuts = 0
         self.language = language
         self.asr_seconds = 0.0
         self.cfg = cfg
@@ -320,14 +344,85 @@ class AudioWorker(_Worker):
             extra["language"] = language
             if text.strip():
                 transcript = text.strip()
-                emotion = speech_emotion(transcript, seg.pcm, seg.sample_rate)
-                if emotion:
-                    extra["speech_emotion"] = emotion
             else:
                 asr = f"{self.speech.key}:empty"
                 quality *= 0.5  # speech the model could not make words of
             if vector is not None and len(vector) == 512:  # the store's vector width
                 embedding["audio"] = [round(float(v), 6) for v in vector]
+        for part, text_part, text_vec, part_stats in self._topic_parts(seg, transcript):
+            self._emit(part, text_part, text_vec, quality, asr, {**extra, **part_stats}, embedding)
+
+    def _topic_parts(
+        self, seg: SpeechSegment, transcript: str | None
+    ) -> list[tuple[SpeechSegment, str | None, Any, dict[str, Any]]]:
+        """The segment, or its parts at topic shifts, each with its text and text vector."""
+        if not transcript or self.text_encoder is None:
+            return [(seg, transcript, None, {})]
+        sc = self.cfg.segmentation
+        chunks = split_sentences(transcript, 0.0, seg.duration, min_chars=sc.topic_min_chunk)
+        if len(chunks) < 2:
+            vec = self.text_encoder.encode([transcript])[0]
+            return [(seg, transcript, vec, self._continuity(vec, vec, seg.start_ts, seg.end_ts))]
+        chunk_vecs = self.text_encoder.encode([c.text for c in chunks])
+        threshold = sc.topic_cosine_threshold
+        groups = topic_groups(chunks, chunk_vecs, threshold if threshold > 0 else -2.0)
+        if len(groups) == 1:
+            vec = self.text_encoder.encode([transcript])[0]
+            first, last = chunk_vecs[0], chunk_vecs[-1]
+            return [(seg, transcript, vec, self._continuity(first, last, seg.start_ts, seg.end_ts))]
+        self.topic_cuts += len(groups) - 1
+        logger.info(
+            "%s: %.1f s of speech cut at %d topic shifts (cosine %s)",
+            self.source_id,
+            seg.duration,
+            len(groups) - 1,
+            ", ".join(f"{g.cut_cosine:.2f}" for g in groups[1:] if g.cut_cosine is not None),
+        )
+        group_vecs = self.text_encoder.encode([g.text for g in groups])
+        cont = self._continuity(chunk_vecs[0], chunk_vecs[-1], seg.start_ts, seg.end_ts)
+        parts: list[tuple[SpeechSegment, str | None, Any, dict[str, Any]]] = []
+        rate = seg.sample_rate
+        for k, (g, vec) in enumerate(zip(groups, group_vecs, strict=True)):
+            lo = int(round(g.start_s * rate)) if k else 0
+            hi = int(round(g.end_s * rate)) if k < len(groups) - 1 else len(seg.pcm)
+            part = replace(
+                seg,
+                start_ts=seg.start_ts + lo / rate,
+                end_ts=seg.start_ts + hi / rate if k < len(groups) - 1 else seg.end_ts,
+                pcm=seg.pcm[lo:hi],
+                cut_reason="topic_shift" if k < len(groups) - 1 else seg.cut_reason,
+            )
+            stats: dict[str, Any] = {"topic_part": k + 1, "topic_parts": len(groups)}
+            if g.cut_cosine is not None:
+                stats["topic_cosine"] = g.cut_cosine
+            if k == 0:
+                stats.update(cont)
+            parts.append((part, g.text, vec, stats))
+        return parts
+
+    def _continuity(self, first: Any, last: Any, start_ts: float, end_ts: float) -> dict[str, Any]:
+        """Cosine of this segment's first chunk with the previous segment's last (same mic)."""
+        cos = self.topics.push(first, last, start_ts, end_ts)
+        return {} if cos is None else {"topic_cosine_prev": round(cos, 4)}
+
+    def _emit(
+        self,
+        seg: SpeechSegment,
+        transcript: str | None,
+        text_vec: Any,
+        quality: float,
+        asr: str,
+        extra: dict[str, Any],
+        embedding: dict[str, list[float]],
+    ) -> None:
+        extra = dict(extra)
+        if transcript:
+            emotion = speech_emotion(transcript, seg.pcm, seg.sample_rate)
+            if emotion:
+                extra["speech_emotion"] = emotion
+        embedding = dict(embedding)
+        if text_vec is not None and len(text_vec) == 512:
+            embedding["text"] = [round(float(v), 6) for v in text_vec]
         self._seq += 1
         probe = speech_event(
             seg, store_id=self.cfg.store_id, zone=self.zone, seq=self._seq, raw_ref=["-"], quality=quality
@@ -353,7 +448,11 @@ class AudioWorker(_Worker):
 
     def status(self) -> dict[str, Any]:
         s = super().status()
-        s.update(speech_seconds=round(self.speech_seconds, 2), asr_seconds=round(self.asr_seconds, 2))
+        s.update(
+            speech_seconds=round(self.speech_seconds, 2),
+            asr_seconds=round(self.asr_seconds, 2),
+            topic_cuts=self.topic_cuts,
+        )
         return s
 
 
@@ -396,6 +495,11 @@ class EventWriter(threading.Thread):
                 ended += 1
             elif isinstance(item, dict):
                 pending.append(item)
+            elif isinstance(item, Checkpoint):
+                if pending:
+                    self._flush(pending)
+                    pending = []
+                self._checkpoint(item)
             if pending and (
                 len(pending) >= self.batch or time.monotonic() >= deadline or ended >= self.producers
             ):
@@ -406,6 +510,19 @@ class EventWriter(threading.Thread):
         if pending:
             self._flush(pending)
         self.state = "ended"
+
+    def _checkpoint(self, cp: Checkpoint) -> None:
+        if self.failed:
+            # an earlier write failed: keep the old position so a restart re-reads from there
+            logger.error("not saving %s: %d events of this run failed to write", cp.key, self.failed)
+            return
+        save = getattr(self.sink, "save_setting", None)
+        if not callable(save):
+            return
+        try:
+            save(cp.key, cp.value)
+        except Exception:
+            logger.exception("could not save %s", cp.key)
 
     def _flush(self, events: list[dict[str, Any]]) -> None:
         try:
