@@ -227,3 +227,37 @@ def test_image_text_config_errors_name_the_key(tmp_path: Path, video: Path) -> N
         _config(tmp_path, video, {"max_frames": 0, "labels": 3})
     msg = str(err.value)
     assert "image_text.max_frames" in msg and "image_text.labels" in msg
+
+
+def test_search_image_ranks_clip_vectors_by_the_clip_text_tower(
+    video: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("edge.memory.store")
+    import test_clip
+    from test_clip import _write_model
+
+    from edge.encoders.clip import ClipEncoder, ClipTokenizer, vocab_from_merges
+
+    folder = tmp_path / "clip"
+    folder.mkdir()
+    _write_model(folder, ClipTokenizer(vocab_from_merges(test_clip.MERGES), test_clip.MERGES))
+    cfg = _toml(tmp_path, video)
+    cfg.write_text(
+        cfg.read_text(encoding="utf-8").replace(
+            'encoder = "labels_as_text"', f'encoder = "clip_vit_b16"\nmodel_dir = "{folder}"'
+        ),
+        encoding="utf-8",
+    )
+    out = tmp_path / "events.jsonl"
+    assert main(["run", "--config", str(cfg), "--until-eof", "--jsonl", str(out)]) == 0
+    db = str(tmp_path / "store.db")
+    assert main(["import", "--db", db, "--tz", "Asia/Shanghai", str(out)]) == 0
+    events = {e["event_id"]: e for e in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
+    capsys.readouterr()
+    assert main(["search", "--db", db, "--config", str(cfg), "--image", "--json", "red"]) == 0
+    results = json.loads(capsys.readouterr().out)["results"]
+    q = ClipEncoder(model_dir=folder, providers=["CPUExecutionProvider"]).encode_text(["red"])[0]
+    want = {i: float(np.dot(e["embedding"]["image"], q)) for i, e in events.items()}
+    assert [r["event_id"] for r in results] == sorted(want, key=lambda i: -want[i])
+    for r in results:
+        assert abs(r["cosine"] - want[r["event_id"]]) < 1e-3
