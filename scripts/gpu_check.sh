@@ -8,16 +8,19 @@
 # batch 8; all models together within 4 GB of GPU memory.
 #
 # Needs: pip install -e '.[gpu]' (onnxruntime-gpu, tensorrt), an NVIDIA driver, nvidia-smi.
-# Status: written, NOT run yet (no GPU was available while it was written). Today only the
-# people detector has an ONNX build step (models/export_ssd_onnx.py, also not run yet); Whisper
-# and CLIP exports do not exist yet, so they are skipped when their files are absent.
+# Models and where they are looked for (each skipped when absent):
+#   people detector  $ADAMM_SSD_ONNX_DIR (else MODELS_DIR)/ssd_mobilenet_v2_coco.onnx  (models/export_ssd_onnx.py)
+#   Whisper base     MODELS_DIR/whisper_base/encoder.onnx                             (python -m models.export_whisper)
+#   CLIP ViT-B/16    MODELS_DIR/clip_vit_b16/image.onnx and text.onnx                 (python -m models.export_clip)
+# The labels_as_text image-text stand-in's classifier is TFLite (LiteRT, CPU only): not measured here.
+# Status: written, NOT run yet (no GPU was lent to the tasks that wrote it).
 set -euo pipefail
-MODELS_DIR="${MODELS_DIR:-models_cache}"
+MODELS_DIR="${MODELS_DIR:-${ADAMM_MODELS_DIR:-models_cache}}"
 REPEATS="${REPEATS:-20}"
 mkdir -p "$MODELS_DIR/trt_cache"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 python3 - "$MODELS_DIR" "$REPEATS" <<'PY'
-import subprocess, sys, time
+import os, subprocess, sys, time
 from pathlib import Path
 
 import numpy as np
@@ -25,11 +28,21 @@ import onnxruntime as ort
 
 models_dir, repeats = Path(sys.argv[1]), int(sys.argv[2])
 print("available providers:", ort.get_available_providers())
+ssd_dir = Path(os.environ.get("ADAMM_SSD_ONNX_DIR") or models_dir)
+
+
+def clip_ids(n):
+    ids = np.zeros((n, 77), dtype=np.int64)
+    ids[:, :7] = [49406, 320, 1125, 539, 320, 2368, 49407]  # "a photo of a cat"
+    return ids
+
+
 # model file -> (input name, input builder for a batch)
 MODELS = {
-    "ssd_mobilenet_v2_coco.onnx": ("image_tensor:0", lambda n: np.random.randint(0, 255, (n, 300, 300, 3), dtype=np.uint8)),
-    "whisper_base_encoder.onnx": ("input_features", lambda n: np.random.randn(n, 80, 3000).astype(np.float32)),
-    "clip_image.onnx": ("pixel_values", lambda n: np.random.randn(n, 3, 224, 224).astype(np.float32)),
+    ssd_dir / "ssd_mobilenet_v2_coco.onnx": ("image_tensor:0", lambda n: np.random.randint(0, 255, (n, 300, 300, 3), dtype=np.uint8)),
+    models_dir / "whisper_base" / "encoder.onnx": ("mel", lambda n: np.random.randn(n, 80, 3000).astype(np.float32)),
+    models_dir / "clip_vit_b16" / "image.onnx": ("pixel_values", lambda n: np.random.randn(n, 3, 224, 224).astype(np.float32)),
+    models_dir / "clip_vit_b16" / "text.onnx": ("input_ids", clip_ids),
 }
 PROVIDERS = {
     "TensorRT": [("TensorrtExecutionProvider", {"trt_fp16_enable": True, "trt_engine_cache_enable": True,
@@ -40,8 +53,8 @@ PROVIDERS = {
 }
 sessions = []
 print(f"{'model':<32} {'provider':<9} {'batch':>5} {'items/s':>10} {'ms/batch':>9}")
-for fname, (inp, make) in MODELS.items():
-    path = models_dir / fname
+for path, (inp, make) in MODELS.items():
+    fname = f"{path.parent.name}/{path.name}" if path.parent not in (models_dir, ssd_dir) else path.name
     if not path.is_file():
         print(f"{fname:<32} (absent: skipped)")
         continue

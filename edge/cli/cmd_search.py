@@ -24,7 +24,8 @@ ranking:
   Hard filters first (--type, --since, --until, --store, --where select the events in SQL), then the
   survivors are ranked by  score = alpha*cosine + beta*attr_match  (alpha/beta from [retrieval] in
   the config, defaults 0.6/0.4; `adamm tune` fits them).
-  cosine      similarity of the event's text vector and TEXT (0 for events without a vector)
+  cosine      similarity of the event's text vector and TEXT (0 for events without a vector);
+              with --image, of its CLIP image vector and TEXT's CLIP text vector
   attr_match  mean over the soft preferences: each --prefer KEY=VALUE scores 1 when the event's
               stats value equals it, else 0; --near T scores 0.5**(|t-T|/time_scale_hours).
               With no --prefer and no --near, attr_match is 0 and score = alpha*cosine.
@@ -77,6 +78,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--k", type=int, default=None, metavar="N", help="results to return (config default 10)")
     p.add_argument("--json", action="store_true", help='print {"results": [...]} on stdout')
     p.add_argument("--config", metavar="FILE", help="TOML config file (else $ADAMM_CONFIG, else defaults)")
+    p.add_argument(
+        "--image",
+        action="store_true",
+        help="rank by the events' CLIP image vectors (embedding.image) instead of text vectors; TEXT is "
+        "encoded by the CLIP text tower ([image_text] model_dir, else <models_dir>/clip_vit_b16)",
+    )
     p.add_argument("text", metavar="TEXT", help="what to look for, in Chinese or English ('' for none)")
     p.set_defaults(func=run)
 
@@ -112,6 +119,21 @@ def open_existing_store(db: str, config: Any) -> Any:
     return Store.open(db, config=config)
 
 
+def _clip_query(config: Any, text: str) -> Any:
+    """The CLIP text-tower vector of ``text`` (None for empty text), from the folder the daemon uses."""
+    if not text.strip():
+        return None
+    from edge.encoders.clip import ClipEncoder
+
+    image_text = getattr(config, "image_text", None)
+    clip = ClipEncoder(
+        model_dir=getattr(image_text, "model_dir", None),
+        models_dir=getattr(config, "models_dir", None),
+        providers=config.encoders.providers,
+    )
+    return clip.encode_text([text])[0]
+
+
 def run(args: argparse.Namespace) -> int:
     from edge.errors import UsageError
     from edge.memory.retrieval import (
@@ -136,7 +158,19 @@ def run(args: argparse.Namespace) -> int:
         near = parse_time(args.near, "--near", tz) if args.near else None
         flt = build_filter(where=where, types=args.type, since=since, until=until, store_ids=args.store)
         k = args.k or config.retrieval.default_k
-        rows = hybrid_search(store, args.text, flt, k, prefer=prefer, near=near)
+        if args.image:
+            rows = hybrid_search(
+                store,
+                args.text,
+                flt,
+                k,
+                prefer=prefer,
+                near=near,
+                modality="image",
+                query_vector=_clip_query(config, args.text),
+            )
+        else:
+            rows = hybrid_search(store, args.text, flt, k, prefer=prefer, near=near)
     finally:
         store.close()
     if args.json:

@@ -157,6 +157,7 @@ class AdammDaemon:
         self.mic_frames = mic_frames  # a microphone stand-in (benchmarks, tests): mic id -> PCM frames
         self.speech: Any = None
         self.text_encoder: Any = None
+        self.image_text: Any = None
         self.captures: list[CaptureSource] = []
         self.workers: list[_Worker] = []
         self.pos: PosWatcher | None = None
@@ -214,7 +215,14 @@ class AdammDaemon:
         if self.detector is None and cfg.detector.enabled and any(c.enabled for c in cfg.cameras):
             from edge.encoders.base import create
 
-            det = create(cfg.detector.key, score_threshold=cfg.detector.score_threshold)
+            det = create(
+                cfg.detector.key,
+                score_threshold=cfg.detector.score_threshold,
+                backend=cfg.detector.backend,
+                onnx_path=cfg.detector.onnx_path,
+                models_dir=cfg.models_dir,
+                providers=cfg.encoders.providers,
+            )
             self.detector = det  # type: ignore[assignment]
             self.detector_provider = ",".join(det.providers)
         self.speech = None
@@ -233,12 +241,14 @@ class AdammDaemon:
             except ModelMissingError as exc:
                 logger.warning("speech model unavailable (%s): speech events will carry no transcript", exc)
         self.init_text_encoder()
+        self.image_text = self._image_text_encoder()
         logger.info(
-            "encoders: people=%s (%s); speech=%s (%s); image-text=none",
+            "encoders: people=%s (%s); speech=%s (%s); image-text=%s",
             cfg.detector.key if self.detector else "off",
             self.detector_provider or "-",
             cfg.speech.key if self.speech else "none (no transcripts)",
             ",".join(self.speech.providers) if self.speech else "-",
+            cfg.image_text.encoder if self.image_text else "none",
         )
 
     def init_text_encoder(self) -> None:
@@ -254,6 +264,35 @@ class AdammDaemon:
             self.text_encoder = create(enc.text, providers=enc.providers, batch_size=enc.batch_size)
         except ModelMissingError as exc:
             logger.warning("text encoder unavailable (%s): no topic-shift cuts in transcripts", exc)
+
+    def _image_text_encoder(self) -> Any:
+        """``[image_text]``: the labels_as_text stand-in (default; missing packages only warn) or
+        CLIP (an operator's explicit choice: a missing model folder stops the start)."""
+        cfg = self.config
+        choice = cfg.image_text.encoder
+        if choice == "none" or not any(c.enabled for c in cfg.cameras):
+            return None
+        from edge.encoders.base import create
+        from edge.errors import ModelMissingError
+
+        if choice == "clip_vit_b16":
+            return create(
+                choice,
+                model_dir=cfg.image_text.model_dir,
+                models_dir=cfg.models_dir,
+                providers=cfg.encoders.providers,
+            )
+        try:
+            return create(
+                choice,
+                detector=self.detector if hasattr(self.detector, "detect") else None,
+                text_key=cfg.encoders.text,
+                top_k=cfg.image_text.top_labels,
+                min_probability=cfg.image_text.min_probability,
+            )
+        except ModelMissingError as exc:
+            logger.warning("image-text stand-in unavailable (%s): video events carry no image vector", exc)
+            return None
 
     def init_media(self) -> None:
         self.media = MediaWriter(self.config.media_dir, jpeg_quality=self.config.sampling.jpeg_quality)
@@ -285,6 +324,7 @@ class AdammDaemon:
                 media=self.media,
                 context=self.context,
                 on_count_change=src.request_burst,
+                image_text=self.image_text,
             )
             self.captures.append(src)
             self.workers.append(worker)

@@ -388,6 +388,19 @@ class DetectorConfig(_Section):
     enabled: bool = Field(
         default=True, title="Detect people", description="false: person counts are not filled"
     )
+    backend: Literal["auto", "opencv", "onnx"] = Field(
+        default="auto",
+        title="Detector backend",
+        description="'opencv': the TensorFlow graph on OpenCV DNN (CPU); 'onnx': the tf2onnx export "
+        "(models/export_ssd_onnx.py) on ONNX Runtime with [encoders] providers (TensorRT -> CUDA -> "
+        "CPU); 'auto': onnx when the export exists and a GPU provider is available, else opencv",
+    )
+    onnx_path: str | None = Field(
+        default=None,
+        title="Detector ONNX file",
+        description="the tf2onnx export; default: $ADAMM_SSD_ONNX_DIR/ssd_mobilenet_v2_coco.onnx, else "
+        "<models_dir>/ssd_mobilenet_v2_coco.onnx",
+    )
 
 
 class SpeechConfig(_Section):
@@ -415,6 +428,47 @@ class SpeechConfig(_Section):
     )
     max_tokens: int = Field(
         default=200, ge=8, le=440, title="Token limit", description="most tokens decoded per segment"
+    )
+
+
+class ImageTextConfig(_Section):
+    encoder: Literal["labels_as_text", "clip_vit_b16", "none"] = Field(
+        default="labels_as_text",
+        title="Image-text encoder",
+        description="'labels_as_text': the embedded STAND-IN, not CLIP: the EfficientNet-Lite3 "
+        "ImageNet classifier's and the people detector's COCO labels, rendered as text and embedded "
+        "by the multilingual text encoder, weighted by probability; the vector is in the text space "
+        "(embedding.text), so Chinese and English text queries find frames, but only what those "
+        "1080 labels can name. 'clip_vit_b16': CLIP ViT-B/16 from model_dir (made once by "
+        "models/export_clip.py from a checkpoint you have; embedding.image). 'none': no image vectors",
+    )
+    model_dir: str | None = Field(
+        default=None,
+        title="CLIP model folder",
+        description="clip_vit_b16 only: the exported folder (image.onnx, text.onnx, vocab.json, "
+        "merges.txt, config.json); default: <models_dir>/clip_vit_b16",
+    )
+    max_frames: int = Field(
+        default=4,
+        ge=1,
+        le=64,
+        title="Frames described per event",
+        description="keyframes of an event (evenly spaced) that are encoded; their vectors are pooled",
+    )
+    top_labels: int = Field(
+        default=5,
+        ge=1,
+        le=20,
+        title="Labels per frame",
+        description="labels_as_text: top ImageNet labels taken per frame, and labels kept in "
+        "stats.image_labels",
+    )
+    min_probability: float = Field(
+        default=0.05,
+        ge=0,
+        lt=1,
+        title="Label probability floor",
+        description="labels_as_text: ImageNet labels below this probability are ignored",
     )
 
 
@@ -463,6 +517,9 @@ class DaemonConfig(AdammConfig):
     pos: PosConfig = Field(default_factory=lambda: PosConfig(), description="POS transactions")
     speech: SpeechConfig = Field(default_factory=lambda: SpeechConfig(), description="speech to text")
     detector: DetectorConfig = Field(default_factory=lambda: DetectorConfig(), description="people detection")
+    image_text: ImageTextConfig = Field(
+        default_factory=lambda: ImageTextConfig(), description="image-text vectors of video events"
+    )
 
     @field_validator("timezone")
     @classmethod

@@ -20,6 +20,8 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
+import numpy as np
+
 from edge.capture.base import EndOfStream
 from edge.daemon.config import DaemonConfig
 from edge.daemon.context import Context
@@ -36,6 +38,16 @@ logger = logging.getLogger(__name__)
 
 class PeopleCounter(Protocol):
     def count_people(self, images: list[Any]) -> list[int]: ...
+
+
+class ImageTextModel(Protocol):
+    """An image-text encoder (``edge.encoders.labels_text`` stand-in or ``edge.encoders.clip``)."""
+
+    key: str
+
+    def encode_event(self, images: list[Any], top: int = 5) -> Any:
+        """An ``edge.encoders.base.ImageText``: ``vector``, ``space`` ("text"/"image"), ``labels``."""
+        ...
 
 
 class SpeechModel(Protocol):
@@ -162,8 +174,11 @@ class VideoWorker(_Worker):
         context: Context,
         on_count_change: Callable[[], None] | None = None,
         batch_size: int = 8,
+        image_text: ImageTextModel | None = None,
     ) -> None:
         super().__init__(f"video:{camera_id}", inbox, outbox)
+        self.image_text = image_text
+        self.image_text_seconds = 0.0
         self.cfg = cfg
         self.zone = zone
         self.detector = detector
@@ -261,10 +276,38 @@ class VideoWorker(_Worker):
             raw_ref=refs,
             context=dict(self.context.labels()),
         )
+        if self.image_text is not None and not seg.black:
+            self._describe(ev, seg)
         informativeness = q * (1.0 + (seg.person_count or 0)) + 0.01 * len(seg.keyframes)
         cand = Candidate(ev, seg.start_ts, seg.end_ts, seg.signature, informativeness)
         for ready in self.merger.push(cand):
             self._send(ready)
+
+    def _describe(self, ev: dict[str, Any], seg: VideoSegment) -> None:
+        """The event's image-text vector (``embedding.text`` for the stand-in, ``embedding.image``
+        for CLIP) from evenly spaced keyframes, its top labels and the encoder's key in ``stats``."""
+        assert self.image_text is not None
+        opts = self.cfg.image_text
+        frames = [k.image for k in seg.keyframes if not k.quality.black]
+        if not frames:
+            return
+        if len(frames) > opts.max_frames:
+            frames = [frames[round(i)] for i in np.linspace(0, len(frames) - 1, opts.max_frames)]
+        t0 = time.perf_counter()
+        try:
+            result = self.image_text.encode_event(frames, top=opts.top_labels)
+        except Exception:
+            logger.exception("%s: image-text encoding failed for %s", self.source_id, ev["event_id"])
+            ev["stats"]["image_encoder"] = f"{self.image_text.key}:error"
+            return
+        finally:
+            self.image_text_seconds += time.perf_counter() - t0
+        vector = np.asarray(result.vector, dtype=np.float32).reshape(-1)
+        if vector.shape == (512,) and np.isfinite(vector).all() and vector.any():  # the store's width
+            ev.setdefault("embedding", {})[result.space] = [round(float(v), 6) for v in vector]
+        if result.labels:
+            ev["stats"]["image_labels"] = "; ".join(f"{name} {w:.2f}" for name, w in result.labels)
+        ev["stats"]["image_encoder"] = self.image_text.key
 
     def _send(self, cand: Candidate) -> None:
         if cand.absorbed:
@@ -280,6 +323,8 @@ class VideoWorker(_Worker):
     def status(self) -> dict[str, Any]:
         s = super().status()
         s.update(frames=self.frames, merges=self.merger.merges, detect_seconds=round(self.detect_seconds, 3))
+        if self.image_text is not None:
+            s["image_text_seconds"] = round(self.image_text_seconds, 3)
         return s
 
 

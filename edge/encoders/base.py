@@ -12,6 +12,8 @@ from __future__ import annotations
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -38,6 +40,19 @@ class Encoder(ABC):
     def providers(self) -> list[str]:
         """The ONNX Runtime providers in use (for status and logs)."""
         return []
+
+
+@dataclass(frozen=True)
+class ImageText:
+    """What an image-text encoder says about a set of frames (one event's keyframes).
+
+    ``space`` is where ``vector`` (unit norm) lives: ``"text"`` (the labels_as_text stand-in:
+    comparable with text-encoder query vectors, stored as ``embedding.text``) or ``"image"`` (CLIP:
+    stored as ``embedding.image``). ``labels`` are (name, weight) pairs, highest first (empty for CLIP)."""
+
+    vector: np.ndarray
+    space: str
+    labels: list[tuple[str, float]]
 
 
 REGISTRY: dict[str, type[Encoder]] = {}
@@ -71,6 +86,8 @@ def _load_builtin() -> None:
         "edge.encoders.people_ssd",
         "edge.encoders.whisper_ct2",
         "edge.encoders.whisper",
+        "edge.encoders.labels_text",
+        "edge.encoders.clip",
     ):
         try:
             importlib.import_module(module)
@@ -91,6 +108,30 @@ def select_providers(wanted: Sequence[str] = DEFAULT_PROVIDERS) -> list[str]:
     if skipped:
         logger.info("ONNX Runtime providers not available here: %s", ", ".join(skipped))
     return chosen
+
+
+def provider_chain(providers: Sequence[str], engine_cache_dir: Path) -> list[Any]:
+    """ORT providers with their options: TensorRT FP16 + engine cache, CUDA, CPU (what this machine has).
+
+    The one provider chain of every ONNX Runtime encoder (speech, CLIP, the ONNX people detector);
+    ``engine_cache_dir`` is created only when TensorRT is used."""
+    chain: list[Any] = []
+    for p in select_providers(providers):
+        if p == "TensorrtExecutionProvider":
+            engine_cache_dir.mkdir(parents=True, exist_ok=True)
+            chain.append(
+                (
+                    p,
+                    {
+                        "trt_fp16_enable": True,
+                        "trt_engine_cache_enable": True,
+                        "trt_engine_cache_path": str(engine_cache_dir),
+                    },
+                )
+            )
+        else:
+            chain.append(p)
+    return chain
 
 
 def l2_normalize(x: np.ndarray) -> np.ndarray:

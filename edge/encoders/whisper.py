@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from edge.encoders.audio_features import N_SAMPLES, SAMPLE_RATE, log_mel_batch, to_float32
-from edge.encoders.base import DEFAULT_PROVIDERS, Encoder, l2_normalize, register, select_providers
+from edge.encoders.base import DEFAULT_PROVIDERS, Encoder, l2_normalize, provider_chain, register
 from edge.errors import ModelMissingError
 
 logger = logging.getLogger(__name__)
@@ -100,27 +100,6 @@ class ByteBPEDecoder:
         pieces = "".join(self.vocab[i] for i in ids if 0 <= i < self.first_special)
         raw = bytes(self._bytes[c] for c in pieces if c in self._bytes)
         return raw.decode("utf-8", errors="replace")
-
-
-def provider_chain(providers: Sequence[str], engine_cache_dir: Path) -> list[Any]:
-    """ORT providers with their options: TensorRT FP16 + engine cache, CUDA, CPU."""
-    chain: list[Any] = []
-    for p in select_providers(providers):
-        if p == "TensorrtExecutionProvider":
-            engine_cache_dir.mkdir(parents=True, exist_ok=True)
-            chain.append(
-                (
-                    p,
-                    {
-                        "trt_fp16_enable": True,
-                        "trt_engine_cache_enable": True,
-                        "trt_engine_cache_path": str(engine_cache_dir),
-                    },
-                )
-            )
-        else:
-            chain.append(p)
-    return chain
 
 
 class WhisperSpeechEncoder(Encoder):
