@@ -225,15 +225,16 @@ def test_incremental_refresh_then_stale_after_delete(
     )
 
     # a rebuilt rollup equals the incrementally maintained one
-    def table() -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    def table(name: str) -> dict[tuple[Any, ...], tuple[Any, ...]]:
         dims = len(rollup.DIMENSIONS)
-        return {tuple(r[:dims]): tuple(r[dims:]) for r in conn.execute("SELECT * FROM rollup_hourly")}
+        return {tuple(r[:dims]): tuple(r[dims:]) for r in conn.execute(f"SELECT * FROM {name}")}
 
-    incremental = table()
-    assert len(incremental) > before
+    incremental = {t: table(t) for t in (rollup.TABLE, rollup.COARSE)}
+    assert len(incremental[rollup.TABLE]) > before > len(incremental[rollup.COARSE]) > 0
     conn.execute("UPDATE rollup_state SET stale = 1")
     assert rollup.refresh(conn) == "rebuilt"
-    same(incremental, table())
+    for t in (rollup.TABLE, rollup.COARSE):
+        same(incremental[t], table(t))
     # deleting (or changing) aggregated events marks the rollup stale: the next answer rebuilds it
     with conn:
         conn.execute("DELETE FROM events WHERE event_type = 'complaint' AND store_id = 's1'")

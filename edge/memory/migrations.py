@@ -273,6 +273,43 @@ CREATE TABLE rollup_hourly (
 CREATE INDEX rollup_hourly_type ON rollup_hourly(event_type, local_date, local_hour);
 CREATE INDEX rollup_hourly_day ON rollup_hourly(store_id, local_date);
 CREATE INDEX rollup_hourly_time ON rollup_hourly(ts_epoch);
+CREATE TABLE rollup_hourly_coarse (
+    store_id TEXT NOT NULL,
+    local_date TEXT NOT NULL,
+    local_hour INTEGER NOT NULL,
+    local_weekday INTEGER NOT NULL,
+    local_week TEXT NOT NULL,
+    local_month TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    weather TEXT,
+    promotion TEXT,
+    zone TEXT,
+    product_category TEXT,
+    n INTEGER NOT NULL,
+    ts_epoch REAL NOT NULL,
+    max_epoch REAL NOT NULL,
+    first_ts TEXT NOT NULL,
+    last_ts TEXT NOT NULL,
+    first_id INTEGER NOT NULL,
+    last_id INTEGER NOT NULL,
+    person_sum INTEGER NOT NULL,
+    amount_sum REAL NOT NULL,
+    amount_sq REAL NOT NULL,
+    dwell_sum REAL NOT NULL,
+    dwell_sq REAL NOT NULL,
+    dwell_n INTEGER NOT NULL,
+    queue_sum REAL NOT NULL,
+    queue_sq REAL NOT NULL,
+    queue_n INTEGER NOT NULL,
+    emotion_n INTEGER NOT NULL,
+    negative_n INTEGER NOT NULL,
+    bills_row INTEGER NOT NULL,
+    bills_one INTEGER NOT NULL,
+    bill_sq_one REAL NOT NULL
+) STRICT;
+CREATE INDEX rollup_hourly_coarse_type ON rollup_hourly_coarse(event_type, local_date, local_hour);
+CREATE INDEX rollup_hourly_coarse_day ON rollup_hourly_coarse(store_id, local_date);
+CREATE INDEX rollup_hourly_coarse_time ON rollup_hourly_coarse(ts_epoch);
 CREATE TABLE rollup_split_bills (bill_id TEXT PRIMARY KEY) STRICT, WITHOUT ROWID;
 CREATE TABLE rollup_state (
     id INTEGER PRIMARY KEY CHECK (id = 1),

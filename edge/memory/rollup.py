@@ -22,6 +22,10 @@ query time (through the ``events_bill`` index), so distinct-bill counts stay exa
 of them once, in the row of its first line (exact when rows of several categories are summed);
 ``bill_sq_one`` is the squared bill total of those same bills (order-value variance).
 
+``rollup_hourly_coarse`` holds the same rows summed over product categories (about a sixth as
+many rows on a supermarket's data); questions that neither group nor filter by product category
+read it.
+
 Freshness: ``rollup_state.high_water`` is the largest ``events.id`` aggregated. New events are
 folded in lazily (:func:`refresh`, at ask time): only the store-local days they touch (and the
 days of bills they extend) are re-aggregated. Triggers set ``stale`` on any DELETE or UPDATE of an
@@ -49,6 +53,9 @@ from edge.memory.filters import QueryBuilder, Sql, _epoch, _int, _text, _truthy,
 logger = logging.getLogger(__name__)
 
 TABLE = "rollup_hourly"
+#: the same rows summed over product categories (a sixth of the rows): every question that neither
+#: groups nor filters by product category reads this one
+COARSE = "rollup_hourly_coarse"
 
 #: the rollup's grouping columns, in key order (names as in ``events``)
 DIMENSIONS: tuple[str, ...] = (
@@ -150,7 +157,7 @@ def refresh(conn: Any) -> str:
         if not st.stale and top > st.high_water:
             days = _touched_days(conn, st.high_water)
             (total_days,) = conn.execute(
-                f"SELECT count(*) FROM (SELECT DISTINCT store_id, local_date FROM {TABLE})"
+                f"SELECT count(*) FROM (SELECT DISTINCT store_id, local_date FROM {COARSE})"
             ).fetchone() or (0,)
             if len(days) <= max(1, int(total_days) * _FULL_REBUILD_SHARE):
                 _rebuild_days(conn, days)
@@ -159,7 +166,7 @@ def refresh(conn: Any) -> str:
                 _rebuild_all(conn)
         else:
             _rebuild_all(conn)
-        (span,) = conn.execute(f"SELECT coalesce(max(max_epoch - ts_epoch), 0) FROM {TABLE}").fetchone() or (
+        (span,) = conn.execute(f"SELECT coalesce(max(max_epoch - ts_epoch), 0) FROM {COARSE}").fetchone() or (
             0,
         )
         (splits,) = conn.execute("SELECT count(*) FROM rollup_split_bills").fetchone() or (0,)
@@ -186,9 +193,11 @@ def _touched_days(conn: Any, high_water: int) -> list[tuple[str, str]]:
 
 def _rebuild_all(conn: Any) -> None:
     conn.execute(f"DELETE FROM {TABLE}")
+    conn.execute(f"DELETE FROM {COARSE}")
     conn.execute("DELETE FROM rollup_split_bills")
     _insert_split_bills(conn, EventFilter())
     _insert_rows(conn, EventFilter())
+    _insert_coarse(conn, _ALL)
 
 
 def _rebuild_days(conn: Any, days: Sequence[tuple[str, str]]) -> None:
@@ -196,10 +205,11 @@ def _rebuild_days(conn: Any, days: Sequence[tuple[str, str]]) -> None:
     for s, d in days:
         by_store.setdefault(s, []).append(d)
     for store, dates in by_store.items():
-        conn.execute(
-            f"DELETE FROM {TABLE} WHERE store_id = ? AND local_date IN (SELECT value FROM json_each(?))",
-            (store, json.dumps(dates)),
-        )
+        for table in (TABLE, COARSE):
+            conn.execute(
+                f"DELETE FROM {table} WHERE store_id = ? AND local_date IN (SELECT value FROM json_each(?))",
+                (store, json.dumps(dates)),
+            )
         flt = _days_filter(store, dates)
         # bills of these days: their split status is decided again over all their lines
         conn.execute(
@@ -212,6 +222,7 @@ def _rebuild_days(conn: Any, days: Sequence[tuple[str, str]]) -> None:
             "store_id = ? AND local_date IN (SELECT value FROM json_each(?))", (store, json.dumps(dates))
         )
         _insert_rows(conn, flt, scope)
+        _insert_coarse(conn, scope)
 
 
 def _days_filter(store: str, dates: Sequence[str]) -> EventFilter:
@@ -327,6 +338,23 @@ def _insert_rows(conn: Any, flt: EventFilter, scope: Sql = _ALL) -> None:
     conn.execute("DELETE FROM temp._rollup_anchor")
 
 
+def _insert_coarse(conn: Any, scope: Sql) -> None:
+    """The coarse rows of ``scope``'s days, summed from the fine ones (a non-split bill lies in
+    one coarse row, so its ``bills_one`` is also the coarse row's distinct count)."""
+    dims = ", ".join(d for d in DIMENSIONS if d != "product_category")
+    sums = (
+        "sum(n), min(ts_epoch), max(max_epoch), min(first_ts), max(last_ts), min(first_id), max(last_id), "
+        "sum(person_sum), total(amount_sum), total(amount_sq), total(dwell_sum), total(dwell_sq), sum(dwell_n), "
+        "total(queue_sum), total(queue_sq), sum(queue_n), sum(emotion_n), sum(negative_n), sum(bills_one), "
+        "sum(bills_one), total(bill_sq_one)"
+    )
+    cols = ", ".join((*DIMENSIONS, *MEASURES))
+    conn.execute(
+        f"INSERT INTO {COARSE}({cols}) SELECT {dims}, NULL, {sums} FROM {TABLE} WHERE {scope.sql} GROUP BY {dims}",
+        scope.params,
+    )
+
+
 # -- queries -------------------------------------------------------------------------------------
 
 #: grouping keys of the port that are a function of the rollup's dimensions -> their SQL
@@ -349,6 +377,8 @@ _KEY_SQL: dict[str, str] = {
     "attr:zone": "r.zone",
     "attr:product_category": "r.product_category",
 }
+
+_CATEGORY_KEYS = ("product_category", "attr:product_category")
 
 #: stats keys an attribute filter may test on the rollup
 _ATTRIBUTES = ("weather", "promotion", "zone", "product_category")
@@ -388,11 +418,12 @@ class RollupWhere:
     sql: str
     params: tuple[Any, ...]
     categories: int
+    table: str = TABLE
 
 
 def bills_column(keys: Sequence[str], where: RollupWhere) -> str | None:
     """Which bill column sums exactly for these keys and filter (``None``: none does)."""
-    by_category = any(k in ("product_category", "attr:product_category") for k in keys)
+    by_category = any(k in _CATEGORY_KEYS for k in keys)
     if by_category or where.categories == 1:
         return "bills_row"
     if where.categories > 1:
@@ -424,14 +455,21 @@ def period_sql(periods: Sequence[Period]) -> Sql:
     return Sql(f"(CASE {' '.join(whens)} END)", tuple(params))
 
 
-def compile_where(conn: Any, flt: EventFilter, periods: Sequence[Period], st: State) -> RollupWhere | None:
-    """``flt`` (and "in one of ``periods``") over the rollup, or ``None`` when not expressible."""
+def compile_where(
+    conn: Any, flt: EventFilter, periods: Sequence[Period], st: State, keys: Sequence[str] = ()
+) -> RollupWhere | None:
+    """``flt`` (and "in one of ``periods``") over the rollup table that serves it and ``keys``
+    (:data:`COARSE` unless product category is involved), or ``None`` when not expressible."""
     if flt.entities or flt.event_ids is not None:
         return None
+    fine = any(k in _CATEGORY_KEYS for k in keys)
+    fine = fine or any(k == "product_category" for k, _ in flt.attributes)
+    fine = fine or any(k in _CATEGORY_KEYS for k, _ in flt.key_equals)
+    table = TABLE if fine else COARSE
     bounds = [t for t in (flt.since, flt.until) if t is not None]
     for p in periods:
         bounds.extend(t for t in (p.since, p.until) if t is not None)
-    if bounds and _straddled(conn, [_epoch(t) for t in bounds], st.max_span):
+    if bounds and _straddled(conn, table, [_epoch(t) for t in bounds], st.max_span):
         return None
     parts: list[str] = []
     params: list[Any] = []
@@ -475,7 +513,9 @@ def compile_where(conn: Any, flt: EventFilter, periods: Sequence[Period], st: St
         window = period_sql(periods)
         parts.append(f"{window.sql} IS NOT NULL")
         params.extend(window.params)
-    return RollupWhere(" AND ".join(f"({p})" for p in parts) if parts else "1", tuple(params), categories)
+    return RollupWhere(
+        " AND ".join(f"({p})" for p in parts) if parts else "1", tuple(params), categories, table
+    )
 
 
 def _key_equals(key: str, expr: str, values: tuple[Scalar | None, ...]) -> Sql:
@@ -503,11 +543,11 @@ def _key_equals(key: str, expr: str, values: tuple[Scalar | None, ...]) -> Sql:
     return Sql(f"({' OR '.join(conds)})", tuple(bound))
 
 
-def _straddled(conn: Any, bounds: Sequence[float], max_span: float) -> bool:
-    """True when some row holds events on both sides of one of ``bounds``."""
+def _straddled(conn: Any, table: str, bounds: Sequence[float], max_span: float) -> bool:
+    """True when some row of ``table`` holds events on both sides of one of ``bounds``."""
     for b in bounds:
         row = conn.execute(
-            f"SELECT 1 FROM {TABLE} WHERE ts_epoch < ? AND ts_epoch >= ? AND max_epoch >= ? LIMIT 1",
+            f"SELECT 1 FROM {table} WHERE ts_epoch < ? AND ts_epoch >= ? AND max_epoch >= ? LIMIT 1",
             (b, b - max_span - 1.0, b),
         ).fetchone()
         if row is not None:

@@ -215,7 +215,7 @@ class SqlEventSource:
         periods: Sequence[Period],
     ) -> list[Any] | None:
         """The rows of :meth:`aggregate` read from the rollup (``None``: not expressible)."""
-        where = rollup.compile_where(conn, flt, periods, st)
+        where = rollup.compile_where(conn, flt, periods, st, keys)
         if where is None:
             return None
         select: list[Sql] = []
@@ -243,7 +243,7 @@ class SqlEventSource:
             f"GROUP BY {', '.join(str(i + 1) for i in range(len(keys)))}" if keys else "HAVING count(*) > 0"
         )
         sql = (
-            f"SELECT {', '.join(x.sql for x in select)} FROM {rollup.TABLE} AS r "
+            f"SELECT {', '.join(x.sql for x in select)} FROM {where.table} AS r "
             f"WHERE {' AND '.join(conds)} {tail}"
         )
         rows = [list(r) for r in conn.execute(sql, params)]
@@ -266,14 +266,11 @@ class SqlEventSource:
         select = [qb.key(k) for k in keys]
         stmt = qb.build(
             [*select, Sql("count(DISTINCT e.bill_id)")],
-            extra_where=[
-                Sql("e.event_type = 'purchase'"),
-                Sql("e.bill_id IN (SELECT bill_id FROM rollup_split_bills)"),
-            ],
+            extra_where=[Sql("e.event_type = 'purchase'")],
             tail=f"GROUP BY {', '.join(str(i + 1) for i in range(len(keys)))}" if keys else "",
         )
         out: dict[tuple[Any, ...], int] = {}
-        for r in conn.execute(stmt.sql, stmt.params):
+        for r in conn.execute(_from_split_bills(stmt.sql), stmt.params):
             if r[-1]:
                 out[tuple(r[:-1])] = int(r[-1])
         return out
@@ -303,25 +300,21 @@ class SqlEventSource:
         if key in ("product_category", "attr:product_category"):
             return None  # bills split by category: their per-category totals are not stored
         flt = flt.narrowed(event_types=("purchase",))
-        where = rollup.compile_where(conn, flt, periods, st)
+        where = rollup.compile_where(conn, flt, periods, st, [key])
         key_sql = rollup.key_sql(key, periods)
         if where is None or key_sql is None or where.categories:
             return None
         sql = (
             f"SELECT {key_sql.sql}, sum(r.bills_one), total(r.amount_sum), total(r.bill_sq_one) "
-            f"FROM {rollup.TABLE} AS r WHERE {where.sql} GROUP BY 1"
+            f"FROM {where.table} AS r WHERE {where.sql} GROUP BY 1"
         )
         out: dict[Any, tuple[int, float, float]] = {}
         for g, n, s_, q in conn.execute(sql, (*key_sql.params, *where.params)):
             out[g] = (int(n or 0), float(s_ or 0.0), float(q or 0.0))
         if st.split_bills:
             qb = QueryBuilder(flt, periods)
-            stmt = qb.build(
-                [qb.key(key), Sql("total(e.order_amount)")],
-                extra_where=[Sql("e.bill_id IN (SELECT bill_id FROM rollup_split_bills)")],
-                tail="GROUP BY 1, e.bill_id",
-            )
-            for g, t in conn.execute(stmt.sql, stmt.params):
+            stmt = qb.build([qb.key(key), Sql("total(e.order_amount)")], tail="GROUP BY 1, e.bill_id")
+            for g, t in conn.execute(_from_split_bills(stmt.sql), stmt.params):
                 n, s_, q = out.get(g, (0, 0.0, 0.0))
                 out[g] = (n + 1, s_, q + float(t) * float(t))
         if key == "is_weekend":
@@ -411,9 +404,10 @@ class SqlEventSource:
         self, requests: Sequence[tuple[EventFilter, Sequence[Period], int]]
     ) -> list[list[EventRow]]:
         """Representative events for several ``(filter, periods, limit)`` at once (the evidence of
-        several groups): one query over the rollup picks rows spread evenly by rank in time and
-        cites their first or last event; a request the rollup cannot express is answered by
-        :meth:`sample_events`. Each list is most recent first."""
+        several groups): one query over the rollup picks, per request, rows evenly spaced in time
+        (the first and last kept) and cites one event of each (the first row's first event, the
+        others' last); a request the rollup cannot express is answered by :meth:`sample_events`.
+        Each list is most recent first."""
         out: list[list[EventRow] | None] = [None] * len(requests)
         st = self.rollup_state()
         if st is not None:
@@ -429,15 +423,27 @@ class SqlEventSource:
                         continue
                     out[i] = []
                     parts.append(
-                        f"SELECT {i}, r.ts_epoch, r.first_id, r.last_id, r.n FROM {rollup.TABLE} AS r "
-                        f"WHERE {where.sql}"
+                        f"SELECT {i} AS s, {int(limit)} AS lim, r.ts_epoch AS t, r.first_id, r.last_id "
+                        f"FROM {where.table} AS r WHERE {where.sql}"
                     )
                     params.extend(where.params)
-                groups: dict[int, list[tuple[float, int, int, int]]] = {}
+                picked: dict[int, list[int]] = {}
                 if parts:
-                    for i, t, lo, hi, n in conn.execute(" UNION ALL ".join(parts), params):
-                        groups.setdefault(int(i), []).append((float(t), int(lo), int(hi), int(n)))
-                picked = {i: _spread_ids(sorted(rows), requests[i][2]) for i, rows in groups.items()}
+                    # per request: rows numbered in time, the evenly spaced row numbers kept (all
+                    # rows when there are no more than the limit: then first and last events)
+                    sql = (
+                        "SELECT s, lim, rn, cnt, first_id, last_id FROM (SELECT s, lim, first_id, last_id, "
+                        "row_number() OVER (PARTITION BY s ORDER BY t, first_id) AS rn, "
+                        "count(*) OVER (PARTITION BY s) AS cnt FROM (" + " UNION ALL ".join(parts) + ")) "
+                        "WHERE cnt <= lim OR (lim = 1 AND rn = cnt) OR (lim > 1 AND "
+                        "((((rn - 1) * (lim - 1) + cnt - 2) / (cnt - 1)) * (cnt - 1)) / (lim - 1) = rn - 1) "
+                        "ORDER BY s, rn"
+                    )
+                    for i, lim, rn, cnt, lo, hi in conn.execute(sql, params):
+                        ids = picked.setdefault(int(i), [])
+                        cite = (lo, hi) if cnt < lim else ((lo,) if rn == 1 else (hi,))
+                        ids.extend(x for x in cite if x not in ids)
+                picked = {i: _spread(ids, requests[i][2]) for i, ids in picked.items()}
                 rows_of = _rows_by_rowid(conn, [x for ids in picked.values() for x in ids])
                 for i, ids in picked.items():
                     evs = [rows_of[x] for x in ids if x in rows_of]
@@ -455,7 +461,7 @@ class SqlEventSource:
             where = rollup.compile_where(conn, whole, (), st) if st else None
             if where is not None:
                 row = conn.execute(
-                    f"SELECT min(r.first_ts), max(r.last_ts), sum(r.n) FROM {rollup.TABLE} AS r "
+                    f"SELECT min(r.first_ts), max(r.last_ts), sum(r.n) FROM {where.table} AS r "
                     f"WHERE {where.sql}",
                     where.params,
                 ).fetchone()
@@ -568,26 +574,26 @@ def _store_cache(store: Any, value: tuple[tuple[int, int], Vocabulary]) -> None:
         store._adamm_vocab_cache = value
 
 
-def _spread_ids(rows: Sequence[tuple[float, int, int, int]], limit: int) -> list[int]:
-    """Up to ``limit`` event rowids from rollup rows ``(ts_epoch, first_id, last_id, n)`` sorted by
-    time: the rows holding the evenly spaced ranks, each cited by its first or last event."""
-    total = sum(r[3] for r in rows)
-    if total == 0 or limit <= 0:
-        return []
-    wanted = [total] if limit == 1 else sorted({1 + (i * (total - 1)) // (limit - 1) for i in range(limit)})
-    ids: list[int] = []
-    seen: set[int] = set()
-    k = 0
-    before = 0
-    for _t, lo, hi, n in rows:
-        while k < len(wanted) and wanted[k] <= before + n:
-            pick = lo if wanted[k] - before <= (n + 1) // 2 else hi
-            if pick not in seen:
-                seen.add(pick)
-                ids.append(pick)
-            k += 1
-        before += n
-    return ids
+def _from_split_bills(sql: str) -> str:
+    """An event-level statement restricted to the split bills' lines, read through the bill index
+    (CROSS JOIN fixes the loop order: the few split bills outside, their events inside)."""
+    marker = " FROM events AS e WHERE "
+    if sql.count(marker) != 1:
+        raise RuntimeError("unexpected statement shape")
+    return sql.replace(
+        marker,
+        " FROM rollup_split_bills AS sb CROSS JOIN events AS e INDEXED BY events_bill "
+        "ON e.bill_id = sb.bill_id AND e.bill_id IS NOT NULL WHERE ",
+    )
+
+
+def _spread(ids: Sequence[int], limit: int) -> list[int]:
+    """At most ``limit`` of ``ids`` (in time order), evenly spaced, the first and last kept."""
+    if len(ids) <= limit:
+        return list(ids)
+    if limit == 1:
+        return [ids[-1]]
+    return [ids[(i * (len(ids) - 1)) // (limit - 1)] for i in range(limit)]
 
 
 def _rows_by_rowid(conn: Any, ids: Sequence[int]) -> dict[int, EventRow]:
