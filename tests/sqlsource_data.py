@@ -347,7 +347,10 @@ def component(evs: Sequence[Ev], name: str) -> Any:
     if name == "events":
         return len(evs)
     if name == "footfall":
-        return sum(e.stats.get("person_count") or 1 for e in of("customer_enter"))
+        return sum(
+            1 if e.stats.get("person_count") is None else e.stats["person_count"]
+            for e in of("customer_enter")
+        )
     if name == "enter_events":
         return len(of("customer_enter"))
     if name == "bills":

@@ -225,7 +225,8 @@ def run_plan(
     return payload
 
 
-#: most evidence queries per answer (each is one filtered scan of the memory)
+#: most evidence groups per answer (each is one filtered scan of the memory unless the source
+#: samples them together)
 MAX_EVIDENCE_QUERIES = 5
 
 
@@ -246,10 +247,17 @@ def _evidence(source: EventSource, outcome: Outcome, cap: int) -> list[dict[str,
         step = (len(specs) - 1) / (MAX_EVIDENCE_QUERIES - 1)
         specs = [specs[round(i * step)] for i in range(MAX_EVIDENCE_QUERIES)]
     per = max(1, cap // len(specs))
-    for spec in specs:
+    many = getattr(source, "sample_many", None)
+    # a source that can (the SQL source, from its rollup) samples every group in one query
+    batches = many([(spec.flt, spec.periods, per) for spec in specs]) if callable(many) else None
+    for i, spec in enumerate(specs):
         if len(out) >= cap:
             break
-        rows, _total = source.sample_events(spec.flt, min(per, cap - len(out)), spec.periods)
+        limit = min(per, cap - len(out))
+        if batches is not None:
+            rows = batches[i][:limit]
+        else:
+            rows, _total = source.sample_events(spec.flt, limit, spec.periods)
         for r in rows:
             if r.event_id not in seen:
                 seen.add(r.event_id)

@@ -202,6 +202,29 @@ def bill_totals(
     return out
 
 
+def bill_moments(
+    source: EventSource, flt: EventFilter, key: str, periods: Sequence[Period] = ()
+) -> dict[Any, tuple[int, float, float]]:
+    """Per group of ``key``: ``(bills, sum, sum of squares)`` of the bill totals (the unit samples
+    of ``avg_order_value``) from the source's ``bill_stats`` when it has one (the SQL source reads
+    them from its rollup), else from :func:`bill_totals`."""
+    stats_of = getattr(source, "bill_stats", None)
+    if callable(stats_of):
+        got: dict[Any, tuple[int, float, float]] = stats_of(flt, key, periods)
+        return got
+    out: dict[Any, tuple[int, float, float]] = {}
+    for g, totals in bill_totals(source, flt, key, periods).items():
+        out[g] = (len(totals), float(sum(totals)), float(sum(t * t for t in totals)))
+    return out
+
+
+def mean_std(n: int, total: float, sq: float) -> tuple[float, float]:
+    """``(mean, sample std)`` from a count, a sum and a sum of squares (``n >= 2``)."""
+    mean = total / n
+    var = max(0.0, (sq - total * mean) / (n - 1))
+    return mean, math.sqrt(var)
+
+
 def moments(row: Mapping[str, Any], metric: Metric) -> tuple[float, float, int] | None:
     """``(mean, sample std, n)`` of a mean metric from its sum / sum of squares / count."""
     prefix = "dwell" if metric.name == "dwell_time" else "queue"

@@ -210,6 +210,122 @@ CREATE INDEX events_day_promotion ON events(store_id, local_date, promotion) WHE
 CREATE INDEX events_day_no_promotion ON events(store_id, local_date) WHERE promotion IS NULL;
 """
 
+#: the hourly rollup of edge.memory.rollup (its docstring describes the columns); the triggers
+#: mark it stale when aggregated events are deleted or changed (the columns below)
+_ROLLUP_WATCHED = (
+    "id",
+    "store_id",
+    "ts",
+    "ts_epoch",
+    "local_date",
+    "local_hour",
+    "local_weekday",
+    "local_week",
+    "local_month",
+    "event_type",
+    "weather",
+    "promotion",
+    "zone",
+    "product_category",
+    "person_count",
+    "order_amount",
+    "dwell_seconds",
+    "queue_length",
+    "speech_emotion",
+    "bill_id",
+)
+
+_HOURLY_ROLLUP = f"""
+CREATE TABLE rollup_hourly (
+    store_id TEXT NOT NULL,
+    local_date TEXT NOT NULL,
+    local_hour INTEGER NOT NULL,
+    local_weekday INTEGER NOT NULL,
+    local_week TEXT NOT NULL,
+    local_month TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    weather TEXT,
+    promotion TEXT,
+    zone TEXT,
+    product_category TEXT,
+    n INTEGER NOT NULL,
+    ts_epoch REAL NOT NULL,
+    max_epoch REAL NOT NULL,
+    first_ts TEXT NOT NULL,
+    last_ts TEXT NOT NULL,
+    first_id INTEGER NOT NULL,
+    last_id INTEGER NOT NULL,
+    person_sum INTEGER NOT NULL,
+    amount_sum REAL NOT NULL,
+    amount_sq REAL NOT NULL,
+    dwell_sum REAL NOT NULL,
+    dwell_sq REAL NOT NULL,
+    dwell_n INTEGER NOT NULL,
+    queue_sum REAL NOT NULL,
+    queue_sq REAL NOT NULL,
+    queue_n INTEGER NOT NULL,
+    emotion_n INTEGER NOT NULL,
+    negative_n INTEGER NOT NULL,
+    bills_row INTEGER NOT NULL,
+    bills_one INTEGER NOT NULL,
+    bill_sq_one REAL NOT NULL
+) STRICT;
+CREATE INDEX rollup_hourly_type ON rollup_hourly(event_type, local_date, local_hour);
+CREATE INDEX rollup_hourly_day ON rollup_hourly(store_id, local_date);
+CREATE INDEX rollup_hourly_time ON rollup_hourly(ts_epoch);
+CREATE TABLE rollup_hourly_coarse (
+    store_id TEXT NOT NULL,
+    local_date TEXT NOT NULL,
+    local_hour INTEGER NOT NULL,
+    local_weekday INTEGER NOT NULL,
+    local_week TEXT NOT NULL,
+    local_month TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    weather TEXT,
+    promotion TEXT,
+    zone TEXT,
+    product_category TEXT,
+    n INTEGER NOT NULL,
+    ts_epoch REAL NOT NULL,
+    max_epoch REAL NOT NULL,
+    first_ts TEXT NOT NULL,
+    last_ts TEXT NOT NULL,
+    first_id INTEGER NOT NULL,
+    last_id INTEGER NOT NULL,
+    person_sum INTEGER NOT NULL,
+    amount_sum REAL NOT NULL,
+    amount_sq REAL NOT NULL,
+    dwell_sum REAL NOT NULL,
+    dwell_sq REAL NOT NULL,
+    dwell_n INTEGER NOT NULL,
+    queue_sum REAL NOT NULL,
+    queue_sq REAL NOT NULL,
+    queue_n INTEGER NOT NULL,
+    emotion_n INTEGER NOT NULL,
+    negative_n INTEGER NOT NULL,
+    bills_row INTEGER NOT NULL,
+    bills_one INTEGER NOT NULL,
+    bill_sq_one REAL NOT NULL
+) STRICT;
+CREATE INDEX rollup_hourly_coarse_type ON rollup_hourly_coarse(event_type, local_date, local_hour);
+CREATE INDEX rollup_hourly_coarse_day ON rollup_hourly_coarse(store_id, local_date);
+CREATE INDEX rollup_hourly_coarse_time ON rollup_hourly_coarse(ts_epoch);
+CREATE TABLE rollup_split_bills (bill_id TEXT PRIMARY KEY) STRICT, WITHOUT ROWID;
+CREATE TABLE rollup_state (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    high_water INTEGER NOT NULL,
+    stale INTEGER NOT NULL,
+    max_span REAL NOT NULL,
+    split_bills INTEGER NOT NULL
+) STRICT;
+INSERT INTO rollup_state VALUES (1, 0, 1, 0, 0);
+CREATE TRIGGER rollup_stale_on_delete AFTER DELETE ON events
+    BEGIN UPDATE rollup_state SET stale = 1 WHERE stale = 0; END;
+CREATE TRIGGER rollup_stale_on_update AFTER UPDATE OF {", ".join(_ROLLUP_WATCHED)} ON events
+    BEGIN UPDATE rollup_state SET stale = 1 WHERE stale = 0; END;
+"""
+
+
 #: (name, sql) in order. Never edit a shipped entry: append a new one.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
@@ -221,6 +337,8 @@ MIGRATIONS: list[tuple[str, str]] = [
         "0004_series_bucket_indexes",
         "CREATE INDEX events_type_date ON events(event_type, local_date, local_hour);",
     ),
+    # the hourly rollup that answers aggregations (edge.memory.rollup; filled lazily at ask time)
+    ("0005_hourly_rollup", _HOURLY_ROLLUP),
 ]
 
 

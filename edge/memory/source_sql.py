@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import apsw
+
 from edge.analysis.source import (
     COMPONENTS,
     AggResult,
@@ -34,7 +36,8 @@ from edge.analysis.source import (
     Period,
     Vocabulary,
 )
-from edge.errors import UnknownKeyError, UsageError
+from edge.errors import AdammError, UnknownKeyError, UsageError
+from edge.memory import rollup
 from edge.memory.filters import QueryBuilder, Sql, normalise_promotion
 from edge.memory.migrations import WELL_KNOWN_STATS
 
@@ -110,10 +113,46 @@ def _parse_ts(ts: str | None) -> datetime | None:
 
 
 class SqlEventSource:
-    """:class:`~edge.analysis.source.EventSource` over a store's SQLite memory."""
+    """:class:`~edge.analysis.source.EventSource` over a store's SQLite memory.
 
-    def __init__(self, store: Any) -> None:
+    With ``use_rollup`` (the default) aggregations, coverage, bill statistics and evidence are
+    read from the hourly rollup (:mod:`edge.memory.rollup`, brought up to date first) whenever the
+    filter and keys are expressible on it; otherwise, and for a store that cannot write the
+    rollup, from the events. Both paths give the same answers.
+    """
+
+    def __init__(self, store: Any, *, use_rollup: bool = True) -> None:
         self.store = store
+        self.use_rollup = use_rollup
+
+    # -- the rollup ------------------------------------------------------------------------------
+
+    def rollup_state(self) -> rollup.State | None:
+        """The rollup's state once it holds every event; ``None`` when it cannot be used."""
+        if not self.use_rollup:
+            return None
+        with self.store.read() as conn:
+            if rollup.is_fresh(conn):
+                return rollup.state(conn)
+            if rollup.state(conn) is None:
+                return None  # a memory from before migration 0005 opened read-only
+        if not self._refresh():
+            return None
+        with self.store.read() as conn:
+            return rollup.state(conn) if rollup.is_fresh(conn) else None
+
+    def _refresh(self) -> bool:
+        writer = getattr(self.store, "writer", None)
+        try:
+            if writer is not None and hasattr(writer, "submit"):
+                writer.submit(rollup.refresh).result()
+            else:  # a bare connection holder (tests, tools): refresh on its own connection
+                with self.store.read() as conn:
+                    rollup.refresh(conn)
+        except (AdammError, apsw.Error) as exc:
+            logger.info("hourly rollup not refreshed (%s); answering from the events", exc)
+            return False
+        return True
 
     # -- aggregation -----------------------------------------------------------------------------
 
@@ -158,10 +197,129 @@ class SqlEventSource:
     ) -> AggResult:
         """One grouped query; see the module docstring for which groups are reported."""
         stmt = self.aggregate_sql(flt, keys, components, periods)
-        with self.store.read() as conn:
-            raw = conn.execute(stmt.sql, stmt.params).fetchall()
+        st = self.rollup_state()
+        with self.store.read() as conn, conn:
+            raw = self._aggregate_rollup(conn, st, flt, keys, components, periods) if st else None
+            if raw is None:
+                raw = conn.execute(stmt.sql, stmt.params).fetchall()
         rows = tuple(self._row(r, keys, components) for r in raw)
         return AggResult(columns=(*keys, *components), rows=rows)
+
+    def _aggregate_rollup(
+        self,
+        conn: Any,
+        st: rollup.State,
+        flt: EventFilter,
+        keys: Sequence[str],
+        components: Sequence[str],
+        periods: Sequence[Period],
+    ) -> list[Any] | None:
+        """The rows of :meth:`aggregate` read from the rollup (``None``: not expressible)."""
+        where = rollup.compile_where(conn, flt, periods, st, keys)
+        if where is None:
+            return None
+        select: list[Sql] = []
+        for k in keys:
+            got = rollup.key_sql(k, periods)
+            if got is None:
+                return None
+            select.append(got)
+        for c in components:
+            if c == "bills":
+                col = rollup.bills_column(keys, where)
+                if col is None:
+                    return None
+                select.append(Sql(f"sum(CASE WHEN r.event_type = 'purchase' THEN r.{col} ELSE 0 END)"))
+            else:
+                select.append(Sql(rollup.COMPONENT_SQL[c]))
+        conds = [where.sql]
+        params: list[Any] = [p for s_ in select for p in s_.params]
+        params.extend(where.params)
+        types = self._pushdown_types(components)
+        if types is not None:
+            conds.append(f"r.event_type IN ({', '.join('?' * len(types))})")
+            params.extend(types)
+        tail = (
+            f"GROUP BY {', '.join(str(i + 1) for i in range(len(keys)))}" if keys else "HAVING count(*) > 0"
+        )
+        sql = (
+            f"SELECT {', '.join(x.sql for x in select)} FROM {where.table} AS r "
+            f"WHERE {' AND '.join(conds)} {tail}"
+        )
+        rows = [list(r) for r in conn.execute(sql, params)]
+        if "bills" in components and st.split_bills:
+            # split bills are not in the rollup's bill columns: count them from their events
+            j = len(keys) + list(components).index("bills")
+            extra = self._split_bill_counts(conn, flt, keys, periods)
+            at = {tuple(r[: len(keys)]): r for r in rows}
+            for key, count in extra.items():
+                row = at.get(key)
+                if row is None:
+                    return None  # cannot happen: their events are in the rollup's counts
+                row[j] = (row[j] or 0) + count
+        return rows
+
+    def _split_bill_counts(
+        self, conn: Any, flt: EventFilter, keys: Sequence[str], periods: Sequence[Period]
+    ) -> dict[tuple[Any, ...], int]:
+        qb = QueryBuilder(flt, periods)
+        select = [qb.key(k) for k in keys]
+        stmt = qb.build(
+            [*select, Sql("count(DISTINCT e.bill_id)")],
+            extra_where=[Sql("e.event_type = 'purchase'")],
+            tail=f"GROUP BY {', '.join(str(i + 1) for i in range(len(keys)))}" if keys else "",
+        )
+        out: dict[tuple[Any, ...], int] = {}
+        for r in conn.execute(_from_split_bills(stmt.sql), stmt.params):
+            if r[-1]:
+                out[tuple(r[:-1])] = int(r[-1])
+        return out
+
+    def bill_stats(
+        self, flt: EventFilter, key: str, periods: Sequence[Period] = ()
+    ) -> dict[Any, tuple[int, float, float]]:
+        """Per group of ``key``: ``(bills, sum, sum of squares)`` of the bill totals of the
+        purchase events matching ``flt`` (a bill's total within the group; a purchase without a
+        bill id is its own bill). The moments of ``avg_order_value``'s unit samples."""
+        st = self.rollup_state()
+        with self.store.read() as conn, conn:
+            got = self._bill_stats_rollup(conn, st, flt, key, periods) if st else None
+            if got is not None:
+                return got
+        res = self.aggregate(flt.narrowed(event_types=("purchase",)), [key, "bill"], ["revenue"], periods)
+        out: dict[Any, tuple[int, float, float]] = {}
+        for g, _bill, revenue in res.rows:
+            n, s_, q = out.get(g, (0, 0.0, 0.0))
+            t = float(revenue or 0.0)
+            out[g] = (n + 1, s_ + t, q + t * t)
+        return out
+
+    def _bill_stats_rollup(
+        self, conn: Any, st: rollup.State, flt: EventFilter, key: str, periods: Sequence[Period]
+    ) -> dict[Any, tuple[int, float, float]] | None:
+        if key in ("product_category", "attr:product_category"):
+            return None  # bills split by category: their per-category totals are not stored
+        flt = flt.narrowed(event_types=("purchase",))
+        where = rollup.compile_where(conn, flt, periods, st, [key])
+        key_sql = rollup.key_sql(key, periods)
+        if where is None or key_sql is None or where.categories:
+            return None
+        sql = (
+            f"SELECT {key_sql.sql}, sum(r.bills_one), total(r.amount_sum), total(r.bill_sq_one) "
+            f"FROM {where.table} AS r WHERE {where.sql} GROUP BY 1"
+        )
+        out: dict[Any, tuple[int, float, float]] = {}
+        for g, n, s_, q in conn.execute(sql, (*key_sql.params, *where.params)):
+            out[g] = (int(n or 0), float(s_ or 0.0), float(q or 0.0))
+        if st.split_bills:
+            qb = QueryBuilder(flt, periods)
+            stmt = qb.build([qb.key(key), Sql("total(e.order_amount)")], tail="GROUP BY 1, e.bill_id")
+            for g, t in conn.execute(_from_split_bills(stmt.sql), stmt.params):
+                n, s_, q = out.get(g, (0, 0.0, 0.0))
+                out[g] = (n + 1, s_, q + float(t) * float(t))
+        if key == "is_weekend":
+            out = {None if g is None else bool(g): v for g, v in out.items()}
+        return {g: v for g, v in out.items() if v[0] > 0 and not (key == "period" and g is None)}
 
     def _component_sql(self, name: str, flt: EventFilter) -> str:
         if name == "days" and self._single_store(flt):
@@ -242,13 +400,74 @@ class SqlEventSource:
                 ids = [int(r[0]) for r in conn.execute(sql, (*inner.params, json.dumps(wanted)))]
             return fetch_rows(conn, ids), total
 
+    def sample_many(
+        self, requests: Sequence[tuple[EventFilter, Sequence[Period], int]]
+    ) -> list[list[EventRow]]:
+        """Representative events for several ``(filter, periods, limit)`` at once (the evidence of
+        several groups): one query over the rollup picks, per request, rows evenly spaced in time
+        (the first and last kept) and cites one event of each (the first row's first event, the
+        others' last); a request the rollup cannot express is answered by :meth:`sample_events`.
+        Each list is most recent first."""
+        out: list[list[EventRow] | None] = [None] * len(requests)
+        st = self.rollup_state()
+        if st is not None:
+            with self.store.read() as conn, conn:
+                parts: list[str] = []
+                params: list[Any] = []
+                for i, (flt, periods, limit) in enumerate(requests):
+                    if limit <= 0:
+                        out[i] = []
+                        continue
+                    where = rollup.compile_where(conn, flt, periods, st)
+                    if where is None:
+                        continue
+                    out[i] = []
+                    parts.append(
+                        f"SELECT {i} AS s, {int(limit)} AS lim, r.ts_epoch AS t, r.first_id, r.last_id "
+                        f"FROM {where.table} AS r WHERE {where.sql}"
+                    )
+                    params.extend(where.params)
+                picked: dict[int, list[int]] = {}
+                if parts:
+                    # per request: rows numbered in time, the evenly spaced row numbers kept (all
+                    # rows when there are no more than the limit: then first and last events)
+                    sql = (
+                        "SELECT s, lim, rn, cnt, first_id, last_id FROM (SELECT s, lim, first_id, last_id, "
+                        "row_number() OVER (PARTITION BY s ORDER BY t, first_id) AS rn, "
+                        "count(*) OVER (PARTITION BY s) AS cnt FROM (" + " UNION ALL ".join(parts) + ")) "
+                        "WHERE cnt <= lim OR (lim = 1 AND rn = cnt) OR (lim > 1 AND "
+                        "((((rn - 1) * (lim - 1) + cnt - 2) / (cnt - 1)) * (cnt - 1)) / (lim - 1) = rn - 1) "
+                        "ORDER BY s, rn"
+                    )
+                    for i, lim, rn, cnt, lo, hi in conn.execute(sql, params):
+                        ids = picked.setdefault(int(i), [])
+                        cite = (lo, hi) if cnt < lim else ((lo,) if rn == 1 else (hi,))
+                        ids.extend(x for x in cite if x not in ids)
+                picked = {i: _spread(ids, requests[i][2]) for i, ids in picked.items()}
+                rows_of = _rows_by_rowid(conn, [x for ids in picked.values() for x in ids])
+                for i, ids in picked.items():
+                    evs = [rows_of[x] for x in ids if x in rows_of]
+                    out[i] = sorted(evs, key=lambda e: e.timestamp, reverse=True)
+        return [
+            got if got is not None else self.sample_events(flt, limit, periods)[0]
+            for got, (flt, periods, limit) in zip(out, requests, strict=True)
+        ]
+
     def coverage(self, flt: EventFilter) -> Coverage:
         """Earliest/latest timestamp and count matching ``flt`` without its time window."""
-        stmt = QueryBuilder(flt.narrowed(since=None, until=None)).build(
-            [Sql("min(e.ts)"), Sql("max(e.ts)"), Sql("count(*)")]
-        )
-        with self.store.read() as conn:
-            row = conn.execute(stmt.sql, stmt.params).fetchone()
+        whole = flt.narrowed(since=None, until=None)
+        st = self.rollup_state()
+        with self.store.read() as conn, conn:
+            where = rollup.compile_where(conn, whole, (), st) if st else None
+            if where is not None:
+                row = conn.execute(
+                    f"SELECT min(r.first_ts), max(r.last_ts), sum(r.n) FROM {where.table} AS r "
+                    f"WHERE {where.sql}",
+                    where.params,
+                ).fetchone()
+            else:
+                stmt = QueryBuilder(whole).build([Sql("min(e.ts)"), Sql("max(e.ts)"), Sql("count(*)")])
+                row = conn.execute(stmt.sql, stmt.params).fetchone()
         lo, hi, n = row if row is not None else (None, None, 0)
         return Coverage(earliest=_parse_ts(lo), latest=_parse_ts(hi), count=int(n or 0))
 
@@ -353,6 +572,41 @@ def _store_cache(store: Any, value: tuple[tuple[int, int], Vocabulary]) -> None:
         _vocab_cache[store] = value
     except TypeError:
         store._adamm_vocab_cache = value
+
+
+def _from_split_bills(sql: str) -> str:
+    """An event-level statement restricted to the split bills' lines, read through the bill index
+    (CROSS JOIN fixes the loop order: the few split bills outside, their events inside)."""
+    marker = " FROM events AS e WHERE "
+    if sql.count(marker) != 1:
+        raise RuntimeError("unexpected statement shape")
+    return sql.replace(
+        marker,
+        " FROM rollup_split_bills AS sb CROSS JOIN events AS e INDEXED BY events_bill "
+        "ON e.bill_id = sb.bill_id AND e.bill_id IS NOT NULL WHERE ",
+    )
+
+
+def _spread(ids: Sequence[int], limit: int) -> list[int]:
+    """At most ``limit`` of ``ids`` (in time order), evenly spaced, the first and last kept."""
+    if len(ids) <= limit:
+        return list(ids)
+    if limit == 1:
+        return [ids[-1]]
+    return [ids[(i * (len(ids) - 1)) // (limit - 1)] for i in range(limit)]
+
+
+def _rows_by_rowid(conn: Any, ids: Sequence[int]) -> dict[int, EventRow]:
+    rows = fetch_rows(conn, ids)
+    got = {
+        int(r[0]): str(r[1])
+        for r in conn.execute(
+            "SELECT id, event_id FROM events WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps([int(i) for i in ids]),),
+        )
+    }
+    by_event = {r.event_id: r for r in rows}
+    return {i: by_event[e] for i, e in got.items() if e in by_event}
 
 
 def fetch_rows(conn: Any, ids: Sequence[int]) -> list[EventRow]:

@@ -1,7 +1,8 @@
 """``compare``: a metric across values of one dimension or across labelled periods.
 
 Groups are sorted by value, highest first; the first two are tested with a scipy.stats test that
-fits the metric (Welch's t on daily values, bill totals or summary statistics; chi-square on
+fits the metric (Welch's t on daily values, or from summary statistics: the bill totals' count,
+mean and variance for order value, per-event moments for dwell and queue; chi-square on
 proportions). Additive metrics are compared per store-local day (``per: "day"``). Registered in
 the registry; called by the engine.
 """
@@ -70,10 +71,10 @@ class _Grouping:
 class CompareOperator(Operator):
     name = "compare"
     intent = "compare"
-    version = "1.0"
+    version = "1.1"
     description = (
         "compare a metric across dimension values or periods; additive metrics per local day; "
-        "Welch t-test (daily values, bill totals, summary stats) or chi-square for proportions"
+        "Welch t-test (daily values; bill totals' and per-event summary stats) or chi-square for proportions"
     )
     output_keys = ("groups", "diff_pct", "p_value", "test", "significant", "per")
     min_evidence = {"events_per_group": "min_events_per_group (default 30)"}
@@ -250,14 +251,18 @@ class CompareOperator(Operator):
                     return None, "ttest_ind"
                 return safe_float(stats.ttest_ind(xa, xb, equal_var=False).pvalue), "ttest_ind"
             if metric == "avg_order_value":
-                bills: dict[str, list[float]] = {a: [], b: []}
-                for r in ctx.rows([g.key, "bill"], ["revenue"], g.flt, g.periods):
-                    lab = g.label(r[g.key])
-                    if lab is not None and key_text(lab) in bills:
-                        bills[key_text(lab)].append(float(r["revenue"]))
-                if len(bills[a]) < 2 or len(bills[b]) < 2:
-                    return None, "ttest_ind"
-                return safe_float(stats.ttest_ind(bills[a], bills[b], equal_var=False).pvalue), "ttest_ind"
+                # Welch's t from each group's bill count, mean and variance (bill totals' moments)
+                acc: dict[str, tuple[int, float, float]] = {a: (0, 0.0, 0.0), b: (0, 0.0, 0.0)}
+                for raw, (bn, bs, bq) in M.bill_moments(ctx.source, g.flt, g.key, g.periods).items():
+                    lab = g.label(raw)
+                    if lab is not None and key_text(lab) in acc:
+                        n0, s0, q0 = acc[key_text(lab)]
+                        acc[key_text(lab)] = (n0 + bn, s0 + bs, q0 + bq)
+                if acc[a][0] < 2 or acc[b][0] < 2:
+                    return None, "ttest_ind_from_stats"
+                (ma, sa), (mb, sb) = M.mean_std(*acc[a]), M.mean_std(*acc[b])
+                res = stats.ttest_ind_from_stats(ma, sa, acc[a][0], mb, sb, acc[b][0], equal_var=False)
+                return safe_float(res.pvalue), "ttest_ind_from_stats"
             if metric in ("dwell_time", "queue_length"):
                 pre = "dwell" if metric == "dwell_time" else "queue"
                 ms = []
