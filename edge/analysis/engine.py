@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from edge.analysis import actions, honesty
-from edge.analysis.operators import base, registry_ready
+from edge.analysis.operators import base
 from edge.analysis.operators.base import Context, Outcome
 from edge.analysis.parser import ParseResult, parse_question
 from edge.analysis.plan import resolve_time_range, validate_plan
@@ -150,7 +150,6 @@ def run_plan(
     lang = str(plan.get("language") or language)
     lang = lang if lang in ("zh", "en") else "en"
     validate_plan(plan)
-    registry_ready()
     op = base.get(str(plan["intent"]))
     if op is None:
         return _payload(question, plan, "unsupported", UNSUPPORTED[lang], started=started)
