@@ -103,7 +103,11 @@ def answer(
     embed: Callable[[Sequence[str]], np.ndarray | None] | None = None,
     parser: Callable[..., ParseResult] | None = None,
 ) -> dict[str, Any]:
-    """Answer ``question`` from ``source``: parse it, run the plan, apply the honesty rules."""
+    """Answer ``question`` from ``source``: parse it, run the plan, apply the honesty rules.
+
+    The payload's ``elapsed_ms`` is the analysis step (:func:`run_plan`: coverage, operator,
+    evidence, actions), measured after the question is parsed; for an unsupported question, the
+    parse."""
     started = time.perf_counter()
     cfg = config or AnalysisConfig()
     ref = now or datetime.now(UTC)
@@ -122,7 +126,6 @@ def answer(
         language=parsed.language,
         matches=parsed.matches,
     )
-    payload["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
     return payload
 
 
