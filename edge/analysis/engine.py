@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from edge.analysis import actions, honesty
-from edge.analysis.operators import base, registry_ready
+from edge.analysis.operators import base
 from edge.analysis.operators.base import Context, Outcome
 from edge.analysis.parser import ParseResult, parse_question
 from edge.analysis.plan import resolve_time_range, validate_plan
@@ -103,7 +103,11 @@ def answer(
     embed: Callable[[Sequence[str]], np.ndarray | None] | None = None,
     parser: Callable[..., ParseResult] | None = None,
 ) -> dict[str, Any]:
-    """Answer ``question`` from ``source``: parse it, run the plan, apply the honesty rules."""
+    """Answer ``question`` from ``source``: parse it, run the plan, apply the honesty rules.
+
+    The payload's ``elapsed_ms`` is the analysis step (:func:`run_plan`: coverage, operator,
+    evidence, actions), measured after the question is parsed; for an unsupported question, the
+    parse."""
     started = time.perf_counter()
     cfg = config or AnalysisConfig()
     ref = now or datetime.now(UTC)
@@ -122,7 +126,6 @@ def answer(
         language=parsed.language,
         matches=parsed.matches,
     )
-    payload["elapsed_ms"] = round((time.perf_counter() - started) * 1000, 3)
     return payload
 
 
@@ -150,7 +153,6 @@ def run_plan(
     lang = str(plan.get("language") or language)
     lang = lang if lang in ("zh", "en") else "en"
     validate_plan(plan)
-    registry_ready()
     op = base.get(str(plan["intent"]))
     if op is None:
         return _payload(question, plan, "unsupported", UNSUPPORTED[lang], started=started)

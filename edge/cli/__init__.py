@@ -32,7 +32,9 @@ COMMANDS: dict[str, str] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``adamm`` parser with every sub-command, or just ``only`` (its module alone is imported:
+    ``adamm ask`` does not pay for importing ``import``, ``tui`` or ``run``)."""
     parser = argparse.ArgumentParser(
         prog="adamm",
         description="adamm edge: a store's multimodal decision memory (import, search, ask, demo, run, tui).",
@@ -40,7 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"adamm {__version__}")
     parser.add_argument("-v", "--verbose", action="count", default=0, help="more log output on stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module_name in COMMANDS.values():
+    for name, module_name in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -56,9 +60,20 @@ def setup_logging(verbosity: int) -> None:
     logging.basicConfig(level=level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
 
 
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The sub-command ``argv`` names (its first non-option word) when it is a known one."""
+    for arg in argv:
+        if arg == "--":
+            return None
+        if not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(only=_command_of(args_in))
+    args = parser.parse_args(args_in)
     setup_logging(args.verbose)
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)

@@ -2,9 +2,11 @@
 
 Parses the question (rule parser, or the LLM backend when the config enables it), runs the plan
 through :func:`edge.analysis.engine.answer`, prints the payload (``--json``) or a readable answer
-(:func:`edge.presentation.payload_text`). Registers the operators in the store's procedural memory
-and records the outcome (:func:`edge.memory.views.record_outcome`) when that is available. Called by
-the ``adamm`` dispatcher in :mod:`edge.cli`.
+(:func:`edge.presentation.payload_text`). Registers the operator that answered in the store's
+procedural memory and records the outcome (:func:`edge.memory.views.record_outcome`) when that is
+available. Stored values are matched by similarity through the memory's text-vector cache
+(:meth:`edge.memory.store.Store.embed_texts_cached`), so the text encoder loads only for phrases
+no earlier question had. Called by the ``adamm`` dispatcher in :mod:`edge.cli`.
 """
 
 from __future__ import annotations
@@ -97,10 +99,27 @@ def _parser_for(config: Any) -> Callable[..., Any] | None:
     return parse
 
 
+def _register_operator(store: Any, payload: dict[str, Any]) -> None:
+    """Upsert the operator that answered into the procedural memory (``adamm procedures`` lists
+    and registers all of them; importing every operator here would cost the answer time)."""
+    intent = (payload.get("plan") or {}).get("intent")
+    if not intent or not payload.get("operator"):
+        return
+    from edge.analysis.operators import base
+    from edge.memory.procedures import sync_procedures
+
+    op = base.get(str(intent))
+    if op is None:
+        return
+    try:
+        sync_procedures(store, [op.descriptor()])
+    except Exception as exc:
+        logger.warning("could not register the operator in the procedural memory: %s", exc)
+
+
 def run(args: argparse.Namespace) -> int:
     from edge.analysis.engine import answer
     from edge.cli.cmd_search import load_any_config, open_existing_store
-    from edge.memory.procedures import sync_procedures
 
     question = " ".join(args.question).strip()
     if not question:
@@ -109,18 +128,15 @@ def run(args: argparse.Namespace) -> int:
     config = load_any_config(args.config)
     store = open_existing_store(args.db, config)
     try:
-        try:
-            sync_procedures(store)
-        except Exception as exc:
-            logger.warning("could not register the operators in the procedural memory: %s", exc)
         payload = answer(
             question,
             store.event_source(),
             now=now,
             config=config.analysis,
-            embed=store.embed_texts,
+            embed=store.embed_texts_cached,
             parser=_parser_for(config),
         )
+        _register_operator(store, payload)
         try:
             from edge.memory import views
         except ImportError:

@@ -8,9 +8,12 @@ vectors), by search (query vectors) and by the parser's vocabulary matching.
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import logging
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -22,6 +25,25 @@ from edge.errors import ModelMissingError
 logger = logging.getLogger(__name__)
 
 
+def extensions_library() -> str:
+    """The onnxruntime-extensions custom-op library, found without importing the package: its
+    ``__init__`` imports ``onnx`` (and ml_dtypes), seconds of start-up the session never uses."""
+    spec = importlib.util.find_spec("onnxruntime_extensions")
+    if spec is None:
+        raise ModelMissingError(
+            "onnxruntime-extensions is not installed (the text encoder needs its SentencePiece ops)",
+            hint="pip install onnxruntime-extensions",
+        )
+    for folder in spec.submodule_search_locations or ():
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+            candidate = Path(folder) / f"_extensions_pydll{suffix}"
+            if candidate.is_file():
+                return str(candidate)
+    import onnxruntime_extensions  # an unusual layout: let the package say where it is
+
+    return str(onnxruntime_extensions.get_library_path())
+
+
 @register
 class UseV3TextEncoder(Encoder):
     key = "use_v3_multilingual"
@@ -31,16 +53,9 @@ class UseV3TextEncoder(Encoder):
     def __init__(self, providers: Sequence[str] = DEFAULT_PROVIDERS, batch_size: int = 64, **_: Any) -> None:
         import onnxruntime as ort
 
-        try:
-            import onnxruntime_extensions
-        except ImportError:
-            raise ModelMissingError(
-                "onnxruntime-extensions is not installed (the text encoder needs its SentencePiece ops)",
-                hint="pip install onnxruntime-extensions",
-            ) from None
         path = resource_path(self.key)
         options = ort.SessionOptions()
-        options.register_custom_ops_library(onnxruntime_extensions.get_library_path())
+        options.register_custom_ops_library(extensions_library())
         # the string/SentencePiece ops run on CPU; accelerators buy nothing for this small graph
         chosen = [p for p in select_providers(providers) if p == "CPUExecutionProvider"]
         self._session = ort.InferenceSession(str(path), options, providers=chosen)

@@ -18,6 +18,8 @@ Layout (episodic, semantic and procedural memory plus the edge's own bookkeeping
 - ``facts`` (semantic memory), ``procedures`` (procedural memory: registered operators),
   ``actions`` (issued actions and their acknowledgement state), ``components`` (daemon status
   heartbeats), ``outbox`` (durable MQTT outbox), ``settings`` (key/value).
+- ``vocabulary_cache``, ``text_vector_cache``, ``change_counters``: start-up caches of
+  ``adamm ask`` (:mod:`edge.memory.startup_cache`); derived data, safe to empty.
 """
 
 from __future__ import annotations
@@ -326,6 +328,36 @@ CREATE TRIGGER rollup_stale_on_update AFTER UPDATE OF {", ".join(_ROLLUP_WATCHED
 """
 
 
+#: what lets a new ``adamm ask`` process skip rebuilding what an earlier one computed
+#: (:mod:`edge.memory.startup_cache`): the parser vocabulary with the change marker it was built
+#: at, text vectors of the parser's phrases by encoder and text, a counter of deleted events (an
+#: insert always raises max(events.id); only a delete can keep it), and an index for the
+#: vocabulary's speech emotion values (the other TEXT stats columns have theirs)
+_STARTUP_CACHES = """
+CREATE TABLE vocabulary_cache (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    marker TEXT NOT NULL,
+    vocabulary_json TEXT NOT NULL,
+    built_at TEXT NOT NULL
+) STRICT;
+CREATE TABLE text_vector_cache (
+    model TEXT NOT NULL,
+    text TEXT NOT NULL,
+    vector BLOB NOT NULL,
+    created_at REAL NOT NULL,
+    PRIMARY KEY (model, text)
+) STRICT, WITHOUT ROWID;
+CREATE TABLE change_counters (
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+) STRICT;
+INSERT INTO change_counters(name, value) VALUES ('events_deleted', 0);
+CREATE TRIGGER events_deleted_counter AFTER DELETE ON events BEGIN
+    UPDATE change_counters SET value = value + 1 WHERE name = 'events_deleted';
+END;
+CREATE INDEX events_speech_emotion ON events(speech_emotion) WHERE speech_emotion IS NOT NULL;
+"""
+
 #: (name, sql) in order. Never edit a shipped entry: append a new one.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
@@ -339,6 +371,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ),
     # the hourly rollup that answers aggregations (edge.memory.rollup; filled lazily at ask time)
     ("0005_hourly_rollup", _HOURLY_ROLLUP),
+    ("0006_startup_caches", _STARTUP_CACHES),
 ]
 
 

@@ -102,7 +102,7 @@ _VOCAB_COLUMNS = tuple(k for k, t in WELL_KNOWN_STATS.items() if t == "TEXT" and
 VOCAB_VALUES_PER_KEY = 50
 VOCAB_ENTITIES = 200
 
-_vocab_cache: weakref.WeakKeyDictionary[Any, tuple[tuple[int, int], Vocabulary]] = weakref.WeakKeyDictionary()
+_vocab_cache: weakref.WeakKeyDictionary[Any, tuple[Any, Vocabulary]] = weakref.WeakKeyDictionary()
 _vocab_lock = threading.Lock()
 
 
@@ -474,17 +474,29 @@ class SqlEventSource:
     # -- vocabulary ------------------------------------------------------------------------------
 
     def vocabulary(self) -> Vocabulary:
-        """The memory's words; cached per store until events are added or removed."""
+        """The memory's words; cached per store until events are added or removed, and persisted
+        with its change marker (:mod:`edge.memory.startup_cache`) so a new process reads it back."""
+        from edge.memory import startup_cache
+
+        marker: str | None = None
         with self.store.read() as conn, conn:
-            # two statements: together, max() would lose its one-step index lookup
-            (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone() or (0,)
-            (n,) = conn.execute("SELECT count(*) FROM events").fetchone() or (0,)
-            version = (int(top), int(n))
+            marker = startup_cache.change_marker(conn)
+            if marker is not None:
+                version: Any = marker
+            else:  # not migrated: max(id) and count(*), two statements (max() keeps its index lookup)
+                (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone() or (0,)
+                (n,) = conn.execute("SELECT count(*) FROM events").fetchone() or (0,)
+                version = (int(top), int(n))
             with _vocab_lock:
                 hit = _cached(self.store)
             if hit is not None and hit[0] == version:
                 return hit[1]
-            vocab = self._build_vocabulary(conn)
+            stored = None
+            if marker is not None:
+                stored = startup_cache.load_vocabulary(conn, marker, str(self.store.timezone()))
+            vocab = stored if stored is not None else self._build_vocabulary(conn)
+        if marker is not None and stored is None:
+            startup_cache.save_vocabulary(self.store, marker, vocab)
         with _vocab_lock:
             _store_cache(self.store, (version, vocab))
         return vocab
@@ -559,15 +571,15 @@ class SqlEventSource:
         return self.store.embed_texts(texts)
 
 
-def _cached(store: Any) -> tuple[tuple[int, int], Vocabulary] | None:
+def _cached(store: Any) -> tuple[Any, Vocabulary] | None:
     try:
         return _vocab_cache.get(store)
     except TypeError:  # not weak-referenceable: keep it on the instance
-        got: tuple[tuple[int, int], Vocabulary] | None = getattr(store, "_adamm_vocab_cache", None)
+        got: tuple[Any, Vocabulary] | None = getattr(store, "_adamm_vocab_cache", None)
         return got
 
 
-def _store_cache(store: Any, value: tuple[tuple[int, int], Vocabulary]) -> None:
+def _store_cache(store: Any, value: tuple[Any, Vocabulary]) -> None:
     try:
         _vocab_cache[store] = value
     except TypeError:

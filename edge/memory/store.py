@@ -45,6 +45,7 @@ from edge.memory.writer import Writer
 if TYPE_CHECKING:
     from edge.analysis.source import EventSource
     from edge.encoders.base import Encoder
+    from edge.memory.startup_cache import TextVectorCache
 
 logger = logging.getLogger(__name__)
 
@@ -192,6 +193,7 @@ class Store:
         self._encoder: Encoder | None = None
         self._encoder_failed = False
         self._encoder_lock = threading.Lock()
+        self._vector_cache: TextVectorCache | None = None
         self._import_lock = threading.Lock()
         self.writer: Writer | _ReadonlyWriter
         if writer_conn is not None:
@@ -359,6 +361,30 @@ class Store:
         if enc is None:
             return None
         return enc.encode(list(texts))
+
+    def embed_texts_cached(self, texts: Sequence[str]) -> np.ndarray | None:
+        """:meth:`embed_texts` through the memory's text-vector cache (migration 0006): the
+        encoder is loaded only when some text has no cached vector, and what it computes is kept
+        for the next process. Used for the parser's similarity matching (short phrases, stored
+        values), not for event texts."""
+        items = [str(t) for t in texts]
+        if not items:
+            return self.embed_texts(items)
+        if self._vector_cache is None:
+            from edge.memory.startup_cache import TextVectorCache
+
+            self._vector_cache = TextVectorCache(self)
+        model = self.config.encoders.text
+        found = self._vector_cache.lookup(model, items)
+        missing = [t for t in dict.fromkeys(items) if t not in found]
+        if missing:
+            vecs = self.embed_texts(missing)
+            if vecs is None:
+                return None
+            new = {t: np.asarray(v, dtype=np.float32) for t, v in zip(missing, vecs, strict=True)}
+            self._vector_cache.add(model, new)
+            found.update(new)
+        return np.stack([found[t] for t in items]).astype(np.float32, copy=False)
 
     def _text_encoder(self) -> Encoder | None:
         with self._encoder_lock:

@@ -3,12 +3,14 @@
 Owns :class:`Operator` (the ABC every operator module subclasses), :class:`Context` (what the
 engine hands an operator), :class:`Outcome` (what an operator hands back: result, the weakest
 ``n``, p-value, evidence groups), :func:`register` / :func:`get` / :func:`descriptors` (the
-procedural memory: :mod:`edge.memory.procedures` persists the descriptors). Called by
+procedural memory: :mod:`edge.memory.procedures` persists the descriptors). Built-in operators are
+named in :data:`BUILTIN_OPERATORS` and imported lazily, one module per intent asked for. Called by
 :mod:`edge.analysis.engine`; adding an operator is registering a subclass, not editing the engine.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 import math
 from abc import ABC, abstractmethod
@@ -123,6 +125,23 @@ class Operator(ABC):
 
 _REGISTRY: dict[str, Operator] = {}
 
+#: intent -> ``module:Class`` of the built-in operators, in the order the procedural memory lists
+#: them. Each is imported the first time its intent is asked for (:func:`get`), so answering a
+#: question loads one operator module (and its statistics dependencies), not all of them.
+BUILTIN_OPERATORS: dict[str, str] = {
+    "retrieve": "edge.analysis.operators.retrieve:RetrieveOperator",
+    "aggregate": "edge.analysis.operators.aggregate:AggregateOperator",
+    "trend": "edge.analysis.operators.trend:TrendOperator",
+    "compare": "edge.analysis.operators.compare:CompareOperator",
+    "anomaly": "edge.analysis.operators.anomaly:AnomalyOperator",
+    "periodicity": "edge.analysis.operators.periodicity:PeriodicityOperator",
+    "co_occurrence": "edge.analysis.operators.co_occurrence:CoOccurrenceOperator",
+    "breakdown": "edge.analysis.operators.breakdown:BreakdownOperator",
+    "top_k": "edge.analysis.operators.top_k:TopKOperator",
+    "correlation": "edge.analysis.operators.correlation:CorrelationOperator",
+    "forecast": "edge.analysis.operators.forecast:ForecastOperator",
+}
+
 
 def register(op: Operator) -> Operator:
     """Register ``op`` as the operator of its intent (a later registration replaces it)."""
@@ -130,19 +149,39 @@ def register(op: Operator) -> Operator:
     return op
 
 
+def _load_builtin(intent: str) -> Operator | None:
+    spec = BUILTIN_OPERATORS.get(intent)
+    if spec is None:
+        return None
+    module_name, _, class_name = spec.partition(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    return _REGISTRY.setdefault(intent, cls())  # a registration made meanwhile wins
+
+
 def get(intent: str) -> Operator | None:
-    """The operator registered for ``intent``."""
-    return _REGISTRY.get(intent)
+    """The operator registered for ``intent`` (a built-in one is imported on first use)."""
+    op = _REGISTRY.get(intent)
+    return op if op is not None else _load_builtin(intent)
+
+
+def load_builtins() -> None:
+    """Import and register every built-in operator whose intent has none yet."""
+    for intent in BUILTIN_OPERATORS:
+        if intent not in _REGISTRY:
+            _load_builtin(intent)
 
 
 def registry() -> dict[str, Operator]:
-    """intent -> operator, in registration order."""
-    return dict(_REGISTRY)
+    """intent -> operator: the built-in intents in their listed order, then any others."""
+    load_builtins()
+    ordered = {i: _REGISTRY[i] for i in BUILTIN_OPERATORS if i in _REGISTRY}
+    ordered.update({i: op for i, op in _REGISTRY.items() if i not in ordered})
+    return ordered
 
 
 def descriptors() -> list[dict[str, Any]]:
-    """Every registered operator's descriptor."""
-    return [op.descriptor() for op in _REGISTRY.values()]
+    """Every registered operator's descriptor (imports every built-in operator)."""
+    return [op.descriptor() for op in registry().values()]
 
 
 # -- helpers shared by operators ---------------------------------------------------------------

@@ -13,8 +13,6 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from scipy import stats
-
 from edge.analysis.operators.base import (
     Context,
     EvidenceSpec,
@@ -106,6 +104,8 @@ class CoOccurrenceOperator(Operator):
         pa, pb, pab = len(sa) / total, len(sb) / total, len(both) / total
         lift = pab / (pa * pb) if pa > 0 and pb > 0 else None
         table = [[len(both), len(sa - sb)], [len(sb - sa), total - len(sa | sb)]]
+        from scipy import stats  # imported here: only co-occurrence questions pay for scipy.stats
+
         p = safe_float(stats.fisher_exact(table)[1])
         result = {
             "pairs": [

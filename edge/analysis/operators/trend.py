@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from scipy import stats
 
 from edge.analysis import metrics as M
+from edge.analysis import stats_fast
 from edge.analysis.operators._series import BUCKET_KEYS, bucket_value, merged, series
 from edge.analysis.operators.base import (
     Context,
@@ -86,7 +86,7 @@ class TrendOperator(Operator):
         if np.allclose(y, y[0]):
             slope, p = 0.0, 1.0
         else:
-            fit = stats.linregress(x, y)
+            fit = stats_fast.linregress(x, y)  # = scipy.stats.linregress, without its import
             slope, p = float(fit.slope), safe_float(fit.pvalue) or 1.0
         third = max(1, len(points) // 3)
         used = [pt["bucket"] for pt in points]
