@@ -435,7 +435,7 @@ class Store:
             if progress is not None:
                 progress(b.lines)
 
-        with self._import_lock, _gc_paused(), self._import_cache():
+        with self._import_lock, _gc_paused(), self._import_cache() as grow_cache:
             batch = _Batch()
             seen: dict[str, int] = {}  # event_id -> index in batch.rows
             for lineno, line in enumerate(lines, start=1):
@@ -470,6 +470,8 @@ class Store:
                                 )
                             )
                 if len(batch.rows) + len(batch.rejects) + batch.duplicates >= batch_size:
+                    if not submitted:
+                        grow_cache()  # a big import: more than one batch
                     future = self._submit_batch(batch, replace)
                     submitted = True
                     if in_flight is not None:
@@ -495,19 +497,26 @@ class Store:
         return report
 
     @contextmanager
-    def _import_cache(self) -> Iterator[None]:
-        """A bigger page cache on the writer connection while an import runs (then the old size)."""
+    def _import_cache(self) -> Iterator[Callable[[], None]]:
+        """Yields ``grow()``: a bigger page cache on the writer connection for the rest of the import
+        (queued before the next batch); the old size comes back when the import ends."""
+        old: list[Future[int]] = []
 
-        def grow(conn: apsw.Connection) -> int:
-            old = int(conn.pragma("cache_size"))
+        def set_size(conn: apsw.Connection) -> int:
+            size = int(conn.pragma("cache_size"))
             conn.pragma("cache_size", -IMPORT_CACHE_KIB)
-            return old
+            return size
 
-        old = self.writer.submit(grow).result()
+        def grow() -> None:
+            if not old:
+                old.append(self.writer.submit(set_size))
+
         try:
-            yield
+            yield grow
         finally:
-            self.writer.submit(lambda conn: conn.pragma("cache_size", old)).result()
+            if old:
+                size = old[0].result()
+                self.writer.submit(lambda conn: conn.pragma("cache_size", size)).result()
 
     def _embed_batch(self, batch: _Batch) -> None:
         wanted = [r for r in batch.rows if r.text_to_embed is not None]
