@@ -302,10 +302,12 @@ def test_a_big_import_in_many_statements_stores_every_row_and_restores_its_setti
     store_factory: Callable[..., Store],
 ) -> None:
     """Rows go in many per INSERT (statement sizes from a fixed set) while the next batch is
-    prepared; every child row lands on its own event, and the writer's page cache and the garbage
-    collector are as before afterwards."""
+    prepared; every child row lands on its own event, and the writer's page cache, the garbage
+    collector and the GIL switch interval are as before afterwards."""
     import gc
+    import sys
 
+    interval = sys.getswitchinterval()
     store = store_factory(timezone="UTC")
     before = store.writer.submit(lambda conn: conn.pragma("cache_size")).result()
     events = [
@@ -315,7 +317,7 @@ def test_a_big_import_in_many_statements_stores_every_row_and_restores_its_setti
     report = store.import_lines(lines_of(events), batch_size=300)
     assert report.accepted == len(events)
     assert store.writer.submit(lambda conn: conn.pragma("cache_size")).result() == before
-    assert gc.isenabled()
+    assert gc.isenabled() and sys.getswitchinterval() == interval
     with store.read() as conn:
         got = dict(
             conn.execute(
