@@ -41,7 +41,7 @@ from edge.analysis.source import EventFilter, EventRow, Scalar
 from edge.errors import UsageError
 from edge.memory.filters import Sql, attribute_postings, compile_filter
 from edge.memory.migrations import WELL_KNOWN_STATS
-from edge.memory.vector_index import Snapshot, VectorIndex, index_for
+from edge.memory.vector_index import Snapshot, VectorIndex, dot, index_for
 
 logger = logging.getLogger(__name__)
 
@@ -282,6 +282,8 @@ def _indexed(
     None when the general path must run (see :func:`_unfiltered`)."""
     snap = index.snapshot(conn)
     pos: np.ndarray | None = None
+    spans: list[tuple[int, int]] = []
+    tail = np.zeros(0, dtype=np.int64)
     missing = 0  # survivors without a vector (they score 0)
     if flt.event_types:
         spans, tail = snap.partition_positions(flt.event_types)
@@ -295,7 +297,15 @@ def _indexed(
     assert pos is not None
     if pos.shape[0] < k:
         return None
-    cos = snap.score_positions(pos, q)
+    if flt.attributes:
+        cos = snap.score_positions(pos, q)
+    else:  # the partitions' slices as they are, without looking for runs
+        cos = np.empty(pos.shape[0], dtype=np.float32)
+        at = 0
+        for s, e in spans:
+            dot(snap.matrix[s:e], q, out=cos[at : at + e - s])
+            at += e - s
+        cos[at:] = snap.score_positions(tail, q)
     m = min(pos.shape[0], k + _SLACK)
     cand = np.argpartition(-cos, m - 1)[:m] if m < pos.shape[0] else np.arange(pos.shape[0])
     rowids_c = snap.rowids[pos[cand]]
