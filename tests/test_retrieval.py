@@ -307,3 +307,49 @@ def test_concurrent_queries_while_importing(small: Store) -> None:
             t.join()
     assert errors == []
     assert ids(hybrid_search(small, None, EventFilter(), 1, query_vector=v[377])) == ["e000377"]
+
+
+def test_attribute_postings_follow_new_and_replaced_events(small: Store) -> None:
+    """A filter on a stats key that is not well known is answered from cached postings: the cache
+    must follow every change (new events with the value, events replaced without it)."""
+    v = unit(np.random.default_rng(11), 60)
+    small.import_lines([json.dumps(mev(i, embedding={"text": v[i].tolist()})) for i in range(50)])
+    flt = EventFilter(attributes=(("topic", ("returns",)),))
+    keep = [i for i in range(50) if i % 10 == 3]
+    expected = [f"e{keep[j]:06d}" for j in np.argsort(-(v[keep] @ v[0]), kind="stable")[:3]]
+    assert ids(hybrid_search(small, None, flt, 3, query_vector=v[0])) == expected
+    assert ids(hybrid_search(small, None, flt, 3, query_vector=v[0])) == expected  # from the cache
+    # a new event with the value and the query's own vector: first from now on
+    small.import_lines([json.dumps(mev(50, embedding={"text": v[0].tolist()}, stats={"topic": "returns"}))])
+    assert ids(hybrid_search(small, None, flt, 1, query_vector=v[0])) == ["e000050"]
+    # replaced without the value: gone from the filter
+    small.import_lines(
+        [json.dumps(mev(50, embedding={"text": v[0].tolist()}, stats={"topic": "other"}))], replace=True
+    )
+    assert "e000050" not in ids(hybrid_search(small, None, flt, 5, query_vector=v[0]))
+    # numbers and booleans match as the SQL filter does; True is not 1
+    small.import_lines(
+        [
+            json.dumps(mev(51, embedding={"text": v[51].tolist()}, stats={"flag": True, "n": 1})),
+            json.dumps(mev(52, embedding={"text": v[52].tolist()}, stats={"flag": 1, "n": True})),
+        ]
+    )
+    for values, want in (((True,), ["e000051"]), ((1,), ["e000052"]), ((1.0,), ["e000052"])):
+        got = hybrid_search(small, None, EventFilter(attributes=(("flag", values),)), 5, query_vector=v[51])
+        assert ids(got) == want
+
+
+def test_types_and_attribute_postings_combine_like_the_sql_filter(
+    big: tuple[Store, np.ndarray, list[dict[str, Any]]],
+) -> None:
+    store, vectors, events = big
+    flt = EventFilter(
+        event_types=("type_3", "type_4"), attributes=(("lane", (1, 2)), ("topic", ("returns",)))
+    )
+    keep = np.array([i for i in range(N) if i % 10 in (3, 4) and i % 4 in (1, 2) and i % 10 == 3])
+    q = vectors[123]
+    expected = [events[i]["event_id"] for i in keep[np.argsort(-(vectors[keep] @ q), kind="stable")[:10]]]
+    assert ids(hybrid_search(store, None, flt, 10, query_vector=q)) == expected
+    # the general (SQL survivor) path agrees: a soft preference forces it, with beta = 0
+    got = hybrid_search(store, None, flt, 10, query_vector=q, prefer=(("zone", "floor"),), beta=0.0)
+    assert ids(got) == expected

@@ -296,3 +296,40 @@ def test_text_vectors_are_computed_at_import(store_factory: StoreFactory) -> Non
         assert np.allclose(got[f"ev-{i}"], expected[i], atol=1e-5)
     # the Chinese and English complaints are closer to each other than to the shelf event
     assert float(got["ev-0"] @ got["ev-1"]) > float(got["ev-1"] @ got["ev-2"])
+
+
+def test_a_big_import_in_many_statements_stores_every_row_and_restores_its_settings(
+    store_factory: Callable[..., Store],
+) -> None:
+    """Rows go in many per INSERT (statement sizes from a fixed set) while the next batch is
+    prepared; every child row lands on its own event, and the writer's page cache, the garbage
+    collector and the GIL switch interval are as before afterwards."""
+    import gc
+    import sys
+
+    interval = sys.getswitchinterval()
+    store = store_factory(timezone="UTC")
+    before = store.writer.submit(lambda conn: conn.pragma("cache_size")).result()
+    events = [
+        make_event(i, stats={"topic": f"t{i % 3}", "zone": f"z{i}"}, raw_ref=[f"r{i}a", f"r{i}b"])
+        for i in range(1237)
+    ]
+    report = store.import_lines(lines_of(events), batch_size=300)
+    assert report.accepted == len(events)
+    assert store.writer.submit(lambda conn: conn.pragma("cache_size")).result() == before
+    assert gc.isenabled() and sys.getswitchinterval() == interval
+    with store.read() as conn:
+        got = dict(
+            conn.execute(
+                "SELECT e.event_id, group_concat(r.ref, ',') FROM events AS e "
+                "JOIN raw_refs AS r ON r.event_rowid = e.id GROUP BY e.id"
+            ).fetchall()
+        )
+        attrs = dict(
+            conn.execute(
+                "SELECT e.event_id, x.value_text FROM events AS e JOIN event_attrs AS x ON x.event_rowid = e.id"
+            ).fetchall()
+        )
+    for ev in events:
+        assert got[ev["event_id"]] == ",".join(ev["raw_ref"])
+        assert attrs[ev["event_id"]] == ev["stats"]["topic"]

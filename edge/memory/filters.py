@@ -375,21 +375,8 @@ class _Compiler:
                 else:
                     bound.append(_text(v))
             return Sql(f"{expr} IN ({_placeholders(len(bound))})", tuple(bound))
-        nums = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
-        texts = [_text(v) for v in values if isinstance(v, str | bool)]
-        conds: list[str] = []
-        params: list[Any] = [key]
-        if texts:
-            conds.append(f"x.value_text IN ({_placeholders(len(texts))})")
-            params.extend(texts)
-        if nums:
-            conds.append(f"x.value_num IN ({_placeholders(len(nums))})")
-            params.extend(nums)
-        return Sql(
-            f"{self.a}.id IN (SELECT x.event_rowid FROM event_attrs AS x "
-            f"WHERE x.key = ? AND ({' OR '.join(conds)}))",
-            tuple(params),
-        )
+        postings = attribute_postings(key, values)
+        return Sql(f"{self.a}.id IN ({postings.sql})", postings.params)
 
     def _key_equals(self, key: str, values: tuple[Scalar | None, ...]) -> Sql:
         expr = self.key(key)
@@ -444,6 +431,32 @@ def _truthy(v: Scalar) -> bool:
     if isinstance(v, str):
         return v.strip().lower() in TRUTHY
     return bool(v)
+
+
+def attribute_postings(key: str, values: Sequence[Scalar]) -> Sql:
+    """``SELECT x.event_rowid FROM event_attrs AS x WHERE ...``: the events whose stats key ``key``
+    (one that is *not* well known, so it lives in ``event_attrs``) is one of ``values``.
+
+    The one definition of such a match: numbers compare with ``value_num``, strings and booleans
+    (``'true'``/``'false'``) with ``value_text``. Used inside compiled filters and on its own by
+    the postings cache of :mod:`edge.memory.vector_index`. Raises for a key that is not an
+    identifier or is well known.
+    """
+    _check_key(key, "filter key")
+    if key in WELL_KNOWN_STATS:
+        raise UsageError(f"{key} is a well-known stats key: it is a column of events, not an attribute row")
+    nums = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+    texts = [_text(v) for v in values if isinstance(v, str | bool)]
+    conds: list[str] = []
+    params: list[Any] = [key]
+    if texts:
+        conds.append(f"x.value_text IN ({_placeholders(len(texts))})")
+        params.extend(texts)
+    if nums:
+        conds.append(f"x.value_num IN ({_placeholders(len(nums))})")
+        params.extend(nums)
+    where = " OR ".join(conds) if conds else "0"
+    return Sql(f"SELECT x.event_rowid FROM event_attrs AS x WHERE x.key = ? AND ({where})", tuple(params))
 
 
 def compile_filter(flt: EventFilter, periods: Sequence[Period] = (), *, alias: str = "e") -> CompiledFilter:

@@ -31,6 +31,7 @@ import logging
 import math
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
 import apsw
@@ -38,8 +39,9 @@ import numpy as np
 
 from edge.analysis.source import EventFilter, EventRow, Scalar
 from edge.errors import UsageError
-from edge.memory.filters import compile_filter
-from edge.memory.vector_index import Snapshot, index_for
+from edge.memory.filters import Sql, attribute_postings, compile_filter
+from edge.memory.migrations import WELL_KNOWN_STATS
+from edge.memory.vector_index import Snapshot, VectorIndex, dot, index_for
 
 logger = logging.getLogger(__name__)
 
@@ -82,9 +84,10 @@ def hybrid_search(
             rows = _unfiltered(conn, index.snapshot(conn), q, k, a)
             if rows is not None:
                 return rows
-        if q is not None and not prefer and near is None and flt == EventFilter(event_types=flt.event_types):
-            # event types are the index's partition key: their rows are contiguous slices
-            rows = _partitioned(conn, index.snapshot(conn), q, flt.event_types, k, a)
+        if q is not None and not prefer and near is None and _index_answers(flt):
+            # event types are the index's partition key (contiguous slices); attributes that are
+            # not well known come from cached postings: no SQL survivor set
+            rows = _indexed(conn, index, q, flt, k, a)
             if rows is not None:
                 return rows
         if q is None and not prefer and near is None:
@@ -258,29 +261,70 @@ def _unfiltered(
     return rows if len(rows) == k else None
 
 
-def _partitioned(
-    conn: apsw.Connection, snap: Snapshot, q: np.ndarray, types: Sequence[str], k: int, alpha: float
+def _index_answers(flt: EventFilter) -> bool:
+    """The filter is event types and/or attributes that are not well known, nothing else."""
+    if flt != EventFilter(event_types=flt.event_types, attributes=flt.attributes):
+        return False
+    if not (flt.event_types or flt.attributes):
+        return False
+    return all(key not in WELL_KNOWN_STATS for key, _ in flt.attributes)
+
+
+def _postings_key(key: str, values: Sequence[Scalar]) -> tuple[Any, ...]:
+    # True == 1 in Python, but they match different rows: keep the type in the key
+    return (key, tuple(sorted({(type(v).__name__, v) for v in values}, key=repr)))
+
+
+def _indexed(
+    conn: apsw.Connection, index: VectorIndex, q: np.ndarray, flt: EventFilter, k: int, alpha: float
 ) -> list[EventRow] | None:
-    """Top-k over the partitions of ``types`` (no SQL survivor set: the partition is the filter).
+    """Top-k over the rows of event-type partitions intersected with attribute postings.
     None when the general path must run (see :func:`_unfiltered`)."""
-    spans, tail = snap.partition_positions(types)
-    parts = [np.arange(s, e, dtype=np.int64) for s, e in spans] + [tail]
-    pos = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    snap = index.snapshot(conn)
+    pos: np.ndarray | None = None
+    spans: list[tuple[int, int]] = []
+    tail = np.zeros(0, dtype=np.int64)
+    missing = 0  # survivors without a vector (they score 0)
+    if flt.event_types:
+        spans, tail = snap.partition_positions(flt.event_types)
+        parts = [np.arange(s, e, dtype=np.int64) for s, e in spans] + [tail]
+        pos = np.concatenate(parts)  # ascending: spans in key order, then the tail
+    for key, values in flt.attributes:
+        sql = attribute_postings(key, tuple(values))  # validates the key
+        got, lost = index.postings(conn, snap, _postings_key(key, tuple(values)), partial(_rowids, sql))
+        missing += lost
+        pos = got if pos is None else np.intersect1d(pos, got, assume_unique=True)
+    assert pos is not None
     if pos.shape[0] < k:
         return None
-    cos = np.concatenate([snap.matrix[s:e] @ q for s, e in spans] + [snap.score_positions(tail, q)])
+    if flt.attributes:
+        cos = snap.score_positions(pos, q)
+    else:  # the partitions' slices as they are, without looking for runs
+        cos = np.empty(pos.shape[0], dtype=np.float32)
+        at = 0
+        for s, e in spans:
+            dot(snap.matrix[s:e], q, out=cos[at : at + e - s])
+            at += e - s
+        cos[at:] = snap.score_positions(tail, q)
     m = min(pos.shape[0], k + _SLACK)
     cand = np.argpartition(-cos, m - 1)[:m] if m < pos.shape[0] else np.arange(pos.shape[0])
     rowids_c = snap.rowids[pos[cand]]
     order = np.lexsort((-rowids_c, -cos[cand]))
     cand, rowids_c = cand[order], rowids_c[order]
-    if cos[cand[k - 1]] < 0:
-        return None
+    if cos[cand[k - 1]] < 0 or (missing and cos[cand[k - 1]] <= 0):
+        return None  # events without a vector (cosine 0) would rank here: rank all survivors
     meta = {int(r): (alpha * float(c), float(c), 0.0) for r, c in zip(rowids_c, cos[cand], strict=True)}
     rows = _fetch(conn, rowids_c[:k], meta)
-    if len(rows) < k:
+    if len(rows) < k:  # rows deleted since the sync: look further down the candidates
         rows = _fetch(conn, rowids_c, meta)[:k]
     return rows if len(rows) == k else None
+
+
+def _rowids(sql: Sql, conn: apsw.Connection) -> np.ndarray:
+    row = conn.execute(f"SELECT group_concat(p.event_rowid) FROM ({sql.sql}) AS p", sql.params).fetchone()
+    if row is None or row[0] is None:
+        return np.zeros(0, dtype=np.int64)
+    return np.array(np.fromstring(row[0], dtype=np.int64, sep=","))
 
 
 def top_k(score: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:
