@@ -18,6 +18,9 @@ Layout (episodic, semantic and procedural memory plus the edge's own bookkeeping
 - ``facts`` (semantic memory), ``procedures`` (procedural memory: registered operators),
   ``actions`` (issued actions and their acknowledgement state), ``components`` (daemon status
   heartbeats), ``outbox`` (durable MQTT outbox), ``settings`` (key/value).
+- ``rollup_hourly`` / ``rollup_hourly_coarse`` / ``rollup_split_bills`` / ``rollup_state``: the
+  hourly rollup that answers questions (:mod:`edge.memory.rollup`), filled lazily at ask time and
+  marked stale by triggers when aggregated events are deleted or changed.
 """
 
 from __future__ import annotations

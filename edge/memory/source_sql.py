@@ -143,6 +143,8 @@ class SqlEventSource:
 
     def _refresh(self) -> bool:
         writer = getattr(self.store, "writer", None)
+        if writer is threading.current_thread():
+            return False  # asked from a task on the writer itself: waiting on it would deadlock
         try:
             if writer is not None and hasattr(writer, "submit"):
                 writer.submit(rollup.refresh).result()
