@@ -49,6 +49,7 @@ from datetime import timedelta
 from typing import Any
 
 from edge.analysis.source import EventFilter, Period, Scalar
+from edge.errors import StoreError
 from edge.memory.filters import QueryBuilder, Sql, _epoch, _int, _text, _truthy, normalise_promotion
 
 logger = logging.getLogger(__name__)
@@ -149,7 +150,10 @@ def refresh(conn: Any) -> str:
     with conn:
         st = state(conn)
         if st is None:
-            raise RuntimeError("the memory has no rollup tables (migration 0005_hourly_rollup)")
+            raise StoreError(
+                "the memory has no rollup tables",
+                hint="open it writable once so migration 0005_hourly_rollup applies",
+            )
         (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone() or (0,)
         top = int(top)
         if not st.stale and top == st.high_water:
@@ -261,7 +265,7 @@ def _insert_split_bills(conn: Any, flt: EventFilter) -> None:
         [Sql("DISTINCT s.bill_id")], extra_where=[Sql("s.event_type = 'purchase' AND s.bill_id IS NOT NULL")]
     )
     if sub.sql.startswith("WITH"):
-        raise RuntimeError("a rollup day scope must not need CTEs")
+        raise StoreError("internal: a rollup day scope must not need CTEs")
     conn.execute(
         f"INSERT OR IGNORE INTO rollup_split_bills(bill_id) SELECT e.bill_id FROM ({sub.sql}) AS nb "
         "CROSS JOIN events AS e INDEXED BY events_bill ON e.bill_id = nb.bill_id AND e.bill_id IS NOT NULL "
@@ -335,7 +339,7 @@ def _insert_rows(conn: Any, flt: EventFilter, scope: Sql = _ALL) -> None:
     sql = stmt.sql
     marker = " FROM events AS e WHERE "
     if sql.count(marker) != 1:
-        raise RuntimeError("unexpected rollup statement shape")
+        raise StoreError("internal: unexpected rollup statement shape")
     sql = sql.replace(marker, " FROM events AS e LEFT JOIN temp._rollup_anchor AS a ON a.id = e.id WHERE ")
     cols = ", ".join((*DIMENSIONS, *MEASURES))
     conn.execute(f"INSERT INTO {TABLE}({cols}) {sql}", stmt.params)
