@@ -298,3 +298,22 @@ def test_through_the_store_with_replace(tmp_path: Path) -> None:
             assert rollup.is_fresh(conn)
     finally:
         store.close()
+
+
+def test_order_value_welch_from_moments_matches_the_test_on_bill_totals(
+    mem: tuple[apsw.Connection, SqlEventSource, SqlEventSource],
+) -> None:
+    from scipy import stats
+
+    from edge.analysis import metrics as M
+
+    _, fast, slow = mem
+    raw = M.bill_totals(slow, EventFilter(), "weather")
+    moments = M.bill_moments(fast, EventFilter(), "weather")
+    for g, totals in raw.items():
+        assert moments[g][0] == len(totals)
+    a, b = "rain", "sunny"
+    want = stats.ttest_ind(raw[a], raw[b], equal_var=False).pvalue
+    (ma, sa), (mb, sb) = M.mean_std(*moments[a]), M.mean_std(*moments[b])
+    got = stats.ttest_ind_from_stats(ma, sa, moments[a][0], mb, sb, moments[b][0], equal_var=False).pvalue
+    assert got == pytest.approx(want, rel=1e-6)

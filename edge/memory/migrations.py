@@ -20,6 +20,9 @@ Layout (episodic, semantic and procedural memory plus the edge's own bookkeeping
   heartbeats), ``outbox`` (durable MQTT outbox), ``settings`` (key/value).
 - ``vocabulary_cache``, ``text_vector_cache``, ``change_counters``: start-up caches of
   ``adamm ask`` (:mod:`edge.memory.startup_cache`); derived data, safe to empty.
+- ``rollup_hourly`` / ``rollup_hourly_coarse`` / ``rollup_split_bills`` / ``rollup_state``: the
+  hourly rollup that answers questions (:mod:`edge.memory.rollup`), filled lazily at ask time and
+  marked stale by triggers when aggregated events are deleted or changed.
 """
 
 from __future__ import annotations

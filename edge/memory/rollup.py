@@ -15,7 +15,8 @@ Weather and promotion are stored as the day attributes :mod:`edge.memory.filters
 event without its own value takes its day's), computed by that module's own SQL.
 
 Bills: a bill whose purchase lines fall into more than one row *other than by product category*
-(e.g. lines either side of an hour boundary) is "split"; split bills are listed in
+(e.g. lines either side of an hour boundary; decided on the raw weather/promotion values, which
+may list a few more) is "split"; split bills are listed in
 ``rollup_split_bills``, left out of the rollup's bill columns and counted from the events at
 query time (through the ``events_bill`` index), so distinct-bill counts stay exact.
 ``bills_row`` counts a row's other bills (exact per product category); ``bills_one`` counts each
@@ -48,6 +49,7 @@ from datetime import timedelta
 from typing import Any
 
 from edge.analysis.source import EventFilter, Period, Scalar
+from edge.errors import StoreError
 from edge.memory.filters import QueryBuilder, Sql, _epoch, _int, _text, _truthy, normalise_promotion
 
 logger = logging.getLogger(__name__)
@@ -148,7 +150,10 @@ def refresh(conn: Any) -> str:
     with conn:
         st = state(conn)
         if st is None:
-            raise RuntimeError("the memory has no rollup tables (migration 0005_hourly_rollup)")
+            raise StoreError(
+                "the memory has no rollup tables",
+                hint="open it writable once so migration 0005_hourly_rollup applies",
+            )
         (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone() or (0,)
         top = int(top)
         if not st.stale and top == st.high_water:
@@ -183,9 +188,10 @@ def _touched_days(conn: Any, high_water: int) -> list[tuple[str, str]]:
     add to (a bill that becomes split changes the bill columns of its other days)."""
     rows = conn.execute(
         "SELECT DISTINCT store_id, local_date FROM events WHERE id > ? "
-        "UNION SELECT DISTINCT o.store_id, o.local_date FROM events AS o "
-        "WHERE o.event_type = 'purchase' AND o.bill_id IN "
-        "(SELECT bill_id FROM events WHERE id > ? AND event_type = 'purchase' AND bill_id IS NOT NULL)",
+        "UNION SELECT DISTINCT o.store_id, o.local_date FROM (SELECT DISTINCT bill_id FROM events "
+        "WHERE id > ? AND event_type = 'purchase' AND bill_id IS NOT NULL) AS nb "
+        "CROSS JOIN events AS o INDEXED BY events_bill ON o.bill_id = nb.bill_id AND o.bill_id IS NOT NULL "
+        "WHERE o.event_type = 'purchase'",
         (high_water, high_water),
     ).fetchall()
     return sorted((str(s), str(d)) for s, d in rows)
@@ -234,36 +240,38 @@ def _days_filter(store: str, dates: Sequence[str]) -> EventFilter:
     return EventFilter(store_ids=(store,), since=lo, until=hi, key_equals=(("date", tuple(dates)),))
 
 
-def _coarse_key(qb: QueryBuilder) -> str:
-    """Every dimension but product category, as one text (the unit a non-split bill lies in)."""
-    parts = [
-        "e.store_id",
-        "e.local_date",
-        "e.local_hour",
-        qb.key("weather").sql,
-        qb.key("promotion").sql,
-        "e.zone",
+#: a bill is split when its lines differ in any of these (raw values: equal raw values give equal
+#: day attributes, so this finds every bill whose lines fall into different coarse rows, and
+#: perhaps a few more, which are merely counted from the events)
+_SPLIT_WHEN = " OR ".join(
+    [f"min(e.{c}) <> max(e.{c})" for c in ("store_id", "local_date", "local_hour")]
+    + [
+        f"min(e.{c}) IS NOT max(e.{c}) OR count(e.{c}) NOT IN (0, count(*))"
+        for c in ("weather", "promotion", "zone")
     ]
-    return " || '|' || ".join(f"coalesce(CAST({p} AS TEXT), '\x01')" for p in parts)
+)
 
 
 def _insert_split_bills(conn: Any, flt: EventFilter) -> None:
-    """Bills among ``flt``'s purchase events whose lines (all of them) span several coarse keys."""
-    qb = QueryBuilder(EventFilter(), alias="e")
-    key = _coarse_key(qb)
-    extra = [Sql("e.event_type = 'purchase' AND e.bill_id IS NOT NULL")]
-    if flt != EventFilter():
-        # ``flt`` is a store/days scope: no day-attribute CTEs, so it embeds as a plain subquery
-        scope = QueryBuilder(flt, alias="s").build(
-            [Sql("s.bill_id")], extra_where=[Sql("s.event_type = 'purchase' AND s.bill_id IS NOT NULL")]
+    """Bills among ``flt``'s purchase events whose lines (all of them) span several coarse rows."""
+    if flt == EventFilter():
+        conn.execute(
+            "INSERT OR IGNORE INTO rollup_split_bills(bill_id) SELECT e.bill_id FROM events AS e "
+            f"WHERE e.event_type = 'purchase' AND e.bill_id IS NOT NULL GROUP BY e.bill_id HAVING {_SPLIT_WHEN}"
         )
-        if scope.sql.startswith("WITH"):
-            raise RuntimeError("a rollup day scope must not need CTEs")
-        extra.append(Sql(f"e.bill_id IN ({scope.sql})", scope.params))
-    stmt = qb.build(
-        [Sql("e.bill_id")], extra_where=extra, tail=f"GROUP BY e.bill_id HAVING count(DISTINCT {key}) > 1"
+        return
+    # ``flt`` is a store/days scope (no day-attribute CTEs): its bills, then all their lines
+    sub = QueryBuilder(flt, alias="s").build(
+        [Sql("DISTINCT s.bill_id")], extra_where=[Sql("s.event_type = 'purchase' AND s.bill_id IS NOT NULL")]
     )
-    conn.execute(f"INSERT OR IGNORE INTO rollup_split_bills(bill_id) {stmt.sql}", stmt.params)
+    if sub.sql.startswith("WITH"):
+        raise StoreError("internal: a rollup day scope must not need CTEs")
+    conn.execute(
+        f"INSERT OR IGNORE INTO rollup_split_bills(bill_id) SELECT e.bill_id FROM ({sub.sql}) AS nb "
+        "CROSS JOIN events AS e INDEXED BY events_bill ON e.bill_id = nb.bill_id AND e.bill_id IS NOT NULL "
+        f"WHERE e.event_type = 'purchase' GROUP BY e.bill_id HAVING {_SPLIT_WHEN}",
+        sub.params,
+    )
 
 
 _ALL = Sql("1")
@@ -331,7 +339,7 @@ def _insert_rows(conn: Any, flt: EventFilter, scope: Sql = _ALL) -> None:
     sql = stmt.sql
     marker = " FROM events AS e WHERE "
     if sql.count(marker) != 1:
-        raise RuntimeError("unexpected rollup statement shape")
+        raise StoreError("internal: unexpected rollup statement shape")
     sql = sql.replace(marker, " FROM events AS e LEFT JOIN temp._rollup_anchor AS a ON a.id = e.id WHERE ")
     cols = ", ".join((*DIMENSIONS, *MEASURES))
     conn.execute(f"INSERT INTO {TABLE}({cols}) {sql}", stmt.params)

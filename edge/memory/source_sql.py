@@ -36,7 +36,7 @@ from edge.analysis.source import (
     Period,
     Vocabulary,
 )
-from edge.errors import AdammError, UnknownKeyError, UsageError
+from edge.errors import AdammError, StoreError, UnknownKeyError, UsageError
 from edge.memory import rollup
 from edge.memory.filters import QueryBuilder, Sql, normalise_promotion
 from edge.memory.migrations import WELL_KNOWN_STATS
@@ -143,6 +143,8 @@ class SqlEventSource:
 
     def _refresh(self) -> bool:
         writer = getattr(self.store, "writer", None)
+        if writer is threading.current_thread():
+            return False  # asked from a task on the writer itself: waiting on it would deadlock
         try:
             if writer is not None and hasattr(writer, "submit"):
                 writer.submit(rollup.refresh).result()
@@ -591,7 +593,7 @@ def _from_split_bills(sql: str) -> str:
     (CROSS JOIN fixes the loop order: the few split bills outside, their events inside)."""
     marker = " FROM events AS e WHERE "
     if sql.count(marker) != 1:
-        raise RuntimeError("unexpected statement shape")
+        raise StoreError("internal: unexpected statement shape")
     return sql.replace(
         marker,
         " FROM rollup_split_bills AS sb CROSS JOIN events AS e INDEXED BY events_bill "
