@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -24,6 +26,7 @@ from edge.memory.source_sql import SqlEventSource
 from edge.memory.store import Store
 
 StoreFactory = Callable[..., Store]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def event(i: int, **over: Any) -> dict[str, Any]:
@@ -227,3 +230,32 @@ def test_migration_adds_the_speech_emotion_index(store_factory: StoreFactory) ->
             )
         )
     assert "events_speech_emotion" in plan
+
+
+def test_the_common_questions_import_neither_scipy_stats_nor_onnx(tmp_path: Path) -> None:
+    mem = full_memory()
+    db = copy_full_memory(tmp_path)
+    code = (
+        "import io, sys, contextlib\n"
+        "from edge.cli import main\n"
+        "qs = sys.argv[3:]\n"
+        "for q in qs:\n"
+        "    with contextlib.redirect_stdout(io.StringIO()):\n"
+        "        assert main(['ask', '--db', sys.argv[1], '--now', sys.argv[2], '--json', q]) == 0\n"
+        "print(','.join(m for m in ('scipy.stats', 'onnx', 'edge.analysis.operators.co_occurrence') "
+        "if m in sys.modules))\n"
+    )
+    questions = [
+        "最近三个月每天客单价趋势怎么样？",
+        "下雨天和晴天相比，哪种天气客单价更高？",
+        "最近一个月客流量有没有异常的日子？",
+        "按时段拆解一下销售额，哪个时段贡献最大？",
+    ]
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(db), mem.now.isoformat(), *questions],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    assert out.stdout.strip() == "", f"the ask path imported {out.stdout.strip()}"
