@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -55,15 +56,24 @@ def _median_wall(cmd: list[str], env: dict[str, str], repeats: int) -> float:
     return statistics.median(walls)
 
 
-def _ask(db: Path, question: str, now: str, env: dict[str, str]) -> tuple[float, float, str]:
+def _cpu_children() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _ask(db: Path, question: str, now: str, env: dict[str, str]) -> tuple[float, float, str, float]:
+    """Whole-process wall seconds, the payload's elapsed_ms, its status, and the process's CPU
+    seconds (user + system: less sensitive than wall time to other work on a shared machine)."""
     cmd = [sys.executable, "-m", "edge", "ask", "--db", str(db), "--now", now, "--json", question]
+    cpu0 = _cpu_children()
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - t0
+    cpu = _cpu_children() - cpu0
     if proc.returncode != 0:
-        return wall, float("nan"), f"error rc={proc.returncode}: {proc.stderr.strip()[-200:]}"
+        return wall, float("nan"), f"error rc={proc.returncode}: {proc.stderr.strip()[-200:]}", cpu
     payload = json.loads(proc.stdout)
-    return wall, float(payload.get("elapsed_ms") or "nan"), str(payload.get("status"))
+    return wall, float(payload.get("elapsed_ms") or "nan"), str(payload.get("status")), cpu
 
 
 def _empty_caches(db: Path) -> None:
@@ -110,20 +120,22 @@ def main() -> int:
         f"| import the `adamm ask` path | {imports:.3f} |",
         f"| `import scipy.stats` (not on the ask path; numpy alone {numpy_only:.3f}) | {scipy_stats:.3f} |",
         "",
-        "| intent | question | status | first ask s (caches empty) | warm ask s (median) | analysis ms | outside analysis s |",
+        "| intent | question | status | first ask s (CPU s), caches empty | warm ask s (CPU s), median "
+        "| analysis ms | outside analysis s |",
         "|---|---|---|---:|---:|---:|---:|",
     ]
     for case in bench_ask.cases(now):
         print(f"bench: {case.intent}", file=sys.stderr, flush=True)
         _empty_caches(db)
-        first, _first_ms, status = _ask(db, case.question, now.isoformat(), env)
+        first, _first_ms, status, first_cpu = _ask(db, case.question, now.isoformat(), env)
         runs = [_ask(db, case.question, now.isoformat(), env) for _ in range(args.repeats)]
         wall = statistics.median(r[0] for r in runs)
         ms = statistics.median(r[1] for r in runs)
+        cpu = statistics.median(r[3] for r in runs)
         status = runs[-1][2] if runs else status
         out.append(
-            f"| {case.intent} | {case.question} | {status} | {first:.2f} | {wall:.2f} | {ms:.0f} | "
-            f"{wall - ms / 1000:.2f} |"
+            f"| {case.intent} | {case.question} | {status} | {first:.2f} ({first_cpu:.2f}) | {wall:.2f} "
+            f"({cpu:.2f}) | {ms:.0f} | {wall - ms / 1000:.2f} |"
         )
     load = os.getloadavg()
     out.append("")
