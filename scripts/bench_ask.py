@@ -174,7 +174,7 @@ def time_ask(db: Path, question: str, now: datetime, repeats: int) -> tuple[floa
     cmd = [sys.executable, "-m", "edge", "ask", "--db", str(db), "--now", now.isoformat(), "--json", question]
     for _ in range(repeats):
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False, env=ask_env())
         walls.append(time.perf_counter() - t0)
         if proc.returncode != 0 or not proc.stdout.strip():
             status = f"error rc={proc.returncode}: {proc.stderr.strip()[-200:]}"
@@ -218,6 +218,16 @@ def time_run_plan(db: Path, question: str, now: datetime, repeats: int) -> float
         return statistics.median(times[1:])  # the first run warms the caches
     finally:
         store.close()
+
+
+def ask_env() -> dict[str, str]:
+    """The environment of the timed ``adamm ask`` processes: bytecode cached (in a private
+    ``PYTHONPYCACHEPREFIX``), as an installed package runs, even where the shell sets
+    ``PYTHONDONTWRITEBYTECODE`` (every module would be compiled again in every process)."""
+    env = dict(os.environ)
+    if env.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+        env.setdefault("PYTHONPYCACHEPREFIX", str(Path(os.environ.get("TMPDIR", "/tmp")) / "adamm-pycache"))
+    return env
 
 
 def time_duckdb(parquet: Path, case: Case, repeats: int) -> float:
