@@ -415,6 +415,21 @@ class AudioWorker(_Worker):
             vec = self.text_encoder.encode([transcript])[0]
             first, last = chunk_vecs[0], chunk_vecs[-1]
             return [(seg, transcript, vec, self._continuity(first, last, seg.start_ts, seg.end_ts))]
+        group_vecs = self.text_encoder.encode([g.text for g in groups])
+        cont = self._continuity(chunk_vecs[0], chunk_vecs[-1], seg.start_ts, seg.end_ts)
+        parts: list[tuple[SpeechSegment, str | None, Any, dict[str, Any]]] = []
+        rate = seg.sample_rate
+        last_k = len(groups) - 1
+        bounds = [
+            (
+                int(round(g.start_s * rate)) if k else 0,
+                int(round(g.end_s * rate)) if k < last_k else len(seg.pcm),
+            )
+            for k, g in enumerate(groups)
+        ]
+        if any(hi - lo < 0.25 * rate for lo, hi in bounds):  # a sliver of audio: keep it whole
+            vec = self.text_encoder.encode([transcript])[0]
+            return [(seg, transcript, vec, cont)]
         self.topic_cuts += len(groups) - 1
         logger.info(
             "%s: %.1f s of speech cut at %d topic shifts (cosine %s)",
@@ -423,13 +438,8 @@ class AudioWorker(_Worker):
             len(groups) - 1,
             ", ".join(f"{g.cut_cosine:.2f}" for g in groups[1:] if g.cut_cosine is not None),
         )
-        group_vecs = self.text_encoder.encode([g.text for g in groups])
-        cont = self._continuity(chunk_vecs[0], chunk_vecs[-1], seg.start_ts, seg.end_ts)
-        parts: list[tuple[SpeechSegment, str | None, Any, dict[str, Any]]] = []
-        rate = seg.sample_rate
         for k, (g, vec) in enumerate(zip(groups, group_vecs, strict=True)):
-            lo = int(round(g.start_s * rate)) if k else 0
-            hi = int(round(g.end_s * rate)) if k < len(groups) - 1 else len(seg.pcm)
+            lo, hi = bounds[k]
             part = replace(
                 seg,
                 start_ts=seg.start_ts + lo / rate,
