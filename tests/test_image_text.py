@@ -261,3 +261,21 @@ def test_search_image_ranks_clip_vectors_by_the_clip_text_tower(
     assert [r["event_id"] for r in results] == sorted(want, key=lambda i: -want[i])
     for r in results:
         assert abs(r["cosine"] - want[r["event_id"]]) < 1e-3
+
+
+def test_missing_tflite_runtime_only_warns(
+    video: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from test_daemon import MemorySink
+
+    import edge.encoders.labels_text as labels_text
+    from edge.errors import ModelMissingError
+
+    def no_runtime() -> Any:
+        raise ModelMissingError("no TFLite runtime is installed", hint="pip install ai-edge-litert")
+
+    monkeypatch.setattr(labels_text, "_interpreter_class", no_runtime)  # as on a box without the package
+    sink = MemorySink()
+    AdammDaemon(_config(tmp_path, video, {}), until_eof=True, sink=sink).start()
+    assert len(sink.events) == 3 and all("embedding" not in e for e in sink.events)
+    assert "image-text stand-in unavailable" in caplog.text and "ai-edge-litert" in caplog.text
