@@ -229,6 +229,16 @@ def test_image_text_config_errors_name_the_key(tmp_path: Path, video: Path) -> N
     assert "image_text.max_frames" in msg and "image_text.labels" in msg
 
 
+def test_validate_config_reports_a_missing_clip_folder(tmp_path: Path, video: Path) -> None:
+    from edge.daemon.config import check_sources
+
+    cfg = _config(tmp_path, video, {"encoder": "clip_vit_b16", "model_dir": str(tmp_path / "nope")})
+    problems = check_sources(cfg, "e.toml")
+    assert len(problems) == 1 and problems[0].startswith("e.toml: image_text.model_dir = ")
+    assert "export_clip" in problems[0]
+    assert check_sources(_config(tmp_path, video, {})) == []
+
+
 def test_search_image_ranks_clip_vectors_by_the_clip_text_tower(
     video: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
