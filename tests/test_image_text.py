@@ -229,6 +229,16 @@ def test_image_text_config_errors_name_the_key(tmp_path: Path, video: Path) -> N
     assert "image_text.max_frames" in msg and "image_text.labels" in msg
 
 
+def test_validate_config_reports_a_missing_clip_folder(tmp_path: Path, video: Path) -> None:
+    from edge.daemon.config import check_sources
+
+    cfg = _config(tmp_path, video, {"encoder": "clip_vit_b16", "model_dir": str(tmp_path / "nope")})
+    problems = check_sources(cfg, "e.toml")
+    assert len(problems) == 1 and problems[0].startswith("e.toml: image_text.model_dir = ")
+    assert "export_clip" in problems[0]
+    assert check_sources(_config(tmp_path, video, {})) == []
+
+
 def test_search_image_ranks_clip_vectors_by_the_clip_text_tower(
     video: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -261,3 +271,21 @@ def test_search_image_ranks_clip_vectors_by_the_clip_text_tower(
     assert [r["event_id"] for r in results] == sorted(want, key=lambda i: -want[i])
     for r in results:
         assert abs(r["cosine"] - want[r["event_id"]]) < 1e-3
+
+
+def test_missing_tflite_runtime_only_warns(
+    video: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from test_daemon import MemorySink
+
+    import edge.encoders.labels_text as labels_text
+    from edge.errors import ModelMissingError
+
+    def no_runtime() -> Any:
+        raise ModelMissingError("no TFLite runtime is installed", hint="pip install ai-edge-litert")
+
+    monkeypatch.setattr(labels_text, "_interpreter_class", no_runtime)  # as on a box without the package
+    sink = MemorySink()
+    AdammDaemon(_config(tmp_path, video, {}), until_eof=True, sink=sink).start()
+    assert len(sink.events) == 3 and all("embedding" not in e for e in sink.events)
+    assert "image-text stand-in unavailable" in caplog.text and "ai-edge-litert" in caplog.text

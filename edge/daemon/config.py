@@ -581,4 +581,11 @@ def check_sources(cfg: DaemonConfig, source: str = "config") -> list[str]:
         kind = getattr(cfg.context, key.replace("_file", "_source"))
         if kind == "file" and value and not Path(value).expanduser().parent.is_dir():
             problems.append(f"{source}: context.{key} = {value!r}: its folder does not exist")
+    if cfg.image_text.encoder == "clip_vit_b16" and any(c.enabled for c in cfg.cameras):
+        folder = Path(cfg.image_text.model_dir or Path(cfg.models_dir) / "clip_vit_b16").expanduser()
+        if not (folder / "image.onnx").is_file():
+            problems.append(
+                f"{source}: image_text.model_dir = {str(folder)!r}: no exported CLIP model there "
+                "(python -m models.export_clip --help)"
+            )
     return problems

@@ -25,6 +25,7 @@ the daemon's video worker.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.resources
 import logging
 import threading
@@ -82,6 +83,9 @@ def _labels_path() -> Path:
         path = Path("/nonexistent")
     if not path.is_file():
         raise ModelMissingError(f"ImageNet labels are not installed ({res})", hint=e.install)
+    want = e.raw.get("labels_sha256")
+    if want and hashlib.sha256(path.read_bytes()).hexdigest() != want:
+        raise ModelMissingError(f"{path} does not match its sha256 in models/manifest.toml", hint=e.install)
     return path
 
 
