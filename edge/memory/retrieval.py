@@ -362,46 +362,46 @@ def _epochs(conn: apsw.Connection, ids: np.ndarray) -> np.ndarray:
 # -- results ---------------------------------------------------------------------------------------
 
 
+#: the result events as one JSON array (parsed by one ``json.loads``): per event its rowid, event_id,
+#: ts, type, store, text, stats object and raw_refs in order (``{}``: the id placeholders)
+_FETCH_SQL = (
+    "SELECT json_group_array(json_array(e.id, e.event_id, e.ts, e.event_type, e.store_id, e.text, "
+    "json(coalesce(e.stats_json, '{{}}')), "
+    "json((SELECT json_group_array(r.ref ORDER BY r.seq) FROM raw_refs AS r WHERE r.event_rowid = e.id)))) "
+    "FROM events AS e WHERE e.id IN ({})"
+)
+#: ids bound per statement (SQLite's default limit on host parameters is far above)
+_FETCH_CHUNK = 500
+
+
 def _fetch(
     conn: apsw.Connection, rowids: np.ndarray, meta: dict[int, tuple[float, float, float]]
 ) -> list[EventRow]:
     """EventRows for ``rowids`` in that order (rowids no longer present are skipped)."""
     if rowids.shape[0] == 0:
         return []
-    id_json = json.dumps([int(r) for r in rowids])
-    found: dict[int, tuple[Any, ...]] = {}
-    for row in conn.execute(
-        "SELECT e.id, e.event_id, e.ts, e.event_type, e.store_id, e.text, e.stats_json "
-        "FROM events AS e WHERE e.id IN (SELECT value FROM json_each(?))",
-        (id_json,),
-    ):
-        found[int(row[0])] = row
-    refs: dict[int, list[str]] = {}
-    for rid, ref in conn.execute(
-        "SELECT r.event_rowid, r.ref FROM raw_refs AS r "
-        "WHERE r.event_rowid IN (SELECT value FROM json_each(?)) ORDER BY r.event_rowid, r.seq",
-        (id_json,),
-    ):
-        refs.setdefault(int(rid), []).append(str(ref))
+    ids = [int(r) for r in rowids]
+    found: dict[int, list[Any]] = {}
+    for at in range(0, len(ids), _FETCH_CHUNK):  # one statement per chunk, ids bound (never spliced)
+        part = ids[at : at + _FETCH_CHUNK]
+        row = conn.execute(_FETCH_SQL.format(",".join("?" * len(part))), part).fetchone()
+        for ev in json.loads(row[0]) if row and row[0] else ():
+            found[int(ev[0])] = ev
     out: list[EventRow] = []
-    for r in rowids:
-        rid = int(r)
-        row = found.get(rid)
-        if row is None:
+    for rid in ids:
+        ev = found.get(rid)
+        if ev is None:
             continue
         score, cos, attr = meta[rid]
-        try:
-            stats = json.loads(row[6]) if row[6] else {}
-        except ValueError:
-            stats = {}
+        stats = ev[6]
         out.append(
             EventRow(
-                event_id=str(row[1]),
-                timestamp=str(row[2]),
-                event_type=str(row[3]),
-                store_id=str(row[4]),
-                raw_ref=tuple(refs.get(rid, ())),
-                text=row[5],
+                event_id=ev[1],
+                timestamp=ev[2],
+                event_type=ev[3],
+                store_id=ev[4],
+                raw_ref=tuple(ev[7]),
+                text=ev[5],
                 score=round(score, 6),
                 cosine=round(cos, 6),
                 attr_match=round(attr, 6),
