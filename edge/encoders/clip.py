@@ -36,13 +36,20 @@ import os
 import threading
 import unicodedata
 from collections.abc import Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
-from edge.encoders.base import DEFAULT_PROVIDERS, Encoder, ImageText, l2_normalize, provider_chain, register
+from edge.encoders.base import (
+    DEFAULT_PROVIDERS,
+    Encoder,
+    ImageText,
+    bytes_to_unicode,
+    l2_normalize,
+    provider_chain,
+    register,
+)
 from edge.errors import ModelMissingError
 
 logger = logging.getLogger(__name__)
@@ -54,24 +61,6 @@ CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
 #: the number of merges CLIP uses from its BPE file (vocabulary 49408 = 512 byte symbols + merges + 2)
 CLIP_MERGES = 49152 - 256 - 2
-
-
-@lru_cache(maxsize=1)
-def bytes_to_unicode() -> dict[int, str]:
-    """GPT-2/CLIP byte-level BPE: a printable character standing for each of the 256 bytes."""
-    bs = (
-        list(range(ord("!"), ord("~") + 1))
-        + list(range(ord("¡"), ord("¬") + 1))
-        + list(range(ord("®"), ord("ÿ") + 1))
-    )
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {b: chr(c) for b, c in zip(bs, cs, strict=True)}
 
 
 def vocab_from_merges(merges: Sequence[tuple[str, str]]) -> dict[str, int]:

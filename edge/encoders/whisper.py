@@ -35,7 +35,14 @@ from typing import Any
 import numpy as np
 
 from edge.encoders.audio_features import N_SAMPLES, SAMPLE_RATE, log_mel_batch, to_float32
-from edge.encoders.base import DEFAULT_PROVIDERS, Encoder, l2_normalize, provider_chain, register
+from edge.encoders.base import (
+    DEFAULT_PROVIDERS,
+    Encoder,
+    bytes_to_unicode,
+    l2_normalize,
+    provider_chain,
+    register,
+)
 from edge.errors import ModelMissingError
 
 logger = logging.getLogger(__name__)
@@ -73,19 +80,7 @@ class Transcript:
 @lru_cache(maxsize=1)
 def _byte_decoder() -> dict[str, int]:
     """GPT-2 byte-level BPE: the printable character standing for each byte, reversed."""
-    bs = (
-        list(range(ord("!"), ord("~") + 1))
-        + list(range(ord("¡"), ord("¬") + 1))
-        + list(range(ord("®"), ord("ÿ") + 1))
-    )
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {chr(c): b for b, c in zip(bs, cs, strict=True)}
+    return {c: b for b, c in bytes_to_unicode().items()}
 
 
 class ByteBPEDecoder:

@@ -240,8 +240,11 @@ _ROLLUP_WATCHED = (
     "bill_id",
 )
 
-_HOURLY_ROLLUP = f"""
-CREATE TABLE rollup_hourly (
+
+def _rollup_table(name: str) -> str:
+    """One hourly rollup table and its indexes (the fine and the coarse table share the layout)."""
+    return f"""
+CREATE TABLE {name} (
     store_id TEXT NOT NULL,
     local_date TEXT NOT NULL,
     local_hour INTEGER NOT NULL,
@@ -275,46 +278,16 @@ CREATE TABLE rollup_hourly (
     bills_one INTEGER NOT NULL,
     bill_sq_one REAL NOT NULL
 ) STRICT;
-CREATE INDEX rollup_hourly_type ON rollup_hourly(event_type, local_date, local_hour);
-CREATE INDEX rollup_hourly_day ON rollup_hourly(store_id, local_date);
-CREATE INDEX rollup_hourly_time ON rollup_hourly(ts_epoch);
-CREATE TABLE rollup_hourly_coarse (
-    store_id TEXT NOT NULL,
-    local_date TEXT NOT NULL,
-    local_hour INTEGER NOT NULL,
-    local_weekday INTEGER NOT NULL,
-    local_week TEXT NOT NULL,
-    local_month TEXT NOT NULL,
-    event_type TEXT NOT NULL,
-    weather TEXT,
-    promotion TEXT,
-    zone TEXT,
-    product_category TEXT,
-    n INTEGER NOT NULL,
-    ts_epoch REAL NOT NULL,
-    max_epoch REAL NOT NULL,
-    first_ts TEXT NOT NULL,
-    last_ts TEXT NOT NULL,
-    first_id INTEGER NOT NULL,
-    last_id INTEGER NOT NULL,
-    person_sum INTEGER NOT NULL,
-    amount_sum REAL NOT NULL,
-    amount_sq REAL NOT NULL,
-    dwell_sum REAL NOT NULL,
-    dwell_sq REAL NOT NULL,
-    dwell_n INTEGER NOT NULL,
-    queue_sum REAL NOT NULL,
-    queue_sq REAL NOT NULL,
-    queue_n INTEGER NOT NULL,
-    emotion_n INTEGER NOT NULL,
-    negative_n INTEGER NOT NULL,
-    bills_row INTEGER NOT NULL,
-    bills_one INTEGER NOT NULL,
-    bill_sq_one REAL NOT NULL
-) STRICT;
-CREATE INDEX rollup_hourly_coarse_type ON rollup_hourly_coarse(event_type, local_date, local_hour);
-CREATE INDEX rollup_hourly_coarse_day ON rollup_hourly_coarse(store_id, local_date);
-CREATE INDEX rollup_hourly_coarse_time ON rollup_hourly_coarse(ts_epoch);
+CREATE INDEX {name}_type ON {name}(event_type, local_date, local_hour);
+CREATE INDEX {name}_day ON {name}(store_id, local_date);
+CREATE INDEX {name}_time ON {name}(ts_epoch);
+"""
+
+
+_HOURLY_ROLLUP = (
+    _rollup_table("rollup_hourly")
+    + _rollup_table("rollup_hourly_coarse")
+    + f"""
 CREATE TABLE rollup_split_bills (bill_id TEXT PRIMARY KEY) STRICT, WITHOUT ROWID;
 CREATE TABLE rollup_state (
     id INTEGER PRIMARY KEY CHECK (id = 1),
@@ -329,6 +302,7 @@ CREATE TRIGGER rollup_stale_on_delete AFTER DELETE ON events
 CREATE TRIGGER rollup_stale_on_update AFTER UPDATE OF {", ".join(_ROLLUP_WATCHED)} ON events
     BEGIN UPDATE rollup_state SET stale = 1 WHERE stale = 0; END;
 """
+)
 
 
 #: what lets a new ``adamm ask`` process skip rebuilding what an earlier one computed
