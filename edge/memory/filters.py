@@ -379,32 +379,37 @@ class _Compiler:
         return Sql(f"{self.a}.id IN ({postings.sql})", postings.params)
 
     def _key_equals(self, key: str, values: tuple[Scalar | None, ...]) -> Sql:
-        expr = self.key(key)
-        if not values:
-            return Sql("0")
-        bound: list[Any] = []
-        has_null = False
-        for v in values:
-            if v is None:
-                has_null = True
-            elif key == "is_weekend":
-                bound.append(1 if _truthy(v) else 0)
-            elif key == "promotion" or key == "attr:promotion":
-                bound.append(normalise_promotion(v))
-            elif key.startswith("attr:") and isinstance(v, bool):
-                bound.append(_text(v) if key[5:] not in WELL_KNOWN_STATS else int(v))
-            else:
-                bound.append(v)
-        conds: list[str] = []
-        params: list[Any] = []
-        if bound:
-            conds.append(f"{expr.sql} IN ({_placeholders(len(bound))})")
-            params.extend(expr.params)
-            params.extend(bound)
-        if has_null:
-            conds.append(f"{expr.sql} IS NULL")
-            params.extend(expr.params)
-        return Sql(f"({' OR '.join(conds)})", tuple(params))
+        return key_equals(key, self.key(key), values)
+
+
+def key_equals(key: str, expr: Sql, values: tuple[Scalar | None, ...]) -> Sql:
+    """``expr`` (the SQL of filter key ``key``) equal to one of ``values`` (None: IS NULL), each
+    value bound the way the key is stored; shared by the event filters and the hourly rollup."""
+    if not values:
+        return Sql("0")
+    bound: list[Any] = []
+    has_null = False
+    for v in values:
+        if v is None:
+            has_null = True
+        elif key == "is_weekend":
+            bound.append(1 if _truthy(v) else 0)
+        elif key == "promotion" or key == "attr:promotion":
+            bound.append(normalise_promotion(v))
+        elif key.startswith("attr:") and isinstance(v, bool):
+            bound.append(_text(v) if key[5:] not in WELL_KNOWN_STATS else int(v))
+        else:
+            bound.append(v)
+    conds: list[str] = []
+    params: list[Any] = []
+    if bound:
+        conds.append(f"{expr.sql} IN ({_placeholders(len(bound))})")
+        params.extend(expr.params)
+        params.extend(bound)
+    if has_null:
+        conds.append(f"{expr.sql} IS NULL")
+        params.extend(expr.params)
+    return Sql(f"({' OR '.join(conds)})", tuple(params))
 
 
 def _epoch(t: datetime) -> float:

@@ -48,9 +48,17 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from edge.analysis.source import EventFilter, Period, Scalar
+from edge.analysis.source import EventFilter, Period
 from edge.errors import StoreError
-from edge.memory.filters import QueryBuilder, Sql, _epoch, _int, _text, _truthy, normalise_promotion
+from edge.memory.filters import (
+    QueryBuilder,
+    Sql,
+    _epoch,
+    _int,
+    _text,
+    key_equals,
+    normalise_promotion,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -514,7 +522,7 @@ def compile_where(
             return None
         if key in ("product_category", "attr:product_category"):
             categories = max(categories, 1) if len(set(values)) == 1 and None not in values else 2
-        piece = _key_equals(key, expr.sql, tuple(values))
+        piece = key_equals(key, Sql(expr.sql), tuple(values))
         parts.append(piece.sql)
         params.extend(piece.params)
     if periods:
@@ -524,31 +532,6 @@ def compile_where(
     return RollupWhere(
         " AND ".join(f"({p})" for p in parts) if parts else "1", tuple(params), categories, table
     )
-
-
-def _key_equals(key: str, expr: str, values: tuple[Scalar | None, ...]) -> Sql:
-    """The rollup twin of :mod:`edge.memory.filters`' key test (same value binding)."""
-    if not values:
-        return Sql("0")
-    bound: list[Any] = []
-    has_null = False
-    for v in values:
-        if v is None:
-            has_null = True
-        elif key == "is_weekend":
-            bound.append(1 if _truthy(v) else 0)
-        elif key in ("promotion", "attr:promotion"):
-            bound.append(normalise_promotion(v))
-        elif key.startswith("attr:") and isinstance(v, bool):
-            bound.append(int(v))  # a well-known stats column (the rollup has no other attr: keys)
-        else:
-            bound.append(v)
-    conds: list[str] = []
-    if bound:
-        conds.append(f"{expr} IN ({', '.join('?' * len(bound))})")
-    if has_null:
-        conds.append(f"{expr} IS NULL")
-    return Sql(f"({' OR '.join(conds)})", tuple(bound))
 
 
 def _straddled(conn: Any, table: str, bounds: Sequence[float], max_span: float) -> bool:
