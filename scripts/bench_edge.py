@@ -58,37 +58,14 @@ def live_latency(video: Path, tmp: Path, det: Any, speech_model: Any) -> list[tu
     camera' and the WAV as a microphone, both in real time; latency = write time - event end."""
     import threading
 
-    import cv2
-
     from edge.capture.audio import read_wav
     from edge.daemon.app import AdammDaemon
     from edge.daemon.config import parse_daemon_config
 
-    class PacedCamera:
-        def __init__(self) -> None:
-            self.cap = cv2.VideoCapture(str(video))
-            self.next_t = time.monotonic()
-
-        def isOpened(self) -> bool:
-            return True
-
-        def read(self) -> tuple[bool, Any]:
-            delay = self.next_t - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-            self.next_t += 0.2
-            return self.cap.read()
-
-        def get(self, prop: int) -> float:
-            return 5.0
-
-        def release(self) -> None:
-            self.cap.release()
-
-    opened: list[PacedCamera] = []
+    opened: list[_PacedCamera] = []
 
     def opener(url: str) -> Any:
-        cam = PacedCamera()
+        cam = _PacedCamera(video, loop=False)
         if opened:  # replay once; later reconnects see an empty stream
             cam.cap.release()
         opened.append(cam)
@@ -160,13 +137,14 @@ def live_latency(video: Path, tmp: Path, det: Any, speech_model: Any) -> list[tu
     return rows
 
 
-class _LoopedCamera:
-    """A live 'camera': the test video decoded at its own 5 fps in real time, looped."""
+class _PacedCamera:
+    """A live 'camera': the test video decoded at its own 5 fps in real time (looped with ``loop``)."""
 
-    def __init__(self, video: Path) -> None:
+    def __init__(self, video: Path, loop: bool = True) -> None:
         import cv2
 
         self.video = video
+        self.loop = loop
         self.cap = cv2.VideoCapture(str(video))
         self.next_t = time.monotonic()
 
@@ -179,7 +157,7 @@ class _LoopedCamera:
             time.sleep(delay)
         self.next_t += 0.2
         ok, frame = self.cap.read()
-        if not ok:
+        if not ok and self.loop:
             import cv2
 
             self.cap.release()
@@ -243,7 +221,7 @@ def sustained_trial(
         cfg,
         sink=sink,
         detector=models["detector"],
-        camera_opener=lambda _url: _LoopedCamera(video),
+        camera_opener=lambda _url: _PacedCamera(video),
         mic_frames=mic_frames,
     )
     daemon.speech, daemon.text_encoder = models["speech"], models["text"]
