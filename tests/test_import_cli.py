@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from edge.analysis.source import EventFilter
 from edge.cli import main
 from edge.memory.store import Store
 
@@ -95,3 +96,29 @@ def test_stdin_gzip_and_overlong_line(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert json.loads(proc.stdout) == {"accepted": 2, "rejected": 1, "duplicates": 0, "merged": 0}
     assert "line 2: line is longer than 1 MB" in proc.stderr.decode()
+
+
+def _caches(db: Path) -> tuple[bool, bool]:
+    """(hourly rollup holds every event, a persisted vocabulary exists) for the memory at ``db``."""
+    with Store.open(db, readonly=True) as store, store.read() as conn:
+        (top,) = conn.execute("SELECT max(id) FROM events").fetchone()
+        stale, high = conn.execute("SELECT stale, high_water FROM rollup_state").fetchone()
+        (vocab,) = conn.execute("SELECT count(*) FROM vocabulary_cache").fetchone()
+    return (stale == 0 and high == top), vocab == 1
+
+
+def test_import_prepares_the_question_caches(tmp_path: Path, capsys: Any) -> None:
+    src = write(tmp_path / "a.jsonl", [json.dumps(ev(i)) for i in range(40)])
+    db = tmp_path / "m.db"
+    assert main(["import", "--db", str(db), "--tz", "America/New_York", "--no-prepare", str(src)]) == 0
+    assert _caches(db) == (False, False)  # left to the first question
+    more = write(tmp_path / "b.jsonl", [json.dumps(ev(i)) for i in range(40, 60)])
+    assert main(["import", "--db", str(db), str(more)]) == 0
+    assert _caches(db) == (True, True)
+    # replacing an event marks the rollup stale; the import brings it up to date again
+    changed = write(tmp_path / "c.jsonl", [json.dumps(ev(3, stats={"person_count": 9}))])
+    assert main(["import", "--db", str(db), "--replace", str(changed)]) == 0
+    assert _caches(db) == (True, True)
+    with Store.open(db) as store:
+        got = store.event_source().aggregate(EventFilter(event_types=("customer_enter",)), [], ["footfall"])
+    assert got.column("footfall") == [sum(1 + i % 3 for i in range(60)) - (1 + 3 % 3) + 9]

@@ -53,6 +53,12 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--config", help="configuration file (TOML)")
     p.add_argument("--batch-size", type=int, default=2000, help="lines per transaction (default 2000)")
+    p.add_argument(
+        "--no-prepare",
+        action="store_true",
+        help="do not bring the question caches (hourly rollup, parser vocabulary) up to date after "
+        "storing new events; the next `adamm ask` then does it (seconds for a million events)",
+    )
     p.add_argument("file", metavar="FILE", help="JSON Lines file (.gz allowed), or - for stdin")
     p.set_defaults(func=run)
 
@@ -129,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
                 on_reject=on_reject,
                 batch_size=args.batch_size,
             )
+            if report.accepted and not args.no_prepare:
+                _prepare_for_questions(store, tty)
     finally:
         f.close()
         if tty:
@@ -144,3 +152,22 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 1 if report.rejected else 0
+
+
+def _prepare_for_questions(store: Any, tty: bool) -> None:
+    """Bring the hourly rollup and the parser vocabulary up to date, so the first ``adamm ask``
+    after a large import does not pay for them. A failure here only warns: the events are stored
+    and the next question tries again."""
+    from edge.errors import AdammError
+
+    if tty:
+        print("\rpreparing the memory for questions (hourly rollup, vocabulary) ...", end="", file=sys.stderr)
+    started = time.monotonic()
+    try:
+        source = store.event_source()
+        source.rollup_state()
+        source.vocabulary()
+    except AdammError as exc:
+        logger.warning("stored, but the question caches were not updated (%s); adamm ask will retry", exc)
+        return
+    logger.info("question caches up to date in %.1f s", time.monotonic() - started)
