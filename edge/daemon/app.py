@@ -286,6 +286,7 @@ class AdammDaemon:
             return create(
                 choice,
                 detector=self.detector if hasattr(self.detector, "detect") else None,
+                text_encoder=self.text_encoder,  # the transcripts' encoder when loaded: one session
                 text_key=cfg.encoders.text,
                 top_k=cfg.image_text.top_labels,
                 min_probability=cfg.image_text.min_probability,
