@@ -80,6 +80,41 @@ def test_encode_gives_one_unit_vector_per_frame(stand_in: Any, described: dict[s
     assert black.vector.shape == (512,)  # whatever it guesses on black, a valid vector (or zero)
 
 
+def test_detections_from_the_caller_replace_a_second_detector_run(
+    stand_in: Any, described: dict[str, Any]
+) -> None:
+    """The daemon's video worker passes the COCO labels of its own detector run (``objects``): same
+    vector and labels as when the stand-in runs the detector itself, and no second run."""
+    frames = [_bgr("astronaut"), _bgr("coffee")]
+    det = stand_in.detector
+    objects = [stand_in.coco_labels(d) for d in det.detect(frames, min_score=0.3)]
+    assert "person" in objects[0] and all(s >= stand_in.detection_score for o in objects for s in o.values())
+    calls: list[int] = []
+    real_detect = det.detect
+
+    def counted(images: Any, min_score: Any = None) -> Any:
+        calls.append(len(images))
+        return real_detect(images, min_score=min_score)
+
+    det.detect = counted
+    try:
+        given = stand_in.encode_event(frames, objects=objects)
+        assert calls == []
+        partly = stand_in.encode_event(frames, objects=[objects[0], None])
+        assert calls == [1]  # only the frame without labels went to the detector
+    finally:
+        del det.detect
+    itself = stand_in.encode_event(frames)
+    np.testing.assert_allclose(given.vector, itself.vector, atol=1e-6)
+    np.testing.assert_allclose(partly.vector, itself.vector, atol=1e-6)
+    assert given.labels == itself.labels
+    np.testing.assert_allclose(
+        stand_in.encode_event([frames[0]], objects=[objects[0]]).vector,
+        described["astronaut"].vector,
+        atol=1e-6,
+    )
+
+
 # ---- in the daemon ---------------------------------------------------------------------------
 
 

@@ -45,7 +45,7 @@ class ImageTextModel(Protocol):
 
     key: str
 
-    def encode_event(self, images: list[Any], top: int = 5) -> Any:
+    def encode_event(self, images: list[Any], top: int = 5, objects: Any = None) -> Any:
         """An ``edge.encoders.base.ImageText``: ``vector``, ``space`` ("text"/"image"), ``labels``."""
         ...
 
@@ -224,10 +224,20 @@ class VideoWorker(_Worker):
             visible = [f for f in frames if not f.quality.black]
             if visible:
                 t0 = time.perf_counter()
-                counts = self.detector.count_people([f.image for f in visible])
+                coco = getattr(self.image_text, "coco_labels", None)
+                det: Any = self.detector
+                if coco is not None and hasattr(det, "detect") and hasattr(det, "people_in"):
+                    # one detector run gives the person counts and the stand-in's COCO labels
+                    floor = min(det.score_threshold, self.image_text.detection_score)  # type: ignore[union-attr]
+                    found = det.detect([f.image for f in visible], min_score=floor)
+                    for f, dets in zip(visible, found, strict=True):
+                        f.person_count = det.people_in(dets)
+                        f.objects = coco(dets)
+                else:
+                    counts = self.detector.count_people([f.image for f in visible])
+                    for f, c in zip(visible, counts, strict=True):
+                        f.person_count = c
                 self.detect_seconds += time.perf_counter() - t0
-                for f, c in zip(visible, counts, strict=True):
-                    f.person_count = c
         for f in frames:
             self.frames += 1
             if f.person_count is not None:
@@ -288,14 +298,19 @@ class VideoWorker(_Worker):
         for CLIP) from evenly spaced keyframes, its top labels and the encoder's key in ``stats``."""
         assert self.image_text is not None
         opts = self.cfg.image_text
-        frames = [k.image for k in seg.keyframes if not k.quality.black]
-        if not frames:
+        kept = [k for k in seg.keyframes if not k.quality.black]
+        if not kept:
             return
-        if len(frames) > opts.max_frames:
-            frames = [frames[round(i)] for i in np.linspace(0, len(frames) - 1, opts.max_frames)]
+        if len(kept) > opts.max_frames:
+            kept = [kept[round(i)] for i in np.linspace(0, len(kept) - 1, opts.max_frames)]
+        objects = [k.objects for k in kept]
         t0 = time.perf_counter()
         try:
-            result = self.image_text.encode_event(frames, top=opts.top_labels)
+            result = self.image_text.encode_event(
+                [k.image for k in kept],
+                top=opts.top_labels,
+                objects=None if all(o is None for o in objects) else objects,
+            )
         except Exception:
             logger.exception("%s: image-text encoding failed for %s", self.source_id, ev["event_id"])
             ev["stats"]["image_encoder"] = f"{self.image_text.key}:error"

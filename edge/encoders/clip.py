@@ -311,8 +311,9 @@ class ClipEncoder(Encoder):
             out.append(np.asarray(y, dtype=np.float32))
         return l2_normalize(np.concatenate(out, axis=0))
 
-    def encode_event(self, images: Sequence[np.ndarray], top: int = 5) -> ImageText:
-        """One vector for a set of keyframes: the mean of their image vectors, re-normalised."""
+    def encode_event(self, images: Sequence[np.ndarray], top: int = 5, objects: Any = None) -> ImageText:
+        """One vector for a set of keyframes: the mean of their image vectors, re-normalised
+        (``objects``, the frames' detector labels, is not used by CLIP)."""
         vecs = self.encode(list(images))
         v = vecs.mean(axis=0, keepdims=True) if len(vecs) else np.zeros((1, self.dim), np.float32)
         return ImageText(l2_normalize(v)[0], self.space, [])

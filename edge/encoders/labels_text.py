@@ -192,8 +192,13 @@ class LabelsAsTextEncoder(Encoder):
         return ["TFLite-CPU", *self.text_encoder.providers]
 
     # ---- labels --------------------------------------------------------------------------
-    def describe(self, images: Sequence[np.ndarray]) -> list[dict[str, float]]:
-        """Per frame: embedded label text -> weight (ImageNet probability or COCO detection score)."""
+    def describe(
+        self, images: Sequence[np.ndarray], objects: Sequence[dict[str, float] | None] | None = None
+    ) -> list[dict[str, float]]:
+        """Per frame: embedded label text -> weight (ImageNet probability or COCO detection score).
+
+        ``objects`` (aligned with ``images``): COCO labels a caller's own detector run already found
+        per frame (see :meth:`coco_labels`); the detector runs only on frames given ``None``."""
         out: list[dict[str, float]] = []
         for img in images:
             probs = self.classifier.probabilities(img)
@@ -204,17 +209,31 @@ class LabelsAsTextEncoder(Encoder):
                     text = render_label(self.classifier.labels[int(i)])
                     labels[text] = max(labels.get(text, 0.0), p)
             out.append(labels)
-        if self.detector is not None and images:
-            from edge.encoders.people_ssd import COCO_LABELS
-
-            for labels, dets in zip(
-                out, self.detector.detect(list(images), min_score=self.detection_score), strict=True
-            ):
-                for d in dets:
-                    name = COCO_LABELS.get(int(d.class_id))
-                    if name:
-                        labels[name] = max(labels.get(name, 0.0), float(d.score))
+        given: list[dict[str, float] | None] = list(objects) if objects is not None else [None] * len(out)
+        if len(given) != len(out):
+            raise ValueError(f"objects has {len(given)} entries for {len(out)} images")
+        need = [i for i, g in enumerate(given) if g is None] if self.detector is not None else []
+        if need:
+            assert self.detector is not None
+            found = self.detector.detect([images[i] for i in need], min_score=self.detection_score)
+            for i, dets in zip(need, found, strict=True):
+                given[i] = self.coco_labels(dets)
+        for labels, coco in zip(out, given, strict=True):
+            for name, score in (coco or {}).items():
+                labels[name] = max(labels.get(name, 0.0), float(score))
         return out
+
+    def coco_labels(self, detections: Sequence[Any]) -> dict[str, float]:
+        """COCO class name -> best score among ``detections`` (people detector output) scoring at
+        least ``detection_score``: what :meth:`describe` adds for a frame."""
+        from edge.encoders.people_ssd import COCO_LABELS
+
+        labels: dict[str, float] = {}
+        for d in detections:
+            name = COCO_LABELS.get(int(d.class_id))
+            if name and float(d.score) >= self.detection_score:
+                labels[name] = max(labels.get(name, 0.0), float(d.score))
+        return labels
 
     def _label_vectors(self, texts: Sequence[str]) -> np.ndarray:
         with self._lock:
@@ -242,9 +261,15 @@ class LabelsAsTextEncoder(Encoder):
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([self._vector(d) for d in described]).astype(np.float32)
 
-    def encode_event(self, images: Sequence[np.ndarray], top: int = 5) -> ImageText:
-        """One vector for a set of keyframes: the label weights averaged over the frames."""
-        described = self.describe(list(images))
+    def encode_event(
+        self,
+        images: Sequence[np.ndarray],
+        top: int = 5,
+        objects: Sequence[dict[str, float] | None] | None = None,
+    ) -> ImageText:
+        """One vector for a set of keyframes: the label weights averaged over the frames
+        (``objects``: the frames' COCO labels when the caller already ran the detector)."""
+        described = self.describe(list(images), objects)
         pooled: dict[str, float] = {}
         for labels in described:
             for t, w in labels.items():

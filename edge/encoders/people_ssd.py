@@ -221,7 +221,11 @@ class SsdPeopleDetector(Encoder):
         return np.asarray(rows, dtype=np.float32).reshape(-1, 7)
 
     def count_people(self, images: Sequence[np.ndarray]) -> list[int]:
-        return [sum(1 for d in dets if d.class_id == PERSON) for dets in self.detect(images)]
+        return [self.people_in(dets) for dets in self.detect(images)]
+
+    def people_in(self, detections: Sequence[Detection]) -> int:
+        """People among ``detections`` scoring at least ``score_threshold`` (what count_people counts)."""
+        return sum(1 for d in detections if d.class_id == PERSON and d.score >= self.score_threshold)
 
     def encode(self, items: Sequence[Any]) -> np.ndarray:
         vecs = np.zeros((len(items), self.dim), dtype=np.float32)

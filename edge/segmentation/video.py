@@ -29,6 +29,9 @@ class SampledFrame:
     scene_cut: bool = False  # the sampler saw a scene change just before this frame
     burst: bool = False  # sampled at the burst rate
     person_count: int | None = None  # filled by the people detector
+    #: COCO class name -> best detection score (filled by the people detector for the image-text
+    #: stand-in, so it need not run the detector again on the keyframes)
+    objects: dict[str, float] | None = None
 
     @property
     def informativeness(self) -> float:
