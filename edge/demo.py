@@ -183,7 +183,7 @@ def run_demo(options: DemoOptions, *, err: TextIO) -> tuple[Path, list[dict[str,
         for i, q in enumerate(questions, start=1):
             progress.say(f"answering {i}/{len(questions)}: {q.question}")
             payloads.append(
-                answer(q.question, source, now=now, config=analysis_config, embed=store.embed_texts)
+                answer(q.question, source, now=now, config=analysis_config, embed=store.embed_texts_cached)
             )
     finally:
         store.close()

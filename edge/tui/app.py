@@ -247,7 +247,7 @@ class AdammApp(App[None]):
             from edge.analysis.engine import answer
 
             source = self.store.event_source()
-            payload = answer(question, source, now=self.now, embed=source.embed_texts)
+            payload = answer(question, source, now=self.now, embed=self.store.embed_texts_cached)
             views.record_outcome(self.store, payload)
             self.post_message(Answered(payload))
 
