@@ -125,6 +125,7 @@ def answer(
         config=cfg,
         language=parsed.language,
         matches=parsed.matches,
+        timezone=vocab.timezone,
     )
     return payload
 
@@ -147,8 +148,10 @@ def run_plan(
     config: AnalysisConfig,
     language: str = "en",
     matches: Sequence[Any] = (),
+    timezone: str | None = None,
 ) -> dict[str, Any]:
-    """Compute a plan (valid under plan.schema.json) into a payload."""
+    """Compute a plan (valid under plan.schema.json) into a payload. ``timezone``: the store's
+    (read from the source's vocabulary when the caller does not already have it)."""
     started = time.perf_counter()
     lang = str(plan.get("language") or language)
     lang = lang if lang in ("zh", "en") else "en"
@@ -157,7 +160,7 @@ def run_plan(
     if op is None:
         return _payload(question, plan, "unsupported", UNSUPPORTED[lang], started=started)
     ident = {"name": op.name, "version": op.version}
-    tz = source.vocabulary().timezone
+    tz = timezone or source.vocabulary().timezone
     flt = build_filter(plan, now, tz)
     ctx = Context(plan, source, question, now, config, lang, tz, flt)
     if op.intent not in ("forecast",):

@@ -225,16 +225,15 @@ def mean_std(n: int, total: float, sq: float) -> tuple[float, float]:
     return mean, math.sqrt(var)
 
 
-def moments(row: Mapping[str, Any], metric: Metric) -> tuple[float, float, int] | None:
-    """``(mean, sample std, n)`` of a mean metric from its sum / sum of squares / count."""
-    prefix = "dwell" if metric.name == "dwell_time" else "queue"
-    n = int(row[f"{prefix}_n"])
+def moments(row: Mapping[str, Any], metric: str) -> tuple[float, float, int] | None:
+    """``(mean, sample std, n)`` of ``dwell_time`` / ``queue_length`` from an aggregation row's
+    sum / sum of squares / count; None below two values."""
+    prefix = "dwell" if metric == "dwell_time" else "queue"
+    n = int(row.get(f"{prefix}_n", 0))
     if n < 2:
         return None
-    s, sq = float(row[f"{prefix}_sum"]), float(row[f"{prefix}_sq"])
-    mean = s / n
-    var = max(0.0, (sq - n * mean * mean) / (n - 1))
-    return mean, math.sqrt(var), n
+    mean, std = mean_std(n, float(row[f"{prefix}_sum"]), float(row[f"{prefix}_sq"]))
+    return mean, std, n
 
 
 def label(metric: Metric | str | None, language: str) -> str:

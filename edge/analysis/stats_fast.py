@@ -12,7 +12,7 @@ moments. Results equal ``scipy.stats``' within 1e-12 (tests/test_stats_fast.py c
 - :func:`pearsonr` = ``pearsonr(x, y)``; :func:`spearmanr` = ``spearmanr(x, y)``;
 - :func:`t_sf2` (two-sided Student t tail) and :func:`betainc`, the building blocks.
 
-Pure: math and numpy only. Used by the trend, compare, anomaly and correlation operators.
+Pure: math and numpy only. Used by the trend, compare and correlation operators.
 """
 
 from __future__ import annotations
@@ -83,6 +83,17 @@ def _lbeta(a: float, b: float) -> float:
     return math.lgamma(b) + diff
 
 
+def _lentz(aa: float, c: float, d: float) -> tuple[float, float]:
+    """One modified-Lentz step of a continued fraction with partial numerator ``aa``: new (c, 1/d)."""
+    d = 1.0 + aa * d
+    if abs(d) < _FPMIN:
+        d = _FPMIN
+    c = 1.0 + aa / c
+    if abs(c) < _FPMIN:
+        c = _FPMIN
+    return c, 1.0 / d
+
+
 def _betacf(a: float, b: float, x: float, xc: float) -> float:
     """The continued fraction of the incomplete beta function (modified Lentz)."""
     qab, qap, qam = a + b, a + 1.0, a - 1.0
@@ -94,23 +105,9 @@ def _betacf(a: float, b: float, x: float, xc: float) -> float:
     h = d
     for m in range(1, _MAX_ITER + 1):
         m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        if abs(d) < _FPMIN:
-            d = _FPMIN
-        c = 1.0 + aa / c
-        if abs(c) < _FPMIN:
-            c = _FPMIN
-        d = 1.0 / d
+        c, d = _lentz(m * (b - m) * x / ((qam + m2) * (a + m2)), c, d)
         h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        if abs(d) < _FPMIN:
-            d = _FPMIN
-        c = 1.0 + aa / c
-        if abs(c) < _FPMIN:
-            c = _FPMIN
-        d = 1.0 / d
+        c, d = _lentz(-(a + m) * (qab + m) * x / ((a + m2) * (qap + m2)), c, d)
         step = d * c
         h *= step
         if abs(step - 1.0) < _EPS:

@@ -57,7 +57,6 @@ EVENT_COLUMNS: tuple[str, ...] = (
     "content_hash",
     "imported_at",
 )
-_POSITION = {k: i for i, k in enumerate(WELL_KNOWN_KEYS)}
 _N_TYPED = len(WELL_KNOWN_KEYS)
 _AS_IS, _AS_INT, _AS_REAL, _AS_PROMOTION = range(4)
 #: well-known stats key -> (position among the typed columns, how its value is stored)
@@ -210,10 +209,7 @@ def _utc_text_of(value: str, dt: datetime) -> str:
 def build(checked: CheckedEvent, line: int, local: LocalTime, imported_at: str) -> EventRows:
     """All rows of one checked event (raises :class:`LineRejected` for content SQLite cannot hold)."""
     obj = checked.obj
-    try:
-        digest = hashlib.sha256(orjson.dumps(obj, option=orjson.OPT_SORT_KEYS)).hexdigest()
-    except (orjson.JSONEncodeError, TypeError):
-        digest = content_hash(obj)
+    digest = content_hash(obj)
     ts = checked.ts
     epoch = ts.timestamp()
     stats: dict[str, Any] | None = obj.get("stats")

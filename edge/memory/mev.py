@@ -193,7 +193,6 @@ def parse_timestamp(value: str, field: str) -> datetime:
 
 # -- the fast accepting check ----------------------------------------------------------------------
 
-_REQUIRED_SET = frozenset(REQUIRED_KEYS)
 _REL_KEY_SET = frozenset(("head", "type", "tail"))
 #: every valid ``modality`` value (non-empty, no repeats) as a tuple: one set lookup checks it
 _VALID_MODALITIES = frozenset(
@@ -205,6 +204,19 @@ _RFC3339_MATCH = _RFC3339.fullmatch
 _known_store_ids: set[str] = set()
 _known_event_types: set[str] = set()
 _KNOWN_LIMIT = 4096
+
+
+def _remember(value: str, pattern: re.Pattern[str], known: set[str]) -> bool:
+    """Whether ``value`` matches ``pattern``; a match is remembered in ``known`` (bounded) so the
+    next line with the same store id or event type skips the regex."""
+    if pattern.fullmatch(value) is None:
+        return False
+    if len(known) >= _KNOWN_LIMIT:
+        known.clear()
+    known.add(value)
+    return True
+
+
 #: orjson reads integers beyond 64 bits as floats; floats this large take the full path
 _FLOAT_LIMIT = 9.2e18
 
@@ -277,20 +289,12 @@ def _fast_ok(obj: Any) -> bool:
         return False
     if type(sid) is not str:
         return False
-    if sid not in _known_store_ids:
-        if _STORE_ID.fullmatch(sid) is None:
-            return False
-        if len(_known_store_ids) >= _KNOWN_LIMIT:
-            _known_store_ids.clear()
-        _known_store_ids.add(sid)
+    if sid not in _known_store_ids and not _remember(sid, _STORE_ID, _known_store_ids):
+        return False
     if type(etype) is not str:
         return False
-    if etype not in _known_event_types:
-        if _EVENT_TYPE.fullmatch(etype) is None:
-            return False
-        if len(_known_event_types) >= _KNOWN_LIMIT:
-            _known_event_types.clear()
-        _known_event_types.add(etype)
+    if etype not in _known_event_types and not _remember(etype, _EVENT_TYPE, _known_event_types):
+        return False
     if type(ts) is not str or _RFC3339_MATCH(ts) is None:
         return False
     if type(mod) is not list:
@@ -526,6 +530,11 @@ def check_object(obj: Any) -> CheckedEvent:
     """
     if _fast_ok(obj):
         return _checked(obj)
+    return _check_slow(obj)
+
+
+def _check_slow(obj: Any) -> CheckedEvent:
+    """What :func:`check_object` does once :func:`_fast_ok` declined ``obj``."""
     reasons = schema_reasons(obj)
     if reasons:
         raise LineRejected("; ".join(reasons))
@@ -547,5 +556,5 @@ def check_line(line: str) -> CheckedEvent:
             if _fast_ok(obj):
                 return _checked(obj)
             if not _may_hold_long_int(obj):  # parse_line would give the same object
-                return check_object(obj)
+                return _check_slow(obj)
     return check_object(parse_line(line))

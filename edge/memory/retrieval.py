@@ -30,6 +30,7 @@ import json
 import logging
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -41,6 +42,7 @@ from edge.analysis.source import EventFilter, EventRow, Scalar
 from edge.errors import UsageError
 from edge.memory.filters import Sql, attribute_postings, compile_filter
 from edge.memory.migrations import WELL_KNOWN_STATS
+from edge.memory.source_sql import rows_by_id
 from edge.memory.vector_index import Snapshot, VectorIndex, dot, index_for
 
 logger = logging.getLogger(__name__)
@@ -362,52 +364,17 @@ def _epochs(conn: apsw.Connection, ids: np.ndarray) -> np.ndarray:
 # -- results ---------------------------------------------------------------------------------------
 
 
-#: the result events as one JSON array (parsed by one ``json.loads``): per event its rowid, event_id,
-#: ts, type, store, text, stats object and raw_refs in order (``{}``: the id placeholders)
-_FETCH_SQL = (
-    "SELECT json_group_array(json_array(e.id, e.event_id, e.ts, e.event_type, e.store_id, e.text, "
-    "json(coalesce(e.stats_json, '{{}}')), "
-    "json((SELECT json_group_array(r.ref ORDER BY r.seq) FROM raw_refs AS r WHERE r.event_rowid = e.id)))) "
-    "FROM events AS e WHERE e.id IN ({})"
-)
-#: ids bound per statement (SQLite's default limit on host parameters is far above)
-_FETCH_CHUNK = 500
-
-
 def _fetch(
     conn: apsw.Connection, rowids: np.ndarray, meta: dict[int, tuple[float, float, float]]
 ) -> list[EventRow]:
-    """EventRows for ``rowids`` in that order (rowids no longer present are skipped)."""
-    if rowids.shape[0] == 0:
-        return []
-    ids = [int(r) for r in rowids]
-    found: dict[int, list[Any]] = {}
-    for at in range(0, len(ids), _FETCH_CHUNK):  # one statement per chunk, ids bound (never spliced)
-        part = ids[at : at + _FETCH_CHUNK]
-        row = conn.execute(_FETCH_SQL.format(",".join("?" * len(part))), part).fetchone()
-        for ev in json.loads(row[0]) if row and row[0] else ():
-            found[int(ev[0])] = ev
+    """Scored EventRows for ``rowids`` in that order (rowids no longer present are skipped)."""
+    rows = rows_by_id(conn, rowids.tolist())
     out: list[EventRow] = []
-    for rid in ids:
-        ev = found.get(rid)
-        if ev is None:
-            continue
-        score, cos, attr = meta[rid]
-        stats = ev[6]
-        out.append(
-            EventRow(
-                event_id=ev[1],
-                timestamp=ev[2],
-                event_type=ev[3],
-                store_id=ev[4],
-                raw_ref=tuple(ev[7]),
-                text=ev[5],
-                score=round(score, 6),
-                cosine=round(cos, 6),
-                attr_match=round(attr, 6),
-                stats=stats if isinstance(stats, dict) else {},
-            )
-        )
+    for rid in rowids.tolist():
+        row = rows.get(rid)
+        if row is not None:
+            score, cos, attr = meta[rid]
+            out.append(replace(row, score=round(score, 6), cosine=round(cos, 6), attr_match=round(attr, 6)))
     return out
 
 

@@ -62,6 +62,9 @@ from edge.memory.filters import (
 
 logger = logging.getLogger(__name__)
 
+#: an event whose speech emotion counts as negative (the ``negative_share`` component)
+NEGATIVE_EMOTION = "lower(e.speech_emotion) IN ('negative', 'angry')"
+
 TABLE = "rollup_hourly"
 #: the same rows summed over product categories (a sixth of the rows): every question that neither
 #: groups nor filters by product category reads this one
@@ -110,8 +113,6 @@ MEASURES: tuple[str, ...] = (
 #: a refresh that would re-aggregate more days than this share of the rollup rebuilds it whole
 _FULL_REBUILD_SHARE = 0.5
 
-_NEG = "lower(e.speech_emotion) IN ('negative', 'angry')"
-
 
 @dataclass(frozen=True)
 class State:
@@ -139,9 +140,10 @@ def state(conn: Any) -> State | None:
     return State(int(row[0]), bool(row[1]), float(row[2]), int(row[3]))
 
 
-def is_fresh(conn: Any) -> bool:
-    """True when the rollup holds every event (nothing to refresh)."""
-    st = state(conn)
+def is_fresh(conn: Any, st: State | None = None) -> bool:
+    """True when the rollup (whose state ``st`` the caller may already have read) holds every
+    event (nothing to refresh)."""
+    st = state(conn) if st is None else st
     if st is None or st.stale:
         return False
     (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone() or (0,)
@@ -322,7 +324,7 @@ def _insert_rows(conn: Any, flt: EventFilter, scope: Sql = _ALL) -> None:
         Sql("total(e.queue_length * e.queue_length)"),
         Sql("count(e.queue_length)"),
         Sql("count(e.speech_emotion)"),
-        Sql(f"sum(CASE WHEN {_NEG} THEN 1 ELSE 0 END)"),
+        Sql(f"sum(CASE WHEN {NEGATIVE_EMOTION} THEN 1 ELSE 0 END)"),
         Sql(
             f"count(DISTINCT CASE WHEN {purchase} AND NOT {split} THEN e.bill_id END)"
             f" + sum({purchase} AND e.bill_id IS NULL)"

@@ -43,7 +43,6 @@ from edge.memory.migrations import WELL_KNOWN_STATS
 
 logger = logging.getLogger(__name__)
 
-_NEG = "lower(e.speech_emotion) IN ('negative', 'angry')"
 
 #: component -> (SQL aggregate over ``events AS e``, the event types it is about or None for all)
 COMPONENT_SQL: dict[str, tuple[str, tuple[str, ...] | None]] = {
@@ -86,7 +85,7 @@ COMPONENT_SQL: dict[str, tuple[str, tuple[str, ...] | None]] = {
     ),
     "complaints": ("sum(e.event_type = 'complaint')", ("complaint",)),
     "emotion_n": ("count(e.speech_emotion)", None),
-    "negative_n": (f"sum(CASE WHEN {_NEG} THEN 1 ELSE 0 END)", None),
+    "negative_n": (f"sum(CASE WHEN {rollup.NEGATIVE_EMOTION} THEN 1 ELSE 0 END)", None),
     "staff_error_n": ("sum(e.event_type = 'staff_error')", ("staff_error",)),
     "staff_op_n": ("sum(e.event_type = 'staff_operation')", ("staff_operation",)),
     "days": ("count(DISTINCT e.store_id || '|' || e.local_date)", None),
@@ -132,14 +131,16 @@ class SqlEventSource:
         if not self.use_rollup:
             return None
         with self.store.read() as conn:
-            if rollup.is_fresh(conn):
-                return rollup.state(conn)
-            if rollup.state(conn) is None:
+            st = rollup.state(conn)
+            if st is None:
                 return None  # a memory from before migration 0005 opened read-only
+            if rollup.is_fresh(conn, st):
+                return st
         if not self._refresh():
             return None
         with self.store.read() as conn:
-            return rollup.state(conn) if rollup.is_fresh(conn) else None
+            st = rollup.state(conn)
+            return st if st is not None and rollup.is_fresh(conn, st) else None
 
     def _refresh(self) -> bool:
         writer = getattr(self.store, "writer", None)
@@ -446,7 +447,7 @@ class SqlEventSource:
                         cite = (lo, hi) if cnt < lim else ((lo,) if rn == 1 else (hi,))
                         ids.extend(x for x in cite if x not in ids)
                 picked = {i: _spread(ids, requests[i][2]) for i, ids in picked.items()}
-                rows_of = _rows_by_rowid(conn, [x for ids in picked.values() for x in ids])
+                rows_of = rows_by_id(conn, [x for ids in picked.values() for x in ids])
                 for i, ids in picked.items():
                     evs = [rows_of[x] for x in ids if x in rows_of]
                     out[i] = sorted(evs, key=lambda e: e.timestamp, reverse=True)
@@ -610,47 +611,40 @@ def _spread(ids: Sequence[int], limit: int) -> list[int]:
     return [ids[(i * (len(ids) - 1)) // (limit - 1)] for i in range(limit)]
 
 
-def _rows_by_rowid(conn: Any, ids: Sequence[int]) -> dict[int, EventRow]:
-    rows = fetch_rows(conn, ids)
-    got = {
-        int(r[0]): str(r[1])
-        for r in conn.execute(
-            "SELECT id, event_id FROM events WHERE id IN (SELECT value FROM json_each(?))",
-            (json.dumps([int(i) for i in ids]),),
-        )
-    }
-    by_event = {r.event_id: r for r in rows}
-    return {i: by_event[e] for i, e in got.items() if e in by_event}
+#: the result events as one JSON array (parsed by one ``json.loads``): per event its rowid, event_id,
+#: ts, type, store, text, stats object and raw_refs in order (``{}``: the id placeholders)
+_FETCH_SQL = (
+    "SELECT json_group_array(json_array(e.id, e.event_id, e.ts, e.event_type, e.store_id, e.text, "
+    "json(coalesce(e.stats_json, '{{}}')), "
+    "json((SELECT json_group_array(r.ref ORDER BY r.seq) FROM raw_refs AS r WHERE r.event_rowid = e.id)))) "
+    "FROM events AS e WHERE e.id IN ({})"
+)
+#: ids bound per statement (SQLite's default limit on host parameters is far above)
+_FETCH_CHUNK = 500
+
+
+def rows_by_id(conn: Any, ids: Sequence[int]) -> dict[int, EventRow]:
+    """EventRows (without scores) of the events with these ``events.id`` values, by id (ids no
+    longer present are missing): one statement per 500 ids, ids bound, one ``json.loads`` each."""
+    found: dict[int, EventRow] = {}
+    wanted = [int(i) for i in ids]
+    for at in range(0, len(wanted), _FETCH_CHUNK):
+        part = wanted[at : at + _FETCH_CHUNK]
+        row = conn.execute(_FETCH_SQL.format(",".join("?" * len(part))), part).fetchone()
+        for ev in json.loads(row[0]) if row and row[0] else ():
+            found[int(ev[0])] = EventRow(
+                event_id=ev[1],
+                timestamp=ev[2],
+                event_type=ev[3],
+                store_id=ev[4],
+                raw_ref=tuple(ev[7] or ()),
+                text=ev[5],
+                stats=ev[6] if isinstance(ev[6], dict) else {},
+            )
+    return found
 
 
 def fetch_rows(conn: Any, ids: Sequence[int]) -> list[EventRow]:
     """EventRows for events.id values, in the order given (missing ids are skipped)."""
-    if not ids:
-        return []
-    arr = json.dumps([int(i) for i in ids])
-    rows = {
-        int(r[0]): r
-        for r in conn.execute(
-            "SELECT e.id, e.event_id, e.ts, e.event_type, e.store_id, e.text, e.stats_json, "
-            "(SELECT json_group_array(ref) FROM (SELECT ref FROM raw_refs WHERE event_rowid = e.id ORDER BY seq)) "
-            "FROM events AS e WHERE e.id IN (SELECT value FROM json_each(?))",
-            (arr,),
-        )
-    }
-    out: list[EventRow] = []
-    for i in ids:
-        r = rows.get(int(i))
-        if r is None:
-            continue
-        out.append(
-            EventRow(
-                event_id=str(r[1]),
-                timestamp=str(r[2]),
-                event_type=str(r[3]),
-                store_id=str(r[4]),
-                raw_ref=tuple(json.loads(r[7] or "[]")),
-                text=r[5],
-                stats=json.loads(r[6] or "{}"),
-            )
-        )
-    return out
+    rows = rows_by_id(conn, ids)
+    return [rows[int(i)] for i in ids if int(i) in rows]

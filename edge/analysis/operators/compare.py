@@ -10,7 +10,6 @@ the registry; called by the engine.
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -267,17 +266,10 @@ class CompareOperator(Operator):
                 )  # = ttest_ind_from_stats(equal_var=False)
                 return safe_float(res.pvalue), "ttest_ind_from_stats"
             if metric in ("dwell_time", "queue_length"):
-                pre = "dwell" if metric == "dwell_time" else "queue"
-                ms = []
-                for t in (a, b):
-                    c = totals[t]
-                    n = c.get(f"{pre}_n", 0.0)
-                    if n < 2:
-                        return None, "ttest_ind_from_stats"
-                    mean = c[f"{pre}_sum"] / n
-                    var = max(0.0, (c[f"{pre}_sq"] - n * mean * mean) / (n - 1))
-                    ms.append((mean, math.sqrt(var), n))
-                res = stats_fast.welch_from_stats(*ms[0], *ms[1])  # = ttest_ind_from_stats(equal_var=False)
+                ma_, mb_ = M.moments(totals[a], metric), M.moments(totals[b], metric)
+                if ma_ is None or mb_ is None:
+                    return None, "ttest_ind_from_stats"
+                res = stats_fast.welch_from_stats(*ma_, *mb_)  # = ttest_ind_from_stats(equal_var=False)
                 return safe_float(res.pvalue), "ttest_ind_from_stats"
             from scipy import stats  # chi-square only: imported when a proportion is compared
 
