@@ -7,7 +7,7 @@ import struct
 
 import numpy as np
 
-from edge.encoders.whisper import _byte_decoder
+from edge.encoders.base import byte_decoder
 from edge.encoders.whisper_ct2 import read_ct2
 
 
@@ -36,7 +36,7 @@ def test_read_ct2_v6_variables_and_aliases() -> None:
 
 
 def test_byte_level_tokens_decode_to_utf8() -> None:
-    dec = _byte_decoder()
+    dec = byte_decoder()
     enc = {v: k for k, v in dec.items()}
     text = "你好 store"
     tokens = "".join(enc[b] for b in text.encode("utf-8"))

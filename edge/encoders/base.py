@@ -159,3 +159,24 @@ def bytes_to_unicode() -> dict[int, str]:
             cs.append(256 + n)
             n += 1
     return {b: chr(c) for b, c in zip(bs, cs, strict=True)}
+
+
+@lru_cache(maxsize=1)
+def byte_decoder() -> dict[str, int]:
+    """:func:`bytes_to_unicode` reversed: the byte each printable character stands for."""
+    return {c: b for b, c in bytes_to_unicode().items()}
+
+
+def ort_sessions(
+    folder: Path, files: Sequence[str], providers: Sequence[str], engine_cache_dir: Path, threads: int = 0
+) -> list[Any]:
+    """ONNX Runtime sessions for ``files`` in ``folder``, all on :func:`provider_chain` with full graph
+    optimisation (and ``threads`` intra-op threads when > 0)."""
+    import onnxruntime as ort
+
+    chain = provider_chain(providers, engine_cache_dir)
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if threads > 0:
+        options.intra_op_num_threads = int(threads)
+    return [ort.InferenceSession(str(folder / f), options, providers=chain) for f in files]

@@ -45,9 +45,10 @@ from edge.encoders.base import (
     DEFAULT_PROVIDERS,
     Encoder,
     ImageText,
+    byte_decoder,
     bytes_to_unicode,
     l2_normalize,
-    provider_chain,
+    ort_sessions,
     register,
 )
 from edge.errors import ModelMissingError
@@ -102,7 +103,7 @@ class ClipTokenizer:
         self.eot = self.encoder[EOT]
         self.pad = int(pad_token)
         self.byte_encoder = bytes_to_unicode()
-        self.byte_decoder = {c: b for b, c in self.byte_encoder.items()}
+        self.byte_decoder = byte_decoder()
         self._cache: dict[str, str] = {SOT: SOT, EOT: EOT}
         self._lock = threading.Lock()
         self._pat = regex.compile(
@@ -235,7 +236,6 @@ class ClipEncoder(Encoder):
         threads: int = 0,
         **_: Any,
     ) -> None:
-        import onnxruntime as ort
 
         folder = Path(model_dir).expanduser() if model_dir else default_folder(models_dir)
         need = ("image.onnx", "text.onnx", "vocab.json", "merges.txt", "config.json")
@@ -261,13 +261,9 @@ class ClipEncoder(Encoder):
             if want is not None and int(want) != got:
                 raise ModelMissingError(f"{folder}/config.json says {name} {want}, vocab.json has {got}")
         engines = Path(engine_cache_dir).expanduser() if engine_cache_dir else folder / "trt_engines"
-        chain = provider_chain(providers, engines)
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        if threads > 0:
-            options.intra_op_num_threads = int(threads)
-        self._image = ort.InferenceSession(str(folder / "image.onnx"), options, providers=chain)
-        self._text = ort.InferenceSession(str(folder / "text.onnx"), options, providers=chain)
+        self._image, self._text = ort_sessions(
+            folder, ("image.onnx", "text.onnx"), providers, engines, threads
+        )
         self._image_in = self._image.get_inputs()[0].name
         self._text_in = self._text.get_inputs()[0].name
         self._image_out = self._image.get_outputs()[0].name

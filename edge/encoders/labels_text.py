@@ -25,8 +25,6 @@ the daemon's video worker.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.resources
 import logging
 import threading
 from collections.abc import Sequence
@@ -74,19 +72,9 @@ def _interpreter_class() -> Any:
 
 
 def _labels_path() -> Path:
-    e = entry(CLASSIFIER_KEY)
-    res = str(e.raw.get("labels_resource", ""))
-    top, _, rest = res.partition("/")
-    try:
-        path = Path(str(importlib.resources.files(top).joinpath(rest)))
-    except ModuleNotFoundError:
-        path = Path("/nonexistent")
-    if not path.is_file():
-        raise ModelMissingError(f"ImageNet labels are not installed ({res})", hint=e.install)
-    want = e.raw.get("labels_sha256")
-    if want and hashlib.sha256(path.read_bytes()).hexdigest() != want:
-        raise ModelMissingError(f"{path} does not match its sha256 in models/manifest.toml", hint=e.install)
-    return path
+    return resource_path(
+        CLASSIFIER_KEY, field="labels_resource", sha_field="labels_sha256", what="ImageNet labels"
+    )
 
 
 class ImageNetClassifier:

@@ -67,27 +67,37 @@ def _sha256(path: str, size: int, mtime: float) -> str:
     return h.hexdigest()
 
 
-def resource_path(key: str, *, verify: bool = True) -> Path:
-    """The installed file of a package-shipped model, checked against its sha256."""
+def resource_path(
+    key: str,
+    *,
+    verify: bool = True,
+    field: str = "resource",
+    sha_field: str = "sha256",
+    what: str = "model file",
+) -> Path:
+    """The installed file of a package-shipped model (or, with ``field``/``sha_field``, another file
+    its manifest entry names, e.g. a labels file), checked against its sha256."""
     e = entry(key)
-    if not e.resource:
-        raise ModelMissingError(f"model {key!r} has no packaged resource in the manifest")
-    top, _, rest = e.resource.partition("/")
+    res = str(e.raw.get(field) or "")
+    if not res:
+        raise ModelMissingError(f"model {key!r} has no packaged {field} in the manifest")
+    top, _, rest = res.partition("/")
     try:
         path = Path(str(importlib.resources.files(top).joinpath(rest)))
     except ModuleNotFoundError:
         path = Path("/nonexistent")
     if not path.is_file():
         raise ModelMissingError(
-            f"model file for {key!r} is not installed ({e.resource})",
+            f"{what} for {key!r} is not installed ({res})",
             hint=e.install or f"install {e.package}",
         )
-    if verify and e.sha256:
+    want = e.raw.get(sha_field)
+    if verify and want:
         st = path.stat()
         digest = _sha256(str(path), st.st_size, st.st_mtime)
-        if digest != e.sha256:
+        if digest != want:
             raise ModelMissingError(
-                f"model file {path} does not match its sha256 in models/manifest.toml",
+                f"{what} {path} does not match its {sha_field} in models/manifest.toml",
                 hint=e.install or "reinstall its package",
             )
     return path

@@ -12,8 +12,6 @@ worker, the image-text stand-in (COCO labels) and the benchmarks.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.resources
 import logging
 import os
 import threading
@@ -32,7 +30,7 @@ from edge.encoders.base import (
     register,
     select_providers,
 )
-from edge.encoders.manifest import entry, resource_path
+from edge.encoders.manifest import resource_path
 from edge.errors import ModelMissingError
 
 logger = logging.getLogger(__name__)
@@ -67,21 +65,7 @@ class Detection:
 
 
 def _config_path(key: str) -> Path:
-    e = entry(key)
-    res = e.raw.get("config_resource")
-    if not res:
-        raise ModelMissingError(f"model {key!r} has no config_resource in models/manifest.toml")
-    top, _, rest = str(res).partition("/")
-    try:
-        path = Path(str(importlib.resources.files(top).joinpath(rest)))
-    except ModuleNotFoundError:
-        path = Path("/nonexistent")
-    if not path.is_file():
-        raise ModelMissingError(f"model config for {key!r} is not installed ({res})", hint=e.install)
-    want = e.raw.get("config_sha256")
-    if want and hashlib.sha256(path.read_bytes()).hexdigest() != want:
-        raise ModelMissingError(f"{path} does not match its sha256 in models/manifest.toml", hint=e.install)
-    return path
+    return resource_path(key, field="config_resource", sha_field="config_sha256", what="model config")
 
 
 ONNX_FILE = "ssd_mobilenet_v2_coco.onnx"

@@ -28,7 +28,6 @@ import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +37,9 @@ from edge.encoders.audio_features import N_SAMPLES, SAMPLE_RATE, log_mel_batch, 
 from edge.encoders.base import (
     DEFAULT_PROVIDERS,
     Encoder,
-    bytes_to_unicode,
+    byte_decoder,
     l2_normalize,
-    provider_chain,
+    ort_sessions,
     register,
 )
 from edge.errors import ModelMissingError
@@ -77,19 +76,13 @@ class Transcript:
     embedding: np.ndarray | None = None
 
 
-@lru_cache(maxsize=1)
-def _byte_decoder() -> dict[str, int]:
-    """GPT-2 byte-level BPE: the printable character standing for each byte, reversed."""
-    return {c: b for b, c in bytes_to_unicode().items()}
-
-
 class ByteBPEDecoder:
     """Token ids -> text from a CTranslate2 ``vocabulary.txt`` (line i is token i)."""
 
     def __init__(self, vocab: list[str], first_special: int) -> None:
         self.vocab = vocab
         self.first_special = first_special
-        self._bytes = _byte_decoder()
+        self._bytes = byte_decoder()
 
     def decode(self, ids: Sequence[int]) -> str:
         pieces = "".join(self.vocab[i] for i in ids if 0 <= i < self.first_special)
@@ -118,8 +111,6 @@ class WhisperSpeechEncoder(Encoder):
         convert: bool = True,
         **_: Any,
     ) -> None:
-        import onnxruntime as ort
-
         from models import export_whisper
 
         self.size = size or self.default_size
@@ -145,13 +136,9 @@ class WhisperSpeechEncoder(Encoder):
         self.language = language
         self.max_new_tokens = max(1, int(max_new_tokens))
         engines = Path(engine_cache_dir) if engine_cache_dir else folder / "trt_engines"
-        chain = provider_chain(providers, engines)
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        if threads > 0:
-            options.intra_op_num_threads = int(threads)
-        self._encoder = ort.InferenceSession(str(folder / "encoder.onnx"), options, providers=chain)
-        self._decoder = ort.InferenceSession(str(folder / "decoder.onnx"), options, providers=chain)
+        self._encoder, self._decoder = ort_sessions(
+            folder, ("encoder.onnx", "decoder.onnx"), providers, engines, threads
+        )
         self._providers = list(self._encoder.get_providers())
         self._n_layers = int(self.meta["decoder_layers"])
         self._enc_out = [o.name for o in self._encoder.get_outputs()]

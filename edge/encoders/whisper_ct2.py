@@ -26,8 +26,7 @@ import numpy as np
 from scipy.special import erf
 
 from edge.encoders.audio_features import SAMPLE_RATE, log_mel
-from edge.encoders.base import Encoder, l2_normalize, register
-from edge.encoders.whisper import _byte_decoder
+from edge.encoders.base import Encoder, byte_decoder, l2_normalize, register
 from edge.errors import ModelMissingError
 
 logger = logging.getLogger(__name__)
@@ -122,7 +121,7 @@ class WhisperCt2Numpy(Encoder):
         self.n_mels = self.w["encoder/conv1/weight"].shape[1]
         vocab = (folder / "vocabulary.txt").read_text(encoding="utf-8").split("\n")
         self.vocab = vocab
-        self.byte_decoder = _byte_decoder()
+        self.byte_decoder = byte_decoder()
         self.language = language
         self.max_tokens = max_tokens
         self._lock = threading.Lock()

@@ -22,8 +22,6 @@ from dataclasses import dataclass
 import numpy as np
 
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s*|\n+")
-#: scripts written without spaces between words
-_NO_SPACE_LANGS = ("zh", "ja", "ko", "yue")
 
 
 @dataclass(frozen=True)
@@ -88,7 +86,11 @@ def consecutive_cosines(vectors: np.ndarray) -> list[float]:
 def topic_cuts(vectors: np.ndarray, threshold: float) -> list[int]:
     """Indices ``i`` such that a new topic starts at chunk ``i`` (cosine with chunk ``i-1`` below
     ``threshold``)."""
-    return [i + 1 for i, c in enumerate(consecutive_cosines(vectors)) if c < threshold]
+    return _cuts(consecutive_cosines(vectors), threshold)
+
+
+def _cuts(cosines: Sequence[float], threshold: float) -> list[int]:
+    return [i + 1 for i, c in enumerate(cosines) if c < threshold]
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,6 @@ class TopicGroup:
     (1.0 for a single chunk), ``cut_cosine`` the cosine to the group before it (None for the first)."""
 
     chunks: tuple[TopicChunk, ...]
-    first: int
     min_cosine: float
     cut_cosine: float | None
 
@@ -125,20 +126,17 @@ def topic_groups(chunks: Sequence[TopicChunk], vectors: np.ndarray, threshold: f
     if not chunks:
         return []
     cos = consecutive_cosines(vectors)
+    bounds = [0, *_cuts(cos, threshold), len(chunks)]
     groups: list[TopicGroup] = []
-    start = 0
-    for i in range(1, len(chunks) + 1):
-        if i == len(chunks) or cos[i - 1] < threshold:
-            inner = cos[start : i - 1]
-            groups.append(
-                TopicGroup(
-                    chunks=tuple(chunks[start:i]),
-                    first=start,
-                    min_cosine=round(min(inner), 4) if inner else 1.0,
-                    cut_cosine=round(cos[start - 1], 4) if start > 0 else None,
-                )
+    for start, end in zip(bounds, bounds[1:], strict=False):
+        inner = cos[start : end - 1]
+        groups.append(
+            TopicGroup(
+                chunks=tuple(chunks[start:end]),
+                min_cosine=round(min(inner), 4) if inner else 1.0,
+                cut_cosine=round(cos[start - 1], 4) if start > 0 else None,
             )
-            start = i
+        )
     return groups
 
 
