@@ -420,19 +420,13 @@ class AudioWorker(_Worker):
             return [(seg, transcript, None, {})]
         sc = self.cfg.segmentation
         chunks = split_sentences(transcript, 0.0, seg.duration, min_chars=sc.topic_min_chunk)
-        if len(chunks) < 2:
-            vec = self.text_encoder.encode([transcript])[0]
-            return [(seg, transcript, vec, self._continuity(vec, vec, seg.start_ts, seg.end_ts))]
-        chunk_vecs = self.text_encoder.encode([c.text for c in chunks])
-        threshold = sc.topic_cosine_threshold
-        groups = topic_groups(chunks, chunk_vecs, threshold if threshold > 0 else -2.0)
-        if len(groups) == 1:
-            vec = self.text_encoder.encode([transcript])[0]
-            first, last = chunk_vecs[0], chunk_vecs[-1]
-            return [(seg, transcript, vec, self._continuity(first, last, seg.start_ts, seg.end_ts))]
-        group_vecs = self.text_encoder.encode([g.text for g in groups])
-        cont = self._continuity(chunk_vecs[0], chunk_vecs[-1], seg.start_ts, seg.end_ts)
-        parts: list[tuple[SpeechSegment, str | None, Any, dict[str, Any]]] = []
+        groups = []
+        cont: dict[str, Any] = {}
+        if len(chunks) >= 2:
+            chunk_vecs = self.text_encoder.encode([c.text for c in chunks])
+            threshold = sc.topic_cosine_threshold
+            groups = topic_groups(chunks, chunk_vecs, threshold if threshold > 0 else -2.0)
+            cont = self._continuity(chunk_vecs[0], chunk_vecs[-1], seg.start_ts, seg.end_ts)
         rate = seg.sample_rate
         last_k = len(groups) - 1
         bounds = [
@@ -442,9 +436,14 @@ class AudioWorker(_Worker):
             )
             for k, g in enumerate(groups)
         ]
-        if any(hi - lo < 0.25 * rate for lo, hi in bounds):  # a sliver of audio: keep it whole
+        # one topic, or a part that would be a sliver of audio: the segment stays whole
+        if len(groups) < 2 or any(hi - lo < 0.25 * rate for lo, hi in bounds):
             vec = self.text_encoder.encode([transcript])[0]
+            if len(chunks) < 2:
+                cont = self._continuity(vec, vec, seg.start_ts, seg.end_ts)
             return [(seg, transcript, vec, cont)]
+        group_vecs = self.text_encoder.encode([g.text for g in groups])
+        parts: list[tuple[SpeechSegment, str | None, Any, dict[str, Any]]] = []
         self.topic_cuts += len(groups) - 1
         logger.info(
             "%s: %.1f s of speech cut at %d topic shifts (cosine %s)",

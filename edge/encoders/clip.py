@@ -261,14 +261,14 @@ class ClipEncoder(Encoder):
             if want is not None and int(want) != got:
                 raise ModelMissingError(f"{folder}/config.json says {name} {want}, vocab.json has {got}")
         engines = Path(engine_cache_dir).expanduser() if engine_cache_dir else folder / "trt_engines"
-        self._image, self._text = ort_sessions(
-            folder, ("image.onnx", "text.onnx"), providers, engines, threads
-        )
-        self._image_in = self._image.get_inputs()[0].name
+        # the text tower now; the image tower on the first frame (a text query never loads it)
+        self._image_args = (folder, ("image.onnx",), tuple(providers), engines, threads)
+        self._image: Any = None
+        self._image_lock = threading.Lock()
+        (self._text,) = ort_sessions(folder, ("text.onnx",), providers, engines, threads)
         self._text_in = self._text.get_inputs()[0].name
-        self._image_out = self._image.get_outputs()[0].name
         self._text_out = self._text.get_outputs()[0].name
-        self._providers = list(self._image.get_providers())
+        self._providers = list(self._text.get_providers())
         self._batch = max(1, int(batch_size))
         logger.info(
             "image-text encoder %s (%d-d, %d px) loaded from %s; providers %s",
@@ -283,6 +283,12 @@ class ClipEncoder(Encoder):
     def providers(self) -> list[str]:
         return list(self._providers)
 
+    def _image_tower(self) -> Any:
+        with self._image_lock:
+            if self._image is None:
+                (self._image,) = ort_sessions(*self._image_args)
+            return self._image
+
     def encode(self, items: Sequence[Any]) -> np.ndarray:
         """Unit-norm image vectors of BGR uint8 frames."""
         images = list(items)
@@ -291,7 +297,8 @@ class ClipEncoder(Encoder):
         out = []
         for i in range(0, len(images), self._batch):
             x = preprocess(images[i : i + self._batch], self.image_size, self.mean, self.std)
-            (y,) = self._image.run([self._image_out], {self._image_in: x})
+            image = self._image_tower()
+            (y,) = image.run([image.get_outputs()[0].name], {image.get_inputs()[0].name: x})
             out.append(np.asarray(y, dtype=np.float32))
         return l2_normalize(np.concatenate(out, axis=0))
 
