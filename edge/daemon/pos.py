@@ -141,13 +141,25 @@ class TailState:
             return None
 
 
+def _complete_lines(data: bytes, start: int) -> tuple[list[tuple[int, bytes]], int]:
+    """The complete lines of ``data`` (read from byte ``start``) as (offset, bytes without the
+    newline), and the offset just past the last of them."""
+    lines: list[tuple[int, bytes]] = []
+    pos = start
+    end = data.rfind(b"\n")
+    for raw in data[: end + 1].split(b"\n")[:-1] if end >= 0 else ():
+        lines.append((pos, raw))
+        pos += len(raw) + 1
+    return lines, pos
+
+
 class JsonlTail:
     """``tail -F`` over one JSON Lines file: :meth:`read` returns the complete lines appended since
     the last call (each with its byte offset) and advances :attr:`state` past them."""
 
     def __init__(self, path: Path, state: TailState | None = None) -> None:
         self.path = path
-        self.state = state
+        self._saved = state
         self.rotations = 0
         self.truncations = 0
         self._f: BinaryIO | None = None
@@ -155,6 +167,12 @@ class JsonlTail:
         self._offset = 0
         self._resume = state
         self._carry: list[tuple[int, bytes]] = []
+
+    @property
+    def state(self) -> TailState | None:
+        """Where reading stands: the open file's inode and the offset past the last complete line
+        returned (before the file is opened: the saved state it resumes from)."""
+        return self._saved if self._inode is None else TailState(self._inode, self._offset)
 
     def _rest_of_rotated(self, saved: TailState) -> list[tuple[int, bytes]]:
         """Complete lines after ``saved.offset`` in the rotated file (same folder, a name starting
@@ -168,13 +186,9 @@ class JsonlTail:
                     data = f.read()
             except OSError:
                 continue
-            end = data.rfind(b"\n")
-            if end < 0:
+            lines, _ = _complete_lines(data, saved.offset)
+            if not lines:
                 return []
-            lines, pos = [], saved.offset
-            for raw in data[: end + 1].split(b"\n")[:-1]:
-                lines.append((pos, raw))
-                pos += len(raw) + 1
             logger.info("POS tail: the rest of %s (rotated while down) from byte %d", cand, saved.offset)
             return lines
         return []
@@ -211,24 +225,13 @@ class JsonlTail:
             else:
                 self._offset = resume.offset
         f.seek(self._offset)
-        self.state = TailState(st.st_ino, self._offset)
         return True
 
     def _read_complete(self) -> list[tuple[int, bytes]]:
         assert self._f is not None
         self._f.seek(self._offset)
-        data = self._f.read()
-        end = data.rfind(b"\n")
-        if end < 0:
-            return []  # nothing, or a partial line still being written
-        lines = []
-        pos = self._offset
-        for raw in data[: end + 1].split(b"\n")[:-1]:
-            lines.append((pos, raw))
-            pos += len(raw) + 1
-        self._offset = pos
-        self.state = TailState(self._inode or 0, pos)
-        return lines
+        lines, self._offset = _complete_lines(self._f.read(), self._offset)
+        return lines  # a partial last line (still being written) waits for its newline
 
     def read(self) -> list[tuple[int, bytes]]:
         """Complete new lines as (byte offset, bytes without the newline)."""
