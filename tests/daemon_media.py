@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import time
 import wave
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -110,3 +113,30 @@ def scene_bounds(scenes: list[tuple[str, float]] = SCENES) -> list[tuple[str, fl
         out.append((name, t, t + seconds))
         t += seconds
     return out
+
+
+class MemorySink:
+    """The daemon's event sink kept in memory (tests read ``events``, ``components``, ``beats``)."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        self.components: dict[str, dict[str, Any]] = {}
+        self.beats = 0
+
+    def write_events(self, events: list[dict[str, Any]]) -> int:
+        self.events += events
+        return len(events)
+
+    def write_components(self, rows: list[dict[str, Any]]) -> None:
+        self.beats += 1
+        for r in rows:
+            self.components[r["name"]] = r
+
+
+def until(pred: Callable[[], bool], what: str, timeout: float = 90.0, poll: float = 0.05) -> None:
+    """Wait for a condition (not a timing assertion: the bound only keeps a broken run from hanging)."""
+    end = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > end:
+            raise AssertionError(f"gave up waiting for {what}")
+        time.sleep(poll)

@@ -17,7 +17,15 @@ from typing import Any
 import cv2
 import jsonschema
 import pytest
-from daemon_media import PEOPLE, SpeechLayout, espeak_available, make_speech_wav, make_video, scene_bounds
+from daemon_media import (
+    PEOPLE,
+    MemorySink,
+    SpeechLayout,
+    espeak_available,
+    make_speech_wav,
+    make_video,
+    scene_bounds,
+)
 
 from edge.cli import main
 from edge.daemon.app import AdammDaemon
@@ -173,22 +181,6 @@ def test_pos_drop_folder_becomes_purchases(replay: dict[str, Any]) -> None:
     assert pos["B3"]["stats"]["product_category"] == "socks"
     drop = replay["drop"]
     assert sorted(p.name for p in (drop / "failed").iterdir()) == ["a.jsonl", "b.csv"]
-
-
-class MemorySink:
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-        self.components: dict[str, dict[str, Any]] = {}
-        self.beats = 0
-
-    def write_events(self, events: list[dict[str, Any]]) -> int:
-        self.events += events
-        return len(events)
-
-    def write_components(self, rows: list[dict[str, Any]]) -> None:
-        self.beats += 1
-        for r in rows:
-            self.components[r["name"]] = r
 
 
 def test_heartbeats_name_every_component(media: dict[str, Any], tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from daemon_media import SCENES, make_video
+from daemon_media import SCENES, MemorySink, make_video
 
 from edge.cli import main
 from edge.daemon.app import AdammDaemon
@@ -211,8 +211,6 @@ def test_chinese_query_finds_the_coffee_scene_in_the_store(
 
 
 def test_image_text_none_adds_nothing(video: Path, tmp_path: Path) -> None:
-    from test_daemon import MemorySink
-
     sink = MemorySink()
     cfg = _config(tmp_path, video, {"encoder": "none"})
     AdammDaemon(cfg, until_eof=True, sink=sink).start()
@@ -223,7 +221,6 @@ def test_image_text_none_adds_nothing(video: Path, tmp_path: Path) -> None:
 def test_clip_in_the_daemon_stores_image_vectors(video: Path, tmp_path: Path) -> None:
     import test_clip
     from test_clip import _write_model
-    from test_daemon import MemorySink
 
     from edge.encoders.clip import ClipTokenizer, vocab_from_merges
 
@@ -247,8 +244,6 @@ def test_clip_in_the_daemon_stores_image_vectors(video: Path, tmp_path: Path) ->
 
 
 def test_clip_without_its_model_folder_stops_the_start(video: Path, tmp_path: Path) -> None:
-    from test_daemon import MemorySink
-
     from edge.errors import ModelMissingError
 
     cfg = _config(tmp_path, video, {"encoder": "clip_vit_b16"})
@@ -313,8 +308,6 @@ def test_search_image_ranks_clip_vectors_by_the_clip_text_tower(
 def test_missing_tflite_runtime_only_warns(
     video: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from test_daemon import MemorySink
-
     import edge.encoders.labels_text as labels_text
     from edge.errors import ModelMissingError
 

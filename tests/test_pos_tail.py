@@ -7,12 +7,11 @@ from __future__ import annotations
 import json
 import os
 import threading
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from daemon_media import until
 
 from edge.daemon.app import AdammDaemon, StoreSink
 from edge.daemon.config import parse_daemon_config
@@ -109,15 +108,6 @@ def _purchases(db: Path) -> list[str]:
         conn.close()
 
 
-def _until(pred: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-    # a wait for a condition, not a timing assertion: the bound only keeps a broken run from hanging
-    end = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > end:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.05)
-
-
 def _start(cfg: Any) -> tuple[AdammDaemon, threading.Thread]:
     daemon = AdammDaemon(cfg)
     t = threading.Thread(target=daemon.start, name="test-daemon", daemon=True)
@@ -134,9 +124,9 @@ def test_live_tail_restart_loses_and_repeats_nothing(tmp_path: Path) -> None:
     db = tmp_path / "store.db"
 
     daemon, t = _start(cfg)
-    _until(lambda: len(_purchases(db)) == 2, "the two lines already in the file")
+    until(lambda: len(_purchases(db)) == 2, "the two lines already in the file")
     append(tail, bill(3) + bill(4) + bill(5)[:9])  # appended while running; B5 half written
-    _until(lambda: len(_purchases(db)) == 4, "the appended lines")
+    until(lambda: len(_purchases(db)) == 4, "the appended lines")
     daemon.request_stop()
     t.join(60)
     assert not t.is_alive()
@@ -153,12 +143,12 @@ def test_live_tail_restart_loses_and_repeats_nothing(tmp_path: Path) -> None:
 
     # a rotation while down: the rest of the rotated file (same inode) first, then the new file
     daemon, t = _start(cfg)
-    _until(lambda: "pos.pos1.B6" in _purchases(db), "the lines left in the rotated file")
+    until(lambda: "pos.pos1.B6" in _purchases(db), "the lines left in the rotated file")
     append(tail, bill(7))
-    _until(lambda: "pos.pos1.B7" in _purchases(db), "a line in the new file")
+    until(lambda: "pos.pos1.B7" in _purchases(db), "a line in the new file")
     tail.rename(tail.with_name("transactions.jsonl.2"))  # rotation while running
     tail.write_text(bill(8), encoding="utf-8")
-    _until(lambda: "pos.pos1.B8" in _purchases(db), "a line after a live rotation")
+    until(lambda: "pos.pos1.B8" in _purchases(db), "a line after a live rotation")
     daemon.request_stop()
     t.join(60)
     ids = _purchases(db)

@@ -11,13 +11,12 @@ import signal
 import socket
 import subprocess
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from daemon_media import make_video
+from daemon_media import MemorySink, make_video, until
 
 from edge.capture.video import open_capture
 from edge.daemon.app import AdammDaemon
@@ -33,15 +32,6 @@ def _free_port(kind: int = socket.SOCK_STREAM) -> int:
     with socket.socket(socket.AF_INET, kind) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def _until(pred: Callable[[], bool], what: str, timeout: float = 90.0) -> None:
-    # a wait for a condition, not a timing assertion: the bound only keeps a broken run from hanging
-    end = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > end:
-            raise AssertionError(f"gave up waiting for {what}")
-        time.sleep(0.1)
 
 
 class RtspServer:
@@ -78,7 +68,7 @@ class RtspServer:
             stderr=subprocess.STDOUT,
         )
         self.procs.append(server)
-        _until(lambda: self._listening(self.source_port), "rtsp-server-perl to listen", 20)
+        until(lambda: self._listening(self.source_port), "rtsp-server-perl to listen", 20)
         publisher = subprocess.Popen(
             [
                 "ffmpeg",
@@ -150,24 +140,12 @@ def _first_frame(url: str, transport: str) -> Any:
 
 
 def test_rtsp_transport_reaches_ffmpeg(server: RtspServer) -> None:
-    _until(lambda: _first_frame(server.url, "udp") is not None, "the first frame over UDP", 30)
+    until(lambda: _first_frame(server.url, "udp") is not None, "the first frame over UDP", 30)
     frame = _first_frame(server.url, "udp")
     assert frame is not None and frame.shape == (480, 640, 3)
     # this server offers no interleaved TCP: a failed open proves the option was applied
     assert _first_frame(server.url, "tcp") is None
     assert "OPENCV_FFMPEG_CAPTURE_OPTIONS" not in os.environ  # set only around the open call
-
-
-class _Sink:
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-
-    def write_events(self, events: list[dict[str, Any]]) -> int:
-        self.events += events
-        return len(events)
-
-    def write_components(self, rows: list[dict[str, Any]]) -> None:
-        pass
 
 
 def test_daemon_reads_rtsp_loses_it_and_reconnects(server: RtspServer, tmp_path: Path) -> None:
@@ -190,19 +168,19 @@ def test_daemon_reads_rtsp_loses_it_and_reconnects(server: RtspServer, tmp_path:
             "merge": {"window_seconds": 0},
         }
     )
-    sink = _Sink()
+    sink = MemorySink()
     daemon = AdammDaemon(cfg, sink=sink)
     t = threading.Thread(target=daemon.start, name="test-daemon", daemon=True)
     t.start()
     try:
-        _until(lambda: bool(daemon.captures), "the camera to start", 30)
+        until(lambda: bool(daemon.captures), "the camera to start", 30)
         cam = daemon.captures[0]
-        _until(lambda: cam.status().get("frames_read", 0) >= 10, "frames from the RTSP stream")
+        until(lambda: cam.status().get("frames_read", 0) >= 10, "frames from the RTSP stream")
         server.stop()  # the stream is lost
-        _until(lambda: cam.status()["reconnects"] >= 1, "the capture to notice the loss")
+        until(lambda: cam.status()["reconnects"] >= 1, "the capture to notice the loss")
         read_before = cam.status()["frames_read"]
         server.start()  # back on the same URL: the capture reconnects on its own
-        _until(lambda: cam.status()["frames_read"] >= read_before + 10, "frames after the reconnect")
+        until(lambda: cam.status()["frames_read"] >= read_before + 10, "frames after the reconnect")
         assert cam.status()["state"] == "running"
     finally:
         daemon.request_stop()

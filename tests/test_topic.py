@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from daemon_media import _espeak, espeak_available
+from daemon_media import MemorySink, _espeak, espeak_available
 
 from edge.daemon.app import AdammDaemon
 from edge.daemon.config import SegmentationConfig, parse_daemon_config
@@ -95,18 +95,6 @@ def test_tracker_compares_segments_of_one_stream() -> None:
         topic_groups([TopicChunk("x", 0, 1), TopicChunk("y", 1, 2)], np.ones((1, 2)), 0.5)
 
 
-class _Sink:
-    def __init__(self) -> None:
-        self.events: list[dict[str, Any]] = []
-
-    def write_events(self, events: list[dict[str, Any]]) -> int:
-        self.events += events
-        return len(events)
-
-    def write_components(self, rows: list[dict[str, Any]]) -> None:
-        pass
-
-
 def test_daemon_cuts_one_utterance_at_the_topic_shift(tmp_path: Path, encoder: Any) -> None:
     if not espeak_available():
         pytest.skip("espeak-ng is not installed (apt-get install espeak-ng)")
@@ -130,7 +118,7 @@ def test_daemon_cuts_one_utterance_at_the_topic_shift(tmp_path: Path, encoder: A
             "speech": {"language": "en"},
         }
     )
-    sink = _Sink()
+    sink = MemorySink()
     AdammDaemon(cfg, until_eof=True, sink=sink).start()
     events = sorted(sink.events, key=lambda e: e["timestamp"])
     assert len(events) == 2, [e.get("text") for e in events]
