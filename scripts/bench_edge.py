@@ -72,14 +72,7 @@ def live_latency(video: Path, tmp: Path, det: Any, speech_model: Any) -> list[tu
         return cam
 
     def mic_frames(_mic: str) -> Any:
-        pcm = read_wav(tmp / "speech.wav", 16000)
-        t = time.monotonic()
-        for i in range(0, len(pcm) - 479, 480):
-            t += 0.03
-            delay = t - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-            yield pcm[i : i + 480]
+        return _paced_frames(read_wav(tmp / "speech.wav", 16000), loop=False)
 
     class LatencySink:
         def __init__(self) -> None:
@@ -137,6 +130,20 @@ def live_latency(video: Path, tmp: Path, det: Any, speech_model: Any) -> list[tu
     return rows
 
 
+def _paced_frames(pcm: Any, loop: bool) -> Any:
+    """A live 'microphone': 30 ms frames of 16 kHz PCM in real time (looped with ``loop``)."""
+    t = time.monotonic()
+    while True:
+        for i in range(0, len(pcm) - 479, 480):
+            t += 0.03
+            delay = t - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            yield pcm[i : i + 480]
+        if not loop:
+            return
+
+
 class _PacedCamera:
     """A live 'camera': the test video decoded at its own 5 fps in real time (looped with ``loop``)."""
 
@@ -185,14 +192,7 @@ def sustained_trial(
     pcm = read_wav(wav, 16000)
 
     def mic_frames(_mic: str) -> Any:
-        t = time.monotonic()
-        while True:
-            for i in range(0, len(pcm) - 479, 480):
-                t += 0.03
-                delay = t - time.monotonic()
-                if delay > 0:
-                    time.sleep(delay)
-                yield pcm[i : i + 480]
+        return _paced_frames(pcm, loop=True)
 
     class CountSink:
         events = 0
