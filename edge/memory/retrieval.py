@@ -30,7 +30,6 @@ import json
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import replace
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -368,14 +367,9 @@ def _fetch(
     conn: apsw.Connection, rowids: np.ndarray, meta: dict[int, tuple[float, float, float]]
 ) -> list[EventRow]:
     """Scored EventRows for ``rowids`` in that order (rowids no longer present are skipped)."""
-    rows = rows_by_id(conn, rowids.tolist())
-    out: list[EventRow] = []
-    for rid in rowids.tolist():
-        row = rows.get(rid)
-        if row is not None:
-            score, cos, attr = meta[rid]
-            out.append(replace(row, score=round(score, 6), cosine=round(cos, 6), attr_match=round(attr, 6)))
-    return out
+    ids = rowids.tolist()
+    rows = rows_by_id(conn, ids, meta)
+    return [rows[i] for i in ids if i in rows]
 
 
 # -- query parsing shared by ``adamm search`` and ``adamm tune`` -------------------------------------

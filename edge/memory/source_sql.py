@@ -21,7 +21,7 @@ import json
 import logging
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -623,15 +623,19 @@ _FETCH_SQL = (
 _FETCH_CHUNK = 500
 
 
-def rows_by_id(conn: Any, ids: Sequence[int]) -> dict[int, EventRow]:
+def rows_by_id(
+    conn: Any, ids: Sequence[int], scores: Mapping[int, tuple[float, float, float]] | None = None
+) -> dict[int, EventRow]:
     """EventRows (without scores) of the events with these ``events.id`` values, by id (ids no
-    longer present are missing): one statement per 500 ids, ids bound, one ``json.loads`` each."""
+    longer present are missing): one statement per 500 ids, ids bound, one ``json.loads`` each.
+    ``scores``: id -> (score, cosine, attr_match) of search hits, rounded into the rows."""
     found: dict[int, EventRow] = {}
     wanted = [int(i) for i in ids]
     for at in range(0, len(wanted), _FETCH_CHUNK):
         part = wanted[at : at + _FETCH_CHUNK]
         row = conn.execute(_FETCH_SQL.format(",".join("?" * len(part))), part).fetchone()
         for ev in json.loads(row[0]) if row and row[0] else ():
+            sc = scores.get(int(ev[0])) if scores else None
             found[int(ev[0])] = EventRow(
                 event_id=ev[1],
                 timestamp=ev[2],
@@ -640,6 +644,9 @@ def rows_by_id(conn: Any, ids: Sequence[int]) -> dict[int, EventRow]:
                 raw_ref=tuple(ev[7] or ()),
                 text=ev[5],
                 stats=ev[6] if isinstance(ev[6], dict) else {},
+                score=round(sc[0], 6) if sc else None,
+                cosine=round(sc[1], 6) if sc else None,
+                attr_match=round(sc[2], 6) if sc else None,
             )
     return found
 
