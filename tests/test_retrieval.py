@@ -180,6 +180,29 @@ def test_results_carry_the_stored_fields(big: Any) -> None:
     assert got[0].store_id == "s1" and got[0].event_type == "type_0"
 
 
+def test_results_carry_stats_and_raw_refs_exactly_as_imported(small: Store) -> None:
+    v = unit(np.random.default_rng(9), 2)
+    stats = {
+        "big": 2**63 - 1,
+        "neg": -(2**63) + 1,
+        "price": 0.1,
+        "flag": False,
+        "note": '大 "x"',
+        "none": None,
+    }
+    refs = [f"file:///media/{n}.mp4" for n in ("c", "a", "b")]  # kept in the order given, not sorted
+    small.import_lines(
+        [
+            json.dumps(mev(0, embedding={"text": v[0].tolist()}, stats=stats, raw_ref=refs)),
+            json.dumps(mev(1, embedding={"text": v[1].tolist()}, text="没有统计")),
+        ]
+    )
+    got = {r.event_id: r for r in hybrid_search(small, None, EventFilter(), 2, query_vector=v[0])}
+    assert got["e000000"].stats == stats and type(got["e000000"].stats["big"]) is int
+    assert got["e000000"].raw_ref == tuple(refs)
+    assert got["e000001"].text == "没有统计" and got["e000001"].raw_ref == ("pos://t1/1",)
+
+
 @pytest.fixture()
 def small(tmp_path: Path) -> Iterator[Store]:
     store = Store.open(str(tmp_path / "small.db"), timezone="UTC", config=AdammConfig())

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import apsw
+import orjson
 
 from edge.analysis.source import (
     COMPONENTS,
@@ -611,12 +612,13 @@ def _spread(ids: Sequence[int], limit: int) -> list[int]:
     return [ids[(i * (len(ids) - 1)) // (limit - 1)] for i in range(limit)]
 
 
-#: the result events as one JSON array (parsed by one ``json.loads``): per event its rowid, event_id,
-#: ts, type, store, text, stats object and raw_refs in order (``{}``: the id placeholders)
+#: the result events, a row each: rowid, event_id, ts, type, store, text, stats JSON and the raw_refs
+#: as a JSON array in ``seq`` order (the ordered subquery reads the primary key in order, so no
+#: sort is needed); ``{}``: the id placeholders
 _FETCH_SQL = (
-    "SELECT json_group_array(json_array(e.id, e.event_id, e.ts, e.event_type, e.store_id, e.text, "
-    "json(coalesce(e.stats_json, '{{}}')), "
-    "json((SELECT json_group_array(r.ref ORDER BY r.seq) FROM raw_refs AS r WHERE r.event_rowid = e.id)))) "
+    "SELECT e.id, e.event_id, e.ts, e.event_type, e.store_id, e.text, e.stats_json, "
+    "(SELECT json_group_array(s.ref) FROM "
+    "(SELECT r.ref FROM raw_refs AS r WHERE r.event_rowid = e.id ORDER BY r.seq) AS s) "
     "FROM events AS e WHERE e.id IN ({})"
 )
 #: ids bound per statement (SQLite's default limit on host parameters is far above)
@@ -627,23 +629,26 @@ def rows_by_id(
     conn: Any, ids: Sequence[int], scores: Mapping[int, tuple[float, float, float]] | None = None
 ) -> dict[int, EventRow]:
     """EventRows (without scores) of the events with these ``events.id`` values, by id (ids no
-    longer present are missing): one statement per 500 ids, ids bound, one ``json.loads`` each.
+    longer present are missing): one statement per 500 ids, ids bound, JSON parsed by orjson.
     ``scores``: id -> (score, cosine, attr_match) of search hits, rounded into the rows."""
     found: dict[int, EventRow] = {}
     wanted = [int(i) for i in ids]
+    loads = orjson.loads  # exact here: import keeps integers within 64 bits
     for at in range(0, len(wanted), _FETCH_CHUNK):
         part = wanted[at : at + _FETCH_CHUNK]
-        row = conn.execute(_FETCH_SQL.format(",".join("?" * len(part))), part).fetchone()
-        for ev in json.loads(row[0]) if row and row[0] else ():
-            sc = scores.get(int(ev[0])) if scores else None
-            found[int(ev[0])] = EventRow(
-                event_id=ev[1],
-                timestamp=ev[2],
-                event_type=ev[3],
-                store_id=ev[4],
-                raw_ref=tuple(ev[7] or ()),
-                text=ev[5],
-                stats=ev[6] if isinstance(ev[6], dict) else {},
+        for rowid, event_id, ts, event_type, store_id, text, stats_json, refs in conn.execute(
+            _FETCH_SQL.format(",".join("?" * len(part))), part
+        ):
+            stats = loads(stats_json) if stats_json else None
+            sc = scores.get(rowid) if scores else None
+            found[rowid] = EventRow(
+                event_id=event_id,
+                timestamp=ts,
+                event_type=event_type,
+                store_id=store_id,
+                raw_ref=tuple(loads(refs)),
+                text=text,
+                stats=stats if isinstance(stats, dict) else {},
                 score=round(sc[0], 6) if sc else None,
                 cosine=round(sc[1], 6) if sc else None,
                 attr_match=round(sc[2], 6) if sc else None,
