@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -42,7 +42,7 @@ from edge.errors import UsageError
 from edge.memory.filters import Sql, attribute_postings, compile_filter
 from edge.memory.migrations import WELL_KNOWN_STATS
 from edge.memory.source_sql import rows_by_id
-from edge.memory.vector_index import Snapshot, VectorIndex, dot, index_for
+from edge.memory.vector_index import Selection, Snapshot, VectorIndex, index_for
 
 logger = logging.getLogger(__name__)
 
@@ -248,17 +248,38 @@ def _unfiltered(
     (fewer vectors than k, so events without vectors fill the list, or rows vanished)."""
     if snap.size < k:
         return None
-    cos = snap.score_all(q)
-    m = min(snap.size, k + _SLACK)
-    cand = np.argpartition(-cos, m - 1)[:m] if m < snap.size else np.arange(snap.size)
-    cand = cand[np.lexsort((-snap.rowids[cand], -cos[cand]))]
-    if cos[cand[k - 1]] < 0:
-        return None  # events without a vector (cosine 0) would outrank these: rank all survivors
-    rowids = snap.rowids[cand]
-    meta = {int(r): (alpha * float(c), float(c), 0.0) for r, c in zip(rowids, cos[cand], strict=True)}
-    rows = _fetch(conn, rowids[:k], meta)
+    return _best_rows(conn, snap.score_all(q), lambda c: snap.rowids[c], k, alpha)
+
+
+def _best_rows(
+    conn: apsw.Connection,
+    cos: np.ndarray,
+    rowids_at: Callable[[np.ndarray], np.ndarray],
+    k: int,
+    alpha: float,
+    missing: int = 0,
+) -> list[EventRow] | None:
+    """The ``k`` best of the rows scored ``cos`` (``rowids_at(i)``: rowids of scored rows ``i``),
+    best first, ties to the newest; None when the general path must run: rows vanished since the
+    sync, or events without a vector (cosine 0; ``missing`` of them survived) would rank."""
+    n = cos.shape[0]
+    m = min(n, k + _SLACK)
+    cand = np.argpartition(cos, n - m)[n - m :] if m < n else np.arange(n)
+    rowids = rowids_at(cand)
+    order = np.lexsort((-rowids, -cos[cand]))
+    best, rowids = cos[cand[order]], rowids[order]
+    if best[k - 1] < 0 or (missing and best[k - 1] <= 0):
+        return None
+
+    def scored(upto: int) -> dict[int, tuple[float, float, float]]:
+        return {
+            int(r): (alpha * float(c), float(c), 0.0)
+            for r, c in zip(rowids[:upto].tolist(), best[:upto].tolist(), strict=True)
+        }
+
+    rows = _fetch(conn, rowids[:k], scored(k))
     if len(rows) < k:  # rows deleted since the sync: look further down the candidates
-        rows = _fetch(conn, rowids, meta)[:k]
+        rows = _fetch(conn, rowids, scored(m))[:k]
     return rows if len(rows) == k else None
 
 
@@ -282,43 +303,28 @@ def _indexed(
     """Top-k over the rows of event-type partitions intersected with attribute postings.
     None when the general path must run (see :func:`_unfiltered`)."""
     snap = index.snapshot(conn)
-    pos: np.ndarray | None = None
-    spans: list[tuple[int, int]] = []
-    tail = np.zeros(0, dtype=np.int64)
+    sel = snap.partition_selection(flt.event_types) if flt.event_types else None
+    pos: np.ndarray | None = None  # sorted positions once an intersection was needed
     missing = 0  # survivors without a vector (they score 0)
-    if flt.event_types:
-        spans, tail = snap.partition_positions(flt.event_types)
-        parts = [np.arange(s, e, dtype=np.int64) for s, e in spans] + [tail]
-        pos = np.concatenate(parts)  # ascending: spans in key order, then the tail
     for key, values in flt.attributes:
         sql = attribute_postings(key, tuple(values))  # validates the key
-        got, lost = index.postings(conn, snap, _postings_key(key, tuple(values)), partial(_rowids, sql))
-        missing += lost
-        pos = got if pos is None else np.intersect1d(pos, got, assume_unique=True)
-    assert pos is not None
-    if pos.shape[0] < k:
+        got = index.postings(conn, snap, _postings_key(key, tuple(values)), partial(_rowids, sql))
+        missing += got.missing
+        if pos is not None:
+            pos = np.intersect1d(pos, got.positions, assume_unique=True)
+        elif sel is not None:
+            pos = np.intersect1d(sel.positions(), got.positions, assume_unique=True)
+        else:
+            sel = got.selection
+    if pos is not None:
+        sel = Selection.of_positions(pos)
+    assert sel is not None
+    if sel.size < k:
         return None
-    if flt.attributes:
-        cos = snap.score_positions(pos, q)
-    else:  # the partitions' slices as they are, without looking for runs
-        cos = np.empty(pos.shape[0], dtype=np.float32)
-        at = 0
-        for s, e in spans:
-            dot(snap.matrix[s:e], q, out=cos[at : at + e - s])
-            at += e - s
-        cos[at:] = snap.score_positions(tail, q)
-    m = min(pos.shape[0], k + _SLACK)
-    cand = np.argpartition(-cos, m - 1)[:m] if m < pos.shape[0] else np.arange(pos.shape[0])
-    rowids_c = snap.rowids[pos[cand]]
-    order = np.lexsort((-rowids_c, -cos[cand]))
-    cand, rowids_c = cand[order], rowids_c[order]
-    if cos[cand[k - 1]] < 0 or (missing and cos[cand[k - 1]] <= 0):
-        return None  # events without a vector (cosine 0) would rank here: rank all survivors
-    meta = {int(r): (alpha * float(c), float(c), 0.0) for r, c in zip(rowids_c, cos[cand], strict=True)}
-    rows = _fetch(conn, rowids_c[:k], meta)
-    if len(rows) < k:  # rows deleted since the sync: look further down the candidates
-        rows = _fetch(conn, rowids_c, meta)[:k]
-    return rows if len(rows) == k else None
+    chosen = sel
+    return _best_rows(
+        conn, snap.score(chosen, q), lambda c: snap.rowids[chosen.positions_at(c)], k, alpha, missing
+    )
 
 
 def _rowids(sql: Sql, conn: apsw.Connection) -> np.ndarray:

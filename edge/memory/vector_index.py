@@ -26,7 +26,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import apsw
 import numpy as np
@@ -41,10 +41,6 @@ MIN_RUN = 32
 GATHER_BLOCK = 2048
 #: re-sort the layout when the unsorted tail exceeds this share of the rows
 TAIL_SHARE = 0.1
-#: fewer rows than this are scored without BLAS: its threads spin while they wait, which costs
-#: more than it saves on a subset and far more on a busy machine (measured here: a 10k-row subset
-#: 0.7 ms quiet but 16 ms median under load, against 1.6 ms either way for numpy's own loop)
-SINGLE_THREAD_ROWS = 200_000
 #: from this many rows on, a subset is split in two halves scored on two threads (blocking waits,
 #: no spinning); below, the calling thread alone
 TWO_THREAD_ROWS = 8_192
@@ -55,29 +51,124 @@ _helper: ThreadPoolExecutor | None = None
 _helper_lock = threading.Lock()
 
 
+def _openblas_local() -> Callable[[int], int] | None:
+    """OpenBLAS's ``openblas_set_num_threads_local`` from numpy's bundled library, or None.
+
+    It sets the BLAS thread count of the calling thread only (OpenBLAS >= 0.3.27). One BLAS thread
+    per scoring thread gives numpy's BLAS matrix-vector kernel without BLAS's own worker threads,
+    which spin while they wait: on a 10k-row subset 0.7 ms on a quiet machine but 16 ms median
+    under load, against about 0.3 ms either way for one BLAS thread on each of our two threads.
+    """
+    import ctypes
+    import glob
+    import os
+
+    libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+    for path in sorted(glob.glob(os.path.join(libs, "libscipy_openblas*"))):
+        try:
+            fn = ctypes.CDLL(path).openblas_set_num_threads_local
+        except (OSError, AttributeError):
+            continue
+        fn.argtypes, fn.restype = [ctypes.c_int], ctypes.c_int
+        return fn
+    return None
+
+
+_set_local_threads = _openblas_local()
+
+
+def _one_blas_thread() -> None:
+    if _set_local_threads is not None:
+        _set_local_threads(1)
+
+
 def _second_thread() -> ThreadPoolExecutor:
     global _helper
     with _helper_lock:
         if _helper is None:
-            _helper = ThreadPoolExecutor(1, thread_name_prefix="adamm-score")
+            _helper = ThreadPoolExecutor(1, thread_name_prefix="adamm-score", initializer=_one_blas_thread)
         return _helper
 
 
+def _matvec(matrix: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
+    """``out = matrix @ q`` on the calling thread only (the helper thread has one BLAS thread)."""
+    if _set_local_threads is None:
+        np.einsum("ij,j->i", matrix, q, out=out)
+    else:
+        np.matmul(matrix, q, out=out)
+
+
 def dot(matrix: np.ndarray, q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``matrix @ q`` (float32): BLAS for big matrices, else numpy's loop on one or two threads."""
+    """``matrix @ q`` (float32) on at most two threads: BLAS's matrix-vector kernel with one BLAS
+    thread each where numpy's OpenBLAS allows it (else numpy's own loop), never BLAS's spinning
+    worker threads."""
     n = matrix.shape[0]
     if out is None:
         out = np.empty(n, dtype=np.float32)
-    if n >= SINGLE_THREAD_ROWS:
-        np.matmul(matrix, q, out=out)
-    elif n >= TWO_THREAD_ROWS:
-        half = n // 2
-        other = _second_thread().submit(np.einsum, "ij,j->i", matrix[half:], q, out=out[half:])
-        np.einsum("ij,j->i", matrix[:half], q, out=out[:half])
-        other.result()
-    else:
-        np.einsum("ij,j->i", matrix, q, out=out)
+    previous = _set_local_threads(1) if _set_local_threads is not None else 0
+    try:
+        if n >= TWO_THREAD_ROWS:
+            half = n // 2
+            other = _second_thread().submit(_matvec, matrix[half:], q, out[half:])
+            _matvec(matrix[:half], q, out[:half])
+            other.result()
+        else:
+            _matvec(matrix, q, out)
+    finally:
+        if _set_local_threads is not None:
+            _set_local_threads(previous)
     return out
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Rows of a snapshot to score: runs of consecutive positions, scored in place as slices of the
+    matrix (no copy), and the scattered rest, gathered in cache-sized blocks. Scores come out in
+    that order (the spans one after another, then the scattered positions); :meth:`positions_at`
+    maps an index into the scores back to a matrix position."""
+
+    spans: tuple[tuple[int, int], ...]
+    scattered: np.ndarray  # int64 positions, ascending
+
+    @classmethod
+    def of_positions(cls, pos: np.ndarray, spans: Sequence[tuple[int, int]] = ()) -> Selection:
+        """The selection of sorted positions ``pos`` (plus whole ``spans`` known already): runs of
+        at least :data:`MIN_RUN` consecutive positions become spans."""
+        pos = np.asarray(pos, dtype=np.int64)
+        if pos.shape[0] == 0:
+            return cls(tuple(spans), pos)
+        breaks = np.flatnonzero(np.diff(pos) != 1) + 1
+        starts = np.concatenate(([0], breaks))
+        ends = np.concatenate((breaks, [pos.shape[0]]))
+        long_runs = np.flatnonzero(ends - starts >= MIN_RUN)
+        if long_runs.shape[0] == 0:
+            return cls(tuple(spans), pos)
+        runs = [(int(pos[starts[r]]), int(pos[starts[r]]) + int(ends[r] - starts[r])) for r in long_runs]
+        keep = np.ones(pos.shape[0], dtype=bool)
+        for r in long_runs:
+            keep[starts[r] : ends[r]] = False
+        return cls((*spans, *runs), pos[keep])
+
+    @property
+    def size(self) -> int:
+        return sum(e - s for s, e in self.spans) + int(self.scattered.shape[0])
+
+    def positions(self) -> np.ndarray:
+        """Every position of the selection, ascending."""
+        parts = [np.arange(s, e, dtype=np.int64) for s, e in self.spans] + [self.scattered]
+        return np.sort(np.concatenate(parts))
+
+    def positions_at(self, idx: np.ndarray) -> np.ndarray:
+        """Matrix positions of the rows behind scores ``idx`` (see the class docstring)."""
+        out = np.empty(idx.shape[0], dtype=np.int64)
+        at = 0
+        for s, e in self.spans:
+            sel = (idx >= at) & (idx < at + e - s)
+            out[sel] = s + idx[sel] - at
+            at += e - s
+        sel = idx >= at
+        out[sel] = self.scattered[idx[sel] - at]
+        return out
 
 
 @dataclass(frozen=True)
@@ -112,40 +203,48 @@ class Snapshot:
             return np.zeros(0, dtype=np.float32)
         return self.matrix @ q
 
-    def partition_positions(self, keys: Sequence[str]) -> tuple[list[tuple[int, int]], np.ndarray]:
-        """Where the rows of partitions ``keys`` are: slices of the sorted region, tail positions."""
+    def partition_selection(self, keys: Sequence[str]) -> Selection:
+        """The rows of partitions ``keys``: slices of the sorted region, then the matching tail."""
         spans = [self.ranges[k] for k in sorted(set(keys)) if k in self.ranges]
+        if self.tail_keys.shape[0] == 0:
+            return Selection(tuple(spans), np.zeros(0, dtype=np.int64))
         tail = self.n_sorted + np.flatnonzero(np.isin(self.tail_keys, list(keys)))
-        return spans, tail.astype(np.int64)
+        return Selection.of_positions(tail.astype(np.int64), spans)
 
-    def score_positions(self, pos: np.ndarray, q: np.ndarray) -> np.ndarray:
-        """Cosine of the rows at sorted positions ``pos`` against ``q``, in the same order.
-
-        Long runs of consecutive positions are scored as slices of the matrix (no copy, BLAS at
-        memory bandwidth); the scattered rest is gathered in cache-sized blocks.
-        """
-        out = np.empty(pos.shape[0], dtype=np.float32)
-        if pos.shape[0] == 0:
-            return out
-        breaks = np.flatnonzero(np.diff(pos) != 1) + 1
-        starts = np.concatenate(([0], breaks))
-        ends = np.concatenate((breaks, [pos.shape[0]]))
-        long_runs = np.flatnonzero(ends - starts >= MIN_RUN)
-        scattered = np.ones(pos.shape[0], dtype=bool)
-        for r in long_runs:
-            s, e = int(starts[r]), int(ends[r])
-            p0 = int(pos[s])
-            dot(self.matrix[p0 : p0 + (e - s)], q, out=out[s:e])
-            scattered[s:e] = False
-        rest = np.flatnonzero(scattered)
+    def score(self, sel: Selection, q: np.ndarray) -> np.ndarray:
+        """Cosine of the rows of ``sel`` against ``q``, in the selection's order."""
+        out = np.empty(sel.size, dtype=np.float32)
+        at = 0
+        for s, e in sel.spans:
+            dot(self.matrix[s:e], q, out=out[at : at + e - s])
+            at += e - s
+        rest = sel.scattered
         if rest.shape[0]:
             buf = np.empty((min(GATHER_BLOCK, rest.shape[0]), self.matrix.shape[1]), dtype=np.float32)
             for i in range(0, rest.shape[0], GATHER_BLOCK):
-                sel = rest[i : i + GATHER_BLOCK]
-                block = buf[: sel.shape[0]]
-                np.take(self.matrix, pos[sel], axis=0, out=block)
-                out[sel] = np.einsum("ij,j->i", block, q)
+                part = rest[i : i + GATHER_BLOCK]
+                block = buf[: part.shape[0]]
+                np.take(self.matrix, part, axis=0, out=block)
+                np.einsum("ij,j->i", block, q, out=out[at + i : at + i + part.shape[0]])
         return out
+
+    def score_positions(self, pos: np.ndarray, q: np.ndarray) -> np.ndarray:
+        """Cosine of the rows at sorted positions ``pos`` against ``q``, in the same order."""
+        sel = Selection.of_positions(pos)
+        scores = self.score(sel, q)
+        if not sel.spans or not sel.scattered.shape[0]:
+            return scores  # one kind only: already in position order
+        out = np.empty(pos.shape[0], dtype=np.float32)
+        out[np.searchsorted(pos, sel.positions_at(np.arange(pos.shape[0])))] = scores
+        return out
+
+
+class Postings(NamedTuple):
+    """An attribute filter's survivors in one snapshot."""
+
+    positions: np.ndarray  # sorted
+    selection: Selection  # the same rows, as slices and gathers
+    missing: int  # survivors without a vector in the snapshot
 
 
 class VectorIndex:
@@ -173,9 +272,9 @@ class VectorIndex:
         self._high = 0  # highest rowid loaded
         self._count = 0  # rows in the vec0 table when last synced
         self._snapshot: Snapshot | None = None
-        #: (key, values) -> (sorted positions, survivors without a vector), for this snapshot and
-        #: database state; cleared whenever the database changed
-        self._postings: dict[Any, tuple[np.ndarray, int]] = {}
+        #: (key, values) -> postings, for this snapshot and database state; cleared whenever the
+        #: database changed
+        self._postings: dict[Any, Postings] = {}
 
     def invalidate(self) -> None:
         """Forget everything; the next query reloads from the database."""
@@ -212,13 +311,14 @@ class VectorIndex:
         snap: Snapshot,
         key: Any,
         rowids_of: Callable[[apsw.Connection], np.ndarray],
-    ) -> tuple[np.ndarray, int]:
-        """Sorted positions in ``snap`` of the events ``rowids_of(conn)`` selects (an attribute
-        filter's postings), and how many of them have no vector in ``snap``.
+    ) -> Postings:
+        """Where in ``snap`` the events ``rowids_of(conn)`` selects are (an attribute filter's
+        postings), and how many of them have no vector in ``snap``.
 
         Cached per ``key`` until the database changes (the next :meth:`snapshot` after a commit
-        drops the cache), so a repeated filter costs no SQL and its survivors are gathered in
-        matrix order. Call with the ``snap`` just returned by :meth:`snapshot`.
+        drops the cache), so a repeated filter costs no SQL and no run-finding: its survivors are
+        scored as the same slices and gathers again. Call with the ``snap`` just returned by
+        :meth:`snapshot`.
         """
         with self._lock:
             hit = self._postings.get(key) if snap is self._snapshot else None
@@ -226,7 +326,8 @@ class VectorIndex:
             return hit
         rowids = rowids_of(conn)
         pos = snap.positions_of(rowids)
-        out = (pos, int(rowids.shape[0]) - int(pos.shape[0]))  # rowids are unique per key
+        # rowids are unique per key
+        out = Postings(pos, Selection.of_positions(pos), int(rowids.shape[0]) - int(pos.shape[0]))
         with self._lock:
             if snap is self._snapshot:
                 if len(self._postings) >= POSTINGS_CACHE:
