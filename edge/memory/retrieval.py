@@ -39,7 +39,7 @@ import numpy as np
 
 from edge.analysis.source import EventFilter, EventRow, Scalar
 from edge.errors import UsageError
-from edge.memory.filters import Sql, attribute_postings, compile_filter
+from edge.memory.filters import attribute_postings, compile_filter
 from edge.memory.migrations import WELL_KNOWN_STATS
 from edge.memory.source_sql import rows_by_id
 from edge.memory.vector_index import Selection, Snapshot, VectorIndex, index_for
@@ -307,8 +307,8 @@ def _indexed(
     pos: np.ndarray | None = None  # sorted positions once an intersection was needed
     missing = 0  # survivors without a vector (they score 0)
     for key, values in flt.attributes:
-        sql = attribute_postings(key, tuple(values))  # validates the key
-        got = index.postings(conn, snap, _postings_key(key, tuple(values)), partial(_rowids, sql))
+        # the SQL (which also validates the key) is built only when the postings are not cached
+        got = index.postings(conn, snap, _postings_key(key, values), partial(_postings_rowids, key, values))
         missing += got.missing
         if pos is not None:
             pos = np.intersect1d(pos, got.positions, assume_unique=True)
@@ -327,7 +327,8 @@ def _indexed(
     )
 
 
-def _rowids(sql: Sql, conn: apsw.Connection) -> np.ndarray:
+def _postings_rowids(key: str, values: Sequence[Scalar], conn: apsw.Connection) -> np.ndarray:
+    sql = attribute_postings(key, tuple(values))
     row = conn.execute(f"SELECT group_concat(p.event_rowid) FROM ({sql.sql}) AS p", sql.params).fetchone()
     if row is None or row[0] is None:
         return np.zeros(0, dtype=np.int64)

@@ -198,10 +198,11 @@ class Snapshot:
         return pos
 
     def score_all(self, q: np.ndarray) -> np.ndarray:
-        """Cosine of every row against unit-norm ``q``."""
+        """Cosine of every row against unit-norm ``q`` (:func:`dot`: BLAS's worker threads would
+        spin on the other core for a while after the call, slowing the next query and the daemon)."""
         if self.size == 0:
             return np.zeros(0, dtype=np.float32)
-        return self.matrix @ q
+        return dot(self.matrix, q)
 
     def partition_selection(self, keys: Sequence[str]) -> Selection:
         """The rows of partitions ``keys``: slices of the sorted region, then the matching tail."""
