@@ -41,9 +41,12 @@ MIN_RUN = 32
 GATHER_BLOCK = 2048
 #: re-sort the layout when the unsorted tail exceeds this share of the rows
 TAIL_SHARE = 0.1
-#: from this many rows on, a subset is split in two halves scored on two threads (blocking waits,
+#: from this many rows on, a scan is split in two parts scored on two threads (blocking waits,
 #: no spinning); below, the calling thread alone
 TWO_THREAD_ROWS = 8_192
+#: the calling thread's share of a split scan: the helper thread starts later (it has to be woken),
+#: and when it finishes first the caller does not sleep waiting for it
+CALLER_SHARE = 0.55
 #: cached attribute postings per index (cleared when full)
 POSTINGS_CACHE = 256
 
@@ -108,9 +111,9 @@ def dot(matrix: np.ndarray, q: np.ndarray, out: np.ndarray | None = None) -> np.
     previous = _set_local_threads(1) if _set_local_threads is not None else 0
     try:
         if n >= TWO_THREAD_ROWS:
-            half = n // 2
-            other = _second_thread().submit(_matvec, matrix[half:], q, out[half:])
-            _matvec(matrix[:half], q, out[:half])
+            mine = int(n * CALLER_SHARE)
+            other = _second_thread().submit(_matvec, matrix[mine:], q, out[mine:])
+            _matvec(matrix[:mine], q, out[:mine])
             other.result()
         else:
             _matvec(matrix, q, out)
@@ -160,6 +163,8 @@ class Selection:
 
     def positions_at(self, idx: np.ndarray) -> np.ndarray:
         """Matrix positions of the rows behind scores ``idx`` (see the class docstring)."""
+        if len(self.spans) == 1 and self.scattered.shape[0] == 0:
+            return self.spans[0][0] + idx
         out = np.empty(idx.shape[0], dtype=np.int64)
         at = 0
         for s, e in self.spans:
