@@ -44,9 +44,10 @@ TAIL_SHARE = 0.1
 #: from this many rows on, a scan is split in two parts scored on two threads (blocking waits,
 #: no spinning); below, the calling thread alone
 TWO_THREAD_ROWS = 8_192
-#: the calling thread's share of a split scan: the helper thread starts later (it has to be woken),
-#: and when it finishes first the caller does not sleep waiting for it
-CALLER_SHARE = 0.55
+#: rows the calling thread scans beyond half of a split scan: the helper thread starts later (it
+#: has to be woken, some 50 us here, about 512 rows at one core's bandwidth), and when it finishes
+#: first the caller does not sleep waiting for it
+HEAD_START_ROWS = 512
 #: cached attribute postings per index (cleared when full)
 POSTINGS_CACHE = 256
 
@@ -111,7 +112,7 @@ def dot(matrix: np.ndarray, q: np.ndarray, out: np.ndarray | None = None) -> np.
     previous = _set_local_threads(1) if _set_local_threads is not None else 0
     try:
         if n >= TWO_THREAD_ROWS:
-            mine = int(n * CALLER_SHARE)
+            mine = min(n // 2 + HEAD_START_ROWS, n - 1)
             other = _second_thread().submit(_matvec, matrix[mine:], q, out[mine:])
             _matvec(matrix[:mine], q, out[:mine])
             other.result()
