@@ -56,19 +56,29 @@ _helper_lock = threading.Lock()
 
 
 def _openblas_local() -> Callable[[int], int] | None:
-    """OpenBLAS's ``openblas_set_num_threads_local`` from numpy's bundled library, or None.
+    """``openblas_set_num_threads_local`` of the OpenBLAS numpy uses, or None (another BLAS, or an
+    OpenBLAS older than 0.3.27).
 
-    It sets the BLAS thread count of the calling thread only (OpenBLAS >= 0.3.27). One BLAS thread
-    per scoring thread gives numpy's BLAS matrix-vector kernel without BLAS's own worker threads,
-    which spin while they wait: on a 10k-row subset 0.7 ms on a quiet machine but 16 ms median
-    under load, against about 0.3 ms either way for one BLAS thread on each of our two threads.
+    It sets the BLAS thread count of the calling thread only. One BLAS thread per scoring thread
+    gives numpy's BLAS matrix-vector kernel without BLAS's own worker threads, which spin while
+    they wait and for a while after a call: a 10k-row subset took 0.7 ms on a quiet machine but
+    16 ms median under load with them, and 0.8 ms instead of 0.4 ms right after a threaded call.
     """
     import ctypes
     import glob
     import os
 
-    libs = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
-    for path in sorted(glob.glob(os.path.join(libs, "libscipy_openblas*"))):
+    site = os.path.dirname(os.path.dirname(np.__file__))
+    candidates = sorted(glob.glob(os.path.join(site, "numpy.libs", "libscipy_openblas*")))  # Linux wheels
+    candidates += sorted(
+        glob.glob(os.path.join(os.path.dirname(np.__file__), ".dylibs", "libscipy_openblas*"))
+    )
+    try:  # any other OpenBLAS this process has loaded (a distribution's numpy)
+        with open("/proc/self/maps", encoding="utf-8") as maps:
+            candidates += sorted({line.split()[-1] for line in maps if "openblas" in line and "/" in line})
+    except OSError:
+        pass
+    for path in candidates:
         try:
             fn = ctypes.CDLL(path).openblas_set_num_threads_local
         except (OSError, AttributeError):
