@@ -518,7 +518,10 @@ class QueryBuilder:
         extra_where: Sequence[Sql] = (),
         tail: str = "",
         tail_params: Sequence[Any] = (),
+        from_sql: str | None = None,
     ) -> Sql:
+        """``from_sql``: the FROM clause instead of ``events AS <alias>`` (it must name the events
+        ``<alias>``; fixed SQL, no parameters), e.g. a join that narrows or widens the rows."""
         where = self._c.where()  # before ctes(): the WHERE may register CTEs
         ctes, cte_params = self._c.ctes()
         with_sql = f"WITH {', '.join(ctes)} " if ctes else ""
@@ -531,7 +534,7 @@ class QueryBuilder:
             params.extend(w.params)
         params.extend(tail_params)
         sql = (
-            f"{with_sql}SELECT {', '.join(s.sql for s in select)} FROM events AS {self.alias} "
+            f"{with_sql}SELECT {', '.join(s.sql for s in select)} FROM {from_sql or f'events AS {self.alias}'} "
             f"WHERE {' AND '.join(f'({c})' for c in conds)} {tail}"
         ).rstrip()
         return Sql(sql, tuple(params))

@@ -335,7 +335,11 @@ def _insert_rows(conn: Any, flt: EventFilter, scope: Sql = _ALL) -> None:
             "WHEN a.t IS NOT NULL THEN a.t * a.t END)"
         ),
     ]
-    stmt = qb.build(select, tail=f"GROUP BY {', '.join(str(i + 1) for i in range(len(DIMENSIONS)))}")
+    stmt = qb.build(
+        select,
+        tail=f"GROUP BY {', '.join(str(i + 1) for i in range(len(DIMENSIONS)))}",
+        from_sql="events AS e LEFT JOIN temp._rollup_anchor AS a ON a.id = e.id",
+    )
     # the anchor (first line) and total of every non-split bill, joined onto its first line
     if conn.execute("SELECT 1 FROM temp.sqlite_master WHERE name = '_rollup_anchor'").fetchone() is None:
         conn.execute("CREATE TEMP TABLE _rollup_anchor(id INTEGER PRIMARY KEY, t REAL NOT NULL)")
@@ -346,13 +350,8 @@ def _insert_rows(conn: Any, flt: EventFilter, scope: Sql = _ALL) -> None:
         f"AND bill_id NOT IN (SELECT bill_id FROM rollup_split_bills) AND ({scope.sql}) GROUP BY bill_id",
         scope.params,
     )
-    sql = stmt.sql
-    marker = " FROM events AS e WHERE "
-    if sql.count(marker) != 1:
-        raise StoreError("internal: unexpected rollup statement shape")
-    sql = sql.replace(marker, " FROM events AS e LEFT JOIN temp._rollup_anchor AS a ON a.id = e.id WHERE ")
     cols = ", ".join((*DIMENSIONS, *MEASURES))
-    conn.execute(f"INSERT INTO {TABLE}({cols}) {sql}", stmt.params)
+    conn.execute(f"INSERT INTO {TABLE}({cols}) {stmt.sql}", stmt.params)
     conn.execute("DELETE FROM temp._rollup_anchor")
 
 

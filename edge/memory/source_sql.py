@@ -37,7 +37,7 @@ from edge.analysis.source import (
     Period,
     Vocabulary,
 )
-from edge.errors import AdammError, StoreError, UnknownKeyError, UsageError
+from edge.errors import AdammError, UnknownKeyError, UsageError
 from edge.memory import rollup
 from edge.memory.filters import QueryBuilder, Sql, normalise_promotion
 from edge.memory.migrations import WELL_KNOWN_STATS
@@ -272,9 +272,10 @@ class SqlEventSource:
             [*select, Sql("count(DISTINCT e.bill_id)")],
             extra_where=[Sql("e.event_type = 'purchase'")],
             tail=f"GROUP BY {', '.join(str(i + 1) for i in range(len(keys)))}" if keys else "",
+            from_sql=_SPLIT_BILL_EVENTS,
         )
         out: dict[tuple[Any, ...], int] = {}
-        for r in conn.execute(_from_split_bills(stmt.sql), stmt.params):
+        for r in conn.execute(stmt.sql, stmt.params):
             if r[-1]:
                 out[tuple(r[:-1])] = int(r[-1])
         return out
@@ -317,8 +318,12 @@ class SqlEventSource:
             out[g] = (int(n or 0), float(s_ or 0.0), float(q or 0.0))
         if st.split_bills:
             qb = QueryBuilder(flt, periods)
-            stmt = qb.build([qb.key(key), Sql("total(e.order_amount)")], tail="GROUP BY 1, e.bill_id")
-            for g, t in conn.execute(_from_split_bills(stmt.sql), stmt.params):
+            stmt = qb.build(
+                [qb.key(key), Sql("total(e.order_amount)")],
+                tail="GROUP BY 1, e.bill_id",
+                from_sql=_SPLIT_BILL_EVENTS,
+            )
+            for g, t in conn.execute(stmt.sql, stmt.params):
                 n, s_, q = out.get(g, (0, 0.0, 0.0))
                 out[g] = (n + 1, s_, q + float(t) * float(t))
         if key == "is_weekend":
@@ -590,17 +595,12 @@ def _store_cache(store: Any, value: tuple[Any, Vocabulary]) -> None:
         store._adamm_vocab_cache = value
 
 
-def _from_split_bills(sql: str) -> str:
-    """An event-level statement restricted to the split bills' lines, read through the bill index
-    (CROSS JOIN fixes the loop order: the few split bills outside, their events inside)."""
-    marker = " FROM events AS e WHERE "
-    if sql.count(marker) != 1:
-        raise StoreError("internal: unexpected statement shape")
-    return sql.replace(
-        marker,
-        " FROM rollup_split_bills AS sb CROSS JOIN events AS e INDEXED BY events_bill "
-        "ON e.bill_id = sb.bill_id AND e.bill_id IS NOT NULL WHERE ",
-    )
+#: an event-level statement restricted to the split bills' lines, read through the bill index
+#: (CROSS JOIN fixes the loop order: the few split bills outside, their events inside)
+_SPLIT_BILL_EVENTS = (
+    "rollup_split_bills AS sb CROSS JOIN events AS e INDEXED BY events_bill "
+    "ON e.bill_id = sb.bill_id AND e.bill_id IS NOT NULL"
+)
 
 
 def _spread(ids: Sequence[int], limit: int) -> list[int]:
