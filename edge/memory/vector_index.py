@@ -55,14 +55,17 @@ _helper: ThreadPoolExecutor | None = None
 _helper_lock = threading.Lock()
 
 
-def _openblas_local() -> Callable[[int], int] | None:
+def _openblas_threads_setter() -> Callable[[int], int] | None:
     """``openblas_set_num_threads_local`` of the OpenBLAS numpy uses, or None (another BLAS, or an
-    OpenBLAS older than 0.3.27).
+    OpenBLAS older than 0.3.27). It sets the BLAS thread count and answers the one before.
 
-    It sets the BLAS thread count of the calling thread only. One BLAS thread per scoring thread
-    gives numpy's BLAS matrix-vector kernel without BLAS's own worker threads, which spin while
-    they wait and for a while after a call: a 10k-row subset took 0.7 ms on a quiet machine but
-    16 ms median under load with them, and 0.8 ms instead of 0.4 ms right after a threaded call.
+    Despite its name it is process-wide in pthread builds such as numpy's wheels (per thread only
+    in OpenMP builds), so :func:`dot` sets one thread for the duration of a scan and restores the
+    count after it. One BLAS thread on each of our two threads gives BLAS's matrix-vector kernel
+    without BLAS's own worker threads, which spin while they wait and for a while after a call: a
+    10k-row subset took 0.7 ms on a quiet machine but 16 ms median under load with them, and 0.8 ms
+    instead of 0.4 ms right after a threaded call. Two scans at once on different threads may leave
+    the count at one; that changes speed only.
     """
     import ctypes
     import glob
@@ -88,12 +91,12 @@ def _openblas_local() -> Callable[[int], int] | None:
     return None
 
 
-_set_local_threads = _openblas_local()
+_set_blas_threads = _openblas_threads_setter()
 
 
 def _one_blas_thread() -> None:
-    if _set_local_threads is not None:
-        _set_local_threads(1)
+    if _set_blas_threads is not None:
+        _set_blas_threads(1)
 
 
 def _second_thread() -> ThreadPoolExecutor:
@@ -105,21 +108,21 @@ def _second_thread() -> ThreadPoolExecutor:
 
 
 def _matvec(matrix: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
-    """``out = matrix @ q`` on the calling thread only (the helper thread has one BLAS thread)."""
-    if _set_local_threads is None:
+    """``out = matrix @ q`` on the calling thread only (BLAS is set to one thread during a scan)."""
+    if _set_blas_threads is None:
         np.einsum("ij,j->i", matrix, q, out=out)
     else:
         np.matmul(matrix, q, out=out)
 
 
 def dot(matrix: np.ndarray, q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``matrix @ q`` (float32) on at most two threads: BLAS's matrix-vector kernel with one BLAS
-    thread each where numpy's OpenBLAS allows it (else numpy's own loop), never BLAS's spinning
-    worker threads."""
+    """``matrix @ q`` (float32) on at most two threads: BLAS's matrix-vector kernel with BLAS set to
+    one thread for the call where numpy's OpenBLAS allows it (else numpy's own loop), never BLAS's
+    spinning worker threads."""
     n = matrix.shape[0]
     if out is None:
         out = np.empty(n, dtype=np.float32)
-    previous = _set_local_threads(1) if _set_local_threads is not None else 0
+    previous = _set_blas_threads(1) if _set_blas_threads is not None else 0
     try:
         if n >= TWO_THREAD_ROWS:
             mine = min(n // 2 + HEAD_START_ROWS, n - 1)
@@ -129,8 +132,8 @@ def dot(matrix: np.ndarray, q: np.ndarray, out: np.ndarray | None = None) -> np.
         else:
             _matvec(matrix, q, out)
     finally:
-        if _set_local_threads is not None:
-            _set_local_threads(previous)
+        if _set_blas_threads is not None:
+            _set_blas_threads(previous)
     return out
 
 
