@@ -151,7 +151,7 @@ def test_text_vectors_come_back_from_the_cache_without_the_encoder(
         def no_encoder(self: Store) -> Any:
             raise AssertionError("the text encoder was loaded although every text was cached")
 
-        monkeypatch.setattr(Store, "_text_encoder", no_encoder)
+        monkeypatch.setattr(Store, "text_encoder", no_encoder)
         second = again.embed_texts_cached(texts)
         assert second is not None and np.array_equal(first, second)
 

@@ -96,6 +96,10 @@ class StoreSink:
 
         _wait(self.store.writer.submit(upsert))
 
+    def text_encoder(self) -> Any:
+        """The store's text encoder (None when not installed): the daemon's transcripts share it."""
+        return self.store.text_encoder()
+
     def close(self) -> None:
         self.store.close()
 
@@ -252,13 +256,20 @@ class AdammDaemon:
         )
 
     def init_text_encoder(self) -> None:
-        """Transcript vectors (topic-shift cuts, ``embedding.text``): the store's text encoder."""
+        """Transcript vectors (topic-shift cuts, ``embedding.text``): the store's text encoder, the
+        same session (a sink without one, e.g. a test's, gets its own)."""
         self.text_encoder = None
         if self.speech is None:
             return
         from edge.encoders.base import create
         from edge.errors import ModelMissingError
 
+        shared = getattr(self.sink, "text_encoder", None)
+        if shared is not None:
+            self.text_encoder = shared()
+            if self.text_encoder is None:
+                logger.warning("text encoder unavailable: no topic-shift cuts in transcripts")
+            return
         enc = self.config.encoders
         try:
             self.text_encoder = create(enc.text, providers=enc.providers, batch_size=enc.batch_size)

@@ -367,7 +367,7 @@ class Store:
 
     def embed_texts(self, texts: Sequence[str]) -> np.ndarray | None:
         """Unit-norm text vectors from ``config.encoders.text``; None when the model is not installed."""
-        enc = self._text_encoder()
+        enc = self.text_encoder()
         if enc is None:
             return None
         return enc.encode(list(texts))
@@ -396,7 +396,9 @@ class Store:
             found.update(new)
         return np.stack([found[t] for t in items]).astype(np.float32, copy=False)
 
-    def _text_encoder(self) -> Encoder | None:
+    def text_encoder(self) -> Encoder | None:
+        """The ``config.encoders.text`` encoder, loaded on first use and shared (the daemon embeds
+        transcripts with it too, so one session serves both); None when the model is not installed."""
         with self._encoder_lock:
             if self._encoder is None and not self._encoder_failed:
                 from edge.encoders.base import create
