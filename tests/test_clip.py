@@ -12,6 +12,7 @@ made here.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 from pathlib import Path
@@ -262,3 +263,44 @@ def test_export_script_without_torch_says_so(
     monkeypatch.setattr("sys.argv", ["export_clip", "--hf-dir", str(tiny_clip)])
     assert export_clip.main() == 3
     assert "needs torch" in capsys.readouterr().err
+
+
+def _with_sums(folder: Path) -> None:
+    cfg = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    names = ("image.onnx", "text.onnx", "vocab.json", "merges.txt")
+    cfg["sha256"] = {n: hashlib.sha256((folder / n).read_bytes()).hexdigest() for n in names}
+    (folder / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
+
+
+def test_model_files_are_checked_against_the_exports_sha256(
+    tmp_path: Path, small_tokenizer: ClipTokenizer
+) -> None:
+    folder = tmp_path / "clip_vit_b16"
+    folder.mkdir()
+    _write_model(folder, small_tokenizer)
+    _with_sums(folder)
+    enc = ClipEncoder(model_dir=folder, providers=["CPUExecutionProvider"])
+    assert enc.encode([_solid((0, 0, 255))]).shape == (1, DIM)  # the image tower checked and loaded
+    record = json.loads((folder / ".sha256-verified.json").read_text(encoding="utf-8"))
+    assert sorted(record) == ["image.onnx", "merges.txt", "text.onnx", "vocab.json"]
+
+    # a file changed after the export: the next load says which one
+    with (folder / "merges.txt").open("a", encoding="utf-8") as f:
+        f.write("r ed\n")
+    with pytest.raises(ModelMissingError, match=r"merges\.txt does not match its sha256") as err:
+        ClipEncoder(model_dir=folder, providers=["CPUExecutionProvider"])
+    assert "models.export_clip" in str(err.value)
+
+
+def test_a_damaged_image_tower_is_found_when_it_loads(tmp_path: Path, small_tokenizer: ClipTokenizer) -> None:
+    folder = tmp_path / "clip_vit_b16"
+    folder.mkdir()
+    _write_model(folder, small_tokenizer)
+    _with_sums(folder)
+    data = bytearray((folder / "image.onnx").read_bytes())
+    data[-1] ^= 0xFF
+    (folder / "image.onnx").write_bytes(bytes(data))
+    enc = ClipEncoder(model_dir=folder, providers=["CPUExecutionProvider"])
+    assert enc.encode_text(["red"]).shape == (1, DIM)  # text queries never read the image tower
+    with pytest.raises(ModelMissingError, match=r"image\.onnx does not match"):
+        enc.encode([_solid((0, 0, 255))])

@@ -10,7 +10,9 @@ a build-time need only). The folder (``<models_dir>/clip_vit_b16/`` unless confi
 * ``vocab.json`` + ``merges.txt``: the CLIP byte-level BPE (Hugging Face layout; open_clip's
   ``bpe_simple_vocab_16e6.txt.gz`` converted by the export script);
 * ``config.json``: ``embed_dim`` (D), ``image_size`` (S), ``context_length`` (L), ``mean``/``std``
-  (RGB pixel normalisation), ``sot_token``/``eot_token``/``pad_token``, and where it came from.
+  (RGB pixel normalisation), ``sot_token``/``eot_token``/``pad_token``, where it came from, and
+  ``sha256`` of the four files above: each is checked before use (recorded in
+  ``.sha256-verified.json`` with its size and mtime, so it is hashed again only when it changed).
 
 Image pre-processing follows CLIP's: RGB, resize the short side to S (bicubic), centre crop
 S x S, scale to [0, 1], normalise by mean/std. Text: :class:`ClipTokenizer` (pure Python, same
@@ -51,6 +53,7 @@ from edge.encoders.base import (
     ort_sessions,
     register,
 )
+from edge.encoders.manifest import verify_folder_files
 from edge.errors import ModelMissingError
 
 logger = logging.getLogger(__name__)
@@ -248,6 +251,9 @@ class ClipEncoder(Encoder):
             )
         self.folder = folder
         self.config: dict[str, Any] = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+        # the sha256 sums export_clip wrote; the image tower's file is checked when it loads
+        self._sha256: dict[str, str] = dict(self.config.get("sha256") or {})
+        self._verify("text.onnx", "vocab.json", "merges.txt")
         self.dim = int(self.config.get("embed_dim", 512))  # type: ignore[misc]
         self.image_size = int(self.config.get("image_size", 224))
         self.mean = tuple(self.config.get("mean", CLIP_MEAN))
@@ -283,9 +289,15 @@ class ClipEncoder(Encoder):
     def providers(self) -> list[str]:
         return list(self._providers)
 
+    def _verify(self, *names: str) -> None:
+        verify_folder_files(
+            self.folder, self._sha256, names, hint="export it again: python -m models.export_clip --help"
+        )
+
     def _image_tower(self) -> Any:
         with self._image_lock:
             if self._image is None:
+                self._verify("image.onnx")
                 (self._image,) = ort_sessions(*self._image_args)
             return self._image
 

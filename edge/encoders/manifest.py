@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import importlib.resources
+import json
 import logging
+import os
 import tomllib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -101,3 +104,49 @@ def resource_path(
                 hint=e.install or "reinstall its package",
             )
     return path
+
+
+#: per model folder: the files whose sha256 was checked, with the size and mtime they had then
+VERIFIED_RECORD = ".sha256-verified.json"
+
+
+def verify_folder_files(
+    folder: Path, expected: Mapping[str, str], names: Iterable[str], *, hint: str
+) -> None:
+    """Check the files ``names`` of an exported model folder against ``expected`` (file name ->
+    sha256, as the export wrote them into the folder's ``config.json``; names without a digest are
+    not checked). A file hashed once is recorded in :data:`VERIFIED_RECORD` with its size and mtime,
+    so later loads hash it again only when it changed (hundreds of MB take a second or two).
+    Raises :class:`ModelMissingError` naming the file that does not match."""
+    record_path = folder / VERIFIED_RECORD
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+        if not isinstance(record, dict):
+            record = {}
+    except (OSError, ValueError):
+        record = {}
+    changed = False
+    for name in names:
+        want = expected.get(name)
+        if not want:
+            continue
+        path = folder / name
+        st = path.stat()
+        stamp = [st.st_size, st.st_mtime_ns, want]
+        if record.get(name) == stamp:
+            continue
+        if _sha256(str(path), st.st_size, st.st_mtime) != want:
+            raise ModelMissingError(
+                f"{path} does not match its sha256 in {folder / 'config.json'}: it changed or was damaged "
+                "after the export",
+                hint=hint,
+            )
+        record[name] = stamp
+        changed = True
+    if changed:
+        tmp = record_path.with_name(record_path.name + ".tmp")
+        try:
+            tmp.write_text(json.dumps(record, indent=1), encoding="utf-8")
+            os.replace(tmp, record_path)
+        except OSError as exc:  # a read-only folder: check again next time
+            logger.debug("cannot record verified model files in %s: %s", folder, exc)
