@@ -5,6 +5,8 @@ Pure numpy against brute force; the retrieval tests cover the same code through 
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -85,5 +87,34 @@ def test_dot_restores_the_blas_thread_count() -> None:
     try:
         dot(np.ones((TWO_THREAD_ROWS, 8), dtype=np.float32), np.ones(8, dtype=np.float32))
         assert setter(2) == 2
+    finally:
+        setter(before)
+
+
+def test_overlapping_scans_on_several_threads_restore_the_blas_thread_count() -> None:
+    setter = vector_index._set_blas_threads
+    if setter is None:
+        pytest.skip("numpy's BLAS thread count cannot be set here; dot uses numpy's own loop")
+    x = np.random.default_rng(5).standard_normal((TWO_THREAD_ROWS + 100, 32)).astype(np.float32)
+    q = np.ones(32, dtype=np.float32)
+    want = x.astype(np.float64) @ q
+    errors: list[BaseException] = []
+
+    def scan_many() -> None:
+        try:
+            for _ in range(30):
+                np.testing.assert_allclose(dot(x, q), want, rtol=1e-4, atol=1e-4)
+        except BaseException as exc:
+            errors.append(exc)
+
+    before = setter(2)
+    try:
+        threads = [threading.Thread(target=scan_many) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        assert setter(2) == 2  # not left at the one thread a scan runs with
     finally:
         setter(before)

@@ -20,10 +20,11 @@ works on an immutable snapshot, so concurrent queries never see a half-appended 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -64,8 +65,7 @@ def _openblas_threads_setter() -> Callable[[int], int] | None:
     count after it. One BLAS thread on each of our two threads gives BLAS's matrix-vector kernel
     without BLAS's own worker threads, which spin while they wait and for a while after a call: a
     10k-row subset took 0.7 ms on a quiet machine but 16 ms median under load with them, and 0.8 ms
-    instead of 0.4 ms right after a threaded call. Two scans at once on different threads may leave
-    the count at one; that changes speed only.
+    instead of 0.4 ms right after a threaded call.
     """
     import ctypes
     import glob
@@ -122,8 +122,7 @@ def dot(matrix: np.ndarray, q: np.ndarray, out: np.ndarray | None = None) -> np.
     n = matrix.shape[0]
     if out is None:
         out = np.empty(n, dtype=np.float32)
-    previous = _set_blas_threads(1) if _set_blas_threads is not None else 0
-    try:
+    with _one_blas_thread_while_scanning():
         if n >= TWO_THREAD_ROWS:
             mine = min(n // 2 + HEAD_START_ROWS, n - 1)
             other = _second_thread().submit(_matvec, matrix[mine:], q, out[mine:])
@@ -131,10 +130,36 @@ def dot(matrix: np.ndarray, q: np.ndarray, out: np.ndarray | None = None) -> np.
             other.result()
         else:
             _matvec(matrix, q, out)
-    finally:
-        if _set_blas_threads is not None:
-            _set_blas_threads(previous)
     return out
+
+
+_scans_lock = threading.Lock()
+_scans = 0  # scans running now, on any thread
+_threads_before = 0  # the BLAS thread count before the first of them
+
+
+@contextlib.contextmanager
+def _one_blas_thread_while_scanning() -> Iterator[None]:
+    """BLAS at one thread from the first running scan's start to the last one's end (the setting
+    is process-wide in numpy's wheels: counted, so overlapping scans on several threads restore
+    the count that was there before them)."""
+    global _scans, _threads_before
+    if _set_blas_threads is None:
+        yield
+        return
+    with _scans_lock:
+        if _scans == 0:
+            _threads_before = _set_blas_threads(1)
+        else:
+            _set_blas_threads(1)  # per thread only in OpenMP builds: this thread too
+        _scans += 1
+    try:
+        yield
+    finally:
+        with _scans_lock:
+            _scans -= 1
+            if _scans == 0:
+                _set_blas_threads(_threads_before)
 
 
 @dataclass(frozen=True)
