@@ -65,6 +65,10 @@ DEFAULT_TZ_SETTING = "default_timezone"
 PIPELINE = True
 #: page cache of the writer connection while an import runs (KiB, as ``PRAGMA cache_size`` takes it)
 IMPORT_CACHE_KIB = 64 * 1024
+#: page cache of each reader connection (KiB; filled only as pages are read): search results and
+#: evidence read rows scattered over the whole events table, which a 2 MiB default cache (SQLite's)
+#: keeps re-reading from the file: 10 result rows right after a scan took 0.5 ms, 0.2 ms with this
+READ_CACHE_KIB = 64 * 1024
 #: SQL text of one multi-row INSERT stays below this (so apsw's statement cache can keep it)
 _MAX_INSERT_SQL = 15_000
 #: SQLite's default limit on bound parameters is 32766; stay well below
@@ -290,6 +294,7 @@ class Store:
         conn: apsw.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = db.connect(self.path, readonly=True, create=False)
+            conn.pragma("cache_size", -READ_CACHE_KIB)
             self._local.conn = conn
             with self._readers_lock:
                 self._readers.append(conn)
