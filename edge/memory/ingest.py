@@ -239,17 +239,10 @@ def build(checked: CheckedEvent, line: int, local: LocalTime, imported_at: str) 
                     attrs.append((key, "true" if v else "false", None))
                 elif t is int or t is float:
                     attrs.append((key, None, float(v)))
-                elif isinstance(v, bool):
-                    attrs.append((key, "true" if v else "false", None))
-                elif isinstance(v, int | float):
-                    attrs.append((key, None, float(v)))
                 else:
                     attrs.append((key, str(v), None))
         stats_text = canonical_json(stats)
-    local_fields = local._cache.get(int(epoch // 900))
-    if local_fields is None:
-        local_fields = local.fields(ts, epoch)
-    ldate, lhour, lwd, lweek, lmonth = local_fields
+    ldate, lhour, lwd, lweek, lmonth = local.fields(ts, epoch)
     text = obj.get("text")
     end_ts = checked.end_ts
     event = (

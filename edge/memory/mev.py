@@ -119,6 +119,10 @@ def _reject_constant(name: str) -> float:
     raise LineRejected(f"{name} is not a number JSON allows; use a finite number or null")
 
 
+#: orjson reads integers beyond 64 bits as floats; floats this large take the full path
+_FLOAT_LIMIT = 9.2e18
+
+
 def _may_hold_long_int(obj: Any) -> bool:
     """orjson reads integers beyond 64 bits as floats; stats numbers that large are re-read exactly."""
     if type(obj) is not dict:
@@ -126,7 +130,7 @@ def _may_hold_long_int(obj: Any) -> bool:
     stats = obj.get("stats")
     if type(stats) is not dict:
         return False
-    return any(type(v) is float and not -9.2e18 < v < 9.2e18 for v in stats.values())
+    return any(type(v) is float and not -_FLOAT_LIMIT < v < _FLOAT_LIMIT for v in stats.values())
 
 
 def parse_line(line: str) -> Any:
@@ -215,10 +219,6 @@ def _remember(value: str, pattern: re.Pattern[str], known: set[str]) -> bool:
         known.clear()
     known.add(value)
     return True
-
-
-#: orjson reads integers beyond 64 bits as floats; floats this large take the full path
-_FLOAT_LIMIT = 9.2e18
 
 
 def _is_num(v: Any) -> bool:

@@ -45,7 +45,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from edge.analysis.source import EventFilter, Period
@@ -57,6 +57,7 @@ from edge.memory.filters import (
     _int,
     _text,
     key_equals,
+    key_expr,
     normalise_promotion,
 )
 
@@ -221,30 +222,25 @@ def _rebuild_days(conn: Any, days: Sequence[tuple[str, str]]) -> None:
     for s, d in days:
         by_store.setdefault(s, []).append(d)
     for store, dates in by_store.items():
+        scope = Sql(
+            "store_id = ? AND local_date IN (SELECT value FROM json_each(?))", (store, json.dumps(dates))
+        )
         for table in (TABLE, COARSE):
-            conn.execute(
-                f"DELETE FROM {table} WHERE store_id = ? AND local_date IN (SELECT value FROM json_each(?))",
-                (store, json.dumps(dates)),
-            )
+            conn.execute(f"DELETE FROM {table} WHERE {scope.sql}", scope.params)
         flt = _days_filter(store, dates)
         # bills of these days: their split status is decided again over all their lines
         conn.execute(
             "DELETE FROM rollup_split_bills WHERE bill_id IN (SELECT bill_id FROM events "
-            "WHERE store_id = ? AND local_date IN (SELECT value FROM json_each(?)) AND bill_id IS NOT NULL)",
-            (store, json.dumps(dates)),
+            f"WHERE {scope.sql} AND bill_id IS NOT NULL)",
+            scope.params,
         )
         _insert_split_bills(conn, flt)
-        scope = Sql(
-            "store_id = ? AND local_date IN (SELECT value FROM json_each(?))", (store, json.dumps(dates))
-        )
         _insert_rows(conn, flt, scope)
         _insert_coarse(conn, scope)
 
 
 def _days_filter(store: str, dates: Sequence[str]) -> EventFilter:
     """The events of some local days of one store (the time bounds only narrow the day CTEs)."""
-    from datetime import UTC, datetime
-
     lo = datetime.fromisoformat(min(dates)).replace(tzinfo=UTC) - timedelta(days=2)
     hi = datetime.fromisoformat(max(dates)).replace(tzinfo=UTC) + timedelta(days=3)
     return EventFilter(store_ids=(store,), since=lo, until=hi, key_equals=(("date", tuple(dates)),))
@@ -341,9 +337,7 @@ def _insert_rows(conn: Any, flt: EventFilter, scope: Sql = _ALL) -> None:
         from_sql="events AS e LEFT JOIN temp._rollup_anchor AS a ON a.id = e.id",
     )
     # the anchor (first line) and total of every non-split bill, joined onto its first line
-    if conn.execute("SELECT 1 FROM temp.sqlite_master WHERE name = '_rollup_anchor'").fetchone() is None:
-        conn.execute("CREATE TEMP TABLE _rollup_anchor(id INTEGER PRIMARY KEY, t REAL NOT NULL)")
-    conn.execute("DELETE FROM temp._rollup_anchor")
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS _rollup_anchor(id INTEGER PRIMARY KEY, t REAL NOT NULL)")
     conn.execute(
         "INSERT INTO temp._rollup_anchor(id, t) SELECT min(id), total(order_amount) FROM events "
         "WHERE event_type = 'purchase' AND bill_id IS NOT NULL "
@@ -352,7 +346,7 @@ def _insert_rows(conn: Any, flt: EventFilter, scope: Sql = _ALL) -> None:
     )
     cols = ", ".join((*DIMENSIONS, *MEASURES))
     conn.execute(f"INSERT INTO {TABLE}({cols}) {stmt.sql}", stmt.params)
-    conn.execute("DELETE FROM temp._rollup_anchor")
+    conn.execute("DELETE FROM temp._rollup_anchor")  # empty for the next call
 
 
 def _insert_coarse(conn: Any, scope: Sql) -> None:
@@ -395,7 +389,8 @@ _KEY_SQL: dict[str, str] = {
     "attr:product_category": "r.product_category",
 }
 
-_CATEGORY_KEYS = ("product_category", "attr:product_category")
+#: grouping keys of product category: only the fine table has it
+CATEGORY_KEYS = ("product_category", "attr:product_category")
 
 #: stats keys an attribute filter may test on the rollup
 _ATTRIBUTES = ("weather", "promotion", "zone", "product_category")
@@ -440,7 +435,7 @@ class RollupWhere:
 
 def bills_column(keys: Sequence[str], where: RollupWhere) -> str | None:
     """Which bill column sums exactly for these keys and filter (``None``: none does)."""
-    by_category = any(k in _CATEGORY_KEYS for k in keys)
+    by_category = any(k in CATEGORY_KEYS for k in keys)
     if by_category or where.categories == 1:
         return "bills_row"
     if where.categories > 1:
@@ -457,19 +452,9 @@ def key_sql(key: str, periods: Sequence[Period]) -> Sql | None:
 
 
 def period_sql(periods: Sequence[Period]) -> Sql:
-    whens: list[str] = []
-    params: list[Any] = []
-    for p in periods:
-        conds: list[str] = []
-        if p.since is not None:
-            conds.append("r.ts_epoch >= ?")
-            params.append(_epoch(p.since))
-        if p.until is not None:
-            conds.append("r.ts_epoch < ?")
-            params.append(_epoch(p.until))
-        whens.append(f"WHEN {' AND '.join(conds) or '1'} THEN ?")
-        params.append(p.label)
-    return Sql(f"(CASE {' '.join(whens)} END)", tuple(params))
+    """The label of the period a rollup row lies in (the filter compiler's, over ``r.ts_epoch``)."""
+    k = key_expr("period", periods, alias="r")
+    return Sql(k.sql, tuple(k.params))
 
 
 def compile_where(
@@ -479,9 +464,9 @@ def compile_where(
     (:data:`COARSE` unless product category is involved), or ``None`` when not expressible."""
     if flt.entities or flt.event_ids is not None:
         return None
-    fine = any(k in _CATEGORY_KEYS for k in keys)
+    fine = any(k in CATEGORY_KEYS for k in keys)
     fine = fine or any(k == "product_category" for k, _ in flt.attributes)
-    fine = fine or any(k in _CATEGORY_KEYS for k, _ in flt.key_equals)
+    fine = fine or any(k in CATEGORY_KEYS for k, _ in flt.key_equals)
     table = TABLE if fine else COARSE
     bounds = [t for t in (flt.since, flt.until) if t is not None]
     for p in periods:
@@ -521,7 +506,7 @@ def compile_where(
         expr = key_sql(key, periods)
         if expr is None or key == "period":
             return None
-        if key in ("product_category", "attr:product_category"):
+        if key in CATEGORY_KEYS:
             categories = max(categories, 1) if len(set(values)) == 1 and None not in values else 2
         piece = key_equals(key, Sql(expr.sql), tuple(values))
         parts.append(piece.sql)

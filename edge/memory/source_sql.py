@@ -167,18 +167,8 @@ class SqlEventSource:
         components: Sequence[str],
         periods: Sequence[Period] = (),
     ) -> Sql:
-        """The one grouped statement :meth:`aggregate` runs (for EXPLAIN and benchmarks)."""
-        unknown = [c for c in components if c not in COMPONENT_SQL]
-        if unknown:
-            raise UnknownKeyError(
-                f"unknown component(s) {', '.join(map(repr, unknown))}: use {', '.join(COMPONENT_SQL)}"
-            )
-        if not components and not keys:
-            raise UnknownKeyError("aggregate needs at least one key or component")
-        if len(set(keys)) != len(keys):
-            raise UnknownKeyError(f"keys repeat: {list(keys)}")
-        if "period" in keys and not periods:
-            raise UnknownKeyError("the key 'period' needs the query's periods")
+        """The one grouped statement :meth:`aggregate` runs over events (for EXPLAIN and benchmarks)."""
+        _check_aggregate(keys, components, periods)
         qb = QueryBuilder(flt, periods)
         key_sql = [qb.key(k) for k in keys]
         select = [*key_sql, *(Sql(self._component_sql(c, flt)) for c in components)]
@@ -200,11 +190,12 @@ class SqlEventSource:
         periods: Sequence[Period] = (),
     ) -> AggResult:
         """One grouped query; see the module docstring for which groups are reported."""
-        stmt = self.aggregate_sql(flt, keys, components, periods)
+        _check_aggregate(keys, components, periods)
         st = self.rollup_state()
         with self.store.read() as conn, conn:
             raw = self._aggregate_rollup(conn, st, flt, keys, components, periods) if st else None
-            if raw is None:
+            if raw is None:  # the event-level statement, built only when the rollup cannot answer
+                stmt = self.aggregate_sql(flt, keys, components, periods)
                 raw = conn.execute(stmt.sql, stmt.params).fetchall()
         rows = tuple(self._row(r, keys, components) for r in raw)
         return AggResult(columns=(*keys, *components), rows=rows)
@@ -302,7 +293,7 @@ class SqlEventSource:
     def _bill_stats_rollup(
         self, conn: Any, st: rollup.State, flt: EventFilter, key: str, periods: Sequence[Period]
     ) -> dict[Any, tuple[int, float, float]] | None:
-        if key in ("product_category", "attr:product_category"):
+        if key in rollup.CATEGORY_KEYS:
             return None  # bills split by category: their per-category totals are not stored
         flt = flt.narrowed(event_types=("purchase",))
         where = rollup.compile_where(conn, flt, periods, st, [key])
@@ -601,6 +592,20 @@ _SPLIT_BILL_EVENTS = (
     "rollup_split_bills AS sb CROSS JOIN events AS e INDEXED BY events_bill "
     "ON e.bill_id = sb.bill_id AND e.bill_id IS NOT NULL"
 )
+
+
+def _check_aggregate(keys: Sequence[str], components: Sequence[str], periods: Sequence[Period]) -> None:
+    unknown = [c for c in components if c not in COMPONENT_SQL]
+    if unknown:
+        raise UnknownKeyError(
+            f"unknown component(s) {', '.join(map(repr, unknown))}: use {', '.join(COMPONENT_SQL)}"
+        )
+    if not components and not keys:
+        raise UnknownKeyError("aggregate needs at least one key or component")
+    if len(set(keys)) != len(keys):
+        raise UnknownKeyError(f"keys repeat: {list(keys)}")
+    if "period" in keys and not periods:
+        raise UnknownKeyError("the key 'period' needs the query's periods")
 
 
 def _spread(ids: Sequence[int], limit: int) -> list[int]:

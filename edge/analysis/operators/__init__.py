@@ -3,7 +3,7 @@
 The built-in operators are listed in :data:`~edge.analysis.operators.base.BUILTIN_OPERATORS` and
 imported on first use: :func:`get` loads the one module of the intent asked for (so ``adamm ask``
 does not import every operator's statistics dependencies), :func:`registry` and
-:func:`descriptors` (the procedural memory) load them all. :func:`registry_ready` loads them all too.
+:func:`descriptors` (the procedural memory) load them all.
 """
 
 from __future__ import annotations
@@ -18,12 +18,6 @@ from edge.analysis.operators.base import (
     registry,
 )
 
-
-def registry_ready() -> None:
-    """Register every built-in operator for intents that have none yet."""
-    load_builtins()
-
-
 __all__ = [
     "BUILTIN_OPERATORS",
     "Operator",
@@ -32,5 +26,4 @@ __all__ = [
     "load_builtins",
     "register",
     "registry",
-    "registry_ready",
 ]
