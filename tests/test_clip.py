@@ -282,6 +282,9 @@ def test_model_files_are_checked_against_the_exports_sha256(
     enc = ClipEncoder(model_dir=folder, providers=["CPUExecutionProvider"])
     assert enc.encode([_solid((0, 0, 255))]).shape == (1, DIM)  # the image tower checked and loaded
     record = json.loads((folder / ".sha256-verified.json").read_text(encoding="utf-8"))
+    assert sorted(record) == ["image.onnx", "merges.txt", "vocab.json"]  # frames only: no text tower
+    assert enc.encode_text(["red"]).shape == (1, DIM)
+    record = json.loads((folder / ".sha256-verified.json").read_text(encoding="utf-8"))
     assert sorted(record) == ["image.onnx", "merges.txt", "text.onnx", "vocab.json"]
 
     # a file changed after the export: the next load says which one

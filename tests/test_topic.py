@@ -138,7 +138,9 @@ def test_daemon_cuts_one_utterance_at_the_topic_shift(tmp_path: Path, encoder: A
             assert abs(w.getnframes() / 16000 - ev["stats"]["duration_seconds"]) < 0.05
 
 
-def test_the_daemon_embeds_transcripts_with_the_stores_own_encoder(tmp_path: Path) -> None:
+@pytest.mark.parametrize("source", ["microphones", "cameras"])
+def test_the_daemon_uses_the_stores_own_text_encoder(tmp_path: Path, source: str) -> None:
+    """Transcripts (a microphone) and the image-text stand-in's labels (a camera) share one session."""
     from edge.daemon.app import StoreSink
 
     cfg = parse_daemon_config(
@@ -147,13 +149,16 @@ def test_the_daemon_embeds_transcripts_with_the_stores_own_encoder(tmp_path: Pat
             "db": str(tmp_path / "store.db"),
             "media_dir": str(tmp_path / "media"),
             "models_dir": str(tmp_path / "models"),
-            "microphones": [{"id": "mic", "device": str(tmp_path / "talk.wav")}],
+            source: [
+                {"id": "src", ("device" if source == "microphones" else "url"): str(tmp_path / "media.file")}
+            ],
         }
     )
     sink = StoreSink(cfg.db, cfg.timezone, cfg)
     try:
         daemon = AdammDaemon(cfg, sink=sink)
-        daemon.speech = object()  # transcripts on (the speech model itself is not needed here)
+        if source == "microphones":
+            daemon.speech = object()  # transcripts on (the speech model itself is not needed here)
         daemon.init_text_encoder()
         assert daemon.text_encoder is not None
         assert daemon.text_encoder is sink.store.text_encoder()  # one ONNX session, not two

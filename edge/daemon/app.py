@@ -256,25 +256,28 @@ class AdammDaemon:
         )
 
     def init_text_encoder(self) -> None:
-        """Transcript vectors (topic-shift cuts, ``embedding.text``): the store's text encoder, the
-        same session (a sink without one, e.g. a test's, gets its own)."""
+        """The text encoder of transcripts (topic-shift cuts, ``embedding.text``) and of the
+        image-text stand-in's labels: the store's own session (a sink without one, e.g. a test's,
+        gets its own), loaded only when one of them runs."""
         self.text_encoder = None
-        if self.speech is None:
+        cfg = self.config
+        labels = cfg.image_text.encoder == "labels_as_text" and any(c.enabled for c in cfg.cameras)
+        if self.speech is None and not labels:
             return
         from edge.encoders.base import create
         from edge.errors import ModelMissingError
 
         shared = getattr(self.sink, "text_encoder", None)
-        if shared is not None:
-            self.text_encoder = shared()
-            if self.text_encoder is None:
-                logger.warning("text encoder unavailable: no topic-shift cuts in transcripts")
-            return
-        enc = self.config.encoders
         try:
-            self.text_encoder = create(enc.text, providers=enc.providers, batch_size=enc.batch_size)
+            if shared is not None:
+                self.text_encoder = shared()
+            else:
+                enc = cfg.encoders
+                self.text_encoder = create(enc.text, providers=enc.providers, batch_size=enc.batch_size)
         except ModelMissingError as exc:
-            logger.warning("text encoder unavailable (%s): no topic-shift cuts in transcripts", exc)
+            logger.warning("text encoder unavailable (%s)", exc)
+        if self.text_encoder is None:
+            logger.warning("no text encoder: no transcript vectors or topic-shift cuts, no image-text labels")
 
     def _image_text_encoder(self) -> Any:
         """``[image_text]``: the labels_as_text stand-in (default; missing packages only warn) or
@@ -297,7 +300,7 @@ class AdammDaemon:
             return create(
                 choice,
                 detector=self.detector if hasattr(self.detector, "detect") else None,
-                text_encoder=self.text_encoder,  # the transcripts' encoder when loaded: one session
+                text_encoder=self.text_encoder,  # the store's session (None: the stand-in warns)
                 text_key=cfg.encoders.text,
                 top_k=cfg.image_text.top_labels,
                 min_probability=cfg.image_text.min_probability,

@@ -251,9 +251,9 @@ class ClipEncoder(Encoder):
             )
         self.folder = folder
         self.config: dict[str, Any] = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-        # the sha256 sums export_clip wrote; the image tower's file is checked when it loads
+        # the sha256 sums export_clip wrote; each tower's file is checked when it loads
         self._sha256: dict[str, str] = dict(self.config.get("sha256") or {})
-        self._verify("text.onnx", "vocab.json", "merges.txt")
+        self._verify("vocab.json", "merges.txt")
         self.dim = int(self.config.get("embed_dim", 512))  # type: ignore[misc]
         self.image_size = int(self.config.get("image_size", 224))
         self.mean = tuple(self.config.get("mean", CLIP_MEAN))
@@ -267,39 +267,33 @@ class ClipEncoder(Encoder):
             if want is not None and int(want) != got:
                 raise ModelMissingError(f"{folder}/config.json says {name} {want}, vocab.json has {got}")
         engines = Path(engine_cache_dir).expanduser() if engine_cache_dir else folder / "trt_engines"
-        # the text tower now; the image tower on the first frame (a text query never loads it)
-        self._image_args = (folder, ("image.onnx",), tuple(providers), engines, threads)
-        self._image: Any = None
-        self._image_lock = threading.Lock()
-        (self._text,) = ort_sessions(folder, ("text.onnx",), providers, engines, threads)
-        self._text_in = self._text.get_inputs()[0].name
-        self._text_out = self._text.get_outputs()[0].name
-        self._providers = list(self._text.get_providers())
+        # each tower on first use: the daemon needs only the image tower, a text query only the text one
+        self._session_args = (tuple(providers), engines, threads)
+        self._sessions: dict[str, Any] = {}
+        self._lock = threading.Lock()
         self._batch = max(1, int(batch_size))
-        logger.info(
-            "image-text encoder %s (%d-d, %d px) loaded from %s; providers %s",
-            self.key,
-            self.dim,
-            self.image_size,
-            folder,
-            ", ".join(self._providers),
-        )
+        logger.info("image-text encoder %s (%d-d, %d px) in %s", self.key, self.dim, self.image_size, folder)
 
     @property
     def providers(self) -> list[str]:
-        return list(self._providers)
+        """What ONNX Runtime gave the towers loaded so far (loads the text tower when none is)."""
+        session = next(iter(self._sessions.values()), None) or self._tower("text.onnx")
+        return list(session.get_providers())
 
     def _verify(self, *names: str) -> None:
         verify_folder_files(
             self.folder, self._sha256, names, hint="export it again: python -m models.export_clip --help"
         )
 
-    def _image_tower(self) -> Any:
-        with self._image_lock:
-            if self._image is None:
-                self._verify("image.onnx")
-                (self._image,) = ort_sessions(*self._image_args)
-            return self._image
+    def _tower(self, name: str) -> Any:
+        with self._lock:
+            session = self._sessions.get(name)
+            if session is None:
+                self._verify(name)
+                (session,) = ort_sessions(self.folder, (name,), *self._session_args)
+                self._sessions[name] = session
+                logger.info("%s: %s loaded; providers %s", self.key, name, ", ".join(session.get_providers()))
+            return session
 
     def encode(self, items: Sequence[Any]) -> np.ndarray:
         """Unit-norm image vectors of BGR uint8 frames."""
@@ -309,7 +303,7 @@ class ClipEncoder(Encoder):
         out = []
         for i in range(0, len(images), self._batch):
             x = preprocess(images[i : i + self._batch], self.image_size, self.mean, self.std)
-            image = self._image_tower()
+            image = self._tower("image.onnx")
             (y,) = image.run([image.get_outputs()[0].name], {image.get_inputs()[0].name: x})
             out.append(np.asarray(y, dtype=np.float32))
         return l2_normalize(np.concatenate(out, axis=0))
@@ -322,7 +316,8 @@ class ClipEncoder(Encoder):
         out = []
         for i in range(0, len(texts), self._batch):
             ids = self.tokenizer(texts[i : i + self._batch])
-            (y,) = self._text.run([self._text_out], {self._text_in: ids})
+            text = self._tower("text.onnx")
+            (y,) = text.run([text.get_outputs()[0].name], {text.get_inputs()[0].name: ids})
             out.append(np.asarray(y, dtype=np.float32))
         return l2_normalize(np.concatenate(out, axis=0))
 
