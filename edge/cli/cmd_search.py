@@ -158,19 +158,16 @@ def run(args: argparse.Namespace) -> int:
         near = parse_time(args.near, "--near", tz) if args.near else None
         flt = build_filter(where=where, types=args.type, since=since, until=until, store_ids=args.store)
         k = args.k or config.retrieval.default_k
-        if args.image:
-            rows = hybrid_search(
-                store,
-                args.text,
-                flt,
-                k,
-                prefer=prefer,
-                near=near,
-                modality="image",
-                query_vector=_clip_query(config, args.text),
-            )
-        else:
-            rows = hybrid_search(store, args.text, flt, k, prefer=prefer, near=near)
+        rows = hybrid_search(
+            store,
+            args.text,
+            flt,
+            k,
+            prefer=prefer,
+            near=near,
+            modality="image" if args.image else "text",
+            query_vector=_clip_query(config, args.text) if args.image else None,
+        )
     finally:
         store.close()
     if args.json:

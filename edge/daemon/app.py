@@ -82,19 +82,10 @@ class StoreSink:
         _wait(self.store.writer.submit(upsert))
 
     def load_setting(self, key: str) -> str | None:
-        with self.store.read() as conn:
-            row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
+        return self.store.setting(key)
 
     def save_setting(self, key: str, value: str) -> None:
-        def upsert(conn: Any) -> None:
-            conn.execute(
-                "INSERT INTO settings(key, value) VALUES (?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
-
-        _wait(self.store.writer.submit(upsert))
+        self.store.set_setting(key, value)
 
     def text_encoder(self) -> Any:
         """The store's text encoder (None when not installed): the daemon's transcripts share it."""

@@ -28,9 +28,7 @@ class ModelEntry:
     key: str
     modality: str
     dim: int
-    sha256: str | None
     package: str | None
-    resource: str | None
     install: str | None
     raw: dict[str, Any]
 
@@ -45,9 +43,7 @@ def load_manifest() -> dict[str, ModelEntry]:
             key=key,
             modality=raw["modality"],
             dim=int(raw.get("dim", 0)),
-            sha256=raw.get("sha256"),
             package=raw.get("package"),
-            resource=raw.get("resource"),
             install=raw.get("install"),
             raw=raw,
         )

@@ -26,7 +26,7 @@ from edge.encoders.base import (
     DEFAULT_PROVIDERS,
     Encoder,
     l2_normalize,
-    provider_chain,
+    ort_sessions,
     register,
     select_providers,
 )
@@ -139,7 +139,6 @@ class SsdPeopleDetector(Encoder):
         self, path: Path, providers: Sequence[str], models_dir: str | os.PathLike[str] | None
     ) -> None:
         import cv2
-        import onnxruntime as ort
 
         if not path.is_file():
             raise ModelMissingError(
@@ -148,7 +147,7 @@ class SsdPeopleDetector(Encoder):
             )
         engines = Path(models_dir or path.parent).expanduser() / "trt_engines" / self.key
         self._cv2 = cv2
-        self._session = ort.InferenceSession(str(path), providers=provider_chain(providers, engines))
+        (self._session,) = ort_sessions(path.parent, (path.name,), providers, engines)
         self._input = self._session.get_inputs()[0].name
         self._outputs = [o.name for o in self._session.get_outputs()]
         self._providers = list(self._session.get_providers())

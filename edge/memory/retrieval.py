@@ -41,7 +41,7 @@ from edge.analysis.source import EventFilter, EventRow, Scalar
 from edge.errors import UsageError
 from edge.memory.filters import attribute_postings, compile_filter
 from edge.memory.migrations import WELL_KNOWN_STATS
-from edge.memory.source_sql import rows_by_id
+from edge.memory.source_sql import fetch_rows
 from edge.memory.vector_index import Selection, Snapshot, VectorIndex, index_for
 
 logger = logging.getLogger(__name__)
@@ -103,7 +103,7 @@ def hybrid_search(
             top = _top_k_by_time(score, ids, ts, k, conn)
         else:
             top = top_k(score, ids, k)
-        return _fetch(
+        return fetch_rows(
             conn, ids[top], {int(ids[i]): (float(score[i]), float(cos[i]), float(attr[i])) for i in top}
         )
 
@@ -189,12 +189,8 @@ def _survivors(conn: apsw.Connection, flt: EventFilter, *, with_time: bool) -> t
     row = conn.execute(sql, params).fetchone()
     if row is None or row[0] is None:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-    ids = np.array(np.fromstring(row[0], dtype=np.int64, sep=","))
-    ts = (
-        np.array(np.fromstring(row[1], dtype=np.float64, sep=","))
-        if with_time
-        else np.zeros(0, dtype=np.float64)
-    )
+    ids = _numbers(row[0], np.int64)
+    ts = _numbers(row[1], np.float64) if with_time else np.zeros(0, dtype=np.float64)
     order = np.argsort(ids, kind="stable")
     return ids[order], (ts[order] if with_time else ts)
 
@@ -226,7 +222,7 @@ def _attr_match(
 def _recent(conn: apsw.Connection, flt: EventFilter, k: int) -> list[EventRow]:
     sql, params = _filter_sql(flt, "e.id", "ORDER BY e.ts_epoch DESC, e.id DESC LIMIT ?")
     ids = np.array([r[0] for r in conn.execute(sql, (*params, k))], dtype=np.int64)
-    return _fetch(conn, ids, {int(i): (0.0, 0.0, 0.0) for i in ids})
+    return fetch_rows(conn, ids.tolist(), {int(i): (0.0, 0.0, 0.0) for i in ids})
 
 
 # -- vector channel --------------------------------------------------------------------------------
@@ -277,9 +273,9 @@ def _best_rows(
             for r, c in zip(rowids[:upto].tolist(), best[:upto].tolist(), strict=True)
         }
 
-    rows = _fetch(conn, rowids[:k], scored(k))
+    rows = fetch_rows(conn, rowids[:k].tolist(), scored(k))
     if len(rows) < k:  # rows deleted since the sync: look further down the candidates
-        rows = _fetch(conn, rowids, scored(m))[:k]
+        rows = fetch_rows(conn, rowids.tolist(), scored(m))[:k]
     return rows if len(rows) == k else None
 
 
@@ -330,9 +326,14 @@ def _indexed(
 def _postings_rowids(key: str, values: Sequence[Scalar], conn: apsw.Connection) -> np.ndarray:
     sql = attribute_postings(key, tuple(values))
     row = conn.execute(f"SELECT group_concat(p.event_rowid) FROM ({sql.sql}) AS p", sql.params).fetchone()
-    if row is None or row[0] is None:
-        return np.zeros(0, dtype=np.int64)
-    return np.array(np.fromstring(row[0], dtype=np.int64, sep=","))
+    return _numbers(row[0] if row else None, np.int64)
+
+
+def _numbers(text: str | None, dtype: type) -> np.ndarray:
+    """The numbers of a ``group_concat`` (comma-separated; None when no row matched)."""
+    if text is None:
+        return np.zeros(0, dtype=dtype)
+    return np.array(np.fromstring(text, dtype=dtype, sep=","))
 
 
 def top_k(score: np.ndarray, ids: np.ndarray, k: int) -> np.ndarray:
@@ -368,15 +369,6 @@ def _epochs(conn: apsw.Connection, ids: np.ndarray) -> np.ndarray:
 
 
 # -- results ---------------------------------------------------------------------------------------
-
-
-def _fetch(
-    conn: apsw.Connection, rowids: np.ndarray, meta: dict[int, tuple[float, float, float]]
-) -> list[EventRow]:
-    """Scored EventRows for ``rowids`` in that order (rowids no longer present are skipped)."""
-    ids = rowids.tolist()
-    rows = rows_by_id(conn, ids, meta)
-    return [rows[i] for i in ids if i in rows]
 
 
 # -- query parsing shared by ``adamm search`` and ``adamm tune`` -------------------------------------

@@ -661,7 +661,11 @@ def rows_by_id(
     return found
 
 
-def fetch_rows(conn: Any, ids: Sequence[int]) -> list[EventRow]:
-    """EventRows for events.id values, in the order given (missing ids are skipped)."""
-    rows = rows_by_id(conn, ids)
-    return [rows[int(i)] for i in ids if int(i) in rows]
+def fetch_rows(
+    conn: Any, ids: Sequence[int], scores: Mapping[int, tuple[float, float, float]] | None = None
+) -> list[EventRow]:
+    """EventRows for events.id values, in the order given (missing ids are skipped); ``scores`` as
+    :func:`rows_by_id` takes them."""
+    wanted = [int(i) for i in ids]
+    rows = rows_by_id(conn, wanted, scores)
+    return [rows[i] for i in wanted if i in rows]

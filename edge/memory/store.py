@@ -310,13 +310,26 @@ class Store:
             rows = []
         self._zones.update({str(s): str(tz) for s, tz in rows})
 
-    def _setting(self, key: str) -> str | None:
+    def setting(self, key: str) -> str | None:
+        """A value of the ``settings`` table (None when absent, or the file is not migrated)."""
         try:
             with self.read() as conn:
                 row = conn.execute("SELECT value FROM settings WHERE key = ?", (key,)).fetchone()
         except apsw.SQLError:
             return None
         return None if row is None else str(row[0])
+
+    def set_setting(self, key: str, value: str) -> None:
+        """Write a value of the ``settings`` table (through the writer; returns once committed)."""
+
+        def upsert(conn: apsw.Connection) -> None:
+            conn.execute(
+                "INSERT INTO settings(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+        self.writer.submit(upsert).result()
 
     def timezone(self, store_id: str | None = None) -> str:
         """The IANA zone of ``store_id`` (or of the memory's single store; else the default zone)."""
@@ -330,7 +343,7 @@ class Store:
             self._load_zones()
             if len(self._zones) == 1:
                 return next(iter(self._zones.values()))
-        fallback = self._default_tz or self._setting(DEFAULT_TZ_SETTING)
+        fallback = self._default_tz or self.setting(DEFAULT_TZ_SETTING)
         if fallback:
             return fallback
         if self._zones:
@@ -347,7 +360,7 @@ class Store:
         known = {**self._zones, **pending}
         if len(known) == 1:
             return next(iter(known.values()))
-        recorded = self._setting(DEFAULT_TZ_SETTING)
+        recorded = self.setting(DEFAULT_TZ_SETTING)
         if recorded:
             return recorded
         raise LineRejected(

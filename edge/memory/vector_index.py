@@ -119,18 +119,23 @@ def dot(matrix: np.ndarray, q: np.ndarray, out: np.ndarray | None = None) -> np.
     """``matrix @ q`` (float32) on at most two threads: BLAS's matrix-vector kernel with BLAS set to
     one thread for the call where numpy's OpenBLAS allows it (else numpy's own loop), never BLAS's
     spinning worker threads."""
-    n = matrix.shape[0]
     if out is None:
-        out = np.empty(n, dtype=np.float32)
+        out = np.empty(matrix.shape[0], dtype=np.float32)
     with _one_blas_thread_while_scanning():
-        if n >= TWO_THREAD_ROWS:
-            mine = min(n // 2 + HEAD_START_ROWS, n - 1)
-            other = _second_thread().submit(_matvec, matrix[mine:], q, out[mine:])
-            _matvec(matrix[:mine], q, out[:mine])
-            other.result()
-        else:
-            _matvec(matrix, q, out)
+        _split_matvec(matrix, q, out)
     return out
+
+
+def _split_matvec(matrix: np.ndarray, q: np.ndarray, out: np.ndarray) -> None:
+    """:func:`dot`'s work, inside :func:`_one_blas_thread_while_scanning`."""
+    n = matrix.shape[0]
+    if n >= TWO_THREAD_ROWS:
+        mine = min(n // 2 + HEAD_START_ROWS, n - 1)
+        other = _second_thread().submit(_matvec, matrix[mine:], q, out[mine:])
+        _matvec(matrix[:mine], q, out[:mine])
+        other.result()
+    else:
+        _matvec(matrix, q, out)
 
 
 _scans_lock = threading.Lock()
@@ -260,9 +265,10 @@ class Snapshot:
         """Cosine of the rows of ``sel`` against ``q``, in the selection's order."""
         out = np.empty(sel.size, dtype=np.float32)
         at = 0
-        for s, e in sel.spans:
-            dot(self.matrix[s:e], q, out=out[at : at + e - s])
-            at += e - s
+        with _one_blas_thread_while_scanning():  # once for all the spans
+            for s, e in sel.spans:
+                _split_matvec(self.matrix[s:e], q, out[at : at + e - s])
+                at += e - s
         rest = sel.scattered
         if rest.shape[0]:
             buf = np.empty((min(GATHER_BLOCK, rest.shape[0]), self.matrix.shape[1]), dtype=np.float32)
