@@ -94,6 +94,17 @@ def row_to_event(row: dict[str, Any], *, store_id: str, tz: ZoneInfo, terminal: 
     return ev
 
 
+def json_row(raw: str | bytes) -> dict[str, Any]:
+    """One JSON Lines row as an object; :class:`PosRowError` says why it is not one."""
+    try:
+        row = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PosRowError(f"not JSON ({exc})") from None
+    if not isinstance(row, dict):
+        raise PosRowError("not a JSON object")
+    return row
+
+
 def parse_file(path: Path, *, store_id: str, tz: ZoneInfo, terminal: str) -> tuple[list[dict[str, Any]], int]:
     """(events, bad rows) of one JSONL or CSV file."""
     events: list[dict[str, Any]] = []
@@ -105,14 +116,8 @@ def parse_file(path: Path, *, store_id: str, tz: ZoneInfo, terminal: str) -> tup
             rows = ((i + 1, line) for i, line in enumerate(f) if line.strip())
         for lineno, raw in rows:
             try:
-                if isinstance(raw, str):
-                    try:
-                        raw = json.loads(raw)
-                    except json.JSONDecodeError as exc:
-                        raise PosRowError(f"not JSON ({exc.msg})") from None
-                    if not isinstance(raw, dict):
-                        raise PosRowError("not a JSON object")
-                events.append(row_to_event(raw, store_id=store_id, tz=tz, terminal=terminal))
+                row = json_row(raw) if isinstance(raw, str) else raw
+                events.append(row_to_event(row, store_id=store_id, tz=tz, terminal=terminal))
             except PosRowError as exc:
                 bad += 1
                 logger.warning("%s:%d: skipped POS row: %s", path, lineno, exc)
@@ -159,7 +164,6 @@ class JsonlTail:
 
     def __init__(self, path: Path, state: TailState | None = None) -> None:
         self.path = path
-        self._saved = state
         self.rotations = 0
         self.truncations = 0
         self._f: BinaryIO | None = None
@@ -172,7 +176,7 @@ class JsonlTail:
     def state(self) -> TailState | None:
         """Where reading stands: the open file's inode and the offset past the last complete line
         returned (before the file is opened: the saved state it resumes from)."""
-        return self._saved if self._inode is None else TailState(self._inode, self._offset)
+        return self._resume if self._inode is None else TailState(self._inode, self._offset)
 
     def _rest_of_rotated(self, saved: TailState) -> list[tuple[int, bytes]]:
         """Complete lines after ``saved.offset`` in the rotated file (same folder, a name starting
@@ -224,7 +228,6 @@ class JsonlTail:
                 )
             else:
                 self._offset = resume.offset
-        f.seek(self._offset)
         return True
 
     def _read_complete(self) -> list[tuple[int, bytes]]:
@@ -316,11 +319,11 @@ class PosWatcher(threading.Thread):
                 if self.until_eof or self.stop_event.wait(self.cfg.pos.poll_seconds):
                     break
             self.follow()  # what was appended while stopping
-            if self.tail is not None and self.tail.pending_bytes():
+            if self.tail is not None and (pending := self.tail.pending_bytes()):
                 logger.warning(
                     "POS tail %s ends in an incomplete line (%d bytes): left for the next run",
                     self.tail.path,
-                    self.tail.pending_bytes(),
+                    pending,
                 )
         except Exception:
             self.state = "error"
@@ -344,12 +347,7 @@ class PosWatcher(threading.Thread):
             if not raw.strip():
                 continue
             try:
-                try:
-                    row = json.loads(raw.decode("utf-8"))
-                except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-                    raise PosRowError(f"not JSON ({exc})") from None
-                if not isinstance(row, dict):
-                    raise PosRowError("not a JSON object")
+                row = json_row(raw)
                 ev = row_to_event(row, store_id=self.cfg.store_id, tz=self.tz, terminal=self.cfg.pos.terminal)
             except PosRowError as exc:
                 self.bad_rows += 1
