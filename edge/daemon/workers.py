@@ -420,13 +420,16 @@ class AudioWorker(_Worker):
             return [(seg, transcript, None, {})]
         sc = self.cfg.segmentation
         chunks = split_sentences(transcript, 0.0, seg.duration, min_chars=sc.topic_min_chunk)
+        # the chunks and the whole transcript in one encoder call (the whole is the usual answer)
+        vecs = self.text_encoder.encode([*(c.text for c in chunks if len(chunks) >= 2), transcript])
+        chunk_vecs, whole = vecs[:-1], vecs[-1]
         groups = []
-        cont: dict[str, Any] = {}
         if len(chunks) >= 2:
-            chunk_vecs = self.text_encoder.encode([c.text for c in chunks])
             threshold = sc.topic_cosine_threshold
             groups = topic_groups(chunks, chunk_vecs, threshold if threshold > 0 else -2.0)
             cont = self._continuity(chunk_vecs[0], chunk_vecs[-1], seg.start_ts, seg.end_ts)
+        else:
+            cont = self._continuity(whole, whole, seg.start_ts, seg.end_ts)
         rate = seg.sample_rate
         last_k = len(groups) - 1
         bounds = [
@@ -438,10 +441,7 @@ class AudioWorker(_Worker):
         ]
         # one topic, or a part that would be a sliver of audio: the segment stays whole
         if len(groups) < 2 or any(hi - lo < 0.25 * rate for lo, hi in bounds):
-            vec = self.text_encoder.encode([transcript])[0]
-            if len(chunks) < 2:
-                cont = self._continuity(vec, vec, seg.start_ts, seg.end_ts)
-            return [(seg, transcript, vec, cont)]
+            return [(seg, transcript, whole, cont)]
         group_vecs = self.text_encoder.encode([g.text for g in groups])
         parts: list[tuple[SpeechSegment, str | None, Any, dict[str, Any]]] = []
         self.topic_cuts += len(groups) - 1
