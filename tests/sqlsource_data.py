@@ -21,6 +21,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import apsw
+import pytest
 
 from edge.analysis.source import EventFilter, Period
 from edge.memory.migrations import WELL_KNOWN_STATS
@@ -409,3 +410,25 @@ def aggregate(
             continue
         groups.setdefault(k, []).append(e)
     return {k: tuple(component(g, c) for c in components) for k, g in groups.items()}
+
+
+def as_dict(result: Any, keys: Sequence[Any]) -> dict[tuple[Any, ...], tuple[Any, ...]]:
+    """An AggResult's rows by group (the first ``len(keys)`` values); no group may come twice."""
+    n = len(keys)
+    out: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+    for row in result.rows:
+        k = tuple(row[:n])
+        assert k not in out, f"group {k} reported twice"
+        out[k] = tuple(row[n:])
+    return out
+
+
+def same(got: dict[Any, tuple[Any, ...]], want: dict[Any, tuple[Any, ...]]) -> None:
+    """The same groups with the same values: floats within 1e-9, the rest equal and of one type."""
+    assert set(got) == set(want)
+    for k, values in want.items():
+        for g, w in zip(got[k], values, strict=True):
+            if isinstance(w, float) or isinstance(g, float):
+                assert g == pytest.approx(w, rel=1e-9, abs=1e-9), k
+            else:
+                assert g == w and type(g) is type(w), k

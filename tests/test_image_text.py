@@ -21,7 +21,6 @@ from edge.daemon.config import parse_daemon_config
 from edge.errors import ConfigError
 
 skimage_data = pytest.importorskip("skimage.data")
-pytest.importorskip("ai_edge_litert", reason="ai-edge-litert (the TFLite runtime) is not installed")
 
 PHOTOS = ("coffee", "chelsea", "astronaut")
 
@@ -168,7 +167,6 @@ encoder = "labels_as_text"
 
 @pytest.fixture(scope="module")
 def stored(video: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("edge.memory.store")
     tmp = tmp_path_factory.mktemp("run")
     cfg = _toml(tmp, video)
     assert main(["run", "--config", str(cfg), "--until-eof", "--jsonl", str(tmp / "events.jsonl")]) == 0
@@ -274,7 +272,6 @@ def test_validate_config_reports_a_missing_clip_folder(tmp_path: Path, video: Pa
 def test_search_image_ranks_clip_vectors_by_the_clip_text_tower(
     video: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("edge.memory.store")
     import test_clip
     from test_clip import _write_model
 

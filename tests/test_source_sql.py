@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import apsw
 import pytest
@@ -23,8 +22,10 @@ from sqlsource_data import (
     Ev,
     Reference,
     aggregate,
+    as_dict,
     insert,
     random_events,
+    same,
 )
 
 from edge.analysis.source import COMPONENTS, KEYS, EventFilter, EventSource, Period
@@ -47,25 +48,6 @@ def mem(
     insert(conn, events)
     yield SqlEventSource(DbStore(conn)), Reference(events), conn
     conn.close()
-
-
-def as_dict(result: Any, keys: tuple[str, ...]) -> dict[tuple[Any, ...], tuple[Any, ...]]:
-    out = {}
-    for row in result.rows:
-        k = tuple(row[: len(keys)])
-        assert k not in out, f"group {k} reported twice"
-        out[k] = tuple(row[len(keys) :])
-    return out
-
-
-def same(got: dict[Any, tuple[Any, ...]], want: dict[Any, tuple[Any, ...]]) -> None:
-    assert set(got) == set(want)
-    for k, values in want.items():
-        for g, w in zip(got[k], values, strict=True):
-            if isinstance(w, float) or isinstance(g, float):
-                assert g == pytest.approx(w, rel=1e-9, abs=1e-9), k
-            else:
-                assert g == w, k
 
 
 def test_is_an_event_source(mem: tuple[SqlEventSource, Reference, apsw.Connection]) -> None:

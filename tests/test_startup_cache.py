@@ -263,3 +263,13 @@ def test_the_common_questions_import_neither_scipy_stats_nor_onnx(tmp_path: Path
         cwd=ROOT,
     )
     assert out.stdout.strip() == "", f"the ask path imported {out.stdout.strip()}"
+    # those questions may all be answered from the text-vector cache: load the encoder for sure too
+    # (onnxruntime_extensions itself would import onnx; the encoder only looks up its library path)
+    code = (
+        "import sys\n"
+        "from edge.encoders.base import create\n"
+        "create('use_v3_multilingual').encode(['顾客在收银台吵架'])\n"
+        "print('onnx' in sys.modules, 'onnxruntime' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.split() == ["False", "True"]
