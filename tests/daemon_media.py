@@ -140,3 +140,20 @@ def until(pred: Callable[[], bool], what: str, timeout: float = 90.0, poll: floa
         if time.monotonic() > end:
             raise AssertionError(f"gave up waiting for {what}")
         time.sleep(poll)
+
+
+def daemon_config(tmp: Path, **sections: Any) -> Any:
+    """A parsed daemon config for store ``s1`` (Asia/Shanghai) with its files under ``tmp``, plus
+    ``sections`` (cameras, microphones, pos, image_text ...)."""
+    from edge.daemon.config import parse_daemon_config
+
+    return parse_daemon_config(
+        {
+            "store_id": "s1",
+            "timezone": "Asia/Shanghai",
+            "db": str(tmp / "store.db"),
+            "media_dir": str(tmp / "media"),
+            "models_dir": str(tmp / "models"),
+            **sections,
+        }
+    )

@@ -13,11 +13,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from daemon_media import SCENES, MemorySink, make_video
+from daemon_media import SCENES, MemorySink, daemon_config, make_video
 
 from edge.cli import main
 from edge.daemon.app import AdammDaemon
-from edge.daemon.config import parse_daemon_config
 from edge.errors import ConfigError
 
 skimage_data = pytest.importorskip("skimage.data")
@@ -126,19 +125,8 @@ def video(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _config(tmp: Path, video: Path, image_text: dict[str, Any]) -> Any:
-    return parse_daemon_config(
-        {
-            "store_id": "s1",
-            "timezone": "Asia/Shanghai",
-            "db": str(tmp / "store.db"),
-            "media_dir": str(tmp / "media"),
-            "models_dir": str(tmp / "models"),
-            "cameras": [
-                {"id": "cam", "url": str(video), "zone": "floor", "start_time": "2026-03-01T10:00:00+08:00"}
-            ],
-            "image_text": image_text,
-        }
-    )
+    camera = {"id": "cam", "url": str(video), "zone": "floor", "start_time": "2026-03-01T10:00:00+08:00"}
+    return daemon_config(tmp, cameras=[camera], image_text=image_text)
 
 
 def _toml(tmp: Path, video: Path) -> Path:

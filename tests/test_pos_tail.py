@@ -10,10 +10,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from daemon_media import until
+from daemon_media import daemon_config, until
 
 from edge.daemon.app import AdammDaemon, StoreSink
-from edge.daemon.config import parse_daemon_config
 from edge.daemon.pos import JsonlTail, TailState, tail_setting_key
 
 
@@ -79,16 +78,8 @@ def test_saved_offset_is_used_only_for_the_same_file(tmp_path: Path) -> None:
 
 
 def _config(tmp: Path, tail: Path) -> Any:
-    return parse_daemon_config(
-        {
-            "store_id": "s1",
-            "timezone": "Asia/Shanghai",
-            "db": str(tmp / "store.db"),
-            "media_dir": str(tmp / "media"),
-            "models_dir": str(tmp / "models"),
-            "heartbeat_seconds": 0.2,
-            "pos": {"enabled": True, "tail": str(tail), "poll_seconds": 0.05},
-        }
+    return daemon_config(
+        tmp, heartbeat_seconds=0.2, pos={"enabled": True, "tail": str(tail), "poll_seconds": 0.05}
     )
 
 
