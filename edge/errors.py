@@ -65,3 +65,12 @@ class PlanError(AdammError):
     """A plan is not valid under plan.schema.json (a bug in a parser backend, never user input)."""
 
     exit_code = 2
+
+
+class TimeRangeError(PlanError):
+    """A plan's time range cannot be a window of the calendar (empty, reversed, or outside the
+    years a date can have); the engine answers ``unsupported`` with ``zh``/``en`` reasons."""
+
+    def __init__(self, en: str, zh: str) -> None:
+        super().__init__(en)
+        self.reasons = {"en": en, "zh": zh}

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from edge.analysis.parser import ParseResult, parse_question
 from edge.analysis.plan import resolve_time_range, validate_plan
 from edge.analysis.source import EventFilter, EventSource, Scalar
 from edge.config import AnalysisConfig
-from edge.errors import AdammError
+from edge.errors import AdammError, TimeRangeError
 
 __all__ = ["AnalysisConfig", "answer", "build_filter", "run_plan"]
 
@@ -130,6 +131,16 @@ def answer(
     return payload
 
 
+def _aware(now: datetime, tz: str) -> datetime:
+    """``now`` as an aware UTC instant (a naive ``now`` is store-local)."""
+    if now.tzinfo is not None:
+        return now.astimezone(UTC)
+    try:
+        return now.replace(tzinfo=ZoneInfo(tz)).astimezone(UTC)
+    except (ZoneInfoNotFoundError, ValueError):
+        return now.replace(tzinfo=UTC)
+
+
 def _windows(
     plan: dict[str, Any], flt: EventFilter, now: datetime, tz: str
 ) -> list[tuple[datetime | None, datetime | None]]:
@@ -161,11 +172,15 @@ def run_plan(
         return _payload(question, plan, "unsupported", UNSUPPORTED[lang], started=started)
     ident = {"name": op.name, "version": op.version}
     tz = timezone or source.vocabulary().timezone
-    flt = build_filter(plan, now, tz)
+    try:
+        flt = build_filter(plan, now, tz)
+        windows = _windows(plan, flt, now, tz)
+    except TimeRangeError as exc:
+        return _payload(question, plan, "unsupported", exc.reasons[lang], operator=ident, started=started)
     ctx = Context(plan, source, question, now, config, lang, tz, flt)
     if op.intent not in ("forecast",):
         cov_flt = base.metric_types_filter(flt, ctx.metric)
-        gaps = honesty.coverage_gaps(source, cov_flt, _windows(plan, flt, now, tz), lang)
+        gaps = honesty.coverage_gaps(source, cov_flt, windows, lang, now=_aware(now, tz), tz=tz)
         if gaps:
             return _payload(
                 question,
@@ -183,7 +198,14 @@ def run_plan(
     except (ValueError, ZeroDivisionError, FloatingPointError) as exc:
         logger.warning("operator %s failed on plan %s: %s", op.name, plan, exc)
         outcome = Outcome(
-            status="insufficient_data", missing=[f"data the {op.name} operator can compute on ({exc})"]
+            status="insufficient_data",
+            missing=[
+                honesty.say(
+                    lang,
+                    f"data the {op.name} operator can compute on ({exc})",
+                    f"{op.name} 算子可以计算的数据（{exc}）",
+                )
+            ],
         )
     if outcome.status == "refused":
         return _payload(
@@ -195,7 +217,8 @@ def run_plan(
             plan,
             "insufficient_data",
             outcome.summary or INSUFFICIENT[lang],
-            missing=outcome.missing or ["more events matching the question"],
+            missing=outcome.missing
+            or [honesty.say(lang, "more events matching the question", "更多符合问题条件的事件")],
             operator=ident,
             started=started,
         )
@@ -206,7 +229,13 @@ def run_plan(
             plan,
             "insufficient_data",
             INSUFFICIENT[lang],
-            missing=["events behind the result (none could be cited)"],
+            missing=[
+                honesty.say(
+                    lang,
+                    "events behind the result (none could be cited)",
+                    "结果背后的事件（无法引用任何一条）",
+                )
+            ],
             operator=ident,
             started=started,
         )

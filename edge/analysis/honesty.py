@@ -9,7 +9,9 @@ Pure.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from edge.analysis.source import EventFilter, EventSource
 
@@ -41,32 +43,168 @@ def weak_note(lang: str) -> str:
     return WEAK.get(lang, WEAK["en"])
 
 
+def _day(t: datetime, zone: ZoneInfo) -> str:
+    return t.astimezone(zone).date().isoformat()
+
+
+def _last_day(t: datetime, zone: ZoneInfo) -> str:
+    """The store-local day holding the last instant before ``t`` (an exclusive end)."""
+    return (t - timedelta(microseconds=1)).astimezone(zone).date().isoformat()
+
+
+def _zone(tz: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
+
+
 def coverage_gaps(
-    source: EventSource, flt: EventFilter, windows: list[tuple[datetime | None, datetime | None]], lang: str
+    source: EventSource,
+    flt: EventFilter,
+    windows: list[tuple[datetime | None, datetime | None]],
+    lang: str,
+    *,
+    now: datetime | None = None,
+    tz: str = "UTC",
 ) -> list[str]:
-    """``missing`` lines for requested windows that start before the memory's first event."""
-    starts = [s for s, _ in windows if s is not None]
-    if not starts:
-        return []
+    """``missing`` lines (in ``lang``) for what the memory does not hold of the question.
+
+    - nothing matches the filters at all: which value of the question the memory has never seen,
+      and the values it does know;
+    - a window that starts before the memory's first matching event (more than a day), that
+      ends after its last one (more than :func:`end_slack`; the end of a window is capped at
+      ``now``: the future has no data yet), or that lies wholly outside it: the range asked and
+      the range held, as store-local days.
+    """
+    zone = _zone(tz)
     cov = source.coverage(flt)
-    since = min(starts)
-    if cov.earliest is None:
-        return [
-            f"no events match the filters at all; collect events from {since.date().isoformat()} on"
-            if lang != "zh"
-            else f"记忆中没有符合条件的事件；需要从 {since.date().isoformat()} 起的数据"
+    if cov.earliest is None or cov.count <= 0:
+        return unknown_values(source, flt, lang) or [
+            say(
+                lang,
+                "no events match the question's filters at all",
+                "记忆中没有符合问题条件的事件",
+            )
         ]
-    if cov.earliest - since <= COVERAGE_TOLERANCE:
-        return []
-    held = (cov.latest or cov.earliest) - cov.earliest
-    asked_end = max((u for _, u in windows if u is not None), default=cov.latest or cov.earliest)
-    asked = asked_end - since
-    if lang == "zh":
-        return [
-            f"需要 {since.date().isoformat()} 到 {cov.earliest.date().isoformat()} 的数据："
-            f"问题要求约 {asked.days} 天，记忆只保存了约 {held.days} 天（从 {cov.earliest.date().isoformat()} 起）"
-        ]
-    return [
-        f"events from {since.date().isoformat()} to {cov.earliest.date().isoformat()}: the question asks for "
-        f"about {asked.days} days, the memory holds about {held.days} days (from {cov.earliest.date().isoformat()})"
-    ]
+    latest = cov.latest or cov.earliest
+    held_en = f"the memory holds {_day(cov.earliest, zone)} to {_day(latest, zone)}"
+    held_zh = f"记忆中的数据从 {_day(cov.earliest, zone)} 到 {_day(latest, zone)}"
+    out: list[str] = []
+    for since, until in windows:
+        if since is None and until is None:
+            continue
+        if since is None:
+            asked = (
+                (f"up to {_last_day(until, zone)}", f"{_last_day(until, zone)} 以前") if until else ("", "")
+            )
+        elif until is None:
+            asked = (f"from {_day(since, zone)} on", f"{_day(since, zone)} 以后")
+        else:
+            asked = (
+                f"{_day(since, zone)} to {_last_day(until, zone)}",
+                f"{_day(since, zone)} 到 {_last_day(until, zone)}",
+            )
+        # the future holds no events yet: a window's end counts up to ``now``
+        end = min(until, now) if until is not None and now is not None else until
+        before = (since is not None and cov.earliest - since > COVERAGE_TOLERANCE) or (
+            until is not None and until <= cov.earliest
+        )
+        after = since is not None and since > latest
+        if end is not None and not after:
+            lo = since if since is not None else cov.earliest
+            after = end - latest > end_slack(max(end - lo, timedelta(0)))
+        if not (before or after):
+            continue
+        if before and after:
+            en_why, zh_why = "the memory covers only part of it", "记忆只覆盖其中一部分"
+        elif before:
+            en_why = f"the memory starts on {_day(cov.earliest, zone)}"
+            zh_why = f"记忆从 {_day(cov.earliest, zone)} 才开始"
+        else:
+            en_why = f"the memory ends on {_day(latest, zone)}"
+            zh_why = f"记忆到 {_day(latest, zone)} 就结束了"
+        if now is not None and since is not None and since > latest:
+            en_why += f" (relative times count from {_day(now, zone)})"
+            zh_why += f"（相对时间从 {_day(now, zone)} 起算）"
+        line = say(
+            lang,
+            f"events for {asked[0]}: {en_why}; {held_en}",
+            f"需要 {asked[1]} 的数据：{zh_why}；{held_zh}",
+        )
+        if line not in out:
+            out.append(line)
+    return out
+
+
+def end_slack(span: timedelta) -> timedelta:
+    """How far the memory may end before the asked end and still count as covering it: two days
+    (a store closed on Sundays still answers "last week"), or a tenth of a longer window."""
+    return max(timedelta(days=2), span / 10)
+
+
+def unknown_values(source: EventSource, flt: EventFilter, lang: str) -> list[str]:
+    """For a filter nothing matches: each value of it the memory holds no event for, with the
+    values of that kind the memory does know."""
+    vocab = source.vocabulary()
+    out: list[str] = []
+
+    def known(values: Sequence[object]) -> tuple[str, str]:
+        shown = [str(v) for v in values][:12]
+        if not shown:
+            return ("none", "没有")
+        more = len(values) - len(shown)
+        tail_en = f" and {more} more" if more > 0 else ""
+        tail_zh = f" 等 {len(values)} 个" if more > 0 else ""
+        return (", ".join(shown) + tail_en, "、".join(shown) + tail_zh)
+
+    def empty(part: EventFilter) -> bool:
+        c = source.coverage(part)
+        return c.earliest is None or c.count <= 0
+
+    for key, values in flt.attributes:
+        for v in values:
+            if empty(EventFilter(attributes=((key, (v,)),))):
+                en, zh = known(vocab.attributes.get(key, ()))
+                out.append(
+                    say(
+                        lang,
+                        f"events with {key} = {v}: the memory has none; {key} values it knows: {en}",
+                        f"{key} = {v} 的事件：记忆中没有；已知的 {key} 取值：{zh}",
+                    )
+                )
+    for sid in flt.store_ids:
+        if empty(EventFilter(store_ids=(sid,))):
+            en, zh = known(vocab.store_ids)
+            out.append(
+                say(
+                    lang,
+                    f"events of store {sid}: the memory has none; stores it knows: {en}",
+                    f"门店 {sid} 的事件：记忆中没有；已知的门店：{zh}",
+                )
+            )
+    for ent in flt.entities:
+        if empty(EventFilter(entities=(ent,))):
+            out.append(
+                say(
+                    lang,
+                    f"events naming {ent}: the memory has none",
+                    f"涉及 {ent} 的事件：记忆中没有",
+                )
+            )
+    if flt.event_types and empty(EventFilter(event_types=flt.event_types)):
+        types = ", ".join(flt.event_types)
+        en, zh = known(vocab.event_types)
+        out.append(
+            say(
+                lang,
+                f"{types} events: the memory has none; event types it holds: {en}",
+                f"{'、'.join(flt.event_types)} 类事件：记忆中没有；已有的事件类型：{zh}",
+            )
+        )
+    return out
+
+
+def say(lang: str, en: str, zh: str) -> str:
+    """The text in the answer's language."""
+    return zh if lang == "zh" else en

@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import jsonschema
 
-from edge.errors import PlanError
+from edge.errors import PlanError, TimeRangeError
 
 logger = logging.getLogger(__name__)
 
@@ -96,27 +96,47 @@ def _parse_rfc3339(text: str) -> datetime:
     return dt
 
 
+#: the earliest instant a window may start at: a span counted back past it starts here (the
+#: memory holds nothing older, so the coverage check still sees the whole asked span as missing)
+EARLIEST = datetime(1, 1, 2, tzinfo=UTC)
+#: the latest instant a window may reach (a day short of datetime.max, so zone shifts stay valid)
+LATEST = datetime(9999, 12, 30, tzinfo=UTC)
+
+
 def add_months(dt: datetime, months: int) -> datetime:
-    """``dt`` moved by whole calendar months (negative = back), the day clamped to the month's end."""
+    """``dt`` moved by whole calendar months (negative = back), the day clamped to the month's end.
+
+    Raises ``OverflowError`` when the result would leave the years 1-9999."""
     total = dt.year * 12 + (dt.month - 1) + months
     year, month0 = divmod(total, 12)
+    if not 1 <= year <= 9999:
+        raise OverflowError(f"year {year} is out of range")
     month = month0 + 1
     if month == 12:
-        next_first = dt.replace(year=year + 1, month=1, day=1)
+        last_day = 31
     else:
-        next_first = dt.replace(year=year, month=month + 1, day=1)
-    last_day = (next_first - timedelta(days=1)).day
+        last_day = (dt.replace(year=year, month=month + 1, day=1) - timedelta(days=1)).day
     return dt.replace(year=year, month=month, day=min(dt.day, last_day))
 
 
 def subtract_duration(now: datetime, duration: str) -> datetime:
-    """``now`` minus an ISO 8601 duration of the plan's form ``PnYnMnWnD`` (calendar years/months)."""
+    """``now`` minus an ISO 8601 duration of the plan's form ``PnYnMnWnD`` (calendar years/months).
+
+    A duration reaching back past the calendar's first years gives :data:`EARLIEST` (in ``now``'s
+    zone): every real memory starts later, so the span counts as not held rather than failing."""
     m = _DURATION.match(duration)
     if not m or duration == "P":
         raise PlanError(f"time range 'last' = {duration!r} is not a duration like P3M or P8W")
     years, months, weeks, days = (int(g) if g else 0 for g in m.groups())
-    out = add_months(now, -(years * 12 + months))
-    return out - timedelta(weeks=weeks, days=days)
+    floor = EARLIEST.astimezone(now.tzinfo) if now.tzinfo else EARLIEST.replace(tzinfo=None)
+    if years * 12 + months > 12 * 10000 or weeks * 7 + days > 366 * 10000:
+        return floor
+    try:
+        out = add_months(now, -(years * 12 + months))
+        out = out - timedelta(weeks=weeks, days=days)
+    except OverflowError:
+        return floor
+    return max(out, floor)
 
 
 def resolve_time_range(
@@ -137,7 +157,10 @@ def resolve_time_range(
         raise PlanError(
             f"the store time zone {tz!r} is not an IANA time zone name", hint="set it with adamm import --tz"
         ) from None
-    local_now = now.replace(tzinfo=zone) if now.tzinfo is None else now.astimezone(zone)
+    try:
+        local_now = now.replace(tzinfo=zone) if now.tzinfo is None else now.astimezone(zone)
+    except (OverflowError, ValueError):
+        raise _out_of_calendar(str(now)) from None
     since: datetime | None = None
     until: datetime | None = None
     last = time_range.get("last")
@@ -151,7 +174,26 @@ def resolve_time_range(
             until = _parse_rfc3339(time_range["until"])
     except ValueError as exc:
         raise PlanError(f"time range {time_range!r} has an unreadable date-time: {exc}") from None
-    return (
-        since.astimezone(UTC) if since else None,
-        until.astimezone(UTC) if until else None,
+    try:
+        since_utc = since.astimezone(UTC) if since else None
+        until_utc = until.astimezone(UTC) if until else None
+    except (OverflowError, ValueError):
+        raise _out_of_calendar(str(since or until)) from None
+    if since_utc is not None and until_utc is not None and since_utc >= until_utc:
+        if since_utc == until_utc:
+            raise TimeRangeError(
+                "the time range is empty (it ends where it starts): ask for a span of at least a day",
+                "时间范围为空（开始和结束相同）：请至少问一天的范围",
+            )
+        raise TimeRangeError(
+            f"the time range starts ({since_utc.date()}) after it ends ({until_utc.date()})",
+            f"时间范围的开始（{since_utc.date()}）晚于结束（{until_utc.date()}）",
+        )
+    return since_utc, until_utc
+
+
+def _out_of_calendar(text: str) -> TimeRangeError:
+    return TimeRangeError(
+        f"the time {text} is outside the calendar adamm can compute (years 1-9999)",
+        f"时间 {text} 超出了可以计算的日历范围（公元 1-9999 年）",
     )

@@ -236,6 +236,9 @@ def parse_question(
     dims = _unique([str(h.value) for h in dim_hits])
 
     understood = _understood(lang, metrics, info, stores, entities, values, types)
+    if info.errors:  # a date, week, month or span no calendar has: say so, never re-read it
+        en, zh = info.errors[0]
+        return _unsupported(lang, question, understood, zh if lang == "zh" else en[:1].upper() + en[1:])
     if _OUT_OF_DOMAIN.search(text):
         return _unsupported(
             lang,

@@ -40,10 +40,12 @@ _WEEKDAYS_CN = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日
 _D = r"(?:[0-9]{1,2}|[一二三四五六七八九十]{1,3})"
 #: one date: ISO, Chinese (年月日, 月日/号) or English (Nov 10, 10 November, with or without year)
 DATE = (
-    r"(?P<iso>(?P<iy>[0-9]{4})[-/.](?P<im>[0-9]{1,2})[-/.](?P<id>[0-9]{1,2}))"
+    r"(?P<iso>(?<![0-9])(?P<iy>[0-9]{4})[-/.](?P<im>[0-9]{1,2})[-/.](?P<id>[0-9]{1,2})(?![0-9]))"
     r"|(?P<cn>(?:(?P<cy>[0-9]{4})年)?(?P<cm>" + _D + r")月(?P<cd>" + _D + r")[日号]?)"
-    r"|(?P<en1>(?P<em1>" + _EN_MONTH + r")\.? (?P<ed1>[0-9]{1,2})(?:st|nd|rd|th)?(?:,? (?P<ey1>[0-9]{4}))?)"
-    r"|(?P<en2>(?P<ed2>[0-9]{1,2})(?:st|nd|rd|th)? (?:of )?(?P<em2>"
+    r"|(?P<en1>(?P<em1>"
+    + _EN_MONTH
+    + r")\.? (?P<ed1>[0-9]{1,2})(?![0-9])(?:st|nd|rd|th)?(?:,? (?P<ey1>[0-9]{4}))?)"
+    r"|(?P<en2>(?<![0-9])(?P<ed2>[0-9]{1,2})(?:st|nd|rd|th)? (?:of )?(?P<em2>"
     + _EN_MONTH
     + r")(?:,? (?P<ey2>[0-9]{4}))?)"
 )
@@ -99,6 +101,9 @@ class TimeInfo:
     window_days: int | None = None
     #: single dates with the word that qualifies them (since/after/before)
     pivot_dates: list[tuple[date, int]] = field(default_factory=list)
+    #: what the question names that no calendar has (February 30th, month 13, week 60, the last
+    #: 0 days), as (en, zh) reasons: the question is unsupported, never silently re-read
+    errors: list[tuple[str, str]] = field(default_factory=list)
 
 
 class _Clock:
@@ -109,6 +114,7 @@ class _Clock:
             self.zone = ZoneInfo("UTC")
         self.now = now.replace(tzinfo=self.zone) if now.tzinfo is None else now.astimezone(self.zone)
         self.today = self.now.date()
+        self.errors: list[tuple[str, str]] = []
 
     def at(self, d: date) -> str:
         return datetime(d.year, d.month, d.day, tzinfo=self.zone).isoformat()
@@ -120,17 +126,57 @@ class _Clock:
         return {"since": self.at(a), "until": self.at(b_exclusive)}
 
     def infer_year(self, month: int, day: int) -> date | None:
-        """A month/day without a year: this year, or last year when that would be in the future."""
-        try:
-            d = date(self.today.year, month, day)
-        except ValueError:
-            return None
-        if d > self.today + timedelta(days=1):
+        """A month/day without a year: the latest such day that is not in the future (this year,
+        else an earlier one: February 29th looks back to the last leap year); None (and an
+        error) when no year has it."""
+        for back in range(0, 9):
             try:
-                d = date(self.today.year - 1, month, day)
+                d = date(self.today.year - back, month, day)
             except ValueError:
-                return None
-        return d
+                continue
+            if d <= self.today + timedelta(days=1):
+                return d
+        self.impossible(f"{_month_name(month)} {day}", f"{month}月{day}日")
+        return None
+
+    def impossible(self, en: str, zh: str) -> None:
+        self.errors.append((f"there is no such date as {en}", f"没有 {zh} 这个日期"))
+
+    def month_range(
+        self, year: int | None, month: int, label_en: str, label_zh: str
+    ) -> tuple[date, date] | None:
+        """The first day of a calendar month and of the next one (a month without a year: the
+        latest that has begun by now)."""
+        if not 1 <= month <= 12:
+            self.errors.append((f"there is no month {month} ({label_en})", f"没有 {month} 月（{label_zh}）"))
+            return None
+        if year is None:
+            year = self.today.year if month <= self.today.month else self.today.year - 1
+        if not 1 <= year <= 9998:
+            self.errors.append((f"the year {year} is outside the calendar", f"{year} 年超出了日历范围"))
+            return None
+        first = date(year, month, 1)
+        return first, _next_month(first)
+
+
+_EN_MONTH_NAMES = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+
+
+def _month_name(month: int) -> str:
+    return _EN_MONTH_NAMES[month - 1] if 1 <= month <= 12 else f"month {month}"
 
 
 def _month_start(d: date) -> date:
@@ -143,26 +189,29 @@ def _next_month(d: date) -> date:
 
 def _date_from(m: re.Match[str], clock: _Clock, prefix: str = "") -> date | None:
     g = {k[len(prefix) :]: v for k, v in m.groupdict().items() if k.startswith(prefix)}
-    try:
-        if g.get("iso"):
-            return date(int(g["iy"]), int(g["im"]), int(g["id"]))
-        if g.get("cn"):
-            mo, dy = parse_number(g["cm"]), parse_number(g["cd"])
-            if mo is None or dy is None:
-                return None
-            if g.get("cy"):
-                return date(int(g["cy"]), mo, dy)
-            return clock.infer_year(mo, dy)
+    y: int | None
+    if g.get("iso"):
+        y, mo, dy = int(g["iy"]), int(g["im"]), int(g["id"])
+    elif g.get("cn"):
+        mo_n, dy_n = parse_number(g["cm"]), parse_number(g["cd"])
+        if mo_n is None or dy_n is None:
+            return None
+        y, mo, dy = (int(g["cy"]) if g.get("cy") else None), mo_n, dy_n
+    else:
         for n in ("1", "2"):
             if g.get("en" + n):
-                mo = _EN_MONTHS[g["em" + n][:3]]
-                dy = int(g["ed" + n])
-                if g.get("ey" + n):
-                    return date(int(g["ey" + n]), mo, dy)
-                return clock.infer_year(mo, dy)
+                y = int(g["ey" + n]) if g.get("ey" + n) else None
+                mo, dy = _EN_MONTHS[g["em" + n][:3]], int(g["ed" + n])
+                break
+        else:
+            return None
+    if y is None:
+        return clock.infer_year(mo, dy)
+    try:
+        return date(y, mo, dy)
     except ValueError:
+        clock.impossible(f"{y:04d}-{mo:02d}-{dy:02d}", f"{y}年{mo}月{dy}日")
         return None
-    return None
 
 
 def _prefixed(prefix: str) -> str:
@@ -192,7 +241,8 @@ _LAST_CN = re.compile(
     r"(?:过去|最近|近|前|这|在过去的?|最近的|过去的)\s?(?P<n>"
     + CN_NUM
     + r")?\s?(?:个)?\s?(?P<u>天|日|周|星期|礼拜|季度|月|年)"
-    r"|(?P<n2>" + CN_NUM + r")\s?(?:个)?(?P<u2>天|周|星期|礼拜|季度|月|年)(?:以来|来)"
+    # "三个月以来" is a duration, "10月以来" is since October (read with the calendar months)
+    r"|(?P<n2>" + CN_NUM + r")\s?(?:(?:个)?(?P<u2>天|周|星期|礼拜|季度|年)|个(?P<u2m>月))(?:以来|来)"
 )
 _LAST_EN = re.compile(
     r"(?:(?:in|over|during|for|within) )?(?:the )?(?:last|past|previous|recent|trailing) (?P<n>"
@@ -278,6 +328,67 @@ _NAMED_DAY = re.compile(
 )
 
 
+_CN_MONTH = r"(?:[0-9]{1,2}|十[一二]?|[一二三四五六七八九])"
+#: no day number follows (then it is a date, read by DATE)
+_NO_DAY = r"(?!\s?(?:[0-9]{1,2}|[一二三四五六七八九十]{1,3})\s?[日号])(?![0-9])"
+#: a span of calendar months: 9月到11月, 2025年9月至2025年11月, from September to November 2025
+_MONTH_SPAN = re.compile(
+    r"(?:从|自)?(?:(?P<y1>[0-9]{4})\s?年\s?)?(?P<m1>" + _CN_MONTH + r")\s?月份?\s?(?:到|至|~|-|—|–)\s?"
+    r"(?:(?P<y2>[0-9]{4})\s?年\s?)?(?P<m2>" + _CN_MONTH + r")\s?月份?(?:底|末)?" + _NO_DAY + r"(?:之间|期间)?"
+    r"|"
+    + word(
+        r"(?:from |between )?(?P<e1>"
+        + _EN_MONTH
+        + r")(?:,? (?P<ey1>[0-9]{4}))? ?(?:to|until|till|through|thru|and|-|–) ?"
+        r"(?P<e2>" + _EN_MONTH + r")(?:,? (?P<ey2>[0-9]{4}))?"
+    )
+    + r"(?! ?[0-9]{1,2}(?![0-9]))"
+)
+#: one calendar month of a named year: September 2025, 2025年9月, 2025-09
+_YEAR_MONTH = re.compile(
+    r"(?P<cy>[0-9]{4})\s?年\s?(?P<cm>"
+    + _CN_MONTH
+    + r")\s?月份?"
+    + _NO_DAY
+    + r"|"
+    + word(r"(?P<em>" + _EN_MONTH + r")\.?,? (?P<ey>[0-9]{4})")
+    + r"|"
+    + word(r"(?P<iy>[0-9]{4})[-/.](?P<im>[0-9]{1,2})")
+    + r"(?![-/.][0-9])"
+)
+#: a whole year: 2025年, in 2099, during 2024, the year 2025
+_YEAR = re.compile(
+    r"(?<![0-9])(?P<cy>[0-9]{4})\s?年(?:全年|整年|一整年)?(?!\s?(?:[0-9]{1,2}|[一二三四五六七八九十]{1,3})\s?月)"
+    r"|"
+    + word(
+        r"(?P<ew>in|during|throughout|since|from|after|before|until|till|the year|year) (?P<ey>[12][0-9]{3})"
+    )
+    + r"(?![-/.][0-9])"
+)
+#: a numbered ISO week: week 45, 第45周, 2025-W45, week 45 of 2025
+_WEEK_NO = re.compile(
+    r"(?:(?P<cy>[0-9]{4})\s?年\s?)?第\s?(?P<cw>[0-9]{1,3}|[一二三四五六七八九十]{1,3})\s?(?:周|个?星期)(?!内|之内|以内)"
+    r"|"
+    + word(r"(?P<iy>[0-9]{4})-?w(?P<iw>[0-9]{1,3})")
+    + r"|"
+    + word(r"(?:the )?week (?:no\.? |number |#)?(?P<ew>[0-9]{1,3})(?:,? (?:of )?(?P<ey>[0-9]{4}))?")
+)
+#: a month by number in English: month 13
+_MONTH_NO_EN = re.compile(word(r"month (?P<m>[0-9]{1,3})(?:,? (?:of )?(?P<y>[0-9]{4}))?"))
+#: words before/after a calendar range that make it the start or the end of an open range
+_OPEN_BEFORE = re.compile(
+    r"(?P<w>since|starting(?: from| in)?|from|after|before|until|till|up to|through|自从?|从|截至|截止到?)\s?$"
+)
+_OPEN_AFTER = re.compile(r"^\s?(?P<w>以来|起|开始|之后|以后|之前|以前|为止)")
+#: the number of a "last N units" phrase that is not a positive count (0, -3)
+_BAD_COUNT_EN = re.compile(
+    r"(?:last|past|previous|recent|trailing) (?P<n>-\s?[0-9]+|minus [0-9]+|0+|zero|no) (?P<u>day|week|month|quarter|year)s?"
+)
+_BAD_COUNT_CN = re.compile(
+    r"(?:过去|最近|近|前)\s?(?P<n>-\s?[0-9]+|负[0-9一二三四五六七八九十]+|0+|零)\s?(?:个)?\s?(?P<u>天|日|周|星期|礼拜|季度|月|年)"
+)
+
+
 def _duration(n: int, unit: str) -> str:
     """``PnU``; quarters (Q, not an ISO unit) become months."""
     return f"P{3 * n}M" if unit == "Q" else f"P{n}{unit}"
@@ -334,6 +445,88 @@ def extract_time(mt: MaskedText, now: datetime, tz: str) -> TimeInfo:
             else:
                 unit_code = _UNIT_CN.get(unit) or _UNIT_EN[unit]
             info.horizon = f"P{n}{unit_code}"
+        take(m)
+
+    # a count that is no count ("the last 0 days", "过去-3天"): say so, never read it as 1
+    for m in list(_BAD_COUNT_EN.finditer(mt.view)) + list(_BAD_COUNT_CN.finditer(mt.view)):
+        clock.errors.append(
+            (
+                f"'{m.group(0)}' is not a span of time: ask for at least one {m.group('u')}",
+                f"“{m.group(0)}”不是一个时间范围：至少要问一个{m.group('u')}",
+            )
+        )
+        take(m)
+
+    # calendar months, weeks and years named explicitly (a named year or the latest begun)
+    for m in _MONTH_SPAN.finditer(mt.view):
+        if m.group("m1"):
+            mo1, mo2 = parse_number(m.group("m1")) or 0, parse_number(m.group("m2")) or 0
+            y1, y2 = _int(m.group("y1")), _int(m.group("y2"))
+        else:
+            mo1, mo2 = _EN_MONTHS[m.group("e1")[:3]], _EN_MONTHS[m.group("e2")[:3]]
+            y1, y2 = _int(m.group("ey1")), _int(m.group("ey2"))
+        if y1 is None and y2 is None and 1 <= mo2 <= 12:
+            y2 = clock.today.year if mo2 <= clock.today.month else clock.today.year - 1
+        if y1 is None and y2 is not None:
+            y1 = y2 if mo1 <= mo2 else y2 - 1
+        elif y2 is None and y1 is not None:
+            y2 = y1 if mo2 >= mo1 else y1 + 1
+        a = clock.month_range(y1, mo1, m.group(0), m.group(0))
+        b = clock.month_range(y2, mo2, m.group(0), m.group(0))
+        if a and b:
+            if b[1] <= a[0]:
+                clock.errors.append(
+                    (f"'{m.group(0)}' ends before it starts", f"“{m.group(0)}”的结束早于开始")
+                )
+            else:
+                info.ranges.append(RangeMention(m.group(0), clock.span(a[0], b[1]), m.start(), "span"))
+        take(m)
+    for m in _YEAR_MONTH.finditer(mt.view):
+        if m.group("cy"):
+            y, mo = int(m.group("cy")), parse_number(m.group("cm")) or 0
+        elif m.group("ey"):
+            y, mo = int(m.group("ey")), _EN_MONTHS[m.group("em")[:3]]
+        else:
+            y, mo = int(m.group("iy")), int(m.group("im"))
+        got = clock.month_range(y, mo, m.group(0), m.group(0))
+        if got:
+            _calendar_mention(info, mt, m, got, clock)
+        take(m)
+    for m in _WEEK_NO.finditer(mt.view):
+        wk = parse_number(m.group("cw") or m.group("iw") or m.group("ew") or "") or 0
+        y_text = m.group("cy") or m.group("iy") or m.group("ey")
+        y = int(y_text) if y_text else clock.today.isocalendar()[0]
+        try:
+            monday = date.fromisocalendar(y, wk, 1)
+        except ValueError:
+            clock.errors.append(
+                (
+                    f"there is no week {wk} in {y} (ISO weeks are 1-52 or 53)",
+                    f"{y} 年没有第 {wk} 周（ISO 周为 1-52 或 53）",
+                )
+            )
+            take(m)
+            continue
+        if not y_text and monday > clock.today:
+            try:
+                monday = date.fromisocalendar(y - 1, wk, 1)
+            except ValueError:
+                clock.errors.append((f"there is no week {wk} in {y - 1}", f"{y - 1} 年没有第 {wk} 周"))
+                take(m)
+                continue
+        _calendar_mention(info, mt, m, (monday, monday + timedelta(days=7)), clock)
+        take(m)
+    for m in _MONTH_NO_EN.finditer(mt.view):
+        got = clock.month_range(_int(m.group("y")), int(m.group("m")), m.group(0), m.group(0))
+        if got:
+            _calendar_mention(info, mt, m, got, clock)
+        take(m)
+    for m in _YEAR.finditer(mt.view):
+        y = int(m.group("cy") or m.group("ey"))
+        if not 1 <= y <= 9998:
+            clock.errors.append((f"the year {y} is outside the calendar", f"{y} 年超出了日历范围"))
+        else:
+            _calendar_mention(info, mt, m, (date(y, 1, 1), date(y + 1, 1, 1)), clock, word=m.group("ew"))
         take(m)
 
     for m in _SPAN.finditer(mt.view):
@@ -417,7 +610,7 @@ def extract_time(mt: MaskedText, now: datetime, tz: str) -> TimeInfo:
         info.ranges.append(RangeMention(m.group(0), window, m.start(), "day"))
         take(m)
     for m in _LAST_CN.finditer(mt.view):
-        unit = _UNIT_CN[m.group("u") or m.group("u2")]
+        unit = _UNIT_CN[m.group("u") or m.group("u2") or m.group("u2m")]
         n_text = m.group("n") or m.group("n2")
         n = parse_number(n_text) if n_text else 1
         if not n_text and m.group(0).startswith("这"):
@@ -450,13 +643,11 @@ def extract_time(mt: MaskedText, now: datetime, tz: str) -> TimeInfo:
             mo: int | None = _EN_MONTHS[(m.group("em") or m.group("em2"))[:3]]
         else:
             mo = parse_number(m.group("m"))
-        if mo and 1 <= mo <= 12:
-            first = clock.infer_year(mo, 1)
-            if first:
-                info.ranges.append(
-                    RangeMention(m.group(0), clock.span(first, _next_month(first)), m.start(), "calendar")
-                )
-                take(m)
+        if mo is not None:
+            got = clock.month_range(None, mo, m.group(0), m.group(0))
+            if got:
+                _calendar_mention(info, mt, m, got, clock)
+            take(m)
 
     for m in _WINDOW.finditer(mt.view):
         unit = m.group("u") or m.group("u2") or m.group("u3") or m.group("u4")
@@ -481,11 +672,71 @@ def extract_time(mt: MaskedText, now: datetime, tz: str) -> TimeInfo:
         info.days.append(DaysMention([wd], None, m.group(0), m.start()))
         take(m)
 
+    info.errors = clock.errors
     info.ranges.sort(key=lambda r: r.start)
     info.hours.sort(key=lambda h: h.start)
     info.days.sort(key=lambda d: d.start)
     info.pivot_dates.sort(key=lambda p: p[1])
     return info
+
+
+def _int(text: str | None) -> int | None:
+    return int(text) if text else None
+
+
+_SINCE_WORDS = {
+    "since",
+    "starting",
+    "starting from",
+    "starting in",
+    "from",
+    "自",
+    "自从",
+    "从",
+    "以来",
+    "起",
+    "开始",
+}
+_AFTER_WORDS = {"after", "之后", "以后"}
+_BEFORE_WORDS = {"before", "之前", "以前"}
+_UNTIL_WORDS = {"until", "till", "up to", "through", "截至", "截止", "截止到", "为止"}
+
+
+def _calendar_mention(
+    info: TimeInfo,
+    mt: MaskedText,
+    m: re.Match[str],
+    days: tuple[date, date],
+    clock: _Clock,
+    word: str | None = None,
+) -> None:
+    """A named calendar range ``[first, end)``; a word before or after it (since, before, 以来,
+    之前 ...) makes it the open start or end of a range instead."""
+    first, end = days
+    view = mt.view
+    start, stop = m.start(), m.end()
+    kind = None
+    if word:
+        kind = word
+    else:
+        pre = _OPEN_BEFORE.search(view[max(0, start - 16) : start])
+        suf = _OPEN_AFTER.match(view[stop : stop + 4])
+        if suf:
+            kind, stop = suf.group("w"), stop + suf.end()
+        elif pre:
+            kind, start = pre.group("w"), max(0, start - 16) + pre.start()
+    label = view[start:stop]
+    if kind in _SINCE_WORDS:
+        info.ranges.append(RangeMention(label, {"since": clock.at(first)}, start, "since"))
+    elif kind in _AFTER_WORDS:
+        info.ranges.append(RangeMention(label, {"since": clock.at(end)}, start, "since"))
+    elif kind in _BEFORE_WORDS:
+        info.ranges.append(RangeMention(label, {"until": clock.at(first)}, start, "until"))
+    elif kind in _UNTIL_WORDS:
+        info.ranges.append(RangeMention(label, {"until": clock.at(end)}, start, "until"))
+    else:
+        info.ranges.append(RangeMention(label, clock.span(first, end), start, "calendar"))
+    mt.consume(start, stop)
 
 
 def _calendar(clock: _Clock, unit: str, offset: int) -> dict[str, str]:
