@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from edge.analysis import metrics as M
+from edge.analysis.honesty import say
 from edge.analysis.operators.base import (
     Context,
     EvidenceSpec,
@@ -48,7 +49,15 @@ class AggregateOperator(Operator):
                 n, val = M.n_of(metric, rows[0]), M.value(metric, rows[0])
         need = 1 if metric in M.ADDITIVE else ctx.config.min_events_per_group
         if n < need or val is None:
-            return insufficient([f"at least {need} events behind {metric} matching the filters (found {n})"])
+            return insufficient(
+                [
+                    say(
+                        ctx.language,
+                        f"at least {need} events behind {metric} matching the filters (found {n})",
+                        f"至少 {need} 条与{M.label(metric, 'zh')}相关且符合条件的事件（现有 {n} 条）",
+                    )
+                ]
+            )
         result = {"value": round(float(val), 4) if metric != "peak_hour" else int(val), "n": n}
         flt = metric_types_filter(ctx.flt, metric)
         return Outcome(

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from edge.analysis import metrics as M
+from edge.analysis.honesty import say
 from edge.analysis.operators._series import daily_values
 from edge.analysis.operators.base import (
     Context,
@@ -93,12 +94,24 @@ class AnomalyOperator(Operator):
         metric = metric or "event_count"
         if metric == "peak_hour":
             return insufficient(
-                ["a daily metric to score (peak_hour has no daily anomaly); ask about footfall"]
+                [
+                    say(
+                        ctx.language,
+                        "a daily metric to score (peak_hour has no daily anomaly); ask about footfall",
+                        "一个按天计算的指标（高峰时段没有按天的异常）；可以改问客流",
+                    )
+                ]
             )
         vals = daily_values(ctx, metric, history)
         if len(vals) < ctx.config.min_buckets:
             return insufficient(
-                [f"at least {ctx.config.min_buckets} days of {metric} history (found {len(vals)})"]
+                [
+                    say(
+                        ctx.language,
+                        f"at least {ctx.config.min_buckets} days of {metric} history (found {len(vals)})",
+                        f"至少 {ctx.config.min_buckets} 天的{M.label(metric, 'zh')}历史（现有 {len(vals)} 天）",
+                    )
+                ]
             )
         window = self._window(ctx, vals)
         anomalies = score_days({d: v for d, (v, _) in vals.items()}, window)
@@ -147,7 +160,15 @@ class AnomalyOperator(Operator):
                 per.setdefault(str(r["event_type"]), {})[str(r["date"])] = float(r["events"])
         all_days = sorted({d for v in per.values() for d in v})
         if len(all_days) < ctx.config.min_buckets:
-            return insufficient([f"at least {ctx.config.min_buckets} days of events (found {len(all_days)})"])
+            return insufficient(
+                [
+                    say(
+                        ctx.language,
+                        f"at least {ctx.config.min_buckets} days of events (found {len(all_days)})",
+                        f"至少 {ctx.config.min_buckets} 天的事件（现有 {len(all_days)} 天）",
+                    )
+                ]
+            )
         window = self._window(ctx, {d: 0 for d in all_days})
         anomalies: list[dict[str, Any]] = []
         for et, series_ in sorted(per.items()):

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from edge.analysis import metrics as M
+from edge.analysis.honesty import say
 from edge.analysis.operators._grouped import evidence_for, grouped, public
 from edge.analysis.operators.base import Context, Operator, Outcome, fmt, insufficient, key_text
 
@@ -34,7 +35,11 @@ class BreakdownOperator(Operator):
         if total_n < ctx.config.min_events_per_group or not parts:
             return insufficient(
                 [
-                    f"at least {ctx.config.min_events_per_group} events behind {metric} to split (found {total_n})"
+                    say(
+                        ctx.language,
+                        f"at least {ctx.config.min_events_per_group} events behind {metric} to split (found {total_n})",
+                        f"至少 {ctx.config.min_events_per_group} 条与{M.label(metric, 'zh')}相关的事件才能拆解（现有 {total_n} 条）",
+                    )
                 ]
             )
         if metric in M.ADDITIVE:

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from edge.analysis.honesty import say
 from edge.analysis.operators.base import (
     Context,
     EvidenceSpec,
@@ -74,7 +75,9 @@ class CoOccurrenceOperator(Operator):
         pair = ctx.plan.get("pair") or {}
         a, b = str(pair.get("a", "")), str(pair.get("b", ""))
         if not a or not b:
-            return insufficient(["two things to pair (a and b)"])
+            return insufficient(
+                [say(ctx.language, "two things to pair (a and b)", "两个要配对的对象（a 和 b）")]
+            )
         fa, day_a = side_filter(ctx, a)
         fb, day_b = side_filter(ctx, b)
         asked = pair.get("window_seconds")
@@ -94,8 +97,13 @@ class CoOccurrenceOperator(Operator):
         if len(universe) < ctx.config.min_buckets or na_ev < need or nb_ev < need:
             return insufficient(
                 [
-                    f"at least {ctx.config.min_buckets} windows and {need} events of each side "
-                    f"(found {len(universe)} windows, {na_ev} of {a}, {nb_ev} of {b})"
+                    say(
+                        ctx.language,
+                        f"at least {ctx.config.min_buckets} windows and {need} events of each side "
+                        f"(found {len(universe)} windows, {na_ev} of {a}, {nb_ev} of {b})",
+                        f"至少 {ctx.config.min_buckets} 个时间窗口、每一方至少 {need} 条事件"
+                        f"（现有 {len(universe)} 个窗口，{a} {na_ev} 条，{b} {nb_ev} 条）",
+                    )
                 ]
             )
         total = len(universe)

@@ -17,6 +17,7 @@ import numpy as np
 
 from edge.analysis import metrics as M
 from edge.analysis import stats_fast
+from edge.analysis.honesty import say
 from edge.analysis.operators.base import (
     Context,
     EvidenceSpec,
@@ -181,12 +182,30 @@ class CompareOperator(Operator):
         wanted = self._wanted(ctx, g)
         absent = [w for w in wanted if w not in present]
         if thin or absent or len(groups) < 2:
-            missing = [f"at least {need} events behind {metric} for {key}={w} (found 0)" for w in absent]
+            missing = [
+                say(
+                    ctx.language,
+                    f"at least {need} events behind {metric} for {key}={w} (found 0)",
+                    f"{key}={w} 至少 {need} 条{M.label(metric, 'zh')}相关事件（现有 0 条）",
+                )
+                for w in absent
+            ]
             missing += [
-                f"at least {need} events behind {metric} for {key}={x['_t']} (found {x['n']})" for x in thin
+                say(
+                    ctx.language,
+                    f"at least {need} events behind {metric} for {key}={x['_t']} (found {x['n']})",
+                    f"{key}={x['_t']} 至少 {need} 条{M.label(metric, 'zh')}相关事件（现有 {x['n']} 条）",
+                )
+                for x in thin
             ]
             if not missing:
-                missing = [f"at least two {key} groups with {need}+ events behind {metric}"]
+                missing = [
+                    say(
+                        ctx.language,
+                        f"at least two {key} groups with {need}+ events behind {metric}",
+                        f"至少两个 {key} 分组、每组 {need} 条以上{M.label(metric, 'zh')}相关事件",
+                    )
+                ]
             return insufficient(missing)
         groups.sort(key=lambda x: (-x["value"], x["_t"]))
         first, second = groups[0], groups[1]

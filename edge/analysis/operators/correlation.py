@@ -13,6 +13,7 @@ import numpy as np
 
 from edge.analysis import metrics as M
 from edge.analysis import stats_fast
+from edge.analysis.honesty import say
 from edge.analysis.operators._series import daily_values
 from edge.analysis.operators.base import (
     Context,
@@ -47,17 +48,39 @@ class CorrelationOperator(Operator):
         a = ctx.metric or "event_count"
         b = str(ctx.plan.get("second_metric") or "event_count")
         if "peak_hour" in (a, b):
-            return insufficient(["two daily metrics (peak_hour has no daily value to correlate)"])
+            return insufficient(
+                [
+                    say(
+                        ctx.language,
+                        "two daily metrics (peak_hour has no daily value to correlate)",
+                        "两个按天计算的指标（高峰时段没有按天的数值可以计算相关）",
+                    )
+                ]
+            )
         va, vb = daily_values(ctx, a), daily_values(ctx, b)
         days = sorted(set(va) & set(vb))
         if len(days) < ctx.config.min_buckets:
             return insufficient(
-                [f"at least {ctx.config.min_buckets} days with both {a} and {b} (found {len(days)})"]
+                [
+                    say(
+                        ctx.language,
+                        f"at least {ctx.config.min_buckets} days with both {a} and {b} (found {len(days)})",
+                        f"至少 {ctx.config.min_buckets} 天同时有{M.label(a, 'zh')}和{M.label(b, 'zh')}的数据（现有 {len(days)} 天）",
+                    )
+                ]
             )
         x = np.array([va[d][0] for d in days])
         y = np.array([vb[d][0] for d in days])
         if np.allclose(x, x[0]) or np.allclose(y, y[0]):
-            return insufficient([f"days on which {a} and {b} vary (one of them is constant)"])
+            return insufficient(
+                [
+                    say(
+                        ctx.language,
+                        f"days on which {a} and {b} vary (one of them is constant)",
+                        f"{M.label(a, 'zh')}和{M.label(b, 'zh')}都有变化的日子（其中一个是常数）",
+                    )
+                ]
+            )
         pr = stats_fast.pearsonr(x, y)  # = scipy.stats.pearsonr / spearmanr, without their import
         sr = stats_fast.spearmanr(x, y)
         r, p = safe_float(pr.statistic) or 0.0, safe_float(pr.pvalue)

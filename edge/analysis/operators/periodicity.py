@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from edge.analysis import metrics as M
+from edge.analysis.honesty import say
 from edge.analysis.operators._series import bucket_value, series
 from edge.analysis.operators.base import (
     Context,
@@ -106,7 +107,11 @@ class PeriodicityOperator(Operator):
         if len(known) < ctx.config.min_buckets or len(full) < 4:
             return insufficient(
                 [
-                    f"at least {ctx.config.min_buckets} {'hours' if hourly else 'days'} of {metric} (found {len(known)})"
+                    say(
+                        ctx.language,
+                        f"at least {ctx.config.min_buckets} {'hours' if hourly else 'days'} of {metric} (found {len(known)})",
+                        f"至少 {ctx.config.min_buckets} {'小时' if hourly else '天'}的{M.label(metric, 'zh')}数据（现有 {len(known)}）",
+                    )
                 ]
             )
         fill = 0.0 if metric in M.ADDITIVE else float(np.mean(list(known.values())))
@@ -114,7 +119,15 @@ class PeriodicityOperator(Operator):
         x = _clean(x)
         max_lag = len(x) // 2
         if max_lag < 2:
-            return insufficient([f"a longer series of {metric} (two cycles at least)"])
+            return insufficient(
+                [
+                    say(
+                        ctx.language,
+                        f"a longer series of {metric} (two cycles at least)",
+                        f"更长的{M.label(metric, 'zh')}序列（至少两个周期）",
+                    )
+                ]
+            )
         r = acf(x, max_lag)
         lag = best_period(r)
         strength = float(min(1.0, max(0.0, r[lag])))

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from edge.analysis.honesty import say
 from edge.analysis.operators.base import Context, Operator, Outcome, insufficient, safe_float
 
 logger = logging.getLogger(__name__)
@@ -31,7 +32,15 @@ class RetrieveOperator(Operator):
         hits = ctx.source.retrieve(text, ctx.flt, k)
         _, total = ctx.source.sample_events(ctx.flt, 0)
         if not hits:
-            return insufficient(["events matching the filters (none found); widen the time range or filters"])
+            return insufficient(
+                [
+                    say(
+                        ctx.language,
+                        "events matching the filters (none found); widen the time range or filters",
+                        "符合条件的事件（一条也没有）；请放宽时间范围或条件",
+                    )
+                ]
+            )
         events = [
             {
                 "event_id": h.event_id,

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from edge.analysis import metrics as M
+from edge.analysis.honesty import say
 from edge.analysis.operators._grouped import evidence_for, grouped, public
 from edge.analysis.operators.base import Context, Operator, Outcome, fmt, insufficient, key_text
 
@@ -37,7 +38,13 @@ class TopKOperator(Operator):
             parts = [p for p in parts if p["n"] >= ctx.config.min_events_per_group]
         if not parts:
             return insufficient(
-                [f"groups with at least {ctx.config.min_events_per_group} events behind {metric}"]
+                [
+                    say(
+                        ctx.language,
+                        f"groups with at least {ctx.config.min_events_per_group} events behind {metric}",
+                        f"至少有 {ctx.config.min_events_per_group} 条{M.label(metric, 'zh')}相关事件的分组",
+                    )
+                ]
             )
         items = parts[:k]
         total_n = sum(p["n"] for p in parts)

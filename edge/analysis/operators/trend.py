@@ -15,6 +15,7 @@ import numpy as np
 
 from edge.analysis import metrics as M
 from edge.analysis import stats_fast
+from edge.analysis.honesty import say
 from edge.analysis.operators._series import BUCKET_KEYS, bucket_value, merged, series
 from edge.analysis.operators.base import (
     Context,
@@ -30,6 +31,8 @@ from edge.analysis.operators.base import (
 )
 
 logger = logging.getLogger(__name__)
+
+_BUCKET_ZH = {"hour": "小时", "day": "天", "week": "周", "month": "月"}
 
 
 class TrendOperator(Operator):
@@ -78,7 +81,11 @@ class TrendOperator(Operator):
         if len(points) < ctx.config.min_buckets:
             return insufficient(
                 [
-                    f"at least {ctx.config.min_buckets} {bucket} buckets with {metric} data (found {len(points)})"
+                    say(
+                        ctx.language,
+                        f"at least {ctx.config.min_buckets} {bucket} buckets with {metric} data (found {len(points)})",
+                        f"至少 {ctx.config.min_buckets} 个{_BUCKET_ZH.get(bucket, bucket)}的{M.label(metric, 'zh')}数据（现有 {len(points)} 个）",
+                    )
                 ]
             )
         x = np.arange(len(points), dtype=float)

@@ -471,15 +471,15 @@ def extract_time(mt: MaskedText, now: datetime, tz: str) -> TimeInfo:
             y1 = y2 if mo1 <= mo2 else y2 - 1
         elif y2 is None and y1 is not None:
             y2 = y1 if mo2 >= mo1 else y1 + 1
-        a = clock.month_range(y1, mo1, m.group(0), m.group(0))
-        b = clock.month_range(y2, mo2, m.group(0), m.group(0))
-        if a and b:
-            if b[1] <= a[0]:
+        ma = clock.month_range(y1, mo1, m.group(0), m.group(0))
+        mb = clock.month_range(y2, mo2, m.group(0), m.group(0))
+        if ma and mb:
+            if mb[1] <= ma[0]:
                 clock.errors.append(
                     (f"'{m.group(0)}' ends before it starts", f"“{m.group(0)}”的结束早于开始")
                 )
             else:
-                info.ranges.append(RangeMention(m.group(0), clock.span(a[0], b[1]), m.start(), "span"))
+                info.ranges.append(RangeMention(m.group(0), clock.span(ma[0], mb[1]), m.start(), "span"))
         take(m)
     for m in _YEAR_MONTH.finditer(mt.view):
         if m.group("cy"):
@@ -536,6 +536,15 @@ def extract_time(mt: MaskedText, now: datetime, tz: str) -> TimeInfo:
             info.ranges.append(
                 RangeMention(m.group(0), clock.span(a, b + timedelta(days=1)), m.start(), "span")
             )
+            take(m)
+        elif (
+            a
+            and b
+            and re.search(
+                r"到|至|~|从|自|(?<![a-z])(?:between|from|to|until|through|till)(?![a-z])", m.group(0)
+            )
+        ):
+            clock.errors.append((f"'{m.group(0)}' ends before it starts", f"“{m.group(0)}”的结束早于开始"))
             take(m)
     for m in _SINCE.finditer(mt.view):
         if not (m.group("pre") or m.group("suf")):
@@ -640,11 +649,11 @@ def extract_time(mt: MaskedText, now: datetime, tz: str) -> TimeInfo:
 
     for m in _MONTH_ONLY.finditer(mt.view):
         if m.group("em") or m.group("em2"):
-            mo: int | None = _EN_MONTHS[(m.group("em") or m.group("em2"))[:3]]
+            mon: int | None = _EN_MONTHS[(m.group("em") or m.group("em2"))[:3]]
         else:
-            mo = parse_number(m.group("m"))
-        if mo is not None:
-            got = clock.month_range(None, mo, m.group(0), m.group(0))
+            mon = parse_number(m.group("m"))
+        if mon is not None:
+            got = clock.month_range(None, mon, m.group(0), m.group(0))
             if got:
                 _calendar_mention(info, mt, m, got, clock)
             take(m)
