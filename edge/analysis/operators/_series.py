@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from edge.analysis import metrics as M
-from edge.analysis.operators.base import Context
+from edge.analysis.operators.base import Context, metric_types_filter
 from edge.analysis.source import EventFilter
 
 logger = logging.getLogger(__name__)
@@ -72,3 +74,82 @@ def daily_values(ctx: Context, metric: str, flt: EventFilter | None = None) -> d
 
 def describe(values: list[Any]) -> str:
     return ", ".join(str(v) for v in values)
+
+
+def _zone(tz: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
+
+
+def _local_midnight(d: date, zone: ZoneInfo) -> datetime:
+    return datetime(d.year, d.month, d.day, tzinfo=zone).astimezone(UTC)
+
+
+def full_window(ctx: Context, metric: str | None) -> tuple[datetime, datetime] | None:
+    """The UTC window a bucket must lie in to be whole: the asked range, cut to the whole
+    store-local days the memory holds for ``metric`` and to ``now`` (today is not over yet).
+    None when the memory holds nothing for it."""
+    cov = ctx.source.coverage(metric_types_filter(ctx.flt, None if metric == "mean_hour" else metric))
+    if cov.earliest is None:
+        return None
+    zone = _zone(ctx.timezone)
+    lo = _local_midnight(cov.earliest.astimezone(zone).date(), zone)
+    hi = _local_midnight((cov.latest or cov.earliest).astimezone(zone).date() + timedelta(days=1), zone)
+    now = ctx.now if ctx.now.tzinfo is not None else ctx.now.replace(tzinfo=zone)
+    hi = min(hi, now.astimezone(UTC))
+    if ctx.flt.since is not None:
+        lo = max(lo, ctx.flt.since)
+    if ctx.flt.until is not None:
+        hi = min(hi, ctx.flt.until)
+    return lo, hi
+
+
+def bucket_span(bucket_key: str, bucket: str, tz: str) -> tuple[datetime, datetime] | None:
+    """The UTC span of one store-local bucket (``date``, ``week``, ``month`` or ``date_hour``)."""
+    zone = _zone(tz)
+    try:
+        if bucket_key == "date_hour":
+            start = datetime.strptime(bucket, "%Y-%m-%dT%H").replace(tzinfo=zone)
+            return start.astimezone(UTC), (start + timedelta(hours=1)).astimezone(UTC)
+        if bucket_key == "month":
+            first = datetime.strptime(bucket, "%Y-%m").date()
+            nxt = date(first.year + (first.month == 12), first.month % 12 + 1, 1)
+            return _local_midnight(first, zone), _local_midnight(nxt, zone)
+        day = date.fromisoformat(bucket)
+    except (ValueError, OverflowError):
+        return None
+    length = 7 if bucket_key == "week" else 1
+    return _local_midnight(day, zone), _local_midnight(day + timedelta(days=length), zone)
+
+
+def partial_buckets(ctx: Context, metric: str | None, bucket_key: str, buckets: list[str]) -> set[str]:
+    """The buckets cut short by the asked range, by the memory's first or last day, or by ``now``
+    (a week that starts before the data does, today's unfinished day): they hold fewer days than a
+    whole bucket, so a series must not compare them as if they were full."""
+    window = full_window(ctx, metric)
+    if window is None:
+        return set(buckets)
+    lo, hi = window
+    out: set[str] = set()
+    for b in buckets:
+        span = bucket_span(bucket_key, b, ctx.timezone)
+        if span is None or span[0] < lo or span[1] > hi:
+            out.add(b)
+    return out
+
+
+def whole_days(ctx: Context, metric: str | None, by_day: dict[str, Any]) -> dict[str, Any]:
+    """``by_day`` without the days after the last whole one (today's unfinished day, a day the
+    asked range or the memory's end cuts short): a day that is not over is no anomaly."""
+    window = full_window(ctx, metric)
+    if window is None:
+        return by_day
+    hi = window[1]
+    out = {}
+    for d, v in by_day.items():
+        span = bucket_span("date", d, ctx.timezone)
+        if span is not None and span[1] <= hi:
+            out[d] = v
+    return out

@@ -17,7 +17,7 @@ import numpy as np
 
 from edge.analysis import metrics as M
 from edge.analysis.honesty import say
-from edge.analysis.operators._series import daily_values
+from edge.analysis.operators._series import daily_values, whole_days
 from edge.analysis.operators.base import (
     Context,
     EvidenceSpec,
@@ -102,7 +102,7 @@ class AnomalyOperator(Operator):
                     )
                 ]
             )
-        vals = daily_values(ctx, metric, history)
+        vals = whole_days(ctx, metric, daily_values(ctx, metric, history))
         if len(vals) < ctx.config.min_buckets:
             return insufficient(
                 [
@@ -158,7 +158,7 @@ class AnomalyOperator(Operator):
         for r in rows:
             if r["event_type"] is not None and r["date"] is not None:
                 per.setdefault(str(r["event_type"]), {})[str(r["date"])] = float(r["events"])
-        all_days = sorted({d for v in per.values() for d in v})
+        all_days = sorted(whole_days(ctx, None, {d: 0 for v in per.values() for d in v}))
         if len(all_days) < ctx.config.min_buckets:
             return insufficient(
                 [

@@ -16,7 +16,7 @@ import numpy as np
 from edge.analysis import metrics as M
 from edge.analysis import stats_fast
 from edge.analysis.honesty import say
-from edge.analysis.operators._series import BUCKET_KEYS, bucket_value, merged, series
+from edge.analysis.operators._series import BUCKET_KEYS, bucket_value, merged, partial_buckets, series
 from edge.analysis.operators.base import (
     Context,
     EvidenceSpec,
@@ -72,19 +72,35 @@ class TrendOperator(Operator):
         bucket = str(ctx.plan.get("time_bucket") or self.default_params["time_bucket"])
         key = BUCKET_KEYS.get(bucket, "week")
         buckets, comps, hours = series(ctx, metric, key)
+        cut = partial_buckets(ctx, metric, key, buckets)
         points: list[dict[str, Any]] = []
         for b in buckets:
             v = bucket_value(metric, comps[b], hours.get(b))
             n = M.n_of(metric, comps[b]) if metric != "mean_hour" else int(comps[b].get("events", 0))
             if v is not None and n > 0:
-                points.append({"bucket": b, "value": round(v, 4), "n": n})
+                point: dict[str, Any] = {"bucket": b, "value": round(v, 4), "n": n}
+                if b in cut:
+                    point["partial"] = True
+                points.append(point)
+        series_out = points
+        # a bucket cut short (by the range, the memory's first or last day, or today) is shown,
+        # marked partial, but neither fitted nor compared: it holds fewer days than the others
+        points = [pt for pt in points if not pt.get("partial")]
         if len(points) < ctx.config.min_buckets:
+            cut_note_en = (
+                f", {len(series_out) - len(points)} more cut short" if len(series_out) > len(points) else ""
+            )
+            cut_note_zh = (
+                f"，另有 {len(series_out) - len(points)} 个不完整" if len(series_out) > len(points) else ""
+            )
             return insufficient(
                 [
                     say(
                         ctx.language,
-                        f"at least {ctx.config.min_buckets} {bucket} buckets with {metric} data (found {len(points)})",
-                        f"至少 {ctx.config.min_buckets} 个{_BUCKET_ZH.get(bucket, bucket)}的{M.label(metric, 'zh')}数据（现有 {len(points)} 个）",
+                        f"at least {ctx.config.min_buckets} whole {bucket} buckets with {metric} data "
+                        f"(found {len(points)}{cut_note_en})",
+                        f"至少 {ctx.config.min_buckets} 个完整的{_BUCKET_ZH.get(bucket, bucket)}的"
+                        f"{M.label(metric, 'zh')}数据（现有 {len(points)} 个{cut_note_zh}）",
                     )
                 ]
             )
@@ -102,7 +118,7 @@ class TrendOperator(Operator):
         direction = "flat" if p >= 0.05 else ("up" if slope > 0 else "down")
         change = (end - start) / abs(start) * 100 if start not in (None, 0) and end is not None else None
         result: dict[str, Any] = {
-            "series": points,
+            "series": series_out,
             "slope_per_bucket": round(slope, 6),
             "p_value": float(f"{p:.6g}"),
             "direction": direction,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 #: Written-out numbers that count things (前五, 三个月, two weeks).
-CN_NUM = r"[0-9]+|[零〇一二两三四五六七八九十百]+"
+CN_NUM = r"[0-9]+|[零〇一二两三四五六七八九十百千万]+"
 EN_NUM = (
     r"[0-9]+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|fifty|hundred"
@@ -63,6 +63,9 @@ _CN_DIGITS = {
 }
 
 
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000}
+
+
 def normalize(question: str) -> str:
     """NFKC (full-width digits and punctuation become ASCII), lower case, single spaces."""
     text = unicodedata.normalize("NFKC", question)
@@ -83,24 +86,25 @@ def parse_number(token: str) -> int | None:
         return int(t)
     if t in _EN_WORDS:
         return _EN_WORDS[t]
-    total = 0
+    total = 0  # what the finished sections (above 万) add up to
+    section = 0  # the part below 万 read so far
     current = 0
     seen = False
     for ch in t:
         if ch in _CN_DIGITS:
             current = _CN_DIGITS[ch]
             seen = True
-        elif ch == "十":
-            total += (current or 1) * 10
+        elif ch in _CN_UNITS:
+            section += (current or 1) * _CN_UNITS[ch]
             current = 0
             seen = True
-        elif ch == "百":
-            total += (current or 1) * 100
-            current = 0
+        elif ch == "万":
+            total += (section + current or 1) * 10000
+            section = current = 0
             seen = True
         else:
             return None
-    return total + current if seen else None
+    return total + section + current if seen else None
 
 
 def word(pattern: str) -> str:
