@@ -72,6 +72,15 @@ def _command_of(argv: Sequence[str]) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
+    for arg in args_in:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:  # invalid UTF-8 bytes arrive as lone surrogates
+            print(
+                "adamm: an argument is not valid UTF-8 text; set the terminal to UTF-8 and type it again",
+                file=sys.stderr,
+            )
+            return 2
     parser = build_parser(only=_command_of(args_in))
     args = parser.parse_args(args_in)
     setup_logging(args.verbose)
@@ -88,6 +97,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # a bug: one line for the user, the traceback only with -vv
+        logger.debug("unexpected error", exc_info=True)
+        print(
+            f"adamm {args.command}: internal error ({type(exc).__name__}: {exc}); "
+            "please report it (adamm -vv shows the details)",
+            file=sys.stderr,
+        )
+        return 3
     return rc
 
 

@@ -48,11 +48,16 @@ def parse_now(text: str | None) -> datetime | None:
     if t.endswith(("Z", "z")):
         t = t[:-1] + "+00:00"
     try:
-        return datetime.fromisoformat(t)
+        now = datetime.fromisoformat(t)
     except ValueError:
         raise UsageError(
             f"--now {text!r} is not an ISO 8601 time", hint="e.g. 2025-12-01T09:00:00+08:00"
         ) from None
+    if not 1900 <= now.year <= 9000:
+        raise UsageError(
+            f"--now {text!r} is too far from any store's data: give a year between 1900 and 9000"
+        )
+    return now
 
 
 def _fallback_text(payload: dict[str, Any]) -> str:

@@ -153,8 +153,8 @@ def run(args: argparse.Namespace) -> int:
     store = open_existing_store(args.db, config)
     try:
         tz = store_timezone(store, args.store[0] if args.store else None)
-        since = parse_time(args.since, "--since", tz) if args.since else None
-        until = parse_time(args.until, "--until", tz) if args.until else None
+        since = parse_time(args.since, "--since", tz) if args.since is not None else None
+        until = parse_time(args.until, "--until", tz) if args.until is not None else None
         near = parse_time(args.near, "--near", tz) if args.near else None
         flt = build_filter(where=where, types=args.type, since=since, until=until, store_ids=args.store)
         k = args.k or config.retrieval.default_k

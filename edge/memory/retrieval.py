@@ -406,18 +406,25 @@ def parse_time(raw: str, flag: str, timezone: str) -> datetime:
     from zoneinfo import ZoneInfo
 
     text = raw.strip()
+    if not text:
+        raise UsageError(
+            f"{flag} is empty: give a date (2025-11-01) or an RFC 3339 time, or leave the flag out"
+        )
     try:
         if len(text) == 10:
             d = datetime.strptime(text, "%Y-%m-%d")
             return d.replace(tzinfo=ZoneInfo(timezone)).astimezone(UTC)
         t = datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
-    except ValueError:
+    except (ValueError, OverflowError):
         raise UsageError(
             f"{flag} {raw!r}: expected an RFC 3339 time with offset (2025-11-01T09:00:00+08:00) or a date"
         ) from None
     if t.tzinfo is None or "T" not in text.upper():
         raise UsageError(f"{flag} {raw!r}: the time needs an offset, e.g. 2025-11-01T09:00:00+08:00 or ...Z")
-    return t.astimezone(UTC)
+    try:
+        return t.astimezone(UTC)
+    except (OverflowError, ValueError):
+        raise UsageError(f"{flag} {raw!r} is outside the calendar (years 1-9999)") from None
 
 
 def build_filter(
