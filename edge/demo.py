@@ -112,7 +112,10 @@ def prepare_db(options: DemoOptions) -> Path:
     path = options.db
     if path.exists() and path.is_dir():
         raise UsageError(f"--db {path} is a directory; give a database file path")
-    if path.exists() and path.stat().st_size > 0:
+    if path.exists():
+        from edge.memory.db import check_memory_file
+
+        check_memory_file(path)  # an empty or another program's file is refused (exit 3), never replaced
         if not options.force:
             raise UsageError(
                 f"--db {path} already holds data; the demo builds a fresh memory",

@@ -51,6 +51,26 @@ class ExtensionLoadError(StoreError):
     """sqlite-vec could not be loaded into SQLite."""
 
 
+class NoMemoryError(StoreError):
+    """No file at the path a command that only reads a memory was given."""
+
+
+class NotAMemoryError(StoreError):
+    """The file is not an adamm memory (empty, another program's SQLite database, not SQLite)."""
+
+
+class NewerMemoryError(StoreError):
+    """The memory was written by a newer adamm (a migration or schema version this code lacks)."""
+
+
+class MemoryDamagedError(StoreError):
+    """SQLite found a damaged page (corrupt file); ``adamm check`` says what is wrong."""
+
+
+class StoreLockedError(StoreError):
+    """Another process holds the memory's lock past the busy timeout."""
+
+
 class ModelMissingError(EnvironmentProblem):
     """An encoder's weights are not installed where the manifest says."""
 

@@ -73,7 +73,7 @@ def test_missing_db_is_exit_3_and_not_created(tmp_path: Path, capsys: pytest.Cap
     assert main(["ask", "--db", str(db), "anything"]) == 3
     assert not db.exists()
     err = capsys.readouterr().err
-    assert "does not exist" in err and err.count("\n") == 1
+    assert "no memory at" in err and "adamm import" in err and err.count("\n") == 1
 
 
 def test_bad_now_is_exit_2(full_db: Path, capsys: pytest.CaptureFixture[str]) -> None:

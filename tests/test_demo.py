@@ -52,13 +52,22 @@ def test_questions_cover_both_languages_and_the_real_training_date() -> None:
 
 
 def test_refuses_to_overwrite_a_memory(tmp_path: Path) -> None:
+    from edge.errors import NotAMemoryError
+    from edge.memory.store import Store
+
     db = tmp_path / "store.db"
-    db.write_bytes(b"not empty")
+    Store.open(db, timezone="UTC").close()
+    before = db.read_bytes()
     with pytest.raises(UsageError):
         prepare_db(DemoOptions(db=db))
-    assert db.read_bytes() == b"not empty"
+    assert db.read_bytes() == before
     assert prepare_db(DemoOptions(db=db, force=True)) == db
     assert not db.exists()
+    other = tmp_path / "other.db"
+    other.write_bytes(b"not empty")  # not an adamm memory: never replaced, even with --force
+    with pytest.raises(NotAMemoryError):
+        prepare_db(DemoOptions(db=other, force=True))
+    assert other.read_bytes() == b"not empty"
     assert main(["demo", "--db", str(tmp_path / "x.db"), "--days", "3"]) == 2
 
 

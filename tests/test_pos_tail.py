@@ -86,9 +86,13 @@ def _config(tmp: Path, tail: Path) -> Any:
 def _purchases(db: Path) -> list[str]:
     import apsw
 
+    from edge.memory.db import connect
+
     if not db.exists():
         return []
-    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    # the store's own factory: a read-only connection with the busy timeout (a bare one failed
+    # with BusyError about 1 run in 10 while the daemon wrote)
+    conn = connect(db, readonly=True, create=False)
     try:
         return [str(r[0]) for r in conn.execute("SELECT event_id FROM events WHERE event_type = 'purchase'")]
     except apsw.SQLError:

@@ -194,7 +194,9 @@ def test_plans_are_identical_with_and_without_the_caches(tmp_path: Path) -> None
     assert any(m.method == "similarity" for p in plain for m in p.matches)
 
 
-def test_ask_registers_only_the_operator_it_used(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_ask_registers_no_operator_and_procedures_registers_all(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     mem = full_memory()
     db = copy_full_memory(tmp_path)
     # the shared memory may already hold procedures: start from none
@@ -205,8 +207,8 @@ def test_ask_registers_only_the_operator_it_used(tmp_path: Path, capsys: pytest.
     assert rc == 0 and payload["status"] == "ok"
     with Store.open(db, readonly=True) as store, store.read() as conn:
         names = [r[0] for r in conn.execute("SELECT name FROM procedures")]
-    assert names == [payload["operator"]["name"]] == ["breakdown"]
-    assert main(["procedures", "--db", str(db), "--json"]) == 0  # the listing still registers all
+    assert payload["operator"]["name"] == "breakdown" and names == []  # asking writes no data
+    assert main(["procedures", "--db", str(db), "--json"]) == 0  # the listing registers all
     listed = json.loads(capsys.readouterr().out)["procedures"]
     from edge.analysis.operators.base import BUILTIN_OPERATORS
 

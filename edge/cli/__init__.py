@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "tune": "edge.cli.cmd_tune",
     "tui": "edge.cli.cmd_tui",
     "run": "edge.cli.cmd_run",
+    "check": "edge.cli.cmd_check",
 }
 
 
@@ -97,7 +98,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # a bug: one line for the user, the traceback only with -vv
+    except Exception as exc:
+        mapped = _store_problem(exc, getattr(args, "db", None))
+        if mapped is not None:
+            print(f"adamm {args.command}: {mapped}", file=sys.stderr)
+            return mapped.exit_code
+        # a bug: one line for the user, the traceback only with -vv
         logger.debug("unexpected error", exc_info=True)
         print(
             f"adamm {args.command}: internal error ({type(exc).__name__}: {exc}); "
@@ -106,6 +112,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 3
     return rc
+
+
+def _store_problem(exc: BaseException, db: object) -> AdammError | None:
+    """An SQLite error that escaped mid-way (a damaged page, a lock held past the busy timeout)
+    as the error a store manager can act on; None for anything else (a bug: let it show)."""
+    apsw = sys.modules.get("apsw")
+    if apsw is None or not isinstance(exc, apsw.Error):
+        return None
+    from edge.memory.db import store_error
+
+    environment = (
+        apsw.CorruptError,
+        apsw.NotADBError,
+        apsw.BusyError,
+        apsw.LockedError,
+        apsw.IOError,
+        apsw.FullError,
+        apsw.CantOpenError,
+        apsw.ReadOnlyError,
+        apsw.PermissionsError,
+    )
+    if not isinstance(exc, environment):
+        return None
+    logger.debug("SQLite error", exc_info=exc)
+    return store_error(exc, str(db) if db is not None else "the memory")
 
 
 if __name__ == "__main__":  # pragma: no cover

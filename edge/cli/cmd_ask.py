@@ -2,9 +2,11 @@
 
 Parses the question (rule parser, or the LLM backend when the config enables it), runs the plan
 through :func:`edge.analysis.engine.answer`, prints the payload (``--json``) or a readable answer
-(:func:`edge.presentation.payload_text`). Registers the operator that answered in the store's
-procedural memory and records the outcome (:func:`edge.memory.views.record_outcome`) when that is
-available. Stored values are matched by similarity through the memory's text-vector cache
+(:func:`edge.presentation.payload_text`). Asking never writes to the memory's data (no facts,
+actions, procedures or outcomes, CONTRACT.md section 1); only derived caches (the hourly rollup,
+the parser vocabulary, the text-vector cache) are brought up to date, and only when the memory
+and its folder are writable (a read-only copy is opened read-only and computes them for the run).
+Stored values are matched by similarity through the memory's text-vector cache
 (:meth:`edge.memory.store.Store.embed_texts_cached`), so the text encoder loads only for phrases
 no earlier question had. Called by the ``adamm`` dispatcher in :mod:`edge.cli`.
 """
@@ -104,24 +106,6 @@ def _parser_for(config: Any) -> Callable[..., Any] | None:
     return parse
 
 
-def _register_operator(store: Any, payload: dict[str, Any]) -> None:
-    """Upsert the operator that answered into the procedural memory (``adamm procedures`` lists
-    and registers all of them; importing every operator here would cost the answer time)."""
-    intent = (payload.get("plan") or {}).get("intent")
-    if not intent or not payload.get("operator"):
-        return
-    from edge.analysis.operators import base
-    from edge.memory.procedures import sync_procedures
-
-    op = base.get(str(intent))
-    if op is None:
-        return
-    try:
-        sync_procedures(store, [op.descriptor()])
-    except Exception as exc:
-        logger.warning("could not register the operator in the procedural memory: %s", exc)
-
-
 def run(args: argparse.Namespace) -> int:
     from edge.analysis.engine import answer
     from edge.cli.cmd_search import load_any_config, open_existing_store
@@ -131,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("the question is empty")
     now = parse_now(args.now)
     config = load_any_config(args.config)
-    store = open_existing_store(args.db, config)
+    store = open_existing_store(args.db, config, readonly=None)
     try:
         payload = answer(
             question,
@@ -141,17 +125,6 @@ def run(args: argparse.Namespace) -> int:
             embed=store.embed_texts_cached,
             parser=_parser_for(config),
         )
-        _register_operator(store, payload)
-        try:
-            from edge.memory import views
-        except ImportError:
-            views = None  # type: ignore[assignment]
-        record = getattr(views, "record_outcome", None) if views is not None else None
-        if record is not None:
-            try:
-                record(store, payload)
-            except Exception as exc:
-                logger.warning("could not record the answer's outcome: %s", exc)
     finally:
         store.close()
     if args.json:

@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from edge.memory.procedures import list_procedures, sync_procedures
 
     config = load_any_config(args.config)
-    store = open_existing_store(args.db, config)
+    store = open_existing_store(args.db, config, readonly=None)
     try:
         sync_procedures(store)
         procs = list_procedures(store)

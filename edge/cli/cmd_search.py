@@ -15,8 +15,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from edge.errors import StoreError
-
 logger = logging.getLogger(__name__)
 
 EPILOG = """\
@@ -110,13 +108,20 @@ def load_any_config(path: str | None) -> Any:
             raise exc from None
 
 
-def open_existing_store(db: str, config: Any) -> Any:
-    """Open the store at ``db``; a missing file is an environment error (exit 3), never created."""
-    if not Path(db).is_file():
-        raise StoreError(f"database {db} does not exist", hint="create it with `adamm import --db PATH FILE`")
+def open_existing_store(db: str, config: Any, *, readonly: bool | None = True) -> Any:
+    """Open the memory at ``db``; a missing file or one that is not an adamm memory is an
+    environment error (exit 3), never created or changed.
+
+    ``readonly=None`` opens it writable when the file and its folder can be written (so derived
+    caches are kept for the next process), else read-only (caches are then computed for this run).
+    """
+    from edge.memory import db as dbmod
     from edge.memory.store import Store
 
-    return Store.open(db, config=config)
+    if readonly is None:
+        dbmod.check_memory_file(db)
+        readonly = not dbmod.can_write(db)
+    return Store.open(db, config=config, readonly=readonly, create=False)
 
 
 def _clip_query(config: Any, text: str) -> Any:

@@ -32,6 +32,8 @@ from datetime import UTC, datetime
 
 import apsw
 
+from edge.errors import NewerMemoryError
+
 logger = logging.getLogger(__name__)
 
 VECTOR_DIM = 512
@@ -359,9 +361,27 @@ def applied(conn: apsw.Connection) -> list[str]:
     return [row[0] for row in conn.execute("SELECT name FROM _migrations ORDER BY rowid")]
 
 
+#: ``PRAGMA user_version`` of a memory this code wrote: the number of migrations it knows
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
 def migrate(conn: apsw.Connection) -> list[str]:
-    """Apply every migration not yet recorded, each in its own transaction. Returns those applied."""
+    """Apply every migration not yet recorded, each in its own transaction. Returns those applied.
+
+    Also marks the file as an adamm memory (``application_id``, set on the first write-open of a
+    memory made before it existed) and records the schema version (``user_version``). A memory
+    that records a migration this code does not know is refused (:class:`NewerMemoryError`).
+    """
+    from edge.memory.db import APPLICATION_ID
+
     done = set(applied(conn))
+    unknown = sorted(done - {name for name, _ in MIGRATIONS})
+    version = int(conn.pragma("user_version") or 0)
+    if unknown or version > SCHEMA_VERSION:
+        detail = f"migration {unknown[0]}" if unknown else f"schema version {version}"
+        raise NewerMemoryError(
+            f"this memory was written by a newer adamm ({detail} is unknown here)", hint="upgrade adamm"
+        )
     new: list[str] = []
     for name, sql in MIGRATIONS:
         if name in done:
@@ -374,4 +394,8 @@ def migrate(conn: apsw.Connection) -> list[str]:
             )
         logger.info("applied migration %s", name)
         new.append(name)
+    if int(conn.pragma("application_id") or 0) != APPLICATION_ID:
+        conn.pragma("application_id", APPLICATION_ID)
+    if version != SCHEMA_VERSION:
+        conn.pragma("user_version", SCHEMA_VERSION)
     return new

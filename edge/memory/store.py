@@ -36,7 +36,7 @@ import apsw
 import numpy as np
 
 from edge.config import AdammConfig
-from edge.errors import ModelMissingError, StoreError
+from edge.errors import ModelMissingError, NoMemoryError, StoreError
 from edge.memory import db
 from edge.memory.ingest import EVENT_COLUMNS, EventRows, LocalTime, build, utc_text, zone
 from edge.memory.mev import LineRejected, check_line
@@ -198,6 +198,7 @@ class Store:
         self.readonly = readonly
         self._default_tz = default_tz
         self._writer_conn = writer_conn
+        self._keeper: apsw.Connection | None = None  # see db.wal_keeper
         self._closed = False
         self._local = threading.local()
         self._readers: list[apsw.Connection] = []
@@ -231,35 +232,47 @@ class Store:
     ) -> Store:
         """Open (and unless ``readonly``, migrate) the memory at ``path``.
 
-        ``timezone`` (an IANA name, checked) is the zone for stores that have none yet; it is
-        recorded as the memory's default zone when none is recorded.
+        An existing file must be an adamm memory (:func:`edge.memory.db.check_memory_file`:
+        an empty file, another program's database or a memory from a newer adamm is refused and
+        left untouched); a new one is created only where no file exists, unless ``create`` is
+        false or ``readonly`` (then :class:`~edge.errors.NoMemoryError`). ``timezone`` (an IANA
+        name, checked) is the zone for stores that have none yet; it is recorded as the memory's
+        default zone when none is recorded.
         """
         if timezone is not None:
             zone(timezone)
         p = Path(path)
         cfg = config or AdammConfig()
+        exists = p.exists() or p.is_symlink()
+        if exists:
+            db.check_memory_file(p)
+        elif readonly or not create:
+            raise NoMemoryError(f"no memory at {p}", hint="create one with `adamm import` or `adamm demo`")
         if readonly:
-            conn = db.connect(p, readonly=True, create=False)
-            conn.close()
-            return cls(p, cfg, None, True, timezone)
-        conn = db.connect(p, readonly=False, create=create)
+            keeper = db.wal_keeper(p)
+            try:
+                conn = db.connect(p, readonly=True, create=False)
+                conn.close()
+                store = cls(p, cfg, None, True, timezone)
+            except BaseException:
+                if keeper is not None:
+                    keeper.close()
+                raise
+            store._keeper = keeper
+            return store
+        conn = db.connect(p, readonly=False, create=not exists)
         try:
             migrate(conn)
             if timezone is not None:
                 conn.execute(
                     "INSERT OR IGNORE INTO settings(key, value) VALUES (?, ?)", (DEFAULT_TZ_SETTING, timezone)
                 )
-        except apsw.BusyError:
+        except StoreError:
             conn.close()
-            raise StoreError(
-                f"database {p} is locked by another process past the busy timeout",
-                hint="stop the other adamm process or retry later",
-            ) from None
+            raise
         except apsw.Error as exc:
             conn.close()
-            raise StoreError(
-                f"cannot prepare database {p}: {exc}", hint="is it an adamm memory file?"
-            ) from None
+            raise db.store_error(exc, p, "prepare") from None
         return cls(p, cfg, conn, False, timezone)
 
     def close(self) -> None:
@@ -275,6 +288,9 @@ class Store:
         if self._writer_conn is not None:
             self._writer_conn.close()
             self._writer_conn = None
+        if self._keeper is not None:
+            self._keeper.close()
+            self._keeper = None
 
     def __enter__(self) -> Store:
         return self

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import apsw
 
-from edge.errors import StoreError
+from edge.errors import StoreError, StoreLockedError
 
 logger = logging.getLogger(__name__)
 
@@ -66,8 +66,8 @@ class Writer(threading.Thread):
         try:
             conn.execute("BEGIN IMMEDIATE")
         except apsw.BusyError:
-            raise StoreError(
-                "the database is locked by another writer past the busy timeout",
+            raise StoreLockedError(
+                "the memory is locked by another process past the busy timeout",
                 hint="stop the other adamm process writing to it, or retry later",
             ) from None
         try:
