@@ -21,7 +21,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from edge.config import ConfigFileError
 from edge.errors import UsageError
 
 logger = logging.getLogger(__name__)
@@ -92,6 +91,7 @@ class JsonlSink:
 
 
 def run(args: argparse.Namespace) -> int:
+    from edge.config import ConfigFileError
     from edge.daemon.config import check_sources, load_daemon_config
 
     path = args.config or os.environ.get("ADAMM_CONFIG")
