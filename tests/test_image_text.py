@@ -252,7 +252,7 @@ def test_validate_config_reports_a_missing_clip_folder(tmp_path: Path, video: Pa
 
     cfg = _config(tmp_path, video, {"encoder": "clip_vit_b16", "model_dir": str(tmp_path / "nope")})
     problems = check_sources(cfg, "e.toml")
-    assert len(problems) == 1 and problems[0].startswith("e.toml: image_text.model_dir = ")
+    assert len(problems) == 1 and problems[0].startswith("e.toml: image_text.model_dir: ")
     assert "export_clip" in problems[0]
     assert check_sources(_config(tmp_path, video, {})) == []
 

@@ -84,8 +84,8 @@ def test_onnx_file_lookup_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 
 def test_detector_backend_config() -> None:
-    assert parse_daemon_config({}).detector.backend == "auto"
-    assert parse_daemon_config({"detector": {"backend": "onnx"}}).detector.backend == "onnx"
+    assert parse_daemon_config({"store_id": "s1"}).detector.backend == "auto"
+    assert parse_daemon_config({"store_id": "s1", "detector": {"backend": "onnx"}}).detector.backend == "onnx"
     with pytest.raises(ConfigError) as err:
-        parse_daemon_config({"detector": {"backend": "tensorrt"}})
+        parse_daemon_config({"store_id": "s1", "detector": {"backend": "tensorrt"}})
     assert "detector.backend" in str(err.value)

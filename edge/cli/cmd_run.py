@@ -1,6 +1,8 @@
 """``adamm run``: start the edge daemon (cameras, microphones, POS -> events in the store's memory).
 
-``--validate-config`` checks the file and reports every problem (key, value, reason; exit 2).
+``--validate-config`` checks the file and reports every problem, one ``FILE: key.path: reason``
+line each on stderr (exit 2); without it a bad config stops the command the same way before
+anything starts.
 ``--until-eof`` replays file sources to their end and exits. ``--jsonl FILE`` writes the events as
 MEV JSON Lines (for ``adamm import``) instead of into the store. SIGINT/SIGTERM stop cleanly.
 Logs go to stderr; ``--json`` prints the run summary on stdout.
@@ -19,7 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from edge.errors import ConfigError, UsageError
+from edge.errors import UsageError
 
 logger = logging.getLogger(__name__)
 
@@ -89,7 +91,7 @@ class JsonlSink:
 
 
 def run(args: argparse.Namespace) -> int:
-    from edge.daemon.app import AdammDaemon
+    from edge.config import ConfigFileError
     from edge.daemon.config import check_sources, load_daemon_config
 
     path = args.config or os.environ.get("ADAMM_CONFIG")
@@ -97,14 +99,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(
             "no config file", hint="pass --config config/edge.toml (start from config/edge.example.toml)"
         )
-    problems: list[str] = []
-    try:
-        cfg = load_daemon_config(path)
-    except ConfigError as exc:
-        raise ConfigError(f"invalid config:\n{exc.message}") from None
+    cfg = load_daemon_config(path)  # ConfigFileError: every problem, one line each (exit 2)
     problems = check_sources(cfg, str(path))
     if problems:
-        raise ConfigError("invalid config:\n" + "\n".join(problems))
+        raise ConfigFileError(problems)
     if args.validate_config:
         print(
             f"adamm run: {path} is valid ({len(cfg.cameras)} cameras, {len(cfg.microphones)} microphones, "
@@ -112,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 0
+    from edge.daemon.app import AdammDaemon  # only once the config is known to be good
+
     sink = JsonlSink(args.jsonl) if args.jsonl else None
     daemon = AdammDaemon(cfg, until_eof=args.until_eof, sink=sink)
 

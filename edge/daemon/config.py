@@ -5,30 +5,42 @@ same) with the store box's own keys: identity (``store_id``, ``timezone``), wher
 media live, the cameras and microphones, and the knobs of sampling, VAD, segmentation, quality,
 merging, context labels (weather, promotion) and the POS drop folder. Every field has a default, a
 title and a description; unknown keys are errors. :func:`load_daemon_config` reports *every* problem
-at once, one line per problem: ``file: key = value: reason``. Called by ``edge.cli.cmd_run`` and
+at once, one line per problem: ``file: key.path: reason`` (see :mod:`edge.config`). Called by ``edge.cli.cmd_run`` and
 :class:`edge.daemon.app.AdammDaemon`.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
-import tomllib
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from edge.config import AdammConfig, format_validation_error
-from edge.errors import ConfigError
+from edge.config import (
+    ID_PATTERN,
+    AdammConfig,
+    ConfigFileError,
+    load_config_file,
+    parse_config_text,
+    validate_config_data,
+)
 
-_ID = r"^[A-Za-z0-9_.-]{1,64}$"
+_ID = ID_PATTERN
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # strict: TOML values are typed, so true is not a number and "5" is not a number either
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
+
+
+def _start_time_text(value: Any) -> Any:
+    """An unquoted TOML date-time (``start_time = 2026-03-01T09:00:00+08:00``) as its text."""
+    return value.isoformat() if isinstance(value, datetime) else value
 
 
 def _check_start_time(value: str | None) -> str | None:
@@ -84,6 +96,11 @@ class CameraConfig(_Section):
         "stream silent for longer counts as lost and reconnects with backoff",
     )
 
+    @field_validator("start_time", mode="before")
+    @classmethod
+    def _start_text(cls, value: Any) -> Any:
+        return _start_time_text(value)
+
     @field_validator("start_time")
     @classmethod
     def _start(cls, value: str | None) -> str | None:
@@ -118,6 +135,11 @@ class MicrophoneConfig(_Section):
         title="Replay start time",
         description="file sources only: wall-clock time (RFC 3339) of the file's first sample",
     )
+
+    @field_validator("start_time", mode="before")
+    @classmethod
+    def _start_text(cls, value: Any) -> Any:
+        return _start_time_text(value)
 
     @field_validator("start_time")
     @classmethod
@@ -474,10 +496,11 @@ class ImageTextConfig(_Section):
 
 class DaemonConfig(AdammConfig):
     store_id: str = Field(
-        default="store",
+        ...,
         pattern=_ID,
         title="Store id",
-        description="this store's id, on every event it writes",
+        description="this store's id, on every event it writes; required, unique in the fleet",
+        examples=["sh_xuhui_01"],
     )
     timezone: str = Field(
         default="UTC", title="Time zone", description="the store's IANA time zone, e.g. Asia/Shanghai"
@@ -526,43 +549,43 @@ class DaemonConfig(AdammConfig):
     def _known_zone(cls, value: str) -> str:
         try:
             ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ValueError("not an IANA time zone such as Asia/Shanghai") from None
+        except (ZoneInfoNotFoundError, ValueError, OSError):
+            close = difflib.get_close_matches(value, sorted(available_timezones()), n=1, cutoff=0.8)
+            hint = f"; did you mean {close[0]}?" if close else ""
+            raise ValueError(f"not an IANA time zone such as Asia/Shanghai{hint}") from None
         return value
 
-    @model_validator(mode="after")
-    def _unique_ids(self) -> DaemonConfig:
-        seen: set[str] = set()
-        sources: list[CameraConfig | MicrophoneConfig] = [*self.cameras, *self.microphones]
-        for src in sources:
+    @field_validator("cameras", "microphones")
+    @classmethod
+    def _unique_ids(
+        cls, value: list[CameraConfig] | list[MicrophoneConfig], info: ValidationInfo
+    ) -> list[CameraConfig] | list[MicrophoneConfig]:
+        seen = {c.id for c in info.data.get("cameras", [])} if info.field_name == "microphones" else set()
+        for src in value:
             if src.id in seen:
                 raise ValueError(
                     f"source id {src.id!r} is used twice (camera and microphone ids must be unique)"
                 )
             seen.add(src.id)
-        return self
+        return value
 
 
 def parse_daemon_config(data: dict[str, Any], source: str = "config") -> DaemonConfig:
-    """Validate ``data``; a :class:`ConfigError` lists every problem (key, value, reason)."""
-    try:
-        return DaemonConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, source)) from None
+    """Validate ``data``; a :class:`ConfigFileError` lists every problem (``source: key: reason``)."""
+    cfg, problems = validate_config_data(data, DaemonConfig, source)
+    if cfg is None:
+        raise ConfigFileError(problems)
+    return cfg
+
+
+def parse_daemon_text(raw: bytes | str, source: str = "config") -> DaemonConfig:
+    """Validate a daemon TOML document (bytes or text) as read from ``source``."""
+    return parse_config_text(raw, DaemonConfig, source)
 
 
 def load_daemon_config(path: str | os.PathLike[str]) -> DaemonConfig:
-    """Read and validate a daemon TOML file."""
-    p = Path(path)
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(
-            f"config file {p} does not exist", hint="copy config/edge.example.toml and edit it"
-        ) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{p}: not valid TOML: {exc}") from None
-    return parse_daemon_config(data, str(p))
+    """Read and validate a daemon TOML file; a :class:`ConfigFileError` lists every problem."""
+    return load_config_file(path, DaemonConfig, missing_hint="copy config/edge.example.toml and edit it")
 
 
 def check_sources(cfg: DaemonConfig, source: str = "config") -> list[str]:
@@ -570,22 +593,22 @@ def check_sources(cfg: DaemonConfig, source: str = "config") -> list[str]:
     problems = []
     for i, cam in enumerate(cfg.cameras):
         if cam.enabled and cam.kind == "file" and not Path(cam.url).expanduser().is_file():
-            problems.append(f"{source}: cameras.{i}.url = {cam.url!r}: no such video file")
+            problems.append(f"{source}: cameras.{i}.url: no such video file: {cam.url}")
     for i, mic in enumerate(cfg.microphones):
         if mic.enabled and mic.kind == "file" and not Path(mic.device).expanduser().is_file():
-            problems.append(f"{source}: microphones.{i}.device = {mic.device!r}: no such WAV file")
+            problems.append(f"{source}: microphones.{i}.device: no such WAV file: {mic.device}")
     if cfg.pos.enabled and cfg.pos.tail and not Path(cfg.pos.tail).expanduser().parent.is_dir():
-        problems.append(f"{source}: pos.tail = {cfg.pos.tail!r}: its folder does not exist")
+        problems.append(f"{source}: pos.tail: the folder of {cfg.pos.tail} does not exist")
     for key in ("weather_file", "promotion_file"):
         value = getattr(cfg.context, key)
         kind = getattr(cfg.context, key.replace("_file", "_source"))
         if kind == "file" and value and not Path(value).expanduser().parent.is_dir():
-            problems.append(f"{source}: context.{key} = {value!r}: its folder does not exist")
+            problems.append(f"{source}: context.{key}: the folder of {value} does not exist")
     if cfg.image_text.encoder == "clip_vit_b16" and any(c.enabled for c in cfg.cameras):
         folder = Path(cfg.image_text.model_dir or Path(cfg.models_dir) / "clip_vit_b16").expanduser()
         if not (folder / "image.onnx").is_file():
             problems.append(
-                f"{source}: image_text.model_dir = {str(folder)!r}: no exported CLIP model there "
+                f"{source}: image_text.model_dir: no exported CLIP model in {folder} "
                 "(python -m models.export_clip --help)"
             )
     return problems
