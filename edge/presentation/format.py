@@ -10,7 +10,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from edge.presentation.labels import has_cjk, normalize_lang
+from edge.presentation.labels import LABELS, has_cjk, normalize_lang, t
+
+#: result keys whose string values have a label (``direction.up`` -> "up" / "上升")
+WORDED = frozenset({"direction", "period_unit"})
 
 
 def payload_lang(payload: Mapping[str, Any], lang: str | None) -> str:
@@ -23,12 +26,18 @@ def payload_lang(payload: Mapping[str, Any], lang: str | None) -> str:
     return normalize_lang(None)
 
 
-def fmt_value(value: Any, key: str | None = None) -> str:
-    """A compact, readable rendering of one result value."""
+def fmt_value(value: Any, key: str | None = None, lang: str | None = None) -> str:
+    """A compact, readable rendering of one result value (booleans as yes/no in ``lang``)."""
     if value is None:
         return "-"
     if isinstance(value, bool):
-        return "true" if value else "false"
+        return t("yes" if value else "no", normalize_lang(lang) if lang else "en")
+    if isinstance(value, str) and key in WORDED:
+        return (
+            t(f"{key}.{value}", normalize_lang(lang) if lang else "en")
+            if f"{key}.{value}" in LABELS
+            else value
+        )
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
@@ -40,9 +49,11 @@ def fmt_value(value: Any, key: str | None = None) -> str:
             return f"{value:.3f}"
         if value.is_integer() and abs(value) < 1e15:
             return str(int(value))
+        if abs(value) < 1:
+            return f"{value:.3g}"  # rates and shares keep three significant digits
         return f"{value:.2f}"
     if isinstance(value, (list, tuple)):
-        return ", ".join(fmt_value(v) for v in value)
+        return ", ".join(fmt_value(v, None, lang) for v in value)
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False, sort_keys=True)
     return str(value)
