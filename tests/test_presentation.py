@@ -197,3 +197,23 @@ def test_event_detail_text_names_the_media_location() -> None:
     assert "file:///var/lib/adamm/media/cam/e1.jpg" in text and "zone=shelf_a" in text
     assert "customer_123" in text
     assert event_detail_text(None, "en", "missing-id").startswith("missing-id")
+
+
+def test_ui_language_from_flag_then_locale_then_store_zone() -> None:
+    from edge.presentation.labels import ui_lang
+
+    assert ui_lang("zh", "Europe/Berlin", {"LANG": "en_US.UTF-8"}) == "zh"
+    assert ui_lang(None, "Asia/Shanghai", {"LANG": "en_US.UTF-8"}) == "en"
+    assert ui_lang(None, "Europe/Berlin", {"LANG": "zh_CN.UTF-8"}) == "zh"
+    assert ui_lang(None, "Asia/Shanghai", {"LANG": "C.UTF-8"}) == "zh"
+    assert ui_lang(None, "Asia/Shanghai", {}) == "zh"
+    assert ui_lang(None, "Europe/Berlin", {}) == "en"
+
+
+def test_local_time_is_the_store_zone_without_iso_marks() -> None:
+    from edge.presentation.format import local_time
+
+    assert local_time("2025-10-03T07:15:24.000000Z", "Asia/Shanghai") == "2025-10-03 15:15:24"
+    assert local_time("2025-10-03T07:15:24Z", None) == "2025-10-03 07:15:24"
+    ev = {"event_id": "e1", "ts": "2025-11-03T06:00:00Z", "event_type": "dwell", "tier": "hot"}
+    assert "2025-11-03 14:00:00" in event_detail_text(ev, "zh", "e1", "Asia/Shanghai")

@@ -96,7 +96,28 @@ def metric_of(payload: Mapping[str, Any]) -> str | None:
     """The plan's metric name, if any."""
     plan = payload.get("plan")
     if isinstance(plan, Mapping):
-        metric = plan.get("metric")
-        if isinstance(metric, str):
-            return metric
+        for key in ("target_metric", "metric"):
+            metric = plan.get(key)
+            if isinstance(metric, str):
+                return metric
     return None
+
+
+def local_time(ts: Any, tz: str | None) -> str:
+    """A stored UTC timestamp (``...T07:15:24.000000Z``) as ``2025-10-03 15:15:24`` in zone ``tz``."""
+    if not isinstance(ts, str) or not ts:
+        return "" if ts is None else str(ts)
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        when = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return ts
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    try:
+        zone = ZoneInfo(tz) if tz else UTC
+    except (ZoneInfoNotFoundError, ValueError):
+        zone = UTC
+    return when.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")

@@ -166,6 +166,7 @@ LABELS: dict[str, dict[str, str]] = {
     "bind.status": {"zh": "状态", "en": "Status"},
     "bind.save": {"zh": "保存JSON", "en": "Save JSON"},
     "bind.quit": {"zh": "退出", "en": "Quit"},
+    "bind.sort": {"zh": "排序", "en": "Sort"},
     "bind.refresh": {"zh": "刷新", "en": "Refresh"},
     "bind.accept": {"zh": "接受", "en": "Accept"},
     "bind.done": {"zh": "完成", "en": "Done"},
@@ -185,6 +186,37 @@ def default_lang(environ: Mapping[str, str] | None = None) -> str:
         if value:
             return "zh" if value.lower().startswith("zh") else "en"
     return "en"
+
+
+#: store time zones whose managers read Chinese (the TUI's default when the locale names no language)
+ZH_ZONES = frozenset(
+    {
+        "Asia/Shanghai",
+        "Asia/Chongqing",
+        "Asia/Harbin",
+        "Asia/Urumqi",
+        "Asia/Hong_Kong",
+        "Asia/Macau",
+        "Asia/Taipei",
+        "PRC",
+    }
+)
+
+
+def ui_lang(lang: str | None, timezone: str | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """The app's one language: ``lang`` if given; else the locale when it names a language
+    (``zh_CN.UTF-8``, ``en_US.UTF-8``); else the store's zone (a Chinese zone -> ``zh``); else ``en``."""
+    if lang:
+        return normalize_lang(lang)
+    env = os.environ if environ is None else environ
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = (env.get(var) or "").strip()
+        if value:
+            code = value.split(".")[0].split("_")[0].lower()
+            if code in ("c", "posix"):
+                break  # no language named: fall back to the store
+            return "zh" if code == "zh" else "en"
+    return "zh" if timezone in ZH_ZONES else "en"
 
 
 def normalize_lang(lang: str | None) -> str:

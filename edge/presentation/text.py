@@ -13,7 +13,7 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-from edge.presentation.format import fmt_value, intent_of, payload_lang
+from edge.presentation.format import fmt_value, intent_of, local_time, payload_lang
 from edge.presentation.labels import LABELS, t
 from edge.presentation.tables import ROW_KEYS, evidence_role, result_table, scalar_cell, scalar_items
 
@@ -143,13 +143,16 @@ def payload_text(payload: Mapping[str, Any], lang: str | None = None, *, compact
     return "\n".join(lines)
 
 
-def event_detail_text(ev: Mapping[str, Any] | None, lang: str, event_id: str) -> str:
-    """One event (as :func:`edge.memory.views.get_event` returns it) as readable lines."""
+def event_detail_text(
+    ev: Mapping[str, Any] | None, lang: str, event_id: str, timezone: str | None = None
+) -> str:
+    """One event (as :func:`edge.memory.views.get_event` returns it) as readable lines; its time
+    in the store's ``timezone`` (UTC when not given)."""
     if ev is None:
         return f"{event_id}: {t('none', lang)}"
     lines = [
         f"{t('detail', lang)}: {ev['event_id']}",
-        f"{t('timestamp', lang)}: {ev.get('ts', '')}   {t('event_type', lang)}: {ev.get('event_type', '')}"
+        f"{t('timestamp', lang)}: {local_time(ev.get('ts'), timezone)}   {t('event_type', lang)}: {ev.get('event_type', '')}"
         f"   {t('tier', lang)}: {ev.get('tier', '')}",
         f"{t('media', lang)}: {', '.join(ev.get('raw_refs') or []) or t('no_media', lang)}",
     ]
