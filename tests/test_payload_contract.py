@@ -324,3 +324,33 @@ def test_compared_periods_say_which_way_the_later_one_went(memory: tuple[Memory,
         word = words[0] if value["after"] > value["before"] else words[1]
         assert word in p["summary"] and words[words.index(word) - 1] not in p["summary"], p["summary"]
         assert "+" not in p["summary"]
+
+
+@pytest.mark.parametrize("name", sorted(WORDING_PLANS))
+def test_rendered_answers_keep_to_one_language(name: str, memory: tuple[Memory, Store]) -> None:
+    """The whole plain-text rendering (labels, tables, action, evidence) of a zh answer is Chinese
+    but for identifiers; an en one has no CJK."""
+    from edge.presentation import payload_text
+
+    mem, store = memory
+    for lang in ("zh", "en"):
+        plan = {**WORDING_PLANS[name], "language": lang}  # as the parser writes it (action titles use it)
+        p = run_plan(
+            plan, store.event_source(), question="q", now=mem.now, config=AnalysisConfig(), language=lang
+        )
+        text = payload_text(p, lang)
+        if lang == "en":
+            assert not re.search(r"[\u4e00-\u9fff]", text), text
+            continue
+        if p["status"] == "insufficient_data":
+            continue  # missing texts are the engine's
+        keep = _identifiers(p) | {str(p["operator"]["name"]).lower(), "mad"}
+        for row in p["result"].get("events") or []:  # media locations are paths
+            keep |= {w.lower() for ref in row.get("raw_ref") or [] for w in re.findall(r"[A-Za-z0-9_]+", ref)}
+        action = p.get("action") or {}
+        keep |= {
+            w.lower()
+            for w in re.findall(r"[A-Za-z0-9_]+", json.dumps(action.get("params", {}).get("rule", "")))
+        }
+        for line in text.splitlines()[1:]:  # the first line echoes the question
+            assert not _foreign_words(line, keep), line

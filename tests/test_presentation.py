@@ -52,7 +52,7 @@ def test_text_ok_shows_summary_confidence_numbers_action_evidence() -> None:
     assert "雨天客单价 128 高于晴天 96" in text
     assert "0.89" in text
     assert "rainy" in text and "1930" in text
-    assert "tasting" in text
+    assert "试吃/试饮" in text  # the action's value in the answer's language
     assert "ev-0" in text and "ev-9" in text and "ev-10" not in text
     assert "还有 5 条" in text
     assert "置信度低" not in text
@@ -175,7 +175,7 @@ def test_labels_complete_and_locale_default() -> None:
 def test_compact_text_leaves_the_numbers_and_evidence_ids_to_the_tables() -> None:
     p = _payload(low_confidence=True, confidence=0.4)
     text = payload_text(p, "en", compact=True)
-    assert p["summary"] in text and "0.40" in text and "tasting" in text
+    assert p["summary"] in text and "0.40" in text and "tasting" in text  # en
     assert "1930" not in text and "ev-0" not in text  # shown as tables beside the text
     assert str(p["evidence_count"]) in text
     assert "weak" not in text.lower()  # the UI styles the low-confidence warning itself

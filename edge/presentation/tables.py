@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from edge.analysis import metrics as M
 from edge.analysis.operators import _words
 from edge.presentation.format import fmt_value, intent_of, payload_lang
-from edge.presentation.labels import t
+from edge.presentation.labels import LABELS, t
 
 #: For each intent: the list-valued result key and the columns of its rows (CONTRACT.md section 3).
 ROW_KEYS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -81,7 +82,7 @@ def cell(key: str, value: Any, lang: str, dims: Sequence[str] = ()) -> str:
     if key == "key" and dims and not isinstance(value, (dict, list)):
         return _words.keys_label(list(dims), value, lang)
     if key == "event_type" and isinstance(value, str):
-        return value
+        return _words.side_label(value, lang) if lang == "zh" else value
     return fmt_value(value, key, lang)
 
 
@@ -116,6 +117,8 @@ def result_table(payload: Mapping[str, Any], lang: str | None = None) -> tuple[l
 
 def scalar_cell(key: str, value: Any, lang: str, payload: Mapping[str, Any]) -> str:
     """A scalar result value as shown (``top_contributor`` as its group's words)."""
+    if key == "method" and isinstance(value, str) and lang == "zh":
+        return method_zh(value)
     if key == "top_contributor":
         dims = group_dimensions(payload)
         if dims:
@@ -126,10 +129,41 @@ def scalar_cell(key: str, value: Any, lang: str, payload: Mapping[str, Any]) -> 
 def evidence_role(payload: Mapping[str, Any], role: Any, lang: str | None = None) -> str:
     """An evidence role as shown: ``group:true`` on ``is_weekend`` -> "group: weekends" / "分组：周末"."""
     text = str(role or "")
-    prefix, sep, value = text.partition(":")
-    if not sep or prefix != "group":
-        return text
     lang = payload_lang(payload, lang)
-    dims = group_dimensions(payload)
-    word = _words.keys_label(dims, value, lang) if dims else value
-    return f"{t('key', lang)}：{word}" if lang == "zh" else f"{t('key', lang)}: {word}"
+    prefix, sep, value = text.partition(":")
+    if not sep:
+        return t(f"role.{text}", lang) if f"role.{text}" in LABELS else text
+    if prefix == "group":
+        dims = group_dimensions(payload)
+        word = _words.keys_label(dims, value, lang) if dims else value
+    elif prefix == "metric":
+        try:
+            word = M.label(value, lang)
+        except KeyError:
+            word = value
+    elif prefix == "anomaly" and ":" in value:
+        etype, _, day = value.partition(":")
+        word = f"{_words.side_label(etype, lang)} {day}"
+    else:
+        word = value
+    name = t(f"role.{prefix}", lang) if f"role.{prefix}" in LABELS else prefix
+    return f"{name}：{word}" if lang == "zh" else f"{name}: {word}"
+
+
+#: the operators' method descriptions in Chinese (the result keeps the English text)
+METHODS_ZH: tuple[tuple[str, str], ...] = (
+    (
+        "robust z-score (median/MAD) vs same-weekday baseline, |z| >= 3.5",
+        "稳健 z 分数（中位数/MAD），与同一星期几的基线比较，|z| ≥ 3.5",
+    ),
+    (", per event type (daily counts)", "，按事件类型（每日计数）"),
+    ("pearson", "皮尔逊"),
+    ("spearman", "斯皮尔曼"),
+)
+
+
+def method_zh(text: str) -> str:
+    """A result's ``method`` in Chinese, phrase by phrase (unknown text is kept)."""
+    for en, zh in METHODS_ZH:
+        text = text.replace(en, zh)
+    return text

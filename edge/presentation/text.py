@@ -13,6 +13,7 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+from edge.analysis.operators._words import side_label
 from edge.presentation.format import fmt_value, intent_of, local_time, payload_lang
 from edge.presentation.labels import LABELS, t
 from edge.presentation.tables import ROW_KEYS, evidence_role, result_table, scalar_cell, scalar_items
@@ -65,19 +66,35 @@ def _result_lines(payload: Mapping[str, Any], lang: str) -> list[str]:
     return lines if len(lines) > 1 else []
 
 
+def action_value(value: Any, lang: str) -> str:
+    """An action parameter's value in words (``weather=rain`` -> 雨天, ``shift_lead`` -> 值班主管)."""
+    if isinstance(value, str):
+        if f"value.{value}" in LABELS:
+            return t(f"value.{value}", lang)
+        if "=" in value:
+            return side_label(value, lang)
+        return value
+    if isinstance(value, (list, tuple)):
+        return ", ".join(action_value(v, lang) for v in value)
+    return fmt_value(value, None, lang)
+
+
 def _action_lines(action: Any, lang: str) -> list[str]:
+    """The action: its title on the first line, then its parameters (the rule id last)."""
     if not isinstance(action, Mapping):
         return []
     kind = str(action.get("type", ""))
     params = action.get("params") or {}
-    lines = [f"{t('action', lang)} ({t('action.' + kind, lang)}):"]
-    if isinstance(params, Mapping):
-        for k, v in params.items():
-            lines.append(
-                f"  {t('action.' + str(k), lang) if 'action.' + str(k) in LABELS else k}: {fmt_value(v, k, lang)}"
-            )
-    else:
-        lines.append("  " + json.dumps(params, ensure_ascii=False))
+    head = f"{t('action', lang)} ({t('action.' + kind, lang)})"
+    if not isinstance(params, Mapping):
+        return [head + ":", "  " + json.dumps(params, ensure_ascii=False)]
+    title = params.get("title")
+    lines = [f"{head}: {title}" if title else head + ":"]
+    keys = [k for k in params if k not in ("title", "rule")] + (["rule"] if "rule" in params else [])
+    for k in keys:
+        label = t("action." + str(k), lang) if "action." + str(k) in LABELS else str(k)
+        value = params[k] if k == "rule" else action_value(params[k], lang)
+        lines.append(f"  {label}: {value}")
     return lines
 
 
