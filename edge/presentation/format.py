@@ -121,3 +121,17 @@ def local_time(ts: Any, tz: str | None) -> str:
     except (ZoneInfoNotFoundError, ValueError):
         zone = UTC
     return when.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def event_type_label(event_type: Any, lang: str) -> str:
+    """An event type as the app lists it: its Chinese name in ``zh`` (``complaint`` -> 投诉), else as stored."""
+    from edge.analysis.operators._words import VALUES
+
+    text = "" if event_type is None else str(event_type)
+    return VALUES["event_type"]["zh"].get(text, text) if lang == "zh" else text
+
+
+def tier_label(tier: Any, lang: str) -> str:
+    """A storage tier (hot / warm / cold) in ``lang``."""
+    text = "" if tier is None else str(tier)
+    return t(f"tier.{text}", lang) if f"tier.{text}" in LABELS else text

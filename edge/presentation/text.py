@@ -14,7 +14,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from edge.analysis.operators._words import side_label
-from edge.presentation.format import fmt_value, intent_of, local_time, payload_lang
+from edge.presentation.format import (
+    event_type_label,
+    fmt_value,
+    intent_of,
+    local_time,
+    payload_lang,
+    tier_label,
+)
 from edge.presentation.labels import LABELS, t
 from edge.presentation.tables import ROW_KEYS, evidence_role, result_table, scalar_cell, scalar_items
 
@@ -169,8 +176,8 @@ def event_detail_text(
         return f"{event_id}: {t('none', lang)}"
     lines = [
         f"{t('detail', lang)}: {ev['event_id']}",
-        f"{t('timestamp', lang)}: {local_time(ev.get('ts'), timezone)}   {t('event_type', lang)}: {ev.get('event_type', '')}"
-        f"   {t('tier', lang)}: {ev.get('tier', '')}",
+        f"{t('timestamp', lang)}: {local_time(ev.get('ts'), timezone)}   {t('event_type', lang)}: {event_type_label(ev.get('event_type'), lang)}"
+        f"   {t('tier', lang)}: {tier_label(ev.get('tier'), lang)}",
         f"{t('media', lang)}: {', '.join(ev.get('raw_refs') or []) or t('no_media', lang)}",
     ]
     if ev.get("text"):

@@ -26,7 +26,7 @@ from edge.errors import UsageError
 from edge.memory import views
 from edge.memory.store import Store
 from edge.presentation import choose_plot, event_detail_text, payload_text, result_table, t
-from edge.presentation.format import fmt_value, local_time
+from edge.presentation.format import event_type_label, fmt_value, local_time, tier_label
 from edge.presentation.labels import ui_lang
 from edge.presentation.tables import evidence_role
 from edge.tui.widgets import ActionsTable, HistoryInput, ResultPlot, SortableTable
@@ -378,7 +378,7 @@ class AdammApp(App[None]):
             table.add_row(
                 r.event_id,
                 local_time(r.timestamp, self.tz),
-                r.event_type,
+                event_type_label(r.event_type, self.lang),
                 fmt_value(r.score, "score"),
                 (r.text or "")[:60],
                 key=r.event_id,
@@ -474,7 +474,9 @@ class AdammApp(App[None]):
         if not rows:
             lines.append(f"  {t('none', lang)}")
         lines.append(f"{t('status.outbox', lang)}: {depth}")
-        tier_text = ", ".join(f"{k}={v}" for k, v in sorted(tiers.items())) or t("none", lang)
+        tier_text = ", ".join(f"{tier_label(k, lang)}={v}" for k, v in sorted(tiers.items())) or t(
+            "none", lang
+        )
         lines.append(f"{t('status.tiers', lang)}: {tier_text}")
         return "\n".join(lines)
 
