@@ -14,6 +14,7 @@ import json
 import math
 import re
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import jsonschema
@@ -52,6 +53,8 @@ PLANS: dict[str, dict[str, Any]] = {
 }
 
 NUM = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?", re.IGNORECASE)
+#: an hour written as clock times ("19:00" or "19:00-20:00"): the number is the starting hour
+CLOCK = re.compile(r"\b(\d{1,2}):00(?:-\d{1,2}:00)?")
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +99,7 @@ def summary_numbers_in_result(summary: str, result: dict[str, Any]) -> list[str]
     _numbers_of(result, pool)
     candidates = [abs(x) for x in pool] + [abs(x) * 100 for x in pool]
     bad = []
+    summary = CLOCK.sub(lambda m: m.group(1), summary)
     for m in NUM.finditer(summary):
         tok = m.group(0)
         v = abs(float(tok))
@@ -179,3 +183,174 @@ def test_summary_number_check_catches_invented_numbers() -> None:
     result = {"groups": [{"key": "rain", "value": 128.7231, "n": 412}], "diff_pct": 33.12, "p_value": 1.2e-10}
     assert summary_numbers_in_result("rain 128.72, +33.1%, p=1.2e-10, n=412", result) == []
     assert summary_numbers_in_result("rain 128.72 vs 97", result) == ["97"]
+    hours = {"items": [{"key": 19, "value": 3896, "n": 12}]}
+    assert summary_numbers_in_result("19:00-20:00 (3896)", hours) == []
+    assert summary_numbers_in_result("21:00-22:00 (3896)", hours) == ["21"]
+
+
+#: plans beyond PLANS that make the summaries name groups (weekend, promotion, weather, hour,
+#: weekday, periods), a negative change and event types
+WORDING_PLANS: dict[str, dict[str, Any]] = {
+    **PLANS,
+    "compare_weekend": {
+        "intent": "compare",
+        "target_metric": "conversion_rate",
+        "compare": {"dimension": "is_weekend", "groups": ["true", "false"]},
+    },
+    "compare_weather": {
+        "intent": "compare",
+        "target_metric": "avg_order_value",
+        "compare": {"dimension": "weather"},
+    },
+    "compare_weekday": {
+        "intent": "compare",
+        "target_metric": "footfall",
+        "compare": {"dimension": "day_of_week"},
+    },
+    "compare_hours": {
+        "intent": "compare",
+        "target_metric": "footfall",
+        "compare": {"dimension": "hour"},
+        "filters": {"hours": [19]},
+    },
+    "breakdown_weekday": {"intent": "breakdown", "target_metric": "revenue", "group_by": ["day_of_week"]},
+    "top_hours": {"intent": "top_k", "target_metric": "footfall", "group_by": ["hour"], "top_k": 3},
+    "anomaly_types": {"intent": "anomaly"},
+    "co_occurrence_day": {"intent": "co_occurrence", "pair": {"a": "promotion=true", "b": "complaint"}},
+}
+
+#: an English word of three letters or more
+WORD = re.compile(r"[A-Za-z][A-Za-z']{2,}")
+#: names that stay as they are in either language: scipy test names and stored identifiers
+KEPT = {"ttest_ind", "ttest_ind_from_stats", "chi2_contingency", "mannwhitneyu", "none"}
+
+
+def _identifiers(p: dict[str, Any]) -> set[str]:
+    """Words of the stored values the summary may quote (event ids, product ids, zone names...)."""
+    words: set[str] = set()
+
+    def walk(v: Any) -> None:
+        if isinstance(v, str):
+            words.update(w.lower() for w in re.findall(r"[A-Za-z0-9_]+", v))
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    for row in (p.get("result") or {}).values():
+        if isinstance(row, list):
+            walk(
+                [
+                    {k: r.get(k) for k in ("key", "a", "b", "event_type", "event_id")}
+                    for r in row
+                    if isinstance(r, dict)
+                ]
+            )
+    walk(p.get("plan", {}).get("pair", {}))
+    return words
+
+
+def _foreign_words(summary: str, keep: set[str]) -> list[str]:
+    tokens = re.findall(r"[A-Za-z0-9_]+", summary)
+    bad = []
+    for tok in tokens:
+        if tok.lower() in keep or tok.lower() in KEPT or "_" in tok or any(c.isdigit() for c in tok):
+            continue
+        if WORD.fullmatch(tok):
+            bad.append(tok)
+    return bad
+
+
+@pytest.mark.parametrize("name", sorted(WORDING_PLANS))
+def test_summaries_keep_to_one_language(name: str, memory: tuple[Memory, Store]) -> None:
+    mem, store = memory
+    plan = WORDING_PLANS[name]
+    for lang in ("zh", "en"):
+        p = run_plan(
+            plan, store.event_source(), question="q", now=mem.now, config=AnalysisConfig(), language=lang
+        )
+        summary = p["summary"]
+        if lang == "zh" and p["status"] != "insufficient_data":
+            # insufficient-data texts are the engine's (language-aware there); operators' words here
+            assert not _foreign_words(summary, _identifiers(p)), summary
+        if lang == "en":
+            assert not re.search(r"[\u4e00-\u9fff]", summary), summary
+        assert not re.search(r"(?<![\w=])(?:true|false)(?![\w])", summary), summary
+        assert not summary_numbers_in_result(summary, p["result"]), summary
+
+
+def test_a_fall_reads_as_a_fall_in_both_languages(memory: tuple[Memory, Store]) -> None:
+    """A trend whose last third is below its first says down / 下降, never a bare signed number."""
+    mem, store = memory
+    src = store.event_source()
+    found = False
+    for bucket in ("day", "week"):
+        plan = {"intent": "trend", "target_metric": "footfall", "time_bucket": bucket}
+        en = run_plan(plan, src, question="q", now=mem.now, config=AnalysisConfig(), language="en")
+        zh = run_plan(plan, src, question="q", now=mem.now, config=AnalysisConfig(), language="zh")
+        if en["status"] != "ok" or en["result"]["change_pct"] is None:
+            continue
+        found = True
+        pct = f"{abs(en['result']['change_pct']):.1f}%"
+        word_en, word_zh = ("down", "下降") if en["result"]["change_pct"] < 0 else ("up", "上升")
+        assert f"{word_en} {pct}" in en["summary"] and f"{word_zh} {pct}" in zh["summary"]
+        assert "+" not in en["summary"] and "+" not in zh["summary"]
+    if mem.config.days >= 20:
+        assert found
+
+
+def test_compared_periods_say_which_way_the_later_one_went(memory: tuple[Memory, Store]) -> None:
+    mem, store = memory
+    mid = (mem.now - timedelta(days=mem.config.days // 2)).isoformat()
+    plan = {
+        "intent": "compare",
+        "target_metric": "footfall",
+        "compare": {
+            "periods": [
+                {"label": "after", "time_range": {"since": mid}},
+                {"label": "before", "time_range": {"until": mid}},
+            ]
+        },
+    }
+    for lang, words in (("en", ("up", "down")), ("zh", ("上升", "下降"))):
+        p = run_plan(
+            plan, store.event_source(), question="q", now=mem.now, config=AnalysisConfig(), language=lang
+        )
+        if p["status"] != "ok":
+            continue
+        value = {g["key"]: g["value"] for g in p["result"]["groups"]}
+        word = words[0] if value["after"] > value["before"] else words[1]
+        assert word in p["summary"] and words[words.index(word) - 1] not in p["summary"], p["summary"]
+        assert "+" not in p["summary"]
+
+
+@pytest.mark.parametrize("name", sorted(WORDING_PLANS))
+def test_rendered_answers_keep_to_one_language(name: str, memory: tuple[Memory, Store]) -> None:
+    """The whole plain-text rendering (labels, tables, action, evidence) of a zh answer is Chinese
+    but for identifiers; an en one has no CJK."""
+    from edge.presentation import payload_text
+
+    mem, store = memory
+    for lang in ("zh", "en"):
+        plan = {**WORDING_PLANS[name], "language": lang}  # as the parser writes it (action titles use it)
+        p = run_plan(
+            plan, store.event_source(), question="q", now=mem.now, config=AnalysisConfig(), language=lang
+        )
+        text = payload_text(p, lang)
+        if lang == "en":
+            assert not re.search(r"[\u4e00-\u9fff]", text), text
+            continue
+        if p["status"] == "insufficient_data":
+            continue  # missing texts are the engine's
+        keep = _identifiers(p) | {str(p["operator"]["name"]).lower(), "mad"}
+        for row in p["result"].get("events") or []:  # media locations are paths
+            keep |= {w.lower() for ref in row.get("raw_ref") or [] for w in re.findall(r"[A-Za-z0-9_]+", ref)}
+        action = p.get("action") or {}
+        keep |= {
+            w.lower()
+            for w in re.findall(r"[A-Za-z0-9_]+", json.dumps(action.get("params", {}).get("rule", "")))
+        }
+        for line in text.splitlines()[1:]:  # the first line echoes the question
+            assert not _foreign_words(line, keep), line

@@ -13,7 +13,7 @@ from typing import Any
 import jsonschema
 
 from edge.presentation import choose_plot, event_detail_text, payload_text, result_table
-from edge.presentation.labels import LABELS, default_lang
+from edge.presentation.labels import LABELS, default_lang, t
 
 SCHEMA = json.loads((Path(__file__).parents[1] / "edge/schemas/payload.schema.json").read_text())
 
@@ -52,7 +52,7 @@ def test_text_ok_shows_summary_confidence_numbers_action_evidence() -> None:
     assert "雨天客单价 128 高于晴天 96" in text
     assert "0.89" in text
     assert "rainy" in text and "1930" in text
-    assert "tasting" in text
+    assert "试吃/试饮" in text  # the action's value in the answer's language
     assert "ev-0" in text and "ev-9" in text and "ev-10" not in text
     assert "还有 5 条" in text
     assert "置信度低" not in text
@@ -70,9 +70,69 @@ def test_text_low_confidence_and_insufficient_data_in_english() -> None:
         evidence_count=0,
     )
     text = payload_text(p, "en")
-    assert "LOW CONFIDENCE" in text
+    # not a low-confidence result: no result at all, and the status line says why
+    assert "LOW CONFIDENCE" not in text and "weak evidence" not in text
     assert "insufficient data" in text
     assert "at least 30 rainy-day purchases" in text
+    weak = payload_text(_payload(low_confidence=True, confidence=0.4), "en")
+    assert "LOW CONFIDENCE" in weak
+
+
+def test_refused_and_unsupported_answers_carry_no_low_confidence_warning() -> None:
+    for status in ("refused", "unsupported"):
+        p = _payload(
+            status=status,
+            plan={},
+            result={},
+            confidence=0.0,
+            low_confidence=True,
+            action=None,
+            evidence=[],
+            evidence_count=0,
+        )
+        for lang in ("zh", "en"):
+            text = payload_text(p, lang)
+            assert t("low_confidence", lang) not in text and t(f"status.{status}", lang) in text
+
+
+def test_tables_name_groups_in_words_in_the_answer_language() -> None:
+    weekend = _payload(
+        question="周末和工作日的转化率差多少？",
+        plan={"intent": "compare", "compare": {"dimension": "is_weekend", "groups": ["true", "false"]}},
+        result={
+            "groups": [{"key": "true", "value": 0.503, "n": 60}, {"key": "false", "value": 0.399, "n": 120}],
+            "diff_pct": 26.07,
+            "p_value": 0.001,
+            "test": "ttest_ind",
+            "significant": True,
+            "per": None,
+        },
+    )
+    _, rows = result_table(weekend)
+    assert [r[0] for r in rows] == ["周末", "工作日"] and rows[0][1] == "0.503"
+    text = payload_text(weekend)
+    assert "显著: 是" in text and "true" not in text and "false" not in text
+    _, rows_en = result_table(weekend, "en")
+    assert [r[0] for r in rows_en] == ["weekends", "weekdays"]
+    hours = _payload(
+        question="Top hours by footfall",
+        plan={"intent": "top_k", "group_by": ["hour"]},
+        result={"items": [{"key": 19, "value": 300.0, "n": 300}, {"key": 8, "value": 120.0, "n": 120}]},
+    )
+    assert [r[0] for r in result_table(hours)[1]] == ["19:00-20:00", "08:00-09:00"]
+    days = _payload(
+        question="Revenue by weekday",
+        plan={"intent": "breakdown", "group_by": ["day_of_week"]},
+        result={
+            "parts": [
+                {"key": 5, "value": 9.0, "n": 40, "share": 0.6},
+                {"key": 0, "value": 6.0, "n": 40, "share": 0.4},
+            ],
+            "top_contributor": 5,
+        },
+    )
+    assert [r[0] for r in result_table(days)[1]] == ["Saturday", "Monday"]
+    assert "top contributor: Saturday" in payload_text(days)
 
 
 def test_result_table_per_intent() -> None:
@@ -115,7 +175,7 @@ def test_labels_complete_and_locale_default() -> None:
 def test_compact_text_leaves_the_numbers_and_evidence_ids_to_the_tables() -> None:
     p = _payload(low_confidence=True, confidence=0.4)
     text = payload_text(p, "en", compact=True)
-    assert p["summary"] in text and "0.40" in text and "tasting" in text
+    assert p["summary"] in text and "0.40" in text and "tasting" in text  # en
     assert "1930" not in text and "ev-0" not in text  # shown as tables beside the text
     assert str(p["evidence_count"]) in text
     assert "weak" not in text.lower()  # the UI styles the low-confidence warning itself
@@ -137,3 +197,23 @@ def test_event_detail_text_names_the_media_location() -> None:
     assert "file:///var/lib/adamm/media/cam/e1.jpg" in text and "zone=shelf_a" in text
     assert "customer_123" in text
     assert event_detail_text(None, "en", "missing-id").startswith("missing-id")
+
+
+def test_ui_language_from_flag_then_locale_then_store_zone() -> None:
+    from edge.presentation.labels import ui_lang
+
+    assert ui_lang("zh", "Europe/Berlin", {"LANG": "en_US.UTF-8"}) == "zh"
+    assert ui_lang(None, "Asia/Shanghai", {"LANG": "en_US.UTF-8"}) == "en"
+    assert ui_lang(None, "Europe/Berlin", {"LANG": "zh_CN.UTF-8"}) == "zh"
+    assert ui_lang(None, "Asia/Shanghai", {"LANG": "C.UTF-8"}) == "zh"
+    assert ui_lang(None, "Asia/Shanghai", {}) == "zh"
+    assert ui_lang(None, "Europe/Berlin", {}) == "en"
+
+
+def test_local_time_is_the_store_zone_without_iso_marks() -> None:
+    from edge.presentation.format import local_time
+
+    assert local_time("2025-10-03T07:15:24.000000Z", "Asia/Shanghai") == "2025-10-03 15:15:24"
+    assert local_time("2025-10-03T07:15:24Z", None) == "2025-10-03 07:15:24"
+    ev = {"event_id": "e1", "ts": "2025-11-03T06:00:00Z", "event_type": "dwell", "tier": "hot"}
+    assert "2025-11-03 14:00:00" in event_detail_text(ev, "zh", "e1", "Asia/Shanghai")

@@ -452,3 +452,50 @@ def test_chinese_labels(tmp_path: Path) -> None:
     assert "守护进程未运行" in status
     assert answer == "还没有回答。输入问题后回车。"
     assert "提问" in _svg_text((tmp_path / "zh.svg").read_text(encoding="utf-8"))
+
+
+@needs_engine
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)])
+def test_answer_view_tables_and_plot_do_not_overlap(
+    store: Store, sim_now: datetime, size: tuple[int, int]
+) -> None:
+    """A trend answer shows its series table, evidence table and sparkline side by side or one
+    under the other, never drawn over each other, on a small terminal."""
+
+    async def steps(app: AdammApp, pilot: Pilot[None]) -> dict[str, Any]:
+        await _ask(app, pilot, "How has daily footfall trended?")
+        shown = {}
+        for wid in ("#answer", "#result", "#evidence", "#plot"):
+            w = app.query_one(wid)
+            if w.display:
+                shown[wid] = w.region
+        return {"payload": app.payload, "regions": shown}
+
+    out = _drive(store, steps, size=size, now=sim_now)
+    assert out["payload"]["status"] == "ok", out["payload"]
+    regions = out["regions"]
+    assert {"#result", "#evidence", "#plot"} <= set(regions)
+    names = sorted(regions)
+    for i, a in enumerate(names):
+        assert regions[a].width > 0 and regions[a].height > 0, a
+        for b in names[i + 1 :]:
+            assert not regions[a].overlaps(regions[b]), (a, regions[a], b, regions[b])
+
+
+def test_events_tab_shows_store_local_times(store: Store) -> None:
+    from zoneinfo import ZoneInfo
+
+    async def steps(app: AdammApp, pilot: Pilot[None]) -> tuple[list[str], list[str]]:
+        await pilot.press("f2")
+        await settle(app, pilot)
+        table = app.query_one("#events", DataTable)
+        return _column(table, "event_id"), _column(table, "timestamp")
+
+    ids, times = _drive(store, steps)
+    assert ids and len(ids) == len(times)
+    with store.read() as conn:
+        ev = views.get_event(conn, ids[0])
+    assert ev is not None
+    utc = datetime.fromisoformat(ev["ts"].replace("Z", "+00:00"))
+    assert times[0] == utc.astimezone(ZoneInfo(SIM.timezone)).strftime("%Y-%m-%d %H:%M:%S")
+    assert not any("T" in t or t.endswith("Z") for t in times)

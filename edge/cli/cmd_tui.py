@@ -11,7 +11,6 @@ from datetime import datetime
 from pathlib import Path
 
 from edge.errors import StoreError, UsageError
-from edge.presentation.labels import normalize_lang
 
 logger = logging.getLogger(__name__)
 
@@ -19,7 +18,12 @@ logger = logging.getLogger(__name__)
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("tui", help="the store manager's terminal app")
     p.add_argument("--db", required=True, help="path of the store's memory (SQLite)")
-    p.add_argument("--lang", choices=["zh", "en"], default=None, help="label language (default: locale)")
+    p.add_argument(
+        "--lang",
+        choices=["zh", "en"],
+        default=None,
+        help="language of the whole app (default: the locale's, else zh for a store in a Chinese time zone, else en)",
+    )
     p.add_argument("--now", default=None, help="reference time (ISO) for relative times such as 'last month'")
     p.add_argument("--out", default=None, help="folder Ctrl+S saves answers to (default: current folder)")
     p.set_defaults(func=run)
@@ -46,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     out_dir = Path(args.out) if args.out else None
     store = Store.open(db)
     try:
-        AdammApp(store, normalize_lang(args.lang), now=now, out_dir=out_dir).run()
+        AdammApp(store, args.lang, now=now, out_dir=out_dir).run()  # None: the locale, else the store
     finally:
         store.close()
     return 0

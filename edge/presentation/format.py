@@ -10,7 +10,10 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from edge.presentation.labels import has_cjk, normalize_lang
+from edge.presentation.labels import LABELS, has_cjk, normalize_lang, t
+
+#: result keys whose string values have a label (``direction.up`` -> "up" / "上升")
+WORDED = frozenset({"direction", "period_unit", "per"})
 
 
 def payload_lang(payload: Mapping[str, Any], lang: str | None) -> str:
@@ -23,12 +26,18 @@ def payload_lang(payload: Mapping[str, Any], lang: str | None) -> str:
     return normalize_lang(None)
 
 
-def fmt_value(value: Any, key: str | None = None) -> str:
-    """A compact, readable rendering of one result value."""
+def fmt_value(value: Any, key: str | None = None, lang: str | None = None) -> str:
+    """A compact, readable rendering of one result value (booleans as yes/no in ``lang``)."""
     if value is None:
         return "-"
     if isinstance(value, bool):
-        return "true" if value else "false"
+        return t("yes" if value else "no", normalize_lang(lang) if lang else "en")
+    if isinstance(value, str) and key in WORDED:
+        return (
+            t(f"{key}.{value}", normalize_lang(lang) if lang else "en")
+            if f"{key}.{value}" in LABELS
+            else value
+        )
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
@@ -40,9 +49,11 @@ def fmt_value(value: Any, key: str | None = None) -> str:
             return f"{value:.3f}"
         if value.is_integer() and abs(value) < 1e15:
             return str(int(value))
+        if abs(value) < 1:
+            return f"{value:.3g}"  # rates and shares keep three significant digits
         return f"{value:.2f}"
     if isinstance(value, (list, tuple)):
-        return ", ".join(fmt_value(v) for v in value)
+        return ", ".join(fmt_value(v, None, lang) for v in value)
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False, sort_keys=True)
     return str(value)
@@ -85,7 +96,42 @@ def metric_of(payload: Mapping[str, Any]) -> str | None:
     """The plan's metric name, if any."""
     plan = payload.get("plan")
     if isinstance(plan, Mapping):
-        metric = plan.get("metric")
-        if isinstance(metric, str):
-            return metric
+        for key in ("target_metric", "metric"):
+            metric = plan.get(key)
+            if isinstance(metric, str):
+                return metric
     return None
+
+
+def local_time(ts: Any, tz: str | None) -> str:
+    """A stored UTC timestamp (``...T07:15:24.000000Z``) as ``2025-10-03 15:15:24`` in zone ``tz``."""
+    if not isinstance(ts, str) or not ts:
+        return "" if ts is None else str(ts)
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        when = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    except ValueError:
+        return ts
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    try:
+        zone = ZoneInfo(tz) if tz else UTC
+    except (ZoneInfoNotFoundError, ValueError):
+        zone = UTC
+    return when.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def event_type_label(event_type: Any, lang: str) -> str:
+    """An event type as the app lists it: its Chinese name in ``zh`` (``complaint`` -> 投诉), else as stored."""
+    from edge.analysis.operators._words import VALUES
+
+    text = "" if event_type is None else str(event_type)
+    return VALUES["event_type"]["zh"].get(text, text) if lang == "zh" else text
+
+
+def tier_label(tier: Any, lang: str) -> str:
+    """A storage tier (hot / warm / cold) in ``lang``."""
+    text = "" if tier is None else str(tier)
+    return t(f"tier.{text}", lang) if f"tier.{text}" in LABELS else text

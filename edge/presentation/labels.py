@@ -87,6 +87,47 @@ LABELS: dict[str, dict[str, str]] = {
     "top_contributor": {"zh": "最大贡献", "en": "top contributor"},
     "r": {"zh": "相关系数 r", "en": "r"},
     "yes": {"zh": "是", "en": "yes"},
+    "direction.up": {"zh": "上升", "en": "up"},
+    "direction.down": {"zh": "下降", "en": "down"},
+    "direction.flat": {"zh": "无显著变化", "en": "flat"},
+    "direction.high": {"zh": "偏高", "en": "high"},
+    "direction.low": {"zh": "偏低", "en": "low"},
+    "period_unit.day": {"zh": "天", "en": "day"},
+    "per.day": {"zh": "按天（日均）", "en": "per day (daily mean)"},
+    "period_unit.hour": {"zh": "小时", "en": "hour"},
+    "title": {"zh": "标题", "en": "title"},
+    "action.title": {"zh": "标题", "en": "title"},
+    "action.rule": {"zh": "规则", "en": "rule"},
+    "action.role": {"zh": "负责人", "en": "role"},
+    "action.when": {"zh": "条件", "en": "when"},
+    "action.activity": {"zh": "活动", "en": "activity"},
+    "action.items": {"zh": "商品", "en": "items"},
+    "action.task": {"zh": "任务", "en": "task"},
+    "action.shift": {"zh": "班次", "en": "shift"},
+    "action.count": {"zh": "人数", "en": "count"},
+    "action.dates": {"zh": "日期", "en": "dates"},
+    "action.trigger": {"zh": "触发条件", "en": "trigger"},
+    "action.severity": {"zh": "严重程度", "en": "severity"},
+    # evidence roles (``group:...``, ``bucket:...``; ``hit``, ``matched``, ``window``)
+    "role.group": {"zh": "分组", "en": "group"},
+    "role.bucket": {"zh": "时间段", "en": "bucket"},
+    "role.anomaly": {"zh": "异常", "en": "anomaly"},
+    "role.metric": {"zh": "指标", "en": "metric"},
+    "role.hit": {"zh": "命中", "en": "hit"},
+    "role.matched": {"zh": "符合条件", "en": "matched"},
+    "role.window": {"zh": "所问时段", "en": "asked window"},
+    # values of action params
+    "value.store_manager": {"zh": "店长", "en": "store manager"},
+    "value.shift_lead": {"zh": "值班主管", "en": "shift lead"},
+    "value.trainer": {"zh": "培训师", "en": "trainer"},
+    "value.evening": {"zh": "晚班", "en": "evening"},
+    "value.morning": {"zh": "早班", "en": "morning"},
+    "value.tasting": {"zh": "试吃/试饮", "en": "tasting"},
+    "value.add_cashier": {"zh": "加派收银员", "en": "add a cashier"},
+    "value.retraining": {"zh": "复训", "en": "retraining"},
+    "value.open_checkout": {"zh": "加开收银台", "en": "open another checkout"},
+    "value.high": {"zh": "高", "en": "high"},
+    "value.queue_length": {"zh": "排队长度", "en": "queue length"},
     "no": {"zh": "否", "en": "no"},
     # app chrome
     "tab.ask": {"zh": "提问", "en": "Ask"},
@@ -116,6 +157,9 @@ LABELS: dict[str, dict[str, str]] = {
     "stats": {"zh": "属性", "en": "stats"},
     "entities": {"zh": "实体", "en": "entities"},
     "tier": {"zh": "存储层", "en": "tier"},
+    "tier.hot": {"zh": "热", "en": "hot"},
+    "tier.warm": {"zh": "温", "en": "warm"},
+    "tier.cold": {"zh": "冷", "en": "cold"},
     "fact.statement": {"zh": "结论", "en": "statement"},
     "fact.kind": {"zh": "类别", "en": "kind"},
     "fact.updated": {"zh": "更新于", "en": "updated"},
@@ -154,6 +198,7 @@ LABELS: dict[str, dict[str, str]] = {
     "bind.status": {"zh": "状态", "en": "Status"},
     "bind.save": {"zh": "保存JSON", "en": "Save JSON"},
     "bind.quit": {"zh": "退出", "en": "Quit"},
+    "bind.sort": {"zh": "排序", "en": "Sort"},
     "bind.refresh": {"zh": "刷新", "en": "Refresh"},
     "bind.accept": {"zh": "接受", "en": "Accept"},
     "bind.done": {"zh": "完成", "en": "Done"},
@@ -173,6 +218,37 @@ def default_lang(environ: Mapping[str, str] | None = None) -> str:
         if value:
             return "zh" if value.lower().startswith("zh") else "en"
     return "en"
+
+
+#: store time zones whose managers read Chinese (the TUI's default when the locale names no language)
+ZH_ZONES = frozenset(
+    {
+        "Asia/Shanghai",
+        "Asia/Chongqing",
+        "Asia/Harbin",
+        "Asia/Urumqi",
+        "Asia/Hong_Kong",
+        "Asia/Macau",
+        "Asia/Taipei",
+        "PRC",
+    }
+)
+
+
+def ui_lang(lang: str | None, timezone: str | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """The app's one language: ``lang`` if given; else the locale when it names a language
+    (``zh_CN.UTF-8``, ``en_US.UTF-8``); else the store's zone (a Chinese zone -> ``zh``); else ``en``."""
+    if lang:
+        return normalize_lang(lang)
+    env = os.environ if environ is None else environ
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = (env.get(var) or "").strip()
+        if value:
+            code = value.split(".")[0].split("_")[0].lower()
+            if code in ("c", "posix"):
+                break  # no language named: fall back to the store
+            return "zh" if code == "zh" else "en"
+    return "zh" if timezone in ZH_ZONES else "en"
 
 
 def normalize_lang(lang: str | None) -> str:

@@ -13,7 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from edge.presentation.format import as_float, fmt_value, intent_of, metric_of
+from edge.analysis import metrics as M
+from edge.presentation.format import as_float, fmt_value, intent_of, metric_of, payload_lang
+from edge.presentation.labels import t
+from edge.presentation.tables import cell, group_dimensions
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,9 @@ class PlotSpec:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def _series(rows: Any, xkey: str, ykey: str) -> tuple[list[str], list[float]]:
+def _series(
+    rows: Any, xkey: str, ykey: str, lang: str = "en", dims: Sequence[str] = ()
+) -> tuple[list[str], list[float]]:
     xs: list[str] = []
     ys: list[float] = []
     if not isinstance(rows, Sequence):
@@ -46,12 +51,12 @@ def _series(rows: Any, xkey: str, ykey: str) -> tuple[list[str], list[float]]:
         y = as_float(row.get(ykey))
         if y is None:
             continue
-        xs.append(fmt_value(row.get(xkey)))
+        xs.append(cell(xkey, row.get(xkey), lang, dims))
         ys.append(y)
     return xs, ys
 
 
-def _anomaly_plot(result: Mapping[str, Any], title: str) -> PlotSpec | None:
+def _anomaly_plot(result: Mapping[str, Any], title: str, expected_label: str) -> PlotSpec | None:
     anomalies = [a for a in result.get("anomalies") or [] if isinstance(a, Mapping)]
     flagged = {fmt_value(a.get("bucket")) for a in anomalies}
     if isinstance(result.get("series"), list) and result["series"]:
@@ -63,7 +68,7 @@ def _anomaly_plot(result: Mapping[str, Any], title: str) -> PlotSpec | None:
         if any(v is not None for v in y2_list) and all(v is not None for v in y2_list):
             y2 = tuple(v for v in y2_list if v is not None)
         if len(xs) >= 2:
-            return PlotSpec("line", title, tuple(xs), tuple(ys), marks=marks, y2=y2, y2_label="expected")
+            return PlotSpec("line", title, tuple(xs), tuple(ys), marks=marks, y2=y2, y2_label=expected_label)
     pts = sorted(anomalies, key=lambda a: str(a.get("bucket")))
     xs = [fmt_value(a.get("bucket")) for a in pts]
     vals = [as_float(a.get("value")) for a in pts]
@@ -78,12 +83,13 @@ def _anomaly_plot(result: Mapping[str, Any], title: str) -> PlotSpec | None:
         tuple(v for v in vals if v is not None),
         marks=tuple(range(len(xs))),
         y2=y2v,
-        y2_label="expected",
+        y2_label=expected_label,
     )
 
 
-def choose_plot(payload: Mapping[str, Any]) -> PlotSpec | None:
-    """The plot for this payload, or ``None`` when its result has nothing to plot."""
+def choose_plot(payload: Mapping[str, Any], lang: str | None = None) -> PlotSpec | None:
+    """The plot for this payload, or ``None`` when its result has nothing to plot; its title and
+    labels in ``lang`` (default: the question's language)."""
     if payload.get("status") != "ok":
         return None
     result = payload.get("result")
@@ -91,12 +97,17 @@ def choose_plot(payload: Mapping[str, Any]) -> PlotSpec | None:
         return None
     intent = intent_of(payload)
     metric = metric_of(payload) or ""
-    title = f"{intent} {metric}".strip()
+    lang = payload_lang(payload, lang)
+    try:
+        title = M.label(metric, lang) if metric else ""
+    except KeyError:
+        title = metric
+    title = title or str(intent or "")
     if intent == "trend":
         xs, ys = _series(result.get("series"), "bucket", "value")
-        return PlotSpec("line", title, tuple(xs), tuple(ys), y_label=metric) if len(xs) >= 2 else None
+        return PlotSpec("line", title, tuple(xs), tuple(ys), y_label=title) if len(xs) >= 2 else None
     if intent == "anomaly":
-        return _anomaly_plot(result, title)
+        return _anomaly_plot(result, title, t("expected", lang))
     if intent == "periodicity":
         for key, xkey, ykey in (("series", "bucket", "value"), ("acf", "lag", "value")):
             xs, ys = _series(result.get(key), xkey, ykey)
@@ -105,6 +116,6 @@ def choose_plot(payload: Mapping[str, Any]) -> PlotSpec | None:
         return None
     bar_keys = {"breakdown": "parts", "top_k": "items", "compare": "groups"}
     if intent in bar_keys:
-        xs, ys = _series(result.get(bar_keys[intent]), "key", "value")
-        return PlotSpec("bar", title, tuple(xs), tuple(ys), y_label=metric) if xs else None
+        xs, ys = _series(result.get(bar_keys[intent]), "key", "value", lang, group_dimensions(payload))
+        return PlotSpec("bar", title, tuple(xs), tuple(ys), y_label=title) if xs else None
     return None

@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from edge.presentation.format import fmt_value, intent_of
+from edge.analysis import metrics as M
+from edge.analysis.operators import _words
+from edge.presentation.format import fmt_value, intent_of, payload_lang
+from edge.presentation.labels import LABELS, t
 
 #: For each intent: the list-valued result key and the columns of its rows (CONTRACT.md section 3).
 ROW_KEYS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -57,7 +60,35 @@ def scalar_items(result: Mapping[str, Any], intent: str | None) -> list[tuple[st
     return items
 
 
-def _row_table(rows: Sequence[Any], columns: Sequence[str]) -> tuple[list[str], list[list[str]]]:
+def group_dimensions(payload: Mapping[str, Any]) -> list[str]:
+    """The dimensions a compare / breakdown / top_k result's ``key`` values belong to (from the plan)."""
+    plan = payload.get("plan")
+    if not isinstance(plan, Mapping):
+        return []
+    cmp = plan.get("compare")
+    if isinstance(cmp, Mapping):
+        if cmp.get("periods"):
+            return ["period"]
+        if cmp.get("dimension"):
+            return [str(cmp["dimension"])]
+    group_by = plan.get("group_by")
+    if isinstance(group_by, list):
+        return [str(d) for d in group_by if d != "period"][:3]
+    return []
+
+
+def cell(key: str, value: Any, lang: str, dims: Sequence[str] = ()) -> str:
+    """One result cell as the answer shows it: group values in words, booleans as yes/no."""
+    if key == "key" and dims and not isinstance(value, (dict, list)):
+        return _words.keys_label(list(dims), value, lang)
+    if key == "event_type" and isinstance(value, str):
+        return _words.side_label(value, lang) if lang == "zh" else value
+    return fmt_value(value, key, lang)
+
+
+def _row_table(
+    rows: Sequence[Any], columns: Sequence[str], lang: str, dims: Sequence[str]
+) -> tuple[list[str], list[list[str]]]:
     cols = list(columns)
     # Extra keys an operator adds to its rows are shown after the contract's columns.
     for row in rows:
@@ -65,18 +96,74 @@ def _row_table(rows: Sequence[Any], columns: Sequence[str]) -> tuple[list[str], 
             for k in row:
                 if k not in cols:
                     cols.append(k)
-    body = [[fmt_value(row.get(c), c) for c in cols] for row in rows if isinstance(row, Mapping)]
+    body = [[cell(c, row.get(c), lang, dims) for c in cols] for row in rows if isinstance(row, Mapping)]
     return cols, body
 
 
-def result_table(payload: Mapping[str, Any]) -> tuple[list[str], list[list[str]]]:
-    """Headers and rows of the payload's result; empty when the result is empty."""
+def result_table(payload: Mapping[str, Any], lang: str | None = None) -> tuple[list[str], list[list[str]]]:
+    """Headers and rows of the payload's result in ``lang`` (default: the question's language);
+    empty when the result is empty."""
     result = payload.get("result")
     if not isinstance(result, Mapping) or not result:
         return [], []
+    lang = payload_lang(payload, lang)
     intent = intent_of(payload)
     spec = ROW_KEYS.get(intent or "")
     if spec is not None and isinstance(result.get(spec[0]), list):
-        return _row_table(result[spec[0]], spec[1])
+        return _row_table(result[spec[0]], spec[1], lang, group_dimensions(payload))
     items = scalar_items(result, intent)
-    return ["key", "value"], [[k, fmt_value(v, k)] for k, v in items]
+    return ["key", "value"], [[k, scalar_cell(k, v, lang, payload)] for k, v in items]
+
+
+def scalar_cell(key: str, value: Any, lang: str, payload: Mapping[str, Any]) -> str:
+    """A scalar result value as shown (``top_contributor`` as its group's words)."""
+    if key == "method" and isinstance(value, str) and lang == "zh":
+        return method_zh(value)
+    if key == "top_contributor":
+        dims = group_dimensions(payload)
+        if dims:
+            return _words.keys_label(dims, value, lang)
+    return fmt_value(value, key, lang)
+
+
+def evidence_role(payload: Mapping[str, Any], role: Any, lang: str | None = None) -> str:
+    """An evidence role as shown: ``group:true`` on ``is_weekend`` -> "group: weekends" / "分组：周末"."""
+    text = str(role or "")
+    lang = payload_lang(payload, lang)
+    prefix, sep, value = text.partition(":")
+    if not sep:
+        return t(f"role.{text}", lang) if f"role.{text}" in LABELS else text
+    if prefix == "group":
+        dims = group_dimensions(payload)
+        word = _words.keys_label(dims, value, lang) if dims else value
+    elif prefix == "metric":
+        try:
+            word = M.label(value, lang)
+        except KeyError:
+            word = value
+    elif prefix == "anomaly" and ":" in value:
+        etype, _, day = value.partition(":")
+        word = f"{_words.side_label(etype, lang)} {day}"
+    else:
+        word = value
+    name = t(f"role.{prefix}", lang) if f"role.{prefix}" in LABELS else prefix
+    return f"{name}：{word}" if lang == "zh" else f"{name}: {word}"
+
+
+#: the operators' method descriptions in Chinese (the result keeps the English text)
+METHODS_ZH: tuple[tuple[str, str], ...] = (
+    (
+        "robust z-score (median/MAD) vs same-weekday baseline, |z| >= 3.5",
+        "稳健 z 分数（中位数/MAD），与同一星期几的基线比较，|z| ≥ 3.5",
+    ),
+    (", per event type (daily counts)", "，按事件类型（每日计数）"),
+    ("pearson", "皮尔逊"),
+    ("spearman", "斯皮尔曼"),
+)
+
+
+def method_zh(text: str) -> str:
+    """A result's ``method`` in Chinese, phrase by phrase (unknown text is kept)."""
+    for en, zh in METHODS_ZH:
+        text = text.replace(en, zh)
+    return text

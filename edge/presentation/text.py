@@ -9,16 +9,35 @@ evidence ids.
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-from edge.presentation.format import fmt_value, intent_of, payload_lang
-from edge.presentation.labels import t
-from edge.presentation.tables import ROW_KEYS, result_table, scalar_items
+from edge.analysis.operators._words import side_label
+from edge.presentation.format import (
+    event_type_label,
+    fmt_value,
+    intent_of,
+    local_time,
+    payload_lang,
+    tier_label,
+)
+from edge.presentation.labels import LABELS, t
+from edge.presentation.tables import ROW_KEYS, evidence_role, result_table, scalar_cell, scalar_items
 
 #: How many evidence ids and result rows the text shows before saying "N more".
 MAX_EVIDENCE = 10
 MAX_ROWS = 12
+
+
+def display_width(text: str) -> int:
+    """Terminal columns of ``text`` (CJK characters take two)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` padded with spaces to ``width`` terminal columns."""
+    return text + " " * max(0, width - display_width(text))
 
 
 def confidence_bar(confidence: float, width: int = 10) -> str:
@@ -35,35 +54,54 @@ def _result_lines(payload: Mapping[str, Any], lang: str) -> list[str]:
     intent = intent_of(payload)
     lines = [f"{t('result', lang)}:"]
     for key, value in scalar_items(result, intent):
-        lines.append(f"  {t(key, lang)}: {fmt_value(value, key)}")
+        lines.append(f"  {t(key, lang)}: {scalar_cell(key, value, lang, payload)}")
     if intent in ROW_KEYS and isinstance(result.get(ROW_KEYS[intent][0]), list):
-        headers, rows = result_table(payload)
+        headers, rows = result_table(payload, lang)
         if rows:
             labels = [t(h, lang) for h in headers]
-            widths = [max(len(labels[i]), *(len(r[i]) for r in rows[:MAX_ROWS])) for i in range(len(headers))]
+            widths = [
+                max(display_width(labels[i]), *(display_width(r[i]) for r in rows[:MAX_ROWS]))
+                for i in range(len(headers))
+            ]
             lines.append(
-                ("  " + "  ".join(lbl.ljust(w) for lbl, w in zip(labels, widths, strict=True))).rstrip()
+                ("  " + "  ".join(pad(lbl, w) for lbl, w in zip(labels, widths, strict=True))).rstrip()
             )
             for row in rows[:MAX_ROWS]:
-                lines.append(
-                    ("  " + "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))).rstrip()
-                )
+                lines.append(("  " + "  ".join(pad(c, w) for c, w in zip(row, widths, strict=True))).rstrip())
             if len(rows) > MAX_ROWS:
                 lines.append("  … " + t("evidence_more", lang, n=len(rows) - MAX_ROWS))
     return lines if len(lines) > 1 else []
 
 
+def action_value(value: Any, lang: str) -> str:
+    """An action parameter's value in words (``weather=rain`` -> 雨天, ``shift_lead`` -> 值班主管)."""
+    if isinstance(value, str):
+        if f"value.{value}" in LABELS:
+            return t(f"value.{value}", lang)
+        if "=" in value:
+            return side_label(value, lang)
+        return value
+    if isinstance(value, (list, tuple)):
+        return ", ".join(action_value(v, lang) for v in value)
+    return fmt_value(value, None, lang)
+
+
 def _action_lines(action: Any, lang: str) -> list[str]:
+    """The action: its title on the first line, then its parameters (the rule id last)."""
     if not isinstance(action, Mapping):
         return []
     kind = str(action.get("type", ""))
     params = action.get("params") or {}
-    lines = [f"{t('action', lang)} ({t('action.' + kind, lang)}):"]
-    if isinstance(params, Mapping):
-        for k, v in params.items():
-            lines.append(f"  {k}: {fmt_value(v, k)}")
-    else:
-        lines.append("  " + json.dumps(params, ensure_ascii=False))
+    head = f"{t('action', lang)} ({t('action.' + kind, lang)})"
+    if not isinstance(params, Mapping):
+        return [head + ":", "  " + json.dumps(params, ensure_ascii=False)]
+    title = params.get("title")
+    lines = [f"{head}: {title}" if title else head + ":"]
+    keys = [k for k in params if k not in ("title", "rule")] + (["rule"] if "rule" in params else [])
+    for k in keys:
+        label = t("action." + str(k), lang) if "action." + str(k) in LABELS else str(k)
+        value = params[k] if k == "rule" else action_value(params[k], lang)
+        lines.append(f"  {label}: {value}")
     return lines
 
 
@@ -77,7 +115,8 @@ def _evidence_lines(payload: Mapping[str, Any], lang: str) -> list[str]:
     for item in evidence[:MAX_EVIDENCE]:
         if isinstance(item, Mapping):
             weight = fmt_value(item.get("weight"), "weight")
-            lines.append(f"  {item.get('event_id')}  {item.get('role', '')}  {weight}")
+            role = evidence_role(payload, item.get("role", ""), lang)
+            lines.append(f"  {item.get('event_id')}  {role}  {weight}")
     if len(evidence) > MAX_EVIDENCE:
         lines.append("  … " + t("evidence_more", lang, n=len(evidence) - MAX_EVIDENCE))
     return lines
@@ -100,7 +139,9 @@ def payload_text(payload: Mapping[str, Any], lang: str | None = None, *, compact
     confidence = payload.get("confidence")
     if isinstance(confidence, (int, float)):
         lines.append(f"{t('confidence', lang)}: {confidence_bar(float(confidence))}")
-    if payload.get("low_confidence") and not compact:
+    # a refused, unsupported or insufficient answer explains itself in its status line: it is no
+    # "low confidence result" (its payload's low_confidence is still true, confidence being 0)
+    if status == "ok" and payload.get("low_confidence") and not compact:
         lines.append(t("low_confidence", lang))
     missing = payload.get("missing") or []
     if missing:
@@ -126,14 +167,17 @@ def payload_text(payload: Mapping[str, Any], lang: str | None = None, *, compact
     return "\n".join(lines)
 
 
-def event_detail_text(ev: Mapping[str, Any] | None, lang: str, event_id: str) -> str:
-    """One event (as :func:`edge.memory.views.get_event` returns it) as readable lines."""
+def event_detail_text(
+    ev: Mapping[str, Any] | None, lang: str, event_id: str, timezone: str | None = None
+) -> str:
+    """One event (as :func:`edge.memory.views.get_event` returns it) as readable lines; its time
+    in the store's ``timezone`` (UTC when not given)."""
     if ev is None:
         return f"{event_id}: {t('none', lang)}"
     lines = [
         f"{t('detail', lang)}: {ev['event_id']}",
-        f"{t('timestamp', lang)}: {ev.get('ts', '')}   {t('event_type', lang)}: {ev.get('event_type', '')}"
-        f"   {t('tier', lang)}: {ev.get('tier', '')}",
+        f"{t('timestamp', lang)}: {local_time(ev.get('ts'), timezone)}   {t('event_type', lang)}: {event_type_label(ev.get('event_type'), lang)}"
+        f"   {t('tier', lang)}: {tier_label(ev.get('tier'), lang)}",
         f"{t('media', lang)}: {', '.join(ev.get('raw_refs') or []) or t('no_media', lang)}",
     ]
     if ev.get("text"):

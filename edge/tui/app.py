@@ -26,7 +26,9 @@ from edge.errors import UsageError
 from edge.memory import views
 from edge.memory.store import Store
 from edge.presentation import choose_plot, event_detail_text, payload_text, result_table, t
-from edge.presentation.format import fmt_value
+from edge.presentation.format import event_type_label, fmt_value, local_time, tier_label
+from edge.presentation.labels import ui_lang
+from edge.presentation.tables import evidence_role
 from edge.tui.widgets import ActionsTable, HistoryInput, ResultPlot, SortableTable
 
 logger = logging.getLogger(__name__)
@@ -111,6 +113,19 @@ def build_filter(types: str, since: str, until: str, where: str, tz: str) -> Eve
     )
 
 
+def action_title(row: dict[str, Any]) -> str:
+    """An action's title (its params' ``title``; else its rule), as the Actions tab lists it."""
+    try:
+        params = json.loads(row.get("params_json") or "{}")
+    except ValueError:
+        params = {}
+    if isinstance(params, dict):
+        for key in ("title", "rule"):
+            if params.get(key):
+                return str(params[key])
+    return ""
+
+
 class AdammApp(App[None]):
     """Ask questions of the store's memory, browse events, facts, actions and what is running."""
 
@@ -129,15 +144,18 @@ class AdammApp(App[None]):
     """
 
     def __init__(
-        self, store: Store, lang: str, now: datetime | None = None, out_dir: Path | None = None
+        self, store: Store, lang: str | None = None, now: datetime | None = None, out_dir: Path | None = None
     ) -> None:
         super().__init__()
         self.store = store
-        self.lang = lang
+        self.tz = store.timezone()
+        #: one language for every label, header, tab, status line and answer view
+        self.lang = ui_lang(lang, self.tz)
         self.now = now
         self.out_dir = out_dir or Path.cwd()
         self.payload: dict[str, Any] | None = None
         self.title = "adamm"
+        self.sub_title = "门店记忆" if self.lang == "zh" else "store memory"
         for key, action, label in (
             ("f1", "tab('ask')", "bind.ask"),
             ("f2", "tab('events')", "bind.events"),
@@ -147,7 +165,7 @@ class AdammApp(App[None]):
             ("f5", "refresh", "bind.refresh"),
             ("ctrl+s", "save", "bind.save"),
         ):
-            self.bind(key, action, description=t(label, lang))
+            self.bind(key, action, description=t(label, self.lang))
 
     # -- layout ----------------------------------------------------------------------------------
 
@@ -161,8 +179,8 @@ class AdammApp(App[None]):
                 yield Static("", id="warning")
                 yield Static(t("ask.empty", lang), id="answer")
                 with Horizontal(classes="filters"):
-                    yield SortableTable(id="result")
-                    yield SortableTable(id="evidence")
+                    yield SortableTable(lang=lang, id="result")
+                    yield SortableTable(lang=lang, id="evidence")
                 yield ResultPlot(id="plot")
                 yield Static("", id="evidence_detail", classes="detail")
             with TabPane(t("tab.events", lang), id="events_tab"):
@@ -174,16 +192,16 @@ class AdammApp(App[None]):
                 yield Input(placeholder=t("events.search", lang), id="ev_search")
                 yield LoadingIndicator(id="ev_loading")
                 yield Static("", id="ev_total")
-                yield SortableTable(id="events")
+                yield SortableTable(lang=lang, id="events")
                 yield Static("", id="ev_detail", classes="detail")
             with TabPane(t("tab.learned", lang), id="learned"):
-                yield SortableTable(id="facts")
+                yield SortableTable(lang=lang, id="facts")
             with TabPane(t("tab.actions", lang), id="actions_tab"):
                 yield Static(
                     f"a: {t('bind.accept', lang)}   d: {t('bind.done', lang)}   x: {t('bind.reject', lang)}",
                     id="act_help",
                 )
-                yield ActionsTable(id="actions")
+                yield ActionsTable(lang=lang, id="actions")
             with TabPane(t("tab.status", lang), id="status"), VerticalScroll():
                 yield Static("", id="status_text", classes="detail")
         yield Footer()
@@ -201,7 +219,15 @@ class AdammApp(App[None]):
         for key in ("fact.statement", "fact.kind", "confidence", "fact.updated"):
             facts.add_column(t(key, self.lang), key=key)
         actions = self.query_one("#actions", DataTable)
-        for key in ("action.state", "action.type", "summary", "confidence", "action.issued", "action.by"):
+        for key in (
+            "action.state",
+            "action.type",
+            "title",
+            "summary",
+            "confidence",
+            "action.issued",
+            "action.by",
+        ):
             actions.add_column(t(key, self.lang), key=key)
         self.query_one("#question", Input).focus()
         self.action_refresh()
@@ -264,7 +290,7 @@ class AdammApp(App[None]):
         self.query_one("#answer", Static).update(payload_text(payload, lang, compact=True))
         table = self.query_one("#result", SortableTable)
         table.clear(columns=True)
-        headers, rows = result_table(payload)
+        headers, rows = result_table(payload, lang)
         table.display = bool(headers)
         for h in headers:
             table.add_column(t(h, lang), key=h)
@@ -279,13 +305,13 @@ class AdammApp(App[None]):
         for e in evidence:
             ev_table.add_row(
                 str(e.get("event_id")),
-                str(e.get("role", "")),
-                fmt_value(e.get("weight"), "weight"),
+                evidence_role(payload, e.get("role", ""), lang),
+                fmt_value(e.get("weight"), "weight", lang),
                 key=str(e.get("event_id")),
             )
         self.query_one("#evidence_detail", Static).update("")
         plot = self.query_one("#plot", ResultPlot)
-        spec = choose_plot(payload)
+        spec = choose_plot(payload, lang)
         plot.display = spec is not None
         if spec is not None:
             plot.show_spec(spec)
@@ -306,7 +332,7 @@ class AdammApp(App[None]):
         def body() -> None:
             with self.store.read() as conn:
                 ev = views.get_event(conn, event_id)
-            self.post_message(DetailLoaded(target, event_detail_text(ev, self.lang, event_id)))
+            self.post_message(DetailLoaded(target, event_detail_text(ev, self.lang, event_id, self.tz)))
 
         self._guard("event details", body)
 
@@ -351,8 +377,8 @@ class AdammApp(App[None]):
         for r in message.rows:
             table.add_row(
                 r.event_id,
-                r.timestamp,
-                r.event_type,
+                local_time(r.timestamp, self.tz),
+                event_type_label(r.event_type, self.lang),
                 fmt_value(r.score, "score"),
                 (r.text or "")[:60],
                 key=r.event_id,
@@ -385,16 +411,17 @@ class AdammApp(App[None]):
                     row["statement"],
                     row["kind"],
                     fmt_value(row["confidence"], "score"),
-                    row["updated_at"],
+                    local_time(row["updated_at"], self.tz),
                 ]
                 table.add_row(*cells, key=row["fact_id"])
             else:
                 cells = [
                     t(f"state.{row['state']}", lang),
                     t(f"action.{row['type']}", lang),
+                    action_title(row),
                     row["summary"],
                     fmt_value(row["confidence"], "score"),
-                    row["issued_at"],
+                    local_time(row["issued_at"], self.tz),
                     row.get("acked_by") or "",
                 ]
                 table.add_row(*cells, key=row["action_id"])
@@ -447,7 +474,9 @@ class AdammApp(App[None]):
         if not rows:
             lines.append(f"  {t('none', lang)}")
         lines.append(f"{t('status.outbox', lang)}: {depth}")
-        tier_text = ", ".join(f"{k}={v}" for k, v in sorted(tiers.items())) or t("none", lang)
+        tier_text = ", ".join(f"{tier_label(k, lang)}={v}" for k, v in sorted(tiers.items())) or t(
+            "none", lang
+        )
         lines.append(f"{t('status.tiers', lang)}: {tier_text}")
         return "\n".join(lines)
 

@@ -14,7 +14,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input
 from textual_plotext import PlotextPlot
 
-from edge.presentation import PlotSpec
+from edge.presentation import PlotSpec, t
 
 logger = logging.getLogger(__name__)
 
@@ -33,9 +33,14 @@ class SortableTable(DataTable[Any]):
 
     BINDINGS = [Binding("s", "sort_cursor", "Sort", show=True)]
 
-    def __init__(self, **kwargs: Any) -> None:
+    #: (key, action, label key) of the bindings whose footer text follows the app's language
+    LOCAL_BINDINGS: tuple[tuple[str, str, str], ...] = (("s", "sort_cursor", "bind.sort"),)
+
+    def __init__(self, lang: str = "en", **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self._sorted: tuple[Any, bool] | None = None
+        for key, action, label in self.LOCAL_BINDINGS:
+            self._bindings.bind(key, action, t(label, lang), show=True)
 
     def sort_by(self, column_key: Any) -> None:
         """Sort by ``column_key``; sorting the same column again reverses the order."""
@@ -62,6 +67,12 @@ class ActionsTable(SortableTable):
         Binding("d", "ack('done')", "Done"),
         Binding("x", "ack('rejected')", "Reject"),
     ]
+    LOCAL_BINDINGS = (
+        ("s", "sort_cursor", "bind.sort"),
+        ("a", "ack('accepted')", "bind.accept"),
+        ("d", "ack('done')", "bind.done"),
+        ("x", "ack('rejected')", "bind.reject"),
+    )
 
     class AckRequested(Message):
         """The manager asked to move action ``action_id`` to ``state``."""

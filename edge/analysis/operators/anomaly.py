@@ -17,6 +17,7 @@ import numpy as np
 
 from edge.analysis import metrics as M
 from edge.analysis.honesty import say
+from edge.analysis.operators import _words as W
 from edge.analysis.operators._series import daily_values, whole_days
 from edge.analysis.operators.base import (
     Context,
@@ -196,7 +197,7 @@ class AnomalyOperator(Operator):
         )
 
     def summarize(self, ctx: Context, result: Mapping[str, Any]) -> str:
-        lang = ctx.language
+        lang = "zh" if ctx.language == "zh" else "en"
         anomalies = result["anomalies"]
         if not anomalies:
             return "所选时间内没有发现异常的日子。" if lang == "zh" else "No unusual days in the asked time."
@@ -204,16 +205,30 @@ class AnomalyOperator(Operator):
         sep = "；" if lang == "zh" else "; "
         parts = []
         for a in shown:
-            who = f"{a['event_type']} " if "event_type" in a else ""
+            day = str(a["bucket"])
+            try:
+                wd = W.weekday_label(date.fromisoformat(day).weekday(), lang)
+                day = f"{day}（{wd}）" if lang == "zh" else f"{day} ({wd})"
+            except ValueError:
+                pass
+            who = ""
+            if "event_type" in a:
+                who = W.side_label(str(a["event_type"]), lang) + (" " if lang == "en" else "：")
             if lang == "zh":
                 dirw = "偏高" if a["direction"] == "high" else "偏低"
                 parts.append(
-                    f"{who}{a['bucket']} {dirw}：{fmt(a['value'])}（通常 {fmt(a['expected'])}，z={fmt(a['score'])}）"
+                    f"{who}{day}{dirw}，为 {fmt(a['value'])}（通常 {fmt(a['expected'])}，z={fmt(a['score'])}）"
                 )
             else:
+                dirw = "above usual" if a["direction"] == "high" else "below usual"
                 parts.append(
-                    f"{who}{a['bucket']} {a['direction']}: {fmt(a['value'])} (usual {fmt(a['expected'])}, z={fmt(a['score'])})"
+                    f"{who}{day} {dirw}: {fmt(a['value'])} (usual {fmt(a['expected'])}, z={fmt(a['score'])})"
                 )
+        more = ""
+        if len(anomalies) > len(shown):
+            more = "；其余见结果表" if lang == "zh" else "; more in the result table"
+        text = sep.join(parts) + more
+        if "event_type" in shown[0]:
+            return f"近期异常的事件类型：{text}。" if lang == "zh" else f"Unusual event counts: {text}."
         metric = M.label(ctx.metric or "event_count", lang)
-        text = sep.join(parts)
         return f"{metric}异常：{text}。" if lang == "zh" else f"Unusual {metric}: {text}."

@@ -8,6 +8,7 @@ from typing import Any
 
 from edge.analysis import metrics as M
 from edge.analysis.honesty import say
+from edge.analysis.operators import _words as W
 from edge.analysis.operators._grouped import evidence_for, grouped, public
 from edge.analysis.operators.base import Context, Operator, Outcome, fmt, insufficient, key_text
 
@@ -65,11 +66,12 @@ class BreakdownOperator(Operator):
     def summarize(self, ctx: Context, result: Mapping[str, Any]) -> str:
         metric = ctx.metric or "revenue"
         top = result["parts"][0]
-        dims = "/".join(str(d) for d in ctx.plan.get("group_by") or ["product_category"])
-        return self.templates[ctx.language].format(
-            dims=dims,
-            metric=M.label(metric, ctx.language),
-            top=key_text(top["key"]),
+        lang = "zh" if ctx.language == "zh" else "en"
+        dims = [str(d) for d in ctx.plan.get("group_by") or [] if d != "period"][:3] or ["product_category"]
+        return self.templates[lang].format(
+            dims=W.dimensions_label(dims, lang),
+            metric=M.label(metric, lang),
+            top=W.keys_label(dims, top["key"], lang),
             value=fmt(top["value"]),
             share=f"{fmt(top['share'] * 100, 1)}%",
         )

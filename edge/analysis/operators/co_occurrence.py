@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from edge.analysis.honesty import say
+from edge.analysis.operators import _words as W
 from edge.analysis.operators.base import (
     Context,
     EvidenceSpec,
@@ -67,7 +68,7 @@ class CoOccurrenceOperator(Operator):
     default_params = {"window_seconds": 3600}
     confidence_method = "n/(n+decay_base), n = windows holding both; capped at 0.5 when Fisher p >= 0.05"
     templates = {
-        "zh": "{a} 与 {b} 在 {count} 个时间窗口同时出现（占 {support}），提升度 lift={lift}{sig}。",
+        "zh": "{a}与{b}在 {count} 个时间窗口同时出现（占 {support}），提升度 {lift}{sig}。",
         "en": "{a} and {b} occur together in {count} windows (support {support}), lift {lift}{sig}.",
     }
 
@@ -147,7 +148,7 @@ class CoOccurrenceOperator(Operator):
         )
 
     def summarize(self, ctx: Context, result: Mapping[str, Any]) -> str:
-        lang = ctx.language
+        lang = "zh" if ctx.language == "zh" else "en"
         pr = result["pairs"][0]
         lift = pr["lift"]
         if lift is None:
@@ -157,5 +158,10 @@ class CoOccurrenceOperator(Operator):
         else:
             sig = "，并不比随机更频繁" if lang == "zh" else ": not more often than by chance"
         return self.templates[lang].format(
-            a=pr["a"], b=pr["b"], count=pr["count"], support=fmt(pr["support"], 3), lift=fmt(lift, 3), sig=sig
+            a=W.side_label(str(pr["a"]), lang),
+            b=W.side_label(str(pr["b"]), lang),
+            count=pr["count"],
+            support=fmt(pr["support"], 3),
+            lift=fmt(lift, 3),
+            sig=sig,
         )

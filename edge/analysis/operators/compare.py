@@ -18,6 +18,7 @@ import numpy as np
 from edge.analysis import metrics as M
 from edge.analysis import stats_fast
 from edge.analysis.honesty import say
+from edge.analysis.operators import _words as W
 from edge.analysis.operators.base import (
     Context,
     EvidenceSpec,
@@ -25,8 +26,6 @@ from edge.analysis.operators.base import (
     Outcome,
     fmt,
     fmt_p,
-    fmt_pct,
-    group_label,
     insufficient,
     key_text,
     metric_types_filter,
@@ -83,8 +82,11 @@ class CompareOperator(Operator):
         "n/(n+decay_base), n = the smaller of the two compared groups; capped at 0.5 when p >= 0.05"
     )
     templates = {
-        "zh": "{metric}：{a} 为 {va}，{b} 为 {vb}，相差 {diff}（{test}，p={p}，n={na} 对 {nb}）{sig}。",
-        "en": "{metric}: {a} {va} vs {b} {vb}, {diff} ({test}, p={p}, n={na} vs {nb}){sig}.",
+        "zh": "{metric}：{a} {va}，{b} {vb}，{rel}（{test}，p={p}，n={na} 对 {nb}）{sig}。",
+        "en": "{metric}: {a} {va} vs {b} {vb}, {rel} ({test}, p={p}, n={na} vs {nb}){sig}.",
+        "zh_period": "{metric}从{early}到{late}{move}：{ve} → {vl}（{rel}；{test}，p={p}，n={ne} 对 {nl}）{sig}。",
+        "en_period": "{metric} went {move} from {early} to {late}: {ve} -> {vl} ({rel}; {test}, p={p}, "
+        "n={ne} vs {nl}){sig}.",
     }
 
     # -- grouping ----------------------------------------------------------------------------------
@@ -320,9 +322,37 @@ class CompareOperator(Operator):
             logger.info("compare test failed on %s: %s", metric, exc)
         return None, "none"
 
+    @staticmethod
+    def _chronological(ctx: Context) -> list[str]:
+        """The compared periods' labels, earliest first (plan order where a range has no start)."""
+        cmp = ctx.plan.get("compare") or {}
+        starts: list[tuple[float, int, str]] = []
+        for i, p in enumerate(cmp.get("periods") or []):
+            try:
+                since, _ = resolve_time_range(p.get("time_range"), ctx.now, ctx.timezone)
+            except (ValueError, TypeError, KeyError):
+                since = None
+            starts.append((since.timestamp() if since is not None else float("-inf"), i, str(p.get("label"))))
+        return [label for _, _, label in sorted(starts)]
+
+    @staticmethod
+    def _relation(a: str, b: str, diff: float | None, lang: str) -> str:
+        """``a`` against ``b`` in words: "rainy days 32.7% higher than sunny days" / "雨天比晴天高 32.7%"."""
+        if diff is None:
+            return (
+                "差异无法计算（基准为 0）"
+                if lang == "zh"
+                else "the difference is not defined (the base is 0)"
+            )
+        if lang == "zh":
+            return f"{a}比{b}{W.higher_lower(diff, lang)}"
+        if round(float(diff), 1) == 0:
+            return f"{a} about the same as {b}"
+        return f"{a} {W.higher_lower(diff, lang)} than {b}"
+
     def summarize(self, ctx: Context, result: Mapping[str, Any]) -> str:
         metric = ctx.metric or "event_count"
-        lang = ctx.language
+        lang = "zh" if ctx.language == "zh" else "en"
         a, b = result["groups"][0], result["groups"][1]
         if result["p_value"] is None:
             sig = "，无法检验显著性" if lang == "zh" else "; significance could not be tested"
@@ -334,14 +364,45 @@ class CompareOperator(Operator):
         if result["per"] == "day":
             label += "（日均）" if lang == "zh" else " (mean per day)"
         cmp = ctx.plan.get("compare") or {}
-        dim = "period" if cmp.get("periods") else cmp.get("dimension")
+        groupby = ctx.plan.get("group_by") or []
+        dim = (
+            "period"
+            if cmp.get("periods")
+            else str(cmp.get("dimension") or (groupby[0] if groupby else "weather"))
+        )
+        name_a, name_b = W.value_label(dim, a["key"], lang), W.value_label(dim, b["key"], lang)
+        rel = self._relation(name_a, name_b, result["diff_pct"], lang)
+        order = self._chronological(ctx) if dim == "period" else []
+        ka, kb = key_text(a["key"]), key_text(b["key"])
+        if ka in order and kb in order and ka != kb:
+            early, late = (a, b) if order.index(ka) < order.index(kb) else (b, a)
+            if late["value"] > early["value"]:
+                move = "上升" if lang == "zh" else "up"
+            elif late["value"] < early["value"]:
+                move = "下降" if lang == "zh" else "down"
+            else:
+                move = "持平" if lang == "zh" else "neither up nor down"
+            return self.templates[f"{lang}_period"].format(
+                metric=label,
+                early=W.value_label(dim, early["key"], lang),
+                late=W.value_label(dim, late["key"], lang),
+                move=move,
+                ve=fmt(early["value"]),
+                vl=fmt(late["value"]),
+                rel=rel,
+                test=result["test"],
+                p=fmt_p(result["p_value"]),
+                ne=early["n"],
+                nl=late["n"],
+                sig=sig,
+            )
         return self.templates[lang].format(
             metric=label,
-            a=group_label(dim, a["key"], lang),
+            a=name_a,
             va=fmt(a["value"]),
-            b=group_label(dim, b["key"], lang),
+            b=name_b,
             vb=fmt(b["value"]),
-            diff=fmt_pct(result["diff_pct"]),
+            rel=rel,
             test=result["test"],
             p=fmt_p(result["p_value"]),
             na=a["n"],

@@ -29,6 +29,9 @@ from edge.analysis.operators.base import (
 
 logger = logging.getLogger(__name__)
 
+#: the correlation method as a Chinese summary names it
+METHOD_ZH = {"pearson": "皮尔逊", "spearman": "斯皮尔曼"}
+
 
 class CorrelationOperator(Operator):
     name = "correlation"
@@ -40,8 +43,8 @@ class CorrelationOperator(Operator):
     default_params = {"time_bucket": "day", "method": "pearson"}
     confidence_method = "n/(n+decay_base), n = paired days; capped at 0.5 when p >= 0.05"
     templates = {
-        "zh": "{a}与{b}按天的相关系数 r={r}（{method}，p={p}，{n} 天）{sig}。",
-        "en": "{a} and {b} correlate by day with r={r} ({method}, p={p}, {n} days){sig}.",
+        "zh": "{a}与{b}按天{sign}，相关系数 r={r}（{method}，p={p}，{n} 天）{sig}。",
+        "en": "{a} and {b} correlate by day: {sign}, r={r} ({method}, p={p}, {n} days){sig}.",
     }
 
     def compute(self, ctx: Context) -> Outcome:
@@ -105,17 +108,38 @@ class CorrelationOperator(Operator):
         )
 
     def summarize(self, ctx: Context, result: Mapping[str, Any]) -> str:
-        lang = ctx.language
+        lang = "zh" if ctx.language == "zh" else "en"
         p = result["p_value"]
         if p is not None and p < 0.05:
             sig = "，相关显著" if lang == "zh" else "; significant"
         else:
             sig = "，相关不显著" if lang == "zh" else "; not significant"
+        r = float(result["r"])
+        size = abs(r)
+        if r == 0:
+            sign = "不相关" if lang == "zh" else "no correlation"
+        else:
+            if size < 0.1:
+                grade = "极弱的" if lang == "zh" else "very weak "
+            elif size < 0.3:
+                grade = "弱" if lang == "zh" else "weak "
+            elif size < 0.7:
+                grade = "中等" if lang == "zh" else "moderate "
+            else:
+                grade = "强" if lang == "zh" else "strong "
+            if lang == "zh":
+                sign = f"呈{grade}{'正' if r > 0 else '负'}相关"
+            else:
+                sign = f"{grade}{'positive' if r > 0 else 'negative'} correlation"
+        method = str(result["method"])
+        if lang == "zh":
+            method = METHOD_ZH.get(method, method)
         return self.templates[lang].format(
             a=M.label(ctx.metric or "event_count", lang),
             b=M.label(str(ctx.plan.get("second_metric") or "event_count"), lang),
+            sign=sign,
             r=fmt(result["r"], 3),
-            method=result["method"],
+            method=method,
             p=fmt_p(p),
             n=result["n"],
             sig=sig,

@@ -147,7 +147,7 @@ class PeriodicityOperator(Operator):
         )
 
     def summarize(self, ctx: Context, result: Mapping[str, Any]) -> str:
-        lang = ctx.language
+        lang = "zh" if ctx.language == "zh" else "en"
         weak = result["strength"] < 0.2
         clear = ("，但规律不明显" if lang == "zh" else ", but the cycle is not clear") if weak else ""
         unit = {"day": "天", "hour": "小时"}[result["period_unit"]] if lang == "zh" else result["period_unit"]

@@ -8,8 +8,9 @@ from typing import Any
 
 from edge.analysis import metrics as M
 from edge.analysis.honesty import say
+from edge.analysis.operators import _words as W
 from edge.analysis.operators._grouped import evidence_for, grouped, public
-from edge.analysis.operators.base import Context, Operator, Outcome, fmt, insufficient, key_text
+from edge.analysis.operators.base import Context, Operator, Outcome, fmt, insufficient
 
 logger = logging.getLogger(__name__)
 
@@ -58,10 +59,13 @@ class TopKOperator(Operator):
 
     def summarize(self, ctx: Context, result: Mapping[str, Any]) -> str:
         metric = ctx.metric or "order_count"
+        lang = "zh" if ctx.language == "zh" else "en"
         items = result["items"]
-        sep = "，" if ctx.language == "zh" else ", "
-        text = sep.join(f"{key_text(i['key'])} ({fmt(i['value'])})" for i in items)
-        dims = "/".join(str(d) for d in ctx.plan.get("group_by") or ["product_id"])
-        return self.templates[ctx.language].format(
-            dims=dims, metric=M.label(metric, ctx.language), items=text
+        dims = [str(d) for d in ctx.plan.get("group_by") or [] if d != "period"][:3] or ["product_category"]
+        if lang == "zh":
+            text = "，".join(f"{W.keys_label(dims, i['key'], lang)}（{fmt(i['value'])}）" for i in items)
+        else:
+            text = ", ".join(f"{W.keys_label(dims, i['key'], lang)} ({fmt(i['value'])})" for i in items)
+        return self.templates[lang].format(
+            dims=W.dimensions_label(dims, lang), metric=M.label(metric, lang), items=text
         )

@@ -16,6 +16,7 @@ import numpy as np
 from edge.analysis import metrics as M
 from edge.analysis import stats_fast
 from edge.analysis.honesty import say
+from edge.analysis.operators import _words as W
 from edge.analysis.operators._series import BUCKET_KEYS, bucket_value, merged, partial_buckets, series
 from edge.analysis.operators.base import (
     Context,
@@ -24,7 +25,6 @@ from edge.analysis.operators.base import (
     Outcome,
     fmt,
     fmt_p,
-    fmt_pct,
     insufficient,
     metric_types_filter,
     safe_float,
@@ -148,7 +148,7 @@ class TrendOperator(Operator):
         )
 
     def summarize(self, ctx: Context, result: Mapping[str, Any]) -> str:
-        lang = ctx.language
+        lang = "zh" if ctx.language == "zh" else "en"
         metric = self.metric_of(ctx)
         dirs = {
             "zh": {"up": "上升", "down": "下降", "flat": "无显著变化"},
@@ -160,18 +160,26 @@ class TrendOperator(Operator):
         }
         bucket = str(ctx.plan.get("time_bucket") or "week")
         shift = ""
-        if "shift_hours" in result:
-            shift = (
-                f"，移动了 {fmt(result['shift_hours'])} 小时"
+        if "shift_hours" in result and result["shift_hours"] is not None:
+            hrs = float(result["shift_hours"])
+            what = (
+                ("高峰" if metric == "peak_hour" else "到店时刻")
                 if lang == "zh"
-                else f", a shift of {fmt(result['shift_hours'])} hours"
+                else ("the peak" if metric == "peak_hour" else "visits")
             )
+            if round(hrs, 2) == 0:
+                shift = f"，{what}没有移动" if lang == "zh" else f"; {what} did not move"
+            elif lang == "zh":
+                shift = f"，{what}{'推迟' if hrs > 0 else '提前'}了 {fmt(abs(hrs))} 小时"
+            else:
+                unit_h = "hour" if abs(hrs) == 1 else "hours"
+                shift = f"; {what} moved {fmt(abs(hrs))} {unit_h} {'later' if hrs > 0 else 'earlier'}"
         return self.templates[lang].format(
             metric=M.label(metric, lang),
             dir=dirs[lang][result["direction"]],
             start=fmt(result["start_value"]),
             end=fmt(result["end_value"]),
-            change=fmt_pct(result["change_pct"]),
+            change=W.signed_pct(result["change_pct"], lang),
             unit=units[lang].get(bucket, bucket),
             slope=fmt(result["slope_per_bucket"], 3),
             p=fmt_p(result["p_value"]),
