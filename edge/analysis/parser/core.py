@@ -380,6 +380,12 @@ def _rules_plan(
     buckets = _unique([str(h.value) for h in bucket_hits])
     dim_hits: list[Hit] = mt.find(DIMENSIONS)
     dims = _unique([str(h.value) for h in dim_hits])
+    if (
+        "staff_id" in dims
+        and "staff_error_rate" in metrics
+        and not {"which", "breakdown_by", "top_rank"} & cue
+    ):
+        dims.remove("staff_id")  # 店员差错率 names the metric, not a grouping by staff
 
     understood = _understood(lang, metrics, info, stores, entities, values, types)
     if _OUT_OF_DOMAIN.search(text):

@@ -83,7 +83,7 @@ METRICS = compile_table(
         (
             W(
                 r"conversion(?: rates?)?|convert(?:ed|s|ing)?|purchase rate|close rate"
-                r"|(?:share|percentage|proportion|fraction|ratio) of (?:visitors|walk-ins|people|customers|shoppers|entries)(?: \w+)? who (?:\w+ )?(?:buy|bought|purchase|purchased)"
+                r"|(?:share|percentage|proportion|fraction|ratio) of (?:visitors|walk-ins|people|customers|shoppers|entries)(?: who| that)?(?: \w+)? (?:buy|buys|bought|purchase|purchased)"
             ),
             "conversion_rate",
         ),
@@ -91,7 +91,7 @@ METRICS = compile_table(
         (r"停留(?:时长|时间|多久|很久|多长时间)?|逗留(?:时间|时长)?|平均停留", "dwell_time"),
         (
             W(
-                r"dwell(?:ing)?(?: times?)?|time spent|linger(?:ing|ed)?(?: times?)?|stay(?:ed)? (?:time|duration)"
+                r"dwell(?:ing)?(?: times?)?|time spent(?: in (?:the )?(?:store|shop))?|linger(?:ing|ed)?(?: times?)?|stay(?:ed)? (?:time|duration)"
                 r"|how long (?:do |did |does )?(?:customers|people|shoppers|visitors) (?:stay|spend|linger)"
             ),
             "dwell_time",
@@ -101,7 +101,7 @@ METRICS = compile_table(
         (
             W(
                 r"queue(?: lengths?)?|queues|queuing|queueing|line lengths?|waiting lines?|checkout lines?"
-                r"|lines? at (?:the )?(?:checkout|till|register)"
+                r"|lines? at (?:the )?(?:checkout|till|register)s?|(?:checkout|till|register) (?:queues?|lines?)(?: lengths?)?"
             ),
             "queue_length",
         ),
@@ -325,7 +325,7 @@ PROMOTION_VALUES = compile_table(
 #: Characters and words that separate phrases (split points for similarity candidates).
 STOP_SPLIT = (
     r"[的了吗呢吧啊和与跟及或在是把被对给从到有没不都很就也还这那哪些个位家种按各每越最更]|什么|怎么|多少|一下|是不是|有没有"
-    r"|经常|同时|出现|一起|哪|相比|比较|情况|里面|时候|时间|顾客|客人|\s|[,.?!;:'\"()\[\]，。？！；：、]"
+    r"|经常|同时|出现|一起|突然|暴增|骤降|突增|突降|异常|哪|相比|比较|情况|里面|时候|时间|顾客|客人|\s|[,.?!;:'\"()\[\]，。？！；：、]"
 )
 
 EN_STOPWORDS = frozenset(
