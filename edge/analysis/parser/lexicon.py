@@ -28,7 +28,7 @@ METRICS = compile_table(
                 r"(?: (?:value|size|amount))?|aov|order values?|basket (?:size|value)s?|ticket size"
                 r"|spend(?:ing)? per (?:order|customer|visit|transaction|basket|ticket|receipt|bill|checkout)|average spend|value per order"
                 r"|(?:spend|spent|pay|paid|cost|costs|amount|money|come to|comes to)(?: \w+){0,3} (?:per|each|a|every|one|an?) (?:order|basket|ticket|transaction|receipt|bill|checkout|cart)"
-                r"|(?:each|every|one|an?|per|typical|usual) (?:order|basket|ticket|transaction|receipt|bill|cart)(?: \w+){0,2} (?:cost|costs|come to|comes to|worth|amounts? to|value)"
+                r"|(?:each|every|one|an?|per|typical|usual|average|avg) (?:order|basket|ticket|transaction|receipt|bill|cart)(?: \w+){0,2} (?:cost|costs|come to|comes to|worth|amounts? to|value)"
                 r"|(?:order|basket|ticket|cart|bill) (?:size|value|total)s?|dollars? per (?:order|basket|ticket)"
             ),
             "avg_order_value",
@@ -145,7 +145,7 @@ METRICS = compile_table(
         (
             W(
                 r"(?:(?:footfall|traffic|visitor|customer|morning|lunch(?:time)?|evening|afternoon) )?peak(?: hours?| times?| periods?)?"
-                r"|busiest (?:hours?|times?)|rush hours?|what time is busiest"
+                r"|busiest (?:hours?|times?)|rush hours?|(?:morning|lunch(?:time)?|afternoon|evening|after-work|weekend) rush|rush|what time is busiest"
                 r"|what time (?:do|does|did|are|is) (?:most )?(?:customers|people|shoppers|visitors)"
                 r"|when do (?:most )?(?:customers|people|shoppers|visitors) (?:come|visit|arrive|shop)"
             ),
@@ -297,7 +297,10 @@ VALUE_WORDS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
             ("checkout", "cashier", "收银", "收银台"),
         ),
         (r"入口|门口|进门处|" + W(r"entrances?|doors?|entry"), ("entrance", "door", "entry", "入口")),
-        (r"货架|" + W(r"shel(?:f|ves)"), ("shelf", "shelves", "货架")),
+        (
+            r"(?<!哪个)(?<!哪些)(?<!各个)(?<!每个)(?<!各)货架(?!区)|" + W(r"shel(?:f|ves)"),
+            ("shelf", "shelves", "货架"),
+        ),
         (r"生鲜区?|" + W(r"fresh (?:food|produce) (?:area|section)|fresh area"), ("fresh", "生鲜")),
         (r"酒水区|" + W(r"wine (?:area|section|aisle|shel(?:f|ves))"), ("wine", "酒水")),
         (r"服务台|" + W(r"service desk|help desk"), ("service", "desk", "服务台")),
