@@ -22,7 +22,15 @@ from edge.analysis.parser import ParseResult, parse_question
 from edge.analysis.plan import plan_errors, validate_plan
 from edge.analysis.source import Vocabulary
 
-PUBLIC = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "questions_public.jsonl"
+#: ``shared/eval/questions_public.jsonl`` beside the checkout (or beside one of its parents)
+PUBLIC = next(
+    (
+        p / "shared" / "eval" / "questions_public.jsonl"
+        for p in Path(__file__).resolve().parents
+        if (p / "shared" / "eval" / "questions_public.jsonl").is_file()
+    ),
+    Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "questions_public.jsonl",
+)
 NOW = datetime(2025, 12, 15, 10, 0)  # naive = store-local; a Monday
 TZ = "Asia/Shanghai"
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from edge.analysis.parser.exemplars import Guess, classify
 from edge.analysis.parser.intents import CUES, cues, find_top_k
 from edge.analysis.parser.lexicon import DIMENSIONS, METRICS, PROMOTION_VALUES, TIME_BUCKETS
 from edge.analysis.parser.result import AttributeMatch, ParseResult
@@ -26,6 +28,7 @@ from edge.analysis.parser.vocabmatch import (
     ValueHit,
     match_event_types,
     match_ids,
+    match_named,
     match_values,
     similar_values,
 )
@@ -63,6 +66,13 @@ _CO_WINDOW = re.compile(
     r"(?P<n>[0-9]+|[一二两三四五六七八九十]+)\s?(?:个)?(?P<u>分钟|小时|秒)(?:内|之内|以内)?"
     r"|(?<![a-z])within (?:(?P<n2>[0-9]+|an?|one|two|three|five|ten|fifteen|thirty) )?(?P<u2>minute|hour|second)s?"
 )
+_PEAK_SHIFT = re.compile(
+    r"提前|推后|推迟|延后|变早|变晚|早了|晚了|前移|后移|往前|往后|挪|移动|变化|变了|"
+    r"(?<![a-z])(?:earlier|later|sooner|mov(?:ed|ing|es?)|shift(?:ed|ing|s)?|pushed (?:back|forward)|brought forward|drift\w*)(?![a-z])"
+)
+#: the largest bucket that still gives a series of at least this many points is chosen
+_MIN_BUCKETS = 8
+_BUCKET_DAYS = (("month", 365.25 / 12), ("week", 7.0), ("day", 1.0), ("hour", 1.0 / 24))
 _ANOMALY_DAYS = re.compile(r"日子|哪几天|哪天|哪些天|(?<![a-z])days?(?![a-z])")
 _RETRIEVE_STRIP = re.compile(
     r"^(?:请|帮我|麻烦)?(?:找一下|找出|找找|查找|搜索|搜一下|调出|调取|给我看|找|查一下|查)|视频|录像|片段|画面|监控|截图|录音"
@@ -187,6 +197,22 @@ def _semantic_query(question_norm: str, info: TimeInfo) -> str | None:
     return text or None
 
 
+@dataclass(frozen=True)
+class _Force:
+    """What the exemplar classifier decided for the rules to build on."""
+
+    intent: str | None
+    metrics: tuple[str, ...]  # target (and second) metric; () keeps the rules' metric words
+
+
+@dataclass(frozen=True)
+class _Rules:
+    result: ParseResult
+    final: bool  # empty or out-of-domain: nothing to classify
+    metrics: tuple[str, ...]  # the metric words the rules read
+    weak: bool  # the intent came from no cue at all (a metric word alone)
+
+
 def parse_question(
     question: str,
     vocab: Vocabulary,
@@ -199,47 +225,174 @@ def parse_question(
 
     ``now`` anchors relative times (naive = store-local); ``vocab`` supplies the store's own
     words; ``embed`` (unit-norm text vectors) enables matching stored values by similarity at or
-    above ``similarity_threshold`` cosine.
+    above ``similarity_threshold`` cosine, and the exemplar classifier (:mod:`.exemplars`) for
+    the intent and the metric: where it agrees with the rules, or the rules found nothing and it
+    is confident, or it is confident and the rules only guessed, its labels are used (the rules
+    still fill every slot); where the rules found nothing and it is unsure, the question is
+    ``unsupported`` with a request to rephrase. Without ``embed`` the rules alone decide.
     """
+    rules = _parse_rules(question, vocab, now, embed, similarity_threshold, None)
+    if embed is None or rules.final:
+        return rules.result
+    guess = classify(question, embed)
+    if guess is None:
+        return rules.result
+    return _combine(question, vocab, now, embed, similarity_threshold, rules, guess)
+
+
+def _combine(
+    question: str,
+    vocab: Vocabulary,
+    now: datetime,
+    embed: Embed,
+    threshold: float,
+    rules: _Rules,
+    guess: Guess,
+) -> ParseResult:
+    res = rules.result
+    lang = res.language
+    r_intent = res.plan.get("intent") if res.status == "ok" else None
+    r_metric = res.plan.get("target_metric") if res.status == "ok" else None
+    logger.debug("exemplar guess for %r: %s (rules: %s %s)", question, guess, r_intent, r_metric)
+    g_metrics = tuple(m for m in (guess.target_metric, guess.second_metric) if m)
+    if r_intent is not None and not rules.weak:
+        # the rules read a cue: the classifier overrides only a metric they did not read in words
+        if guess.intent == r_intent and guess.metric_confident and not rules.metrics and g_metrics:
+            if r_metric != guess.target_metric:
+                forced = _parse_rules(question, vocab, now, embed, threshold, _Force(r_intent, g_metrics))
+                if forced.result.status == "ok":
+                    return forced.result
+        return res
+    if (
+        r_intent is not None
+        and guess.intent == r_intent
+        and (r_metric == guess.target_metric or not g_metrics)
+    ):
+        return res  # a weak rule reading that the classifier confirms
+    if guess.intent_confident:
+        metrics = rules.metrics or (g_metrics if guess.metric_confident else ())
+        forced = _parse_rules(question, vocab, now, embed, threshold, _Force(guess.intent, metrics))
+        if forced.result.status == "ok":
+            return forced.result
+    if r_intent is not None:
+        return res  # a plain "metric + when" reading: the classifier has nothing better
+    return _rephrase(lang, question, res)
+
+
+def _rephrase(lang: str, question: str, res: ParseResult) -> ParseResult:
+    logger.info("question %r: neither the rules nor the examples are sure; asking to rephrase", question)
+    if lang == "zh":
+        text = (
+            "我不确定这个问题要问什么，请换个说法再问一次，"
+            "说清楚要看的指标（如客流、销售额、客单价）和问题类型（多少、趋势、对比、异常、排名……），"
+            "例如“过去三个月客单价的趋势”。"
+        )
+    else:
+        text = (
+            "I am not sure what this question asks; please rephrase it, naming the metric "
+            "(footfall, revenue, average order value...) and the kind of answer (how much, trend, "
+            'comparison, anomalies, ranking...), e.g. "average order value trend over the last 3 months".'
+        )
+    if res.status != "ok" and res.explanation:
+        text = f"{text} {res.explanation}" if lang == "en" else f"{text}{res.explanation}"
+    return ParseResult(plan={}, status="unsupported", explanation=text, language=lang)
+
+
+def _parse_rules(
+    question: str,
+    vocab: Vocabulary,
+    now: datetime,
+    embed: Embed | None,
+    similarity_threshold: float,
+    force: _Force | None,
+) -> _Rules:
+    """The rule parser; ``force`` sets the intent and metrics the classifier decided."""
+    meta: dict[str, Any] = {}
+    res = _rules_plan(question, vocab, now, embed, similarity_threshold, force, meta)
+    return _Rules(
+        res,
+        bool(meta.get("final")),
+        tuple(meta.get("metrics", ())),
+        bool(meta.get("weak")),
+    )
+
+
+def _rules_plan(
+    question: str,
+    vocab: Vocabulary,
+    now: datetime,
+    embed: Embed | None,
+    similarity_threshold: float,
+    force: _Force | None,
+    meta: dict[str, Any],
+) -> ParseResult:
     lang = "zh" if has_cjk(question) else "en"
     text = normalize(question)
     if not text or not re.search(r"[a-z\u3400-\u9fff]", text):
+        meta["final"] = True
         return _unsupported(lang, question, [], "问题是空的" if lang == "zh" else "the question is empty")
     mt = MaskedText(text)
 
     stores, entities = match_ids(mt, vocab)
+    named, named_stores = match_named(mt, vocab)
+    stores = _unique(stores + named_stores)
     info = extract_time(mt, now, vocab.timezone)
     top_n = find_top_k(mt)
     pre_view = mt.view
     types = match_event_types(mt, vocab)
     metric_hits = mt.find(METRICS)
     metrics = _unique([str(h.value) for h in metric_hits])
+    meta["metrics"] = tuple(metrics)
+    if force is not None and force.metrics:
+        chosen = list(force.metrics if force.intent == "correlation" else force.metrics[:1])
+        metrics = chosen + [m for m in metrics if m not in chosen]
     values = match_values(mt, vocab)
     promo_hits = mt.find(PROMOTION_VALUES)
     post_view = mt.view
     cue = cues(pre_view)
     cue.discard("compare")
+    if "breakdown" in cue and not CUES["breakdown"].search(post_view):
+        cue.discard("breakdown")  # 占比 / share of was part of a metric's name (负面情绪占比)
+    if "peak_hour" in metrics and _PEAK_SHIFT.search(text):
+        # a peak "moving earlier or later" is the trend of peak_hour, not an hour comparison
+        cue -= {"compare", "change", "pivot", "correlation"}
+        cue.add("trend")
+        peak_shift = True
+    else:
+        peak_shift = False
     if CUES["compare"].search(post_view) or re.search(
         r"更(?:高|低|多|少|好|差|大|小|长|短|快|慢)|(?<![a-z])(?:higher|lower|more|less|better|worse|bigger|smaller|longer|shorter)(?![a-z])",
         post_view,
     ):
         cue.add("compare")
 
-    intent_hint = _intent_hint(cue, info, metrics, types)
+    intent_hint = "trend" if peak_shift and "forecast" not in cue else _intent_hint(cue, info, metrics, types)
     sim: list[ValueHit] = []
     if embed is not None and vocab.attributes and intent_hint != "forecast":
         sim = similar_values(mt, vocab, embed, similarity_threshold)
-    values = sorted(values + sim, key=lambda v: v.start)
+    values = sorted(values + named + sim, key=lambda v: v.start)
+    if intent_hint == "correlation_single":
+        # "is there a link between rain and inquiries": non-metric sides are a co-occurrence
+        things = [it for it in _co_items(values, types, entities, text, metric_hits) if it[3] > 0]
+        if _pair(things, text) is not None:
+            intent_hint = "co_occurrence"
     bucket_hits = mt.find(TIME_BUCKETS)
     buckets = _unique([str(h.value) for h in bucket_hits])
     dim_hits: list[Hit] = mt.find(DIMENSIONS)
     dims = _unique([str(h.value) for h in dim_hits])
+    if (
+        "staff_id" in dims
+        and "staff_error_rate" in metrics
+        and not {"which", "breakdown_by", "top_rank"} & cue
+    ):
+        dims.remove("staff_id")  # 店员差错率 names the metric, not a grouping by staff
 
     understood = _understood(lang, metrics, info, stores, entities, values, types)
     if info.errors:  # a date, week, month or span no calendar has: say so, never re-read it
         en, zh = info.errors[0]
         return _unsupported(lang, question, understood, zh if lang == "zh" else en[:1].upper() + en[1:])
     if _OUT_OF_DOMAIN.search(text):
+        meta["final"] = True
         return _unsupported(
             lang,
             question,
@@ -255,7 +408,31 @@ def parse_question(
 
     # ---- compare: what is compared
     compare: dict[str, Any] | None = None
-    if intent == "compare_periods":
+    forced = force.intent if force is not None else None
+    if forced == "forecast" and info.ranges and not info.horizon:
+        return _unsupported(lang, question, understood)  # a range in the past is not a forecast
+    if forced is not None and forced != "compare":
+        intent = forced
+        if forced == "correlation" and len(metrics) < 2:
+            return _unsupported(
+                lang,
+                question,
+                understood,
+                "相关性需要两个指标" if lang == "zh" else "a correlation needs two metrics",
+            )
+    elif forced == "compare" and intent != "compare_periods":
+        compare, compare_dim_from, used_values = _compare_spec(
+            cue | {"compare"}, None, info, values, promo_hits, stores, dims
+        )
+        if compare is None or not (compare.get("groups") or compare.get("periods")):
+            return _unsupported(
+                lang,
+                question,
+                understood,
+                "没有识别出要对比的两组" if lang == "zh" else "I did not recognise which groups to compare",
+            )
+        intent = "compare"
+    elif intent == "compare_periods":
         pivot = info.pivot_dates[0][0]
         compare = {"periods": pivot_periods(pivot, info.window_days or 7, now, vocab.timezone)}
         intent = "compare"
@@ -276,6 +453,7 @@ def parse_question(
             )
         else:
             intent = _fallback_intent(cue, top_n, metrics, buckets, dims, types)
+            meta["weak"] = intent == "aggregate" and "aggregate" not in cue
 
     if intent is None:
         return _unsupported(lang, question, understood)
@@ -359,6 +537,10 @@ def parse_question(
         plan["time_bucket"] = buckets[0]
     elif intent == "anomaly" and _ANOMALY_DAYS.search(post_view):
         plan["time_bucket"] = "day"
+    if intent in ("trend", "anomaly") and "time_bucket" not in plan:
+        chosen_bucket = _auto_bucket(tr_for_bucket(info), now)
+        if chosen_bucket:
+            plan["time_bucket"] = chosen_bucket
     if intent == "periodicity" and buckets:
         plan["time_bucket"] = "day" if buckets[0] in ("week", "month") else "hour"
     if intent == "forecast":
@@ -386,7 +568,9 @@ def parse_question(
         # it against the other hours (the schema has no way to write hour ranges as groups)
         explicit = [m for m in info.hours if m.kind != "daypart"] or list(info.hours)
         filters["hours"] = sorted(set(explicit[0].hours))
-    elif hours and not (intent == "trend" and metric == "peak_hour" and _TENDENCY.search(text)):
+    elif hours and not (
+        intent == "trend" and metric == "peak_hour" and (_TENDENCY.search(text) or peak_shift)
+    ):
         filters["hours"] = hours
     days = sorted({d for m in info.days for d in m.days})
     if days and compare_dim_from != "is_weekend":
@@ -521,6 +705,48 @@ def _fallback_intent(
     if metrics or (types and "aggregate" in cue):
         return "aggregate"
     return None
+
+
+def tr_for_bucket(info: TimeInfo) -> dict[str, str] | None:
+    """The asked range, as the plan will carry it."""
+    return _time_range(info)
+
+
+def _range_days(tr: dict[str, str] | None, now: datetime) -> float | None:
+    if not tr:
+        return None
+    if "last" in tr:
+        m = re.fullmatch(r"P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?", tr["last"])
+        if not m:
+            return None
+        y, mo, w, d = (int(g) if g else 0 for g in m.groups())
+        return y * 365.25 + mo * 365.25 / 12 + w * 7 + d
+    try:
+        since = datetime.fromisoformat(tr["since"]) if "since" in tr else None
+        until = datetime.fromisoformat(tr["until"]) if "until" in tr else None
+    except ValueError:
+        return None
+    if since is None:
+        return None
+    if until is None:
+        ref = now if now.tzinfo is not None or since.tzinfo is None else now.replace(tzinfo=since.tzinfo)
+        until = ref
+    if (since.tzinfo is None) != (until.tzinfo is None):
+        since, until = since.replace(tzinfo=None), until.replace(tzinfo=None)
+    return max((until - since).total_seconds() / 86400.0, 0.0)
+
+
+def _auto_bucket(tr: dict[str, str] | None, now: datetime) -> str | None:
+    """The largest of month / week / day / hour that still gives at least ``_MIN_BUCKETS``
+    buckets over the asked range (days for a month, weeks for three months); None without a
+    range (the operator's default)."""
+    days = _range_days(tr, now)
+    if days is None or days <= 0:
+        return None
+    for name, length in _BUCKET_DAYS:
+        if days / length >= _MIN_BUCKETS - 1e-9:
+            return name
+    return "hour"
 
 
 def _co_window(text: str) -> int | None:

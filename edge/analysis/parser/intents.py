@@ -23,6 +23,7 @@ CUES: dict[str, re.Pattern[str]] = {
         r"预测|预估|预计|会是多少|会怎样|会怎么样|会不会|照这个趋势下去|照这样下去|这样下去|将来|未来|该怎么备|怎么备货|备多少|"
         + W(
             r"predict(?:ed|ion|s)?|forecast(?:s|ing)?|projection|project(?:ed)?|will (?:be|there|we|it)|going to be|expect(?:ed)? next"
+            r"|if (?:this|it|things|that) (?:keeps? (?:up|going)|continues?|goes on)|at this rate|where will"
         )
     ),
     "retrieve_media": _c(
@@ -45,6 +46,7 @@ CUES: dict[str, re.Pattern[str]] = {
         r"相关|关联|关系|联系|挂钩|(?:多|高|长|少|低)的时候.{0,10}也|的时候.{0,10}也(?:会)?(?:更)?(?:多|长|高|少|低)|"
         + W(
             r"correlat\w*|related|relationship|associated|association|linked|links?|connection|connected|tied to|go(?:es)? together with"
+            r"|when [^?.]{1,40}? (?:is|are|goes|go|gets?) (?:high|higher|low|lower|up|down|long|longer|busy|crowded)[^?.]{0,40}? (?:too|as well|also)"
         )
     ),
     "periodicity": _c(

@@ -17,20 +17,25 @@ METRICS = compile_table(
         # avg_order_value
         (
             r"客单价|平均客单|客单|单均|笔单价|平均每单|每单(?:平均)?(?:花|消费|金额|多少钱)|每笔(?:订单)?(?:花|消费|金额)"
-            r"|平均(?:订单|消费)(?:金额|额)?|平均每位顾客(?:花|消费)",
+            r"|平均(?:订单|消费)(?:金额|额)?|平均每位顾客(?:花|消费)"
+            r"|(?:每|一|单|平均每)(?:单|笔|张小票|次结账|个购物篮)(?:平均|一般|大概|通常)?(?:能|会)?(?:花|消费|买|卖|付)(?:了|掉)?(?:多少钱?|的钱|几块钱|金额)?"
+            r"|(?:每|一|单)(?:单|笔)(?:的)?(?:金额|钱)|(?:一次|每次)(?:结账|买单|购物)?(?:平均|一般)?(?:花|消费|买)(?:了)?多少钱?|购物篮(?:金额|大小)",
             "avg_order_value",
         ),
         (
             W(
                 r"(?:average|avg\.?|mean|typical) (?:order|basket|ticket|transaction|purchase|bill|spend)"
                 r"(?: (?:value|size|amount))?|aov|order values?|basket (?:size|value)s?|ticket size"
-                r"|spend(?:ing)? per (?:order|customer|visit|transaction|basket)|average spend|value per order"
+                r"|spend(?:ing)? per (?:order|customer|visit|transaction|basket|ticket|receipt|bill|checkout)|average spend|value per order"
+                r"|(?:spend|spent|pay|paid|cost|costs|amount|money|come to|comes to)(?: \w+){0,3} (?:per|each|a|every|one|an?) (?:order|basket|ticket|transaction|receipt|bill|checkout|cart)"
+                r"|(?:each|every|one|an?|per|typical|usual|average|avg) (?:order|basket|ticket|transaction|receipt|bill|cart)(?: \w+){0,2} (?:cost|costs|come to|comes to|worth|amounts? to|value)"
+                r"|(?:order|basket|ticket|cart|bill) (?:size|value|total)s?|dollars? per (?:order|basket|ticket)"
             ),
             "avg_order_value",
         ),
         # footfall
         (
-            r"客流量?|人流量?|进店(?:人数|人次|顾客数?|客流|量|的人)|到店(?:人数|人次|顾客数?|客流|量)|来店人数"
+            r"客流量?|人流量?|进店(?:人数|人次|顾客数?|客流|量|的人)|到店(?:人数|人次|顾客数?|客流|量)|来店的?人数"
             r"|来了多少(?:位)?(?:顾客|人|客人)|多少(?:位)?(?:顾客|人|客人)(?:进店|来|到店|进来|光顾)"
             r"|顾客(?:数量|人数|数)|人最多|人多|人少|人最少",
             "footfall",
@@ -71,13 +76,22 @@ METRICS = compile_table(
             "revenue",
         ),
         # conversion_rate
-        (r"转化率|转化|成交率|购买率|购买转化", "conversion_rate"),
-        (W(r"conversion(?: rates?)?|convert(?:ed|s|ing)?|purchase rate|close rate"), "conversion_rate"),
+        (
+            r"转化率|转化|成交率|购买率|购买转化|进店(?:的人)?(?:里|中)?(?:有多少|多少)?(?:人)?(?:购买|买东西|下单)的?(?:比例|比率|占比)",
+            "conversion_rate",
+        ),
+        (
+            W(
+                r"conversion(?: rates?)?|convert(?:ed|s|ing)?|purchase rate|close rate"
+                r"|(?:share|percentage|proportion|fraction|ratio) of (?:visitors|walk-ins|people|customers|shoppers|entries)(?: who| that)?(?: \w+)? (?:buy|buys|bought|purchase|purchased)"
+            ),
+            "conversion_rate",
+        ),
         # dwell_time
         (r"停留(?:时长|时间|多久|很久|多长时间)?|逗留(?:时间|时长)?|平均停留", "dwell_time"),
         (
             W(
-                r"dwell(?:ing)?(?: times?)?|time spent|linger(?:ing|ed)?(?: times?)?|stay(?:ed)? (?:time|duration)"
+                r"dwell(?:ing)?(?: times?)?|time spent(?: in (?:the )?(?:store|shop))?|linger(?:ing|ed)?(?: times?)?|stay(?:ed)? (?:time|duration)"
                 r"|how long (?:do |did |does )?(?:customers|people|shoppers|visitors) (?:stay|spend|linger)"
             ),
             "dwell_time",
@@ -87,7 +101,7 @@ METRICS = compile_table(
         (
             W(
                 r"queue(?: lengths?)?|queues|queuing|queueing|line lengths?|waiting lines?|checkout lines?"
-                r"|lines? at (?:the )?(?:checkout|till|register)"
+                r"|lines? at (?:the )?(?:checkout|till|register)s?|(?:checkout|till|register) (?:queues?|lines?)(?: lengths?)?"
             ),
             "queue_length",
         ),
@@ -99,13 +113,14 @@ METRICS = compile_table(
         ),
         # negative_emotion_rate
         (
-            r"负面情绪(?:比例|比率|率|占比)?|情绪差|情绪不好|不满情绪|生气|愤怒|不开心|不高兴|不满意?|消极情绪",
+            r"负面情绪(?:比例|比率|率|占比)?|(?:生气|不满|不高兴|愤怒)的?(?:顾客|客人)(?:的)?(?:占比|比例|比率)|情绪差|情绪不好|不满情绪|生气|愤怒|不开心|不高兴|不满意?|消极情绪",
             "negative_emotion_rate",
         ),
         (
             W(
                 r"negative (?:emotions?|sentiments?|moods?|feelings?)(?: (?:rate|share|ratio|level))?"
                 r"|angry|anger|unhappy|upset|frustrat(?:ed|ion)|bad moods?|negativity|dissatisf(?:ied|action)"
+                r"|(?:share|percentage|proportion|fraction|ratio) of (?:angry|unhappy|upset|negative|annoyed|frustrated) (?:customers|shoppers|people|voices|conversations)"
             ),
             "negative_emotion_rate",
         ),
@@ -120,7 +135,7 @@ METRICS = compile_table(
         ),
         # peak_hour
         (
-            r"高峰(?:期|时段|时间|时刻)?|峰值时段|最忙的?(?:时段|时候|时间|几点|小时)|人最多的(?:时段|时候|时间|几点|小时)",
+            r"(?:客流|进店|人流|到店)?(?:早|午|晚)?高峰(?:期|时段|时间|时刻|的时间)?|峰值时段|最忙的?(?:时段|时候|时间|几点|小时)|人最多的(?:时段|时候|时间|几点|小时)",
             "peak_hour",
         ),
         (
@@ -129,7 +144,8 @@ METRICS = compile_table(
         ),
         (
             W(
-                r"peak(?: hours?| times?| periods?)?|busiest (?:hours?|times?)|rush hours?|what time is busiest"
+                r"(?:(?:footfall|traffic|visitor|customer|morning|lunch(?:time)?|evening|afternoon) )?peak(?: hours?| times?| periods?)?"
+                r"|busiest (?:hours?|times?)|rush hours?|(?:morning|lunch(?:time)?|afternoon|evening|after-work|weekend) rush|rush|what time is busiest"
                 r"|what time (?:do|does|did|are|is) (?:most )?(?:customers|people|shoppers|visitors)"
                 r"|when do (?:most )?(?:customers|people|shoppers|visitors) (?:come|visit|arrive|shop)"
             ),
@@ -170,8 +186,8 @@ DIMENSIONS = compile_table(
         (W(r"(?:product )?categor(?:y|ies)|departments?"), "product_category"),
         (r"商品|产品|单品|货品|sku", "product_id"),
         (W(r"products?|items?|skus?|goods"), "product_id"),
-        (r"区域|哪个区|分区|各区", "zone"),
-        (W(r"zones?|areas?|aisles?|sections?"), "zone"),
+        (r"区域|哪个区|哪一个区|哪些区|分区|各区|各个区|货架区|陈列区|展区|通道|哪排货架|哪个货架", "zone"),
+        (W(r"zones?|areas?|aisles?|sections?|floor areas?|parts of the store|corners? of the store"), "zone"),
         (r"摄像头|麦克风|来源|数据源|设备", "source"),
         (W(r"cameras?|mics?|microphones?|sources?|sensors?|devices?"), "source"),
         (r"员工|店员|收银员|导购|营业员|哪位同事", "staff_id"),
@@ -241,15 +257,39 @@ EVENT_TYPE_WORDS = compile_table(
 VALUE_WORDS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     "weather": [
         (
-            r"下雨天?|雨天|雨|" + W(r"rainy|raining|rains|rained|rain|wet days?"),
-            ("rain", "rainy", "雨", "雨天", "下雨"),
+            r"下雨天?|雨天|暴雨天?|大雨天?|小雨天?|雷雨天?|毛毛雨|阵雨|雨|"
+            + W(
+                r"rainy|raining|rains|rained|rain|wet days?|wet weather|drizzl\w*|showers|stormy|storms?|thunderstorms?|downpours?"
+            ),
+            ("rain", "rainy", "storm", "drizzle", "雨", "雨天", "下雨"),
         ),
         (
             r"晴天|晴朗|晴|" + W(r"sunny|sunshine|sun|clear (?:days?|skies|weather)|fine weather"),
             ("sunny", "sun", "clear", "晴", "晴天"),
         ),
-        (r"阴天|多云|阴|" + W(r"cloudy|overcast"), ("cloudy", "overcast", "阴", "多云", "阴天")),
-        (r"下雪天?|雪天|雪|" + W(r"snowy|snowing|snow"), ("snow", "snowy", "雪", "雪天")),
+        (
+            r"阴天|多云|阴|" + W(r"cloudy|overcast|grey days?|gray days?"),
+            ("cloudy", "overcast", "阴", "多云", "阴天"),
+        ),
+        (
+            r"下雪天?|雪天|暴雪|大雪|小雪|雪|" + W(r"snowy|snowing|snowed|snow|blizzards?|sleet"),
+            ("snow", "snowy", "雪", "雪天"),
+        ),
+        (
+            r"雾天|有雾|大雾|雾霾|起雾|" + W(r"foggy|fog|misty|mist|haze|hazy|smog"),
+            ("fog", "foggy", "haze", "雾"),
+        ),
+        (r"大风天?|刮风|风大|" + W(r"windy|wind|gales?|gusty"), ("wind", "windy", "风")),
+        (
+            r"高温天?|天热|热天|炎热|酷暑|"
+            + W(r"hot (?:days?|weather)|heat ?waves?|when it'?s hot|scorching"),
+            ("hot", "heat", "高温"),
+        ),
+        (
+            r"天冷|冷天|寒冷|降温|低温天?|"
+            + W(r"cold (?:days?|weather|snaps?)|when it'?s cold|freezing|chilly"),
+            ("cold", "freezing", "低温"),
+        ),
     ],
     "zone": [
         (
@@ -257,7 +297,10 @@ VALUE_WORDS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
             ("checkout", "cashier", "收银", "收银台"),
         ),
         (r"入口|门口|进门处|" + W(r"entrances?|doors?|entry"), ("entrance", "door", "entry", "入口")),
-        (r"货架|" + W(r"shel(?:f|ves)"), ("shelf", "shelves", "货架")),
+        (
+            r"(?<!哪个)(?<!哪些)(?<!各个)(?<!每个)(?<!各)货架(?!区)|" + W(r"shel(?:f|ves)"),
+            ("shelf", "shelves", "货架"),
+        ),
         (r"生鲜区?|" + W(r"fresh (?:food|produce) (?:area|section)|fresh area"), ("fresh", "生鲜")),
         (r"酒水区|" + W(r"wine (?:area|section|aisle|shel(?:f|ves))"), ("wine", "酒水")),
         (r"服务台|" + W(r"service desk|help desk"), ("service", "desk", "服务台")),
@@ -285,7 +328,7 @@ PROMOTION_VALUES = compile_table(
 #: Characters and words that separate phrases (split points for similarity candidates).
 STOP_SPLIT = (
     r"[的了吗呢吧啊和与跟及或在是把被对给从到有没不都很就也还这那哪些个位家种按各每越最更]|什么|怎么|多少|一下|是不是|有没有"
-    r"|经常|同时|出现|一起|哪|相比|比较|情况|里面|时候|时间|顾客|客人|\s|[,.?!;:'\"()\[\]，。？！；：、]"
+    r"|经常|同时|出现|一起|突然|暴增|骤降|突增|突降|异常|哪|相比|比较|情况|里面|时候|时间|顾客|客人|\s|[,.?!;:'\"()\[\]，。？！；：、]"
 )
 
 EN_STOPWORDS = frozenset(

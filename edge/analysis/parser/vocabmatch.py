@@ -158,7 +158,9 @@ def _compile(key: tuple[object, ...]) -> _Compiled:
                 for v in stored
                 if v.lower() in tokens or any(p in tokens for p in re.split(r"[_\- ]", v.lower()))
             )
-            if not chosen and attr_key == "weather" and not stored:
+            if not chosen and attr_key == "weather":
+                # a weather the memory has never seen is still asked about: its canonical value,
+                # which then finds no events (the engine says which weathers it knows)
                 chosen = (tokens[0],)
             if chosen:
                 values.append((re.compile(pattern), ("synonym", attr_key, chosen)))
@@ -310,3 +312,60 @@ def similar_values(
     for h in taken:
         mt.consume(h.start, h.end)
     return sorted(taken, key=lambda h: h.start)
+
+
+_ZONE_NAMED = (
+    re.compile(
+        r"(?<![a-z0-9_])(?:zone|area|aisle|section)\s?(?:#|no\.?\s?)?(?P<v>[a-z]?[0-9]+[a-z]?)(?![a-z0-9_])"
+    ),
+    re.compile(r"(?<![a-z0-9_前第])(?P<v>[a-z]{0,2}[0-9]+[a-z]?|[a-z])\s?(?:号)?(?:区域|区)"),
+    re.compile(r"(?:区域|分区)\s?(?P<v>[a-z]{0,2}[0-9]+[a-z]?|[a-z])(?![a-z0-9_])"),
+)
+_STORE_NAMED = (
+    re.compile(
+        r"(?<![a-z0-9_])(?:store|shop|branch|outlet)\s?(?:#|no\.?\s?)?(?P<v>[a-z]{0,3}[0-9]+[a-z0-9]*)(?![a-z0-9_])"
+    ),
+    re.compile(r"(?<![a-z0-9_前第])(?P<v>[a-z]{0,3}[0-9]+[a-z0-9]*|[a-z])\s?(?:号)?(?:门店|分店|店)"),
+    re.compile(r"(?:门店|分店)\s?(?P<v>[a-z]{0,3}[0-9]+[a-z0-9]*|[a-z])(?![a-z0-9_])"),
+)
+_PRODUCT_NAMED = (
+    re.compile(
+        r"(?<![a-z0-9_])(?:product|item|sku|article)\s?(?:#|no\.?\s?|id\s?)?(?P<v>[a-z]{0,4}-?[0-9]+[a-z0-9-]*)(?![a-z0-9_])"
+    ),
+    re.compile(
+        r"(?:商品|产品|单品|货号|sku)\s?(?:编号|号)?\s?(?P<v>[a-z]{0,4}-?[0-9]+[a-z0-9-]*)(?![a-z0-9_])"
+    ),
+)
+
+
+def _known(value: str, known: Sequence[str]) -> str:
+    """The stored spelling of a value named in the question (case-insensitive), else as asked."""
+    for k in known:
+        if k.lower() == value.lower():
+            return k
+    return value.upper() if re.fullmatch(r"[a-z]{1,2}[0-9]+[a-z]?|[a-z]", value) else value
+
+
+def match_named(mt: MaskedText, vocab: Vocabulary) -> tuple[list[ValueHit], list[str]]:
+    """Zones, products and stores named by an id-like code ("zone Z9", "Z9区", "store 7", "7号店",
+    "product P123", "商品P123"), consumed, whether or not the memory holds them: an unknown one
+    stays in the plan (and then finds no events) rather than being dropped. Returns the zone and
+    product hits and the store ids."""
+    zones = [str(v) for v in vocab.attributes.get("zone", ())]
+    products = [str(v) for v in vocab.attributes.get("product_id", ())]
+    hits: list[ValueHit] = []
+    stores: list[str] = []
+    for patterns, kind in ((_STORE_NAMED, "store"), (_PRODUCT_NAMED, "product_id"), (_ZONE_NAMED, "zone")):
+        for pattern in patterns:
+            for m in pattern.finditer(mt.view):
+                if not mt.free(m.start(), m.end()):
+                    continue
+                raw = m.group("v")
+                if kind == "store":
+                    known = [s for s in vocab.store_ids if s.lower() == raw or s.lower().endswith("_" + raw)]
+                    stores.append(known[0] if len(known) == 1 else _known(raw, vocab.store_ids))
+                else:
+                    value = _known(raw, zones if kind == "zone" else products)
+                    hits.append(ValueHit(m.group(0), kind, (value,), "named", 1.0, m.start(), m.end()))
+                mt.consume(m.start(), m.end())
+    return sorted(hits, key=lambda h: h.start), stores

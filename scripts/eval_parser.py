@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Measure the question parser: intent + metric accuracy of the rules alone and of the rules with
+the exemplar classifier, on the exemplar bank's held-out split and on the public sample questions.
+
+The text encoder is the store's default (``EncoderConfig().text``), built directly (no memory
+needed). A bank question is right when its intent, ``target_metric`` and (for correlations)
+``second_metric`` all match; a public question when every ``expect`` path it gives matches
+(``--intent-metric`` checks only its intent and metric). Prints a Markdown table on stdout; with
+``--misses`` the combined parser's misses go to stderr.
+
+Usage: ``python3 scripts/eval_parser.py [--public PATH] [--misses] [--intent-metric]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from edge.analysis.parser import ParseResult, parse_question
+from edge.analysis.parser.exemplars import load_bank
+from edge.analysis.source import Vocabulary
+from edge.config import EncoderConfig
+from edge.encoders.base import create
+
+NOW = datetime(2025, 12, 15, 10, 0)
+#: a store's vocabulary in the shape the simulator writes (the parser tests use the same)
+VOCAB = Vocabulary(
+    timezone="Asia/Shanghai",
+    store_ids=("sh_xuhui_01", "bj_chaoyang_02"),
+    event_types=(
+        "customer_enter",
+        "purchase",
+        "dwell",
+        "checkout_queue",
+        "complaint",
+        "customer_inquiry",
+        "staff_guidance",
+        "staff_error",
+        "staff_operation",
+        "promotion_broadcast",
+    ),
+    attributes={
+        "weather": ("sunny", "cloudy", "rain"),
+        "zone": ("entrance", "shelf_a", "shelf_b", "fresh", "wine", "checkout", "service_desk"),
+        "topic": ("high_margin_product", "price", "stock", "location", "queue"),
+        "speech_emotion": ("positive", "neutral", "negative", "angry"),
+        "product_category": ("dairy", "bakery", "fruit", "wine_spirits"),
+    },
+    entities=("customer_123", "staff_07"),
+)
+#: ``shared/eval/questions_public.jsonl`` beside the checkout (or one of its parents)
+PUBLIC = next(
+    (
+        p / "shared" / "eval" / "questions_public.jsonl"
+        for p in Path(__file__).resolve().parents
+        if (p / "shared" / "eval" / "questions_public.jsonl").is_file()
+    ),
+    Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "questions_public.jsonl",
+)
+_MISSING = object()
+
+
+def _get(plan: dict[str, Any], path: str) -> Any:
+    cur: Any = plan
+    for part in path.split("."):
+        if isinstance(cur, dict) and part in cur:
+            cur = cur[part]
+        else:
+            return _MISSING
+    return cur
+
+
+def bank_right(res: ParseResult, intent: str, metric: str | None, second: str | None) -> bool:
+    if res.status != "ok":
+        return False
+    p = res.plan
+    if p.get("intent") != intent:
+        return False
+    if metric is not None and p.get("target_metric") != metric:
+        return False
+    return second is None or p.get("second_metric") == second
+
+
+def public_right(res: ParseResult, expect: dict[str, Any], intent_metric: bool) -> bool:
+    if res.status != "ok":
+        return False
+    for path, want in expect.items():
+        if intent_metric and path not in ("intent", "target_metric"):
+            continue
+        got = res.language if path == "language" else _get(res.plan, path)
+        if want == "present":
+            if got is _MISSING:
+                return False
+        elif got != want:
+            return False
+    return True
+
+
+def encoder_embed() -> Callable[[Sequence[str]], np.ndarray]:
+    enc = create(EncoderConfig().text, providers=["CPUExecutionProvider"])
+
+    def embed(texts: Sequence[str]) -> np.ndarray:
+        return np.asarray(enc.encode(list(texts)), dtype=np.float32)
+
+    return embed
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--public", type=Path, default=PUBLIC)
+    ap.add_argument("--misses", action="store_true", help="list the combined parser's misses on stderr")
+    ap.add_argument("--intent-metric", action="store_true", help="public: check only intent and metric")
+    ap.add_argument("--split", default="heldout", help="bank split to measure (train: a tuning check only)")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    embed = encoder_embed()
+
+    sets: list[tuple[str, list[tuple[str, Callable[[ParseResult], bool]]]]] = []
+    held = [e for e in load_bank() if e.split == args.split]
+    for lang in ("zh", "en"):
+        rows = [e for e in held if e.lang == lang]
+        sets.append(
+            (
+                f"bank {args.split} ({lang})",
+                [
+                    (e.q, lambda r, e=e: bank_right(r, e.intent, e.target_metric, e.second_metric))
+                    for e in rows
+                ],
+            )
+        )
+    if args.public.exists():
+        pub = [json.loads(x) for x in args.public.read_text(encoding="utf-8").splitlines() if x.strip()]
+        sets.append(
+            (
+                "public sample",
+                [(r["q"], lambda res, r=r: public_right(res, r["expect"], args.intent_metric)) for r in pub],
+            )
+        )
+
+    print("| set | n | rules alone | rules + exemplars |")
+    print("|---|---|---|---|")
+    for name, items in sets:
+        a = b = 0
+        for q, right in items:
+            ra = parse_question(q, VOCAB, NOW)
+            rb = parse_question(q, VOCAB, NOW, embed=embed)
+            a += right(ra)
+            ok = right(rb)
+            b += ok
+            if args.misses and not ok:
+                got = rb.plan if rb.status == "ok" else (rb.explanation or "")[:60]
+                print(f"MISS [{name}] {q} -> {got}", file=sys.stderr)
+        n = len(items)
+        print(f"| {name} | {n} | {a} ({100 * a / n:.0f}%) | {b} ({100 * b / n:.0f}%) |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
