@@ -120,7 +120,9 @@ def weakest_n(intent: str, result: dict[str, Any]) -> int | None:
     if intent == "compare":
         return min(g["n"] for g in result["groups"][:2])
     if intent == "trend":
-        return min(s["n"] for s in result["series"] if not s.get("partial"))  # cut-short buckets are not fitted
+        return min(
+            s["n"] for s in result["series"] if not s.get("partial")
+        )  # cut-short buckets are not fitted
     if intent == "breakdown":
         return min(p["n"] for p in result["parts"][:2])
     if intent == "top_k":

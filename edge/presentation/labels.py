@@ -52,6 +52,7 @@ LABELS: dict[str, dict[str, str]] = {
     "value": {"zh": "数值", "en": "value"},
     "n": {"zh": "样本数", "en": "n"},
     "bucket": {"zh": "时间段", "en": "bucket"},
+    "partial": {"zh": "不完整", "en": "partial"},
     "key": {"zh": "分组", "en": "group"},
     "share": {"zh": "占比", "en": "share"},
     "expected": {"zh": "预期", "en": "expected"},
