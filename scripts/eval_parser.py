@@ -26,36 +26,12 @@ import numpy as np
 
 from edge.analysis.parser import ParseResult, parse_question
 from edge.analysis.parser.exemplars import load_bank
-from edge.analysis.source import Vocabulary
 from edge.config import EncoderConfig
 from edge.encoders.base import create
+from edge.sim.catalog import VOCABULARY
 
 NOW = datetime(2025, 12, 15, 10, 0)
-#: a store's vocabulary in the shape the simulator writes (the parser tests use the same)
-VOCAB = Vocabulary(
-    timezone="Asia/Shanghai",
-    store_ids=("sh_xuhui_01", "bj_chaoyang_02"),
-    event_types=(
-        "customer_enter",
-        "purchase",
-        "dwell",
-        "checkout_queue",
-        "complaint",
-        "customer_inquiry",
-        "staff_guidance",
-        "staff_error",
-        "staff_operation",
-        "promotion_broadcast",
-    ),
-    attributes={
-        "weather": ("sunny", "cloudy", "rain"),
-        "zone": ("entrance", "shelf_a", "shelf_b", "fresh", "wine", "checkout", "service_desk"),
-        "topic": ("high_margin_product", "price", "stock", "location", "queue"),
-        "speech_emotion": ("positive", "neutral", "negative", "angry"),
-        "product_category": ("dairy", "bakery", "fruit", "wine_spirits"),
-    },
-    entities=("customer_123", "staff_07"),
-)
+VOCAB = VOCABULARY
 #: ``shared/eval/questions_public.jsonl`` beside the checkout (or one of its parents)
 PUBLIC = next(
     (

@@ -9,6 +9,7 @@ Runs the real rule parser and the real engine over the simulated 75-day memory.
 
 from __future__ import annotations
 
+import calendar
 from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -29,20 +30,7 @@ from edge.memory.store import Store
 
 TZ = "Asia/Shanghai"
 ZONE = ZoneInfo(TZ)
-MONTHS_EN = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
+MONTHS_EN = list(calendar.month_name)[1:]
 
 
 @pytest.fixture(scope="module")

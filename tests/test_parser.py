@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from edge.analysis.parser import ParseResult, parse_question
 from edge.analysis.plan import plan_errors, validate_plan
 from edge.analysis.source import Vocabulary
+from edge.sim.catalog import VOCABULARY
 
 #: ``shared/eval/questions_public.jsonl`` beside the checkout (or beside one of its parents)
 PUBLIC = next(
@@ -34,30 +35,7 @@ PUBLIC = next(
 NOW = datetime(2025, 12, 15, 10, 0)  # naive = store-local; a Monday
 TZ = "Asia/Shanghai"
 
-VOCAB = Vocabulary(
-    timezone=TZ,
-    store_ids=("sh_xuhui_01", "bj_chaoyang_02"),
-    event_types=(
-        "customer_enter",
-        "purchase",
-        "dwell",
-        "checkout_queue",
-        "complaint",
-        "customer_inquiry",
-        "staff_guidance",
-        "staff_error",
-        "staff_operation",
-        "promotion_broadcast",
-    ),
-    attributes={
-        "weather": ("sunny", "cloudy", "rain"),
-        "zone": ("entrance", "shelf_a", "shelf_b", "fresh", "wine", "checkout", "service_desk"),
-        "topic": ("high_margin_product", "price", "stock", "location", "queue"),
-        "speech_emotion": ("positive", "neutral", "negative", "angry"),
-        "product_category": ("dairy", "bakery", "fruit", "wine_spirits"),
-    },
-    entities=("customer_123", "staff_07"),
-)
+VOCAB = VOCABULARY
 
 
 def _day(y: int, m: int, d: int) -> str:

@@ -20,33 +20,12 @@ from edge.analysis.parser import parse_question
 from edge.analysis.parser.core import _auto_bucket
 from edge.analysis.parser.exemplars import classifier_for, load_bank
 from edge.analysis.plan import validate_plan
-from edge.analysis.source import Vocabulary
 from edge.config import EncoderConfig
 from edge.errors import ModelMissingError
+from edge.sim.catalog import VOCABULARY
 
 NOW = datetime(2025, 12, 15, 10, 0)
-VOCAB = Vocabulary(
-    timezone="Asia/Shanghai",
-    store_ids=("sh_xuhui_01", "bj_chaoyang_02"),
-    event_types=(
-        "customer_enter",
-        "purchase",
-        "dwell",
-        "checkout_queue",
-        "complaint",
-        "customer_inquiry",
-        "staff_error",
-        "staff_operation",
-        "promotion_broadcast",
-    ),
-    attributes={
-        "weather": ("sunny", "cloudy", "rain"),
-        "zone": ("entrance", "shelf_a", "fresh", "checkout"),
-        "topic": ("high_margin_product", "price", "stock"),
-        "product_category": ("dairy", "bakery", "fruit"),
-        "product_id": ("P100", "P200"),
-    },
-)
+VOCAB = VOCABULARY
 METRICS = {
     "event_count",
     "footfall",

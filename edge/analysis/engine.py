@@ -14,7 +14,6 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import numpy as np
 
@@ -133,12 +132,7 @@ def answer(
 
 def _aware(now: datetime, tz: str) -> datetime:
     """``now`` as an aware UTC instant (a naive ``now`` is store-local)."""
-    if now.tzinfo is not None:
-        return now.astimezone(UTC)
-    try:
-        return now.replace(tzinfo=ZoneInfo(tz)).astimezone(UTC)
-    except (ZoneInfoNotFoundError, ValueError):
-        return now.replace(tzinfo=UTC)
+    return (now if now.tzinfo is not None else now.replace(tzinfo=honesty.zone_of(tz))).astimezone(UTC)
 
 
 def _windows(

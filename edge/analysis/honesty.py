@@ -52,7 +52,8 @@ def _last_day(t: datetime, zone: ZoneInfo) -> str:
     return (t - timedelta(microseconds=1)).astimezone(zone).date().isoformat()
 
 
-def _zone(tz: str) -> ZoneInfo:
+def zone_of(tz: str) -> ZoneInfo:
+    """The store's zone (UTC when the name is not an IANA zone: never an error while answering)."""
     try:
         return ZoneInfo(tz)
     except (ZoneInfoNotFoundError, ValueError):
@@ -77,7 +78,10 @@ def coverage_gaps(
       ``now``: the future has no data yet), or that lies wholly outside it: the range asked and
       the range held, as store-local days.
     """
-    zone = _zone(tz)
+    bounded = [w for w in windows if w != (None, None)]
+    if not bounded and not (flt.attributes or flt.store_ids or flt.entities or flt.key_equals):
+        return []  # nothing asked that the memory could lack: no query on the common path
+    zone = zone_of(tz)
     cov = source.coverage(flt)
     if cov.earliest is None or cov.count <= 0:
         return unknown_values(source, flt, lang) or [
@@ -91,9 +95,7 @@ def coverage_gaps(
     held_en = f"the memory holds {_day(cov.earliest, zone)} to {_day(latest, zone)}"
     held_zh = f"记忆中的数据从 {_day(cov.earliest, zone)} 到 {_day(latest, zone)}"
     out: list[str] = []
-    for since, until in windows:
-        if since is None and until is None:
-            continue
+    for since, until in bounded:
         if since is None:
             asked = (
                 (f"up to {_last_day(until, zone)}", f"{_last_day(until, zone)} 以前") if until else ("", "")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from edge.analysis.source import Vocabulary
+
 
 @dataclass(frozen=True)
 class Product:
@@ -176,3 +178,31 @@ ZONE_NAMES_EN: dict[str, str] = {
     "wine": "wine section",
     "checkout": "checkout area",
 }
+
+
+#: the vocabulary a simulated store's memory reports (``Source.vocabulary()``): what the parser
+#: tests and ``scripts/eval_parser.py`` parse against without building a memory
+VOCABULARY = Vocabulary(
+    timezone="Asia/Shanghai",
+    store_ids=("sh_xuhui_01", "bj_chaoyang_02"),
+    event_types=(
+        "customer_enter",
+        "purchase",
+        "dwell",
+        "checkout_queue",
+        "complaint",
+        "customer_inquiry",
+        "staff_guidance",
+        "staff_error",
+        "staff_operation",
+        "promotion_broadcast",
+    ),
+    attributes={
+        "weather": ("sunny", "cloudy", "rain"),
+        "zone": ("entrance", "shelf_a", "shelf_b", "fresh", "wine", "checkout", "service_desk"),
+        "topic": ("high_margin_product", "price", "stock", "location", "queue"),
+        "speech_emotion": ("positive", "neutral", "negative", "angry"),
+        "product_category": ("dairy", "bakery", "fruit", "wine_spirits"),
+    },
+    entities=("customer_123", "staff_07"),
+)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from edge.analysis import metrics as M
+from edge.analysis.honesty import zone_of
 from edge.analysis.operators.base import Context, metric_types_filter
 from edge.analysis.source import EventFilter
 
@@ -76,13 +77,6 @@ def describe(values: list[Any]) -> str:
     return ", ".join(str(v) for v in values)
 
 
-def _zone(tz: str) -> ZoneInfo:
-    try:
-        return ZoneInfo(tz)
-    except (ZoneInfoNotFoundError, ValueError):
-        return ZoneInfo("UTC")
-
-
 def _local_midnight(d: date, zone: ZoneInfo) -> datetime:
     return datetime(d.year, d.month, d.day, tzinfo=zone).astimezone(UTC)
 
@@ -94,7 +88,7 @@ def full_window(ctx: Context, metric: str | None) -> tuple[datetime, datetime] |
     cov = ctx.source.coverage(metric_types_filter(ctx.flt, None if metric == "mean_hour" else metric))
     if cov.earliest is None:
         return None
-    zone = _zone(ctx.timezone)
+    zone = zone_of(ctx.timezone)
     lo = _local_midnight(cov.earliest.astimezone(zone).date(), zone)
     hi = _local_midnight((cov.latest or cov.earliest).astimezone(zone).date() + timedelta(days=1), zone)
     now = ctx.now if ctx.now.tzinfo is not None else ctx.now.replace(tzinfo=zone)
@@ -108,7 +102,7 @@ def full_window(ctx: Context, metric: str | None) -> tuple[datetime, datetime] |
 
 def bucket_span(bucket_key: str, bucket: str, tz: str) -> tuple[datetime, datetime] | None:
     """The UTC span of one store-local bucket (``date``, ``week``, ``month`` or ``date_hour``)."""
-    zone = _zone(tz)
+    zone = zone_of(tz)
     try:
         if bucket_key == "date_hour":
             start = datetime.strptime(bucket, "%Y-%m-%dT%H").replace(tzinfo=zone)

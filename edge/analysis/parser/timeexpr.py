@@ -526,7 +526,7 @@ def extract_time(mt: MaskedText, now: datetime, tz: str) -> TimeInfo:
         if not 1 <= y <= 9998:
             clock.errors.append((f"the year {y} is outside the calendar", f"{y} 年超出了日历范围"))
         else:
-            _calendar_mention(info, mt, m, (date(y, 1, 1), date(y + 1, 1, 1)), clock, word=m.group("ew"))
+            _calendar_mention(info, mt, m, (date(y, 1, 1), date(y + 1, 1, 1)), clock, open_word=m.group("ew"))
         take(m)
 
     for m in _SPAN.finditer(mt.view):
@@ -717,7 +717,7 @@ def _calendar_mention(
     m: re.Match[str],
     days: tuple[date, date],
     clock: _Clock,
-    word: str | None = None,
+    open_word: str | None = None,
 ) -> None:
     """A named calendar range ``[first, end)``; a word before or after it (since, before, 以来,
     之前 ...) makes it the open start or end of a range instead."""
@@ -725,8 +725,8 @@ def _calendar_mention(
     view = mt.view
     start, stop = m.start(), m.end()
     kind = None
-    if word:
-        kind = word
+    if open_word:
+        kind = open_word
     else:
         pre = _OPEN_BEFORE.search(view[max(0, start - 16) : start])
         suf = _OPEN_AFTER.match(view[stop : stop + 4])
