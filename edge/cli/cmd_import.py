@@ -1,7 +1,8 @@
 """``adamm import``: store MEV JSON Lines from a file (plain or .gz) or stdin.
 
-Thin over :meth:`edge.memory.store.Store.import_lines`: reads the input as a stream (constant
-memory; a line longer than the limit is skipped without being held whole), prints one stderr line
+Thin over :meth:`edge.memory.store.Store.import_lines`: reads the input as a stream of bytes
+split on ``\\n`` only (constant memory; CRLF and a UTF-8 byte-order mark at the start are
+accepted; a line longer than the limit is skipped without being held whole), prints one stderr line
 ``line N: reason`` per rejected line, progress on stderr once a second when stderr is a terminal,
 and with ``--json`` exactly ``{"accepted": N, "rejected": N, "duplicates": N, "merged": N}`` on
 stdout. Exit 0 when every line was stored (or already there), 1 when any line was rejected.
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import io
 import json
 import logging
 import sys
@@ -24,8 +24,9 @@ from edge.memory.mev import MAX_LINE_BYTES
 
 logger = logging.getLogger(__name__)
 
-#: read at most this many characters of one line; the rest of a longer line is skipped
-_READ_LIMIT = MAX_LINE_BYTES + 1
+#: read at most this many bytes of one line (with its CRLF); the rest of a longer line is skipped
+_READ_LIMIT = MAX_LINE_BYTES + 2
+_UTF8_BOM = b"\xef\xbb\xbf"
 
 
 def register(subparsers: Any) -> None:
@@ -63,13 +64,14 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _open_input(name: str) -> IO[str]:
+def _open_input(name: str) -> IO[bytes]:
+    """The input as bytes: lines are split on ``\\n`` only and decoded one by one (:func:`_lines`)."""
     if name == "-":
-        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")
+        return sys.stdin.buffer
     try:
         if name.endswith(".gz"):
-            return gzip.open(name, "rt", encoding="utf-8", errors="surrogateescape")
-        return open(name, encoding="utf-8", errors="surrogateescape")
+            return gzip.open(name, "rb")
+        return open(name, "rb")
     except FileNotFoundError:
         raise UsageError(
             f"input file {name} does not exist", hint="pass an existing file or - for stdin"
@@ -80,20 +82,31 @@ def _open_input(name: str) -> IO[str]:
         raise UsageError(f"cannot read input file {name}: permission denied") from None
 
 
-def _lines(f: IO[str]) -> Iterator[str]:
-    """Lines of ``f``; an over-long line is replaced by a marker (its rest is skipped, not kept)."""
+def _lines(f: IO[bytes]) -> Iterator[bytes]:
+    """The JSON Lines of ``f`` as bytes, one per ``\\n`` (so line numbers count ``\\n``): without
+    the ``\\n`` and one ``\\r`` before it (CRLF files), a UTF-8 byte-order mark at the very start
+    dropped. A bare ``\\r``, ``\\x0b``, ``\\x1c`` or U+2028 does not end a line (text mode would
+    split there). An over-long line is replaced by a marker (its rest is skipped, not kept)."""
+    first = True
     while True:
         line = f.readline(_READ_LIMIT)
         if not line:
             return
-        if len(line) >= _READ_LIMIT and not line.endswith("\n"):
+        if len(line) >= _READ_LIMIT and not line.endswith(b"\n"):
             while True:  # skip the rest of this line in bounded pieces
                 rest = f.readline(_READ_LIMIT)
-                if not rest or rest.endswith("\n"):
+                if not rest or rest.endswith(b"\n"):
                     break
+            first = False
             # stands in for the line: rejected by its size, before any parsing
-            yield "x" * (_READ_LIMIT + 1)
+            yield b"x" * (_READ_LIMIT + 1)
             continue
+        if first:
+            first = False
+            if line.startswith(_UTF8_BOM):
+                line = line[len(_UTF8_BOM) :]
+        if line.endswith(b"\n"):
+            line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
         yield line
 
 
@@ -113,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     last = [started]
     count = [0]
 
-    def lines() -> Iterator[str]:
+    def lines() -> Iterator[bytes]:
         for n, line in enumerate(_lines(f), start=1):
             count[0] = n
             if tty and n % 1000 == 0:

@@ -196,9 +196,10 @@ def _modality_text(modality: list[str]) -> str:
 
 
 def _utc_text_of(value: str, dt: datetime) -> str:
-    """:func:`utc_text` of ``dt``, parsed from ``value``: UTC inputs are re-used as text."""
+    """:func:`utc_text` of ``dt``, parsed from ``value``: UTC inputs (upper-case ``T`` and ``Z``)
+    are re-used as text."""
     n = len(value)
-    if value[-1] == "Z":
+    if value[-1] == "Z" and value[10] == "T":
         if n == 20:
             return value[:19] + ".000000Z"
         if n == 27 and value[19] == ".":

@@ -20,7 +20,7 @@ import json
 import logging
 import math
 import re
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from importlib import resources
 from typing import Any, NamedTuple
@@ -63,8 +63,18 @@ REQUIRED_KEYS = ("event_id", "timestamp", "store_id", "event_type", "modality", 
 _EVENT_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
 _STORE_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
 _EVENT_TYPE = re.compile(r"[a-z][a-z0-9_]{0,63}")
+#: the shape of an RFC 3339 date-time (section 5.6; ``T`` and ``Z`` in either case, as its ABNF
+#: and the schema's ``date-time`` format read them; no space separator); :func:`parse_timestamp`
+#: checks the ranges of the fields
 _RFC3339 = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:(Z)|([+-])(\d{2}):(\d{2}))",
+    r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))",
+    re.ASCII,
+)
+#: the same with every field in range except the day of the month and the year 0 (which
+#: ``datetime`` checks): what the fast path accepts by shape; anything else takes the full path
+_RFC3339_STRICT = re.compile(
+    r"\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[Tt](?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?"
+    r"(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)",
     re.ASCII,
 )
 
@@ -133,11 +143,29 @@ def _may_hold_long_int(obj: Any) -> bool:
     return any(type(v) is float and not -_FLOAT_LIMIT < v < _FLOAT_LIMIT for v in stats.values())
 
 
+_TOO_LONG = f"line is longer than {MAX_LINE_BYTES // 1_000_000} MB; split the event or shorten its text"
+_BOM = "\ufeff"
+
+
+def decode_line(data: bytes) -> str:
+    """The text of one line read as bytes; :class:`LineRejected` when it is not UTF-8."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise LineRejected(
+            f"not valid UTF-8 (byte {exc.start + 1} of the line is 0x{data[exc.start]:02x}); "
+            "save the file as UTF-8"
+        ) from None
+
+
 def parse_line(line: str) -> Any:
     """Parse one line as JSON, rejecting oversized lines, NaN/Infinity and invalid Unicode."""
     if len(line) > MAX_LINE_BYTES // 4 and len(line.encode("utf-8", "surrogatepass")) > MAX_LINE_BYTES:
+        raise LineRejected(_TOO_LONG)
+    if line.startswith(_BOM):
         raise LineRejected(
-            f"line is longer than {MAX_LINE_BYTES // 1_000_000} MB; split the event or shorten its text"
+            "the line starts with a byte-order mark (U+FEFF); only the very start of the file may "
+            "have one: remove it"
         )
     try:
         obj = orjson.loads(line)
@@ -160,39 +188,56 @@ def parse_line(line: str) -> Any:
 
 
 def parse_timestamp(value: str, field: str) -> datetime:
-    """An RFC 3339 date-time with an offset or Z as an aware UTC datetime."""
+    """An RFC 3339 date-time with an offset or Z as an aware UTC datetime; :class:`LineRejected`
+    saying what is wrong otherwise.
+
+    Strict, as the schema's ``date-time`` format: month 01-12, a day the month has, hour 00-23,
+    minute and second 00-59 (no leap second), an offset of at most 23:59 (``+08:60`` is not read
+    as ``+09:00``), ``T`` and ``Z`` in either case, no space separator, a year from 0001.
+    """
     m = _RFC3339.fullmatch(value)
     if m is None:
+        if value[10:11] == " " and _RFC3339.fullmatch(value[:10] + "T" + value[11:]):
+            raise LineRejected(
+                f"{field} {_show(value)} separates date and time with a space; use T (e.g. 2025-11-01T09:30:00+08:00)"
+            )
         if _RFC3339.fullmatch(value + "Z") is not None or _RFC3339.fullmatch(value[:19] + "Z"):
             raise LineRejected(
-                f"{field} {value!r} has no UTC offset; add Z or one like +08:00 (e.g. 2025-11-01T09:30:00+08:00)"
+                f"{field} {_show(value)} has no UTC offset; add Z or one like +08:00 (e.g. 2025-11-01T09:30:00+08:00)"
             )
         raise LineRejected(
-            f"{field} {value!r} is not an RFC 3339 date-time with an offset (e.g. 2025-11-01T09:30:00+08:00)"
+            f"{field} {_show(value)} is not an RFC 3339 date-time with an offset (e.g. 2025-11-01T09:30:00+08:00)"
         )
-    if m.group(6) != "60":
-        try:
-            return datetime.fromisoformat(value).astimezone(UTC)
-        except (ValueError, OverflowError):
-            pass  # the detailed parse below says why
-    year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
-    frac = m.group(7) or ""
-    micro = int((frac + "000000")[:6]) if frac else 0
+    month, hour, minute, second = (int(m.group(i)) for i in (2, 4, 5, 6))
+    problem = None
+    if not 1 <= month <= 12:
+        problem = f"month {m.group(2)} is not 01-12"
+    elif hour > 23:
+        problem = f"hour {m.group(4)} is not 00-23 (midnight is 00 of the next day)"
+    elif minute > 59:
+        problem = f"minute {m.group(5)} is not 00-59"
+    elif second == 60:
+        problem = "leap seconds are not supported; use :59"
+    elif second > 59:
+        problem = f"second {m.group(6)} is not 00-59"
+    elif not m.group(8) and (int(m.group(10)) > 23 or int(m.group(11)) > 59):
+        problem = f"offset {m.group(9)}{m.group(10)}:{m.group(11)} is not a UTC offset (at most 23:59)"
+    if problem is not None:
+        raise LineRejected(f"{field} {_show(value)} is not a valid date-time: {problem}")
+    return _to_utc(value, field)
+
+
+def _to_utc(value: str, field: str) -> datetime:
+    """The UTC datetime of ``value``, whose fields other than the day and year are in range."""
+    text = value if value[10] == "T" and value[-1] != "z" else value.upper()
     try:
-        if m.group(8):
-            tz = UTC
-        else:
-            oh, om = int(m.group(10)), int(m.group(11))
-            if oh > 23 or om > 59:
-                raise ValueError("offset out of range")
-            delta = timedelta(hours=oh, minutes=om)
-            tz = timezone(-delta if m.group(9) == "-" else delta)
-        if second == 60:
-            raise ValueError("leap seconds are not supported")
-        dt = datetime(year, month, day, hour, minute, second, micro, tzinfo=tz)
-        return dt.astimezone(UTC)
-    except (ValueError, OverflowError) as exc:
-        raise LineRejected(f"{field} {value!r} is not a valid date-time: {exc}") from None
+        return datetime.fromisoformat(text).astimezone(UTC)
+    except ValueError as exc:  # a day the month does not have, the year 0
+        raise LineRejected(f"{field} {_show(value)} is not a valid date-time: {exc}") from None
+    except OverflowError:
+        raise LineRejected(
+            f"{field} {_show(value)} is not a valid date-time: it is outside the years 0001-9999 in UTC"
+        ) from None
 
 
 # -- the fast accepting check ----------------------------------------------------------------------
@@ -203,7 +248,7 @@ _VALID_MODALITIES = frozenset(
     perm for n in range(1, len(MODALITIES) + 1) for perm in itertools.permutations(MODALITIES, n)
 )
 _EVENT_ID_MATCH = _EVENT_ID.fullmatch
-_RFC3339_MATCH = _RFC3339.fullmatch
+_RFC3339_STRICT_MATCH = _RFC3339_STRICT.fullmatch
 #: store ids / event types already seen to match their pattern (they repeat on almost every line)
 _known_store_ids: set[str] = set()
 _known_event_types: set[str] = set()
@@ -269,7 +314,8 @@ def _fast_ok(obj: Any) -> bool:
     """True only when ``obj`` certainly satisfies the schema *and* every number check of
     :func:`_check_numbers` (False means: take the full path, which gives the reason).
 
-    Timestamps are checked here by their RFC 3339 shape only; :func:`check_object` parses them.
+    Timestamps are checked here by their shape with every field in range
+    (:data:`_RFC3339_STRICT`); :func:`_checked` parses them (a day the month lacks is rejected there).
     """
     if type(obj) is not dict:
         return False
@@ -295,7 +341,7 @@ def _fast_ok(obj: Any) -> bool:
         return False
     if etype not in _known_event_types and not _remember(etype, _EVENT_TYPE, _known_event_types):
         return False
-    if type(ts) is not str or _RFC3339_MATCH(ts) is None:
+    if type(ts) is not str or _RFC3339_STRICT_MATCH(ts) is None:
         return False
     if type(mod) is not list:
         return False
@@ -314,7 +360,7 @@ def _fast_ok(obj: Any) -> bool:
     keys = obj.keys()
     if "end_timestamp" in keys:
         end = obj["end_timestamp"]
-        if type(end) is not str or _RFC3339_MATCH(end) is None:
+        if type(end) is not str or _RFC3339_STRICT_MATCH(end) is None:
             return False
     if "source" in keys and type(obj["source"]) is not str:
         return False
@@ -426,9 +472,11 @@ def _describe(err: ValidationError) -> str:
         allowed_values = ", ".join(str(v) for v in err.validator_value)
         return f"{where}: unknown value {_show(inst)} (allowed: {allowed_values})"
     if kind == "format":
-        if isinstance(inst, str) and _RFC3339.fullmatch(inst[:19] + "Z") and len(inst) <= 26:
-            if not re.search(r"(Z|[+-]\d{2}:\d{2})$", inst):
-                return f"{where} {_show(inst)} has no UTC offset; add Z or one like +08:00"
+        if isinstance(inst, str):
+            try:
+                parse_timestamp(inst, where)
+            except LineRejected as exc:  # says which field is out of range
+                return exc.reason
         return (
             f"{where} {_show(inst)} is not an RFC 3339 date-time with an offset "
             "(e.g. 2025-11-01T09:30:00+08:00)"
@@ -499,20 +547,10 @@ def _check_numbers(obj: dict[str, Any]) -> None:
                     raise LineRejected(f"embedding.{k}[{i}] is not a finite float32 value ({_show(x)})")
 
 
-def _timestamp(value: str, field: str) -> datetime:
-    """:func:`parse_timestamp` of a value already known to have the RFC 3339 shape."""
-    if value[17:19] != "60":
-        try:
-            return datetime.fromisoformat(value).astimezone(UTC)
-        except (ValueError, OverflowError):
-            pass
-    return parse_timestamp(value, field)
-
-
 def _checked(obj: dict[str, Any], fast: bool = True) -> CheckedEvent:
     """The event of an object that passed the schema and number checks (times still to parse;
-    ``fast``: :func:`_fast_ok` has checked their shape)."""
-    parse = _timestamp if fast else parse_timestamp
+    ``fast``: :func:`_fast_ok` has checked their shape and the ranges of their fields)."""
+    parse = _to_utc if fast else parse_timestamp
     ts = parse(obj["timestamp"], "timestamp")
     end_ts = None
     if "end_timestamp" in obj:
@@ -545,8 +583,21 @@ def _check_slow(obj: Any) -> CheckedEvent:
     return _checked(obj, fast=False)
 
 
-def check_line(line: str) -> CheckedEvent:
-    """Parse and validate one line; raises :class:`LineRejected` with the reason."""
+def check_line(line: str | bytes) -> CheckedEvent:
+    """Parse and validate one line (text, or UTF-8 bytes as read from a file, without its line
+    break); raises :class:`LineRejected` with the reason (invalid UTF-8 included)."""
+    if isinstance(line, bytes):
+        if len(line) > MAX_LINE_BYTES:
+            raise LineRejected(_TOO_LONG)
+        try:
+            obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            return check_object(parse_line(decode_line(line)))
+        if _fast_ok(obj):
+            return _checked(obj)
+        if not _may_hold_long_int(obj):
+            return _check_slow(obj)
+        return check_object(parse_line(line.decode("utf-8")))
     if len(line) <= MAX_LINE_BYTES // 4:  # longer lines: parse_line checks their size first
         try:
             obj = orjson.loads(line)

@@ -141,6 +141,13 @@ def _insert_rows(
             i += size
 
 
+def _blank(line: str | bytes) -> bool:
+    """The line holds JSON whitespace only (not ``\\x0b``, ``\\x1c`` or other Unicode spaces)."""
+    if isinstance(line, bytes):
+        return not line.strip(b" \t\r\n")
+    return not line.strip(" \t\r\n")
+
+
 @dataclass
 class ImportReport:
     """Counts of one import (CONTRACT.md: ``{"accepted", "rejected", "duplicates", "merged"}``)."""
@@ -465,7 +472,7 @@ class Store:
 
     def import_lines(
         self,
-        lines: Iterable[str],
+        lines: Iterable[str | bytes],
         *,
         replace: bool = False,
         on_reject: Callable[[int, str], None] | None = None,
@@ -473,7 +480,9 @@ class Store:
         batch_size: int = 2000,
         default_store_tz: str | None = None,
     ) -> ImportReport:
-        """Validate and store MEV JSON Lines (line numbers are 1-based; blank lines are skipped).
+        """Validate and store MEV JSON Lines (line numbers are 1-based; blank lines, those of JSON
+        whitespace only, are skipped). Each item is one line, as text or as the UTF-8 bytes read
+        from a file (invalid UTF-8 rejects that line).
 
         Idempotent on ``event_id``: the same content again is a duplicate; different content is
         rejected unless ``replace`` (then the stored event is replaced and counts as accepted).
@@ -513,7 +522,7 @@ class Store:
             for lineno, line in enumerate(lines, start=1):
                 lines_read = lineno
                 batch.lines = lineno
-                if not line or line.isspace():
+                if _blank(line):
                     continue
                 try:
                     checked = check_line(line)
