@@ -64,7 +64,7 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _open_input(name: str) -> IO[bytes]:
+def _open_input(name: str) -> IO[bytes] | gzip.GzipFile:
     """The input as bytes: lines are split on ``\\n`` only and decoded one by one (:func:`_lines`)."""
     if name == "-":
         return sys.stdin.buffer
@@ -82,7 +82,7 @@ def _open_input(name: str) -> IO[bytes]:
         raise UsageError(f"cannot read input file {name}: permission denied") from None
 
 
-def _lines(f: IO[bytes]) -> Iterator[bytes]:
+def _lines(f: IO[bytes] | gzip.GzipFile) -> Iterator[bytes]:
     """The JSON Lines of ``f`` as bytes, one per ``\\n`` (so line numbers count ``\\n``): without
     the ``\\n`` and one ``\\r`` before it (CRLF files), a UTF-8 byte-order mark at the very start
     dropped. A bare ``\\r``, ``\\x0b``, ``\\x1c`` or U+2028 does not end a line (text mode would
