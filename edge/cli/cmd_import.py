@@ -5,7 +5,8 @@ split on ``\\n`` only (constant memory; CRLF and a UTF-8 byte-order mark at the 
 accepted; a line longer than the limit is skipped without being held whole), prints one stderr line
 ``line N: reason`` per rejected line, progress on stderr once a second when stderr is a terminal,
 and with ``--json`` exactly ``{"accepted": N, "rejected": N, "duplicates": N, "merged": N}`` on
-stdout. Exit 0 when every line was stored (or already there), 1 when any line was rejected.
+stdout. Exit 0 when every line was stored (or already there), 1 when any line was rejected,
+3 when the disk filled up (the message says how many events were stored; a rerun continues).
 """
 
 from __future__ import annotations
@@ -171,6 +172,8 @@ def _prepare_for_questions(store: Any, tty: bool) -> None:
     """Bring the hourly rollup and the parser vocabulary up to date, so the first ``adamm ask``
     after a large import does not pay for them. A failure here only warns: the events are stored
     and the next question tries again."""
+    import apsw
+
     from edge.errors import AdammError
 
     if tty:
@@ -180,7 +183,7 @@ def _prepare_for_questions(store: Any, tty: bool) -> None:
         source = store.event_source()
         source.rollup_state()
         source.vocabulary()
-    except AdammError as exc:
+    except (AdammError, apsw.FullError) as exc:
         logger.warning("stored, but the question caches were not updated (%s); adamm ask will retry", exc)
         return
     logger.info("question caches up to date in %.1f s", time.monotonic() - started)

@@ -487,6 +487,10 @@ class Store:
         Idempotent on ``event_id``: the same content again is a duplicate; different content is
         rejected unless ``replace`` (then the stored event is replaced and counts as accepted).
         Rejected lines go to ``on_reject(line_no, reason)`` in line order.
+
+        Each batch is its own transaction: when the disk fills up (SQLITE_FULL) the failing batch
+        is rolled back, the batches before it stay, and :class:`StoreError` (exit 3) says how many
+        events were stored; the same import run again stores the rest.
         """
         if self.readonly:
             raise StoreError("the store was opened read-only", hint="open it without readonly to import")
@@ -501,10 +505,21 @@ class Store:
         replaced_any = False
         submitted = False
 
+        #: batches handed to the writer whose result is not counted yet (at most two)
+        outstanding: list[tuple[_Batch, Future[_BatchResult]]] = []
+
+        def submit(b: _Batch) -> Future[_BatchResult]:
+            future = self._submit_batch(b, replace)
+            outstanding.append((b, future))
+            return future
+
         def finish(item: tuple[_Batch, Future[_BatchResult]]) -> None:
             nonlocal replaced_any
             b, fut = item
-            res = fut.result()
+            try:
+                res = fut.result()
+            finally:
+                outstanding[:] = [o for o in outstanding if o[1] is not fut]
             report.accepted += res.accepted + b.superseded
             report.duplicates += res.duplicates + b.duplicates
             rejects = sorted(b.rejects + res.rejects)
@@ -516,7 +531,8 @@ class Store:
             if progress is not None:
                 progress(b.lines)
 
-        with self._import_lock, _import_runtime(), self._import_cache() as grow_cache:
+        def read_and_store(grow_cache: Callable[[], None]) -> None:
+            nonlocal lines_read, submitted, in_flight
             batch = _Batch()
             seen: dict[str, int] = {}  # event_id -> index in batch.rows
             for lineno, line in enumerate(lines, start=1):
@@ -553,7 +569,7 @@ class Store:
                 if len(batch.rows) + len(batch.rejects) + batch.duplicates >= batch_size:
                     if not submitted:
                         grow_cache()  # a big import: more than one batch
-                    future = self._submit_batch(batch, replace)
+                    future = submit(batch)
                     submitted = True
                     if in_flight is not None:
                         finish(in_flight)
@@ -565,12 +581,37 @@ class Store:
                     seen = {}
             if batch.rows or batch.rejects or batch.duplicates or not submitted:
                 batch.lines = lines_read
-                future = self._submit_batch(batch, replace)
+                future = submit(batch)
                 if in_flight is not None:
                     finish(in_flight)
                 in_flight = (batch, future)
             if in_flight is not None:
                 finish(in_flight)
+
+        failed: apsw.Error | None = None
+        with self._import_lock, _import_runtime(), self._import_cache() as grow_cache:
+            try:
+                read_and_store(grow_cache)
+            except apsw.Error as exc:
+                failed = exc
+                # that batch was rolled back; the next one may be queued already: keep it out if
+                # the writer has not started it, else count it (its transaction is its own)
+                for item in list(outstanding):
+                    if item[1].cancel():
+                        continue
+                    try:
+                        finish(item)
+                    except apsw.Error:
+                        pass
+        if isinstance(failed, apsw.FullError):
+            raise StoreError(
+                f"the disk holding {self.path} is full: {report.accepted} events of this import "
+                "were stored and are safe",
+                hint="free some space and run the same import again; it continues where it stopped, "
+                "events already stored count as duplicates",
+            ) from None
+        if failed is not None:
+            raise db.store_error(failed, self.path, "write to") from None
         if replaced_any:
             from edge.memory import vector_index
 
