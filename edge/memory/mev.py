@@ -70,6 +70,10 @@ _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))",
     re.ASCII,
 )
+_NO_OFFSET = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?", re.ASCII)
+_OFFSET_FORM = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?[+-]\d{1,4}(?::\d{1,2})?", re.ASCII
+)
 #: the same with every field in range except the day of the month and the year 0 (which
 #: ``datetime`` checks): what the fast path accepts by shape; anything else takes the full path
 _RFC3339_STRICT = re.compile(
@@ -201,7 +205,12 @@ def parse_timestamp(value: str, field: str) -> datetime:
             raise LineRejected(
                 f"{field} {_show(value)} separates date and time with a space; use T (e.g. 2025-11-01T09:30:00+08:00)"
             )
-        if _RFC3339.fullmatch(value + "Z") is not None or _RFC3339.fullmatch(value[:19] + "Z"):
+        if _OFFSET_FORM.fullmatch(value):
+            raise LineRejected(
+                f"{field} {_show(value)} has its UTC offset written wrongly; write it as +HH:MM "
+                "(e.g. 2025-11-01T09:30:00+08:00)"
+            )
+        if _NO_OFFSET.fullmatch(value):
             raise LineRejected(
                 f"{field} {_show(value)} has no UTC offset; add Z or one like +08:00 (e.g. 2025-11-01T09:30:00+08:00)"
             )
