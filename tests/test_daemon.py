@@ -28,8 +28,8 @@ from daemon_media import (
 )
 
 from edge.cli import main
+from edge.config import SpeechConfig, parse_daemon_config
 from edge.daemon.app import AdammDaemon
-from edge.daemon.config import SpeechConfig, parse_daemon_config
 from edge.segmentation.mev import iso_utc
 
 REPO = Path(__file__).resolve().parents[1]

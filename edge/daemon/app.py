@@ -29,11 +29,11 @@ import numpy as np
 
 from edge.capture.audio import AudioCaptureSource
 from edge.capture.base import CaptureSource, EndOfStream
+from edge.capture.pos import PosWatcher
 from edge.capture.video import FrameReader, VideoCaptureSource
-from edge.daemon.config import DaemonConfig
+from edge.config.daemon import DaemonConfig
 from edge.daemon.context import Context
 from edge.daemon.media import MediaWriter
-from edge.daemon.pos import PosWatcher
 from edge.daemon.workers import (
     AudioWorker,
     EventSink,

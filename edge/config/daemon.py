@@ -1,250 +1,36 @@
-"""Typed configuration of the edge daemon (``adamm run``).
+"""Typed configuration of the edge daemon (``adamm run``): :class:`DaemonConfig`.
 
-Extends :class:`edge.config.AdammConfig` (retrieval, analysis, encoders, llm sections stay the
+Extends :class:`edge.config.base.AdammConfig` (retrieval, analysis, encoders, llm sections stay the
 same) with the store box's own keys: identity (``store_id``, ``timezone``), where the memory and
-media live, the cameras and microphones, and the knobs of sampling, VAD, segmentation, quality,
-merging, context labels (weather, promotion) and the POS drop folder. Every field has a default, a
-title and a description; unknown keys are errors. :func:`load_daemon_config` reports *every* problem
-at once, one line per problem: ``file: key.path: reason`` (see :mod:`edge.config`). Called by ``edge.cli.cmd_run`` and
-:class:`edge.daemon.app.AdammDaemon`.
+media live, the capture sources (:mod:`edge.config.capture`) and the knobs of segmentation, merging,
+context labels (weather, promotion), speech, people detection and image-text vectors. Every field
+has a default, a title and a description; unknown keys are errors. Files are read by
+:mod:`edge.config.load`; :func:`check_sources` adds the problems only visible on this machine.
 """
 
 from __future__ import annotations
 
 import difflib
-import os
-import re
-from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError, available_timezones
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from edge.config import (
-    ID_PATTERN,
-    AdammConfig,
-    ConfigFileError,
-    load_config_file,
-    parse_config_text,
-    validate_config_data,
+from edge.config.base import ID_PATTERN, AdammConfig, Section
+from edge.config.capture import (
+    CameraConfig,
+    MicrophoneConfig,
+    PosConfig,
+    QualityConfig,
+    SamplingConfig,
+    VadConfig,
 )
 
 _ID = ID_PATTERN
 
 
-class _Section(BaseModel):
-    # strict: TOML values are typed, so true is not a number and "5" is not a number either
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
-
-
-def _start_time_text(value: Any) -> Any:
-    """An unquoted TOML date-time (``start_time = 2026-03-01T09:00:00+08:00``) as its text."""
-    return value.isoformat() if isinstance(value, datetime) else value
-
-
-def _check_start_time(value: str | None) -> str | None:
-    if value is None:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise ValueError("not an RFC 3339 date-time such as 2026-03-01T09:00:00+08:00") from None
-    if parsed.tzinfo is None:
-        raise ValueError("needs an offset or Z (e.g. 2026-03-01T09:00:00+08:00)")
-    return value
-
-
-class CameraConfig(_Section):
-    id: str = Field(
-        ..., pattern=_ID, title="Camera id", description="unique source id, stored as the event's source"
-    )
-    url: str = Field(
-        ...,
-        min_length=1,
-        title="Camera URL",
-        description="a device index ('0'), an rtsp:// or http(s):// URL, or a video file path",
-    )
-    zone: str = Field(
-        default="floor",
-        pattern=_ID,
-        title="Zone",
-        description="store zone this camera watches; 'entrance' yields customer_enter, 'checkout' "
-        "checkout_queue, any other zone dwell events",
-    )
-    enabled: bool = Field(
-        default=True, title="Enabled", description="false keeps the entry but does not open it"
-    )
-    start_time: str | None = Field(
-        default=None,
-        title="Replay start time",
-        description="file sources only: wall-clock time (RFC 3339) of the file's first frame; "
-        "default: the moment the daemon opens the file",
-    )
-    rtsp_transport: Literal["tcp", "udp"] = Field(
-        default="tcp",
-        title="RTSP transport",
-        description="rtsp:// URLs only: 'tcp' (RTP interleaved in the RTSP connection: passes NAT "
-        "and firewalls, no packet loss) or 'udp' (lower latency; the only one some servers offer)",
-    )
-    timeout_s: float = Field(
-        default=10.0,
-        gt=0,
-        le=300,
-        title="Network timeout",
-        description="network URLs: seconds to wait when opening the stream and for each frame; a "
-        "stream silent for longer counts as lost and reconnects with backoff",
-    )
-
-    @field_validator("start_time", mode="before")
-    @classmethod
-    def _start_text(cls, value: Any) -> Any:
-        return _start_time_text(value)
-
-    @field_validator("start_time")
-    @classmethod
-    def _start(cls, value: str | None) -> str | None:
-        return _check_start_time(value)
-
-    @property
-    def kind(self) -> Literal["device", "network", "file"]:
-        """How the URL is opened: a device index, a network stream or a file."""
-        if re.fullmatch(r"\d+", self.url):
-            return "device"
-        if re.match(r"^(rtsp|rtsps|rtmp|http|https|udp|tcp)://", self.url, re.IGNORECASE):
-            return "network"
-        return "file"
-
-
-class MicrophoneConfig(_Section):
-    id: str = Field(..., pattern=_ID, title="Microphone id", description="unique source id")
-    device: str = Field(
-        default="default",
-        min_length=1,
-        title="Device",
-        description="a sounddevice device name or index, 'default', or a .wav file path",
-    )
-    zone: str = Field(
-        default="floor", pattern=_ID, title="Zone", description="store zone this microphone hears"
-    )
-    enabled: bool = Field(
-        default=True, title="Enabled", description="false keeps the entry but does not open it"
-    )
-    start_time: str | None = Field(
-        default=None,
-        title="Replay start time",
-        description="file sources only: wall-clock time (RFC 3339) of the file's first sample",
-    )
-
-    @field_validator("start_time", mode="before")
-    @classmethod
-    def _start_text(cls, value: Any) -> Any:
-        return _start_time_text(value)
-
-    @field_validator("start_time")
-    @classmethod
-    def _start(cls, value: str | None) -> str | None:
-        return _check_start_time(value)
-
-    @property
-    def kind(self) -> Literal["device", "file"]:
-        return "file" if self.device.lower().endswith(".wav") else "device"
-
-
-class SamplingConfig(_Section):
-    fps: float = Field(
-        default=1.0, gt=0, le=30, title="Baseline rate", description="frames per second sampled"
-    )
-    burst_fps: float = Field(
-        default=4.0, gt=0, le=30, title="Burst rate", description="frames per second sampled during a burst"
-    )
-    burst_seconds: float = Field(
-        default=2.0, ge=0, le=60, title="Burst length", description="seconds a burst lasts after its trigger"
-    )
-    scene_change_threshold: float = Field(
-        default=0.35,
-        gt=0,
-        le=1,
-        title="Scene-change threshold",
-        description="histogram distance (0 = same picture, 1 = disjoint) between consecutive "
-        "analysed frames that starts a burst and cuts the event",
-    )
-    analysis_fps: float = Field(
-        default=5.0,
-        gt=0,
-        le=60,
-        title="Scene analysis rate",
-        description="frames per second checked for scene changes (cheap histogram; only sampled "
-        "frames reach the detector)",
-    )
-    max_frames_per_event: int = Field(
-        default=8,
-        ge=1,
-        le=64,
-        title="Keyframes per event",
-        description="most informative frames kept per event",
-    )
-    frame_width: int = Field(
-        default=640, ge=64, le=4096, title="Frame width", description="frames are resized to this width"
-    )
-    jpeg_quality: int = Field(
-        default=85, ge=10, le=100, title="JPEG quality", description="of stored keyframes"
-    )
-    queue_size: int = Field(
-        default=64,
-        ge=1,
-        le=10000,
-        title="Frame queue size",
-        description="sampled frames buffered per camera; live sources drop (and count) beyond it",
-    )
-    reconnect_initial_s: float = Field(
-        default=1.0, gt=0, title="Reconnect delay", description="first wait after a network stream is lost"
-    )
-    reconnect_max_s: float = Field(
-        default=30.0, gt=0, title="Reconnect delay cap", description="the wait doubles up to this"
-    )
-
-
-class VadConfig(_Section):
-    aggressiveness: int = Field(
-        default=3, ge=0, le=3, title="VAD aggressiveness", description="webrtcvad mode: 0 lenient .. 3 strict"
-    )
-    frame_ms: Literal[10, 20, 30] = Field(
-        default=30, title="VAD frame", description="milliseconds per VAD decision"
-    )
-    padding_ms: int = Field(
-        default=300,
-        ge=30,
-        le=3000,
-        title="Padding",
-        description="window in which 90 % of the frames must be speech to open a segment",
-    )
-    hangover_ms: int = Field(
-        default=700,
-        ge=30,
-        le=5000,
-        title="Hangover",
-        description="an open segment closes when 90 % of this last stretch is not speech (pauses "
-        "between sentences of one utterance are shorter)",
-    )
-    min_speech_s: float = Field(
-        default=0.5,
-        ge=0,
-        title="Shortest segment",
-        description="speech segments shorter than this are dropped",
-    )
-    max_segment_s: float = Field(
-        default=30.0, gt=1, le=120, title="Longest segment", description="speech longer than this is cut"
-    )
-    sample_rate: Literal[8000, 16000, 32000, 48000] = Field(
-        default=16000, title="Sample rate", description="capture rate in Hz (mono); files are resampled to it"
-    )
-    queue_size: int = Field(
-        default=64, ge=1, le=10000, title="Segment queue size", description="speech segments buffered per mic"
-    )
-
-
-class SegmentationConfig(_Section):
+class SegmentationConfig(Section):
     max_event_seconds: float = Field(
         default=120.0,
         gt=1,
@@ -273,46 +59,7 @@ class SegmentationConfig(_Section):
     )
 
 
-class QualityConfig(_Section):
-    action: Literal["drop", "downweight"] = Field(
-        default="drop",
-        title="Low-quality action",
-        description="'drop' discards black/frozen/blurred video and noise-only audio; 'downweight' "
-        "keeps them with a low stats.quality",
-    )
-    black_luma: float = Field(
-        default=16.0, ge=0, le=255, title="Black level", description="mean luma below this is a black frame"
-    )
-    blur_threshold: float = Field(
-        default=15.0,
-        ge=0,
-        title="Blur threshold",
-        description="variance of the Laplacian below this is a blurred frame",
-    )
-    frozen_seconds: float = Field(
-        default=30.0,
-        gt=0,
-        title="Frozen after",
-        description="a picture with no pixel change for this long is a frozen (stalled) camera",
-    )
-    noise_flatness: float = Field(
-        default=0.45,
-        gt=0,
-        le=1,
-        title="Noise flatness",
-        description="30 ms frames (noise gate) and whole segments (median) with a spectral flatness "
-        "above this are noise, not speech",
-    )
-    min_quality: float = Field(
-        default=0.3,
-        ge=0,
-        le=1,
-        title="Minimum quality",
-        description="with action='drop', events scoring below this are dropped",
-    )
-
-
-class MergeConfig(_Section):
+class MergeConfig(Section):
     enabled: bool = Field(default=True, title="Merge near-duplicates", description="merge repeated events")
     window_seconds: float = Field(
         default=10.0,
@@ -331,7 +78,7 @@ class MergeConfig(_Section):
     )
 
 
-class ContextConfig(_Section):
+class ContextConfig(Section):
     weather_source: Literal["none", "static", "file"] = Field(
         default="none",
         title="Weather source",
@@ -365,40 +112,7 @@ class ContextConfig(_Section):
         return self
 
 
-class PosConfig(_Section):
-    enabled: bool = Field(default=False, title="POS intake", description="read POS transactions")
-    drop_folder: str | None = Field(
-        default=None,
-        title="Drop folder",
-        description="folder where the POS exports *.jsonl / *.csv files; each is read once and moved "
-        "to its 'done' subfolder",
-    )
-    terminal: str = Field(
-        default="pos1",
-        pattern=_ID,
-        title="Terminal",
-        description="default terminal id for raw_ref pos://<t>/<bill>",
-    )
-    poll_seconds: float = Field(
-        default=2.0, gt=0, title="Poll interval", description="seconds between folder scans"
-    )
-
-    tail: str | None = Field(
-        default=None,
-        title="Tailed file",
-        description="a JSON Lines file the POS appends to, followed like tail -F (appends, rotation, "
-        "truncation; a partial last line waits for its newline); the byte offset is saved in the "
-        "store's settings table so a restart neither loses nor repeats purchases",
-    )
-
-    @model_validator(mode="after")
-    def _folder_when_enabled(self) -> PosConfig:
-        if self.enabled and not (self.drop_folder or self.tail):
-            raise ValueError("enabled = true needs drop_folder or tail set")
-        return self
-
-
-class DetectorConfig(_Section):
+class DetectorConfig(Section):
     key: str = Field(
         default="ssd_mobilenet_v2_coco",
         title="People detector",
@@ -425,7 +139,7 @@ class DetectorConfig(_Section):
     )
 
 
-class SpeechConfig(_Section):
+class SpeechConfig(Section):
     enabled: bool = Field(
         default=True,
         title="Transcribe speech",
@@ -453,7 +167,7 @@ class SpeechConfig(_Section):
     )
 
 
-class ImageTextConfig(_Section):
+class ImageTextConfig(Section):
     encoder: Literal["labels_as_text", "clip_vit_b16", "none"] = Field(
         default="labels_as_text",
         title="Image-text encoder",
@@ -568,24 +282,6 @@ class DaemonConfig(AdammConfig):
                 )
             seen.add(src.id)
         return value
-
-
-def parse_daemon_config(data: dict[str, Any], source: str = "config") -> DaemonConfig:
-    """Validate ``data``; a :class:`ConfigFileError` lists every problem (``source: key: reason``)."""
-    cfg, problems = validate_config_data(data, DaemonConfig, source)
-    if cfg is None:
-        raise ConfigFileError(problems)
-    return cfg
-
-
-def parse_daemon_text(raw: bytes | str, source: str = "config") -> DaemonConfig:
-    """Validate a daemon TOML document (bytes or text) as read from ``source``."""
-    return parse_config_text(raw, DaemonConfig, source)
-
-
-def load_daemon_config(path: str | os.PathLike[str]) -> DaemonConfig:
-    """Read and validate a daemon TOML file; a :class:`ConfigFileError` lists every problem."""
-    return load_config_file(path, DaemonConfig, missing_hint="copy config/edge.example.toml and edit it")
 
 
 def check_sources(cfg: DaemonConfig, source: str = "config") -> list[str]:
