@@ -78,7 +78,7 @@ class EncoderConfig(Section):
     text: str = Field(
         "use_v3_multilingual",
         title="Text encoder",
-        description="registry key of the text encoder (see models/manifest.toml)",
+        description="registry key of the text encoder (see edge/encoders/manifest.toml)",
     )
     providers: list[str] = Field(
         default_factory=lambda: [

@@ -116,7 +116,7 @@ class DetectorConfig(Section):
     key: str = Field(
         default="ssd_mobilenet_v2_coco",
         title="People detector",
-        description="registry key of the people detector (models/manifest.toml)",
+        description="registry key of the people detector (edge/encoders/manifest.toml)",
     )
     score_threshold: float = Field(
         default=0.5, gt=0, lt=1, title="Detection score", description="minimum score of a person detection"
@@ -149,7 +149,7 @@ class SpeechConfig(Section):
     key: str = Field(
         default="whisper_base",
         title="Speech model",
-        description="registry key of the speech model (models/manifest.toml)",
+        description="registry key of the speech model (edge/encoders/manifest.toml)",
     )
     model_dir: str | None = Field(
         default=None,

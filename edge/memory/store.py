@@ -143,7 +143,10 @@ def _insert_rows(
 
 @dataclass
 class ImportReport:
-    """Counts of one import (CONTRACT.md: ``{"accepted", "rejected", "duplicates", "merged"}``)."""
+    """Counts of one import (CONTRACT.md: ``{"accepted", "rejected", "duplicates", "merged"}``).
+
+    ``merged`` is a contract field and always 0 here: an import stores every valid line as its own
+    event (near-duplicates are merged by the daemon before they reach the store)."""
 
     accepted: int = 0
     rejected: int = 0
