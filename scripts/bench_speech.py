@@ -8,7 +8,7 @@ the encoder share and decoded tokens. ``--json`` prints the rows as JSON on stdo
     python scripts/bench_speech.py                       # tiny.en and base, providers as configured
     python scripts/bench_speech.py --sizes base --providers CPUExecutionProvider --repeat 3
 
-Needs espeak-ng and the weights packages (see models/manifest.toml); converts on first use.
+Needs espeak-ng and the weights packages (see edge/encoders/manifest.toml); converts on first use.
 """
 
 from __future__ import annotations

@@ -145,7 +145,7 @@ def until(pred: Callable[[], bool], what: str, timeout: float = 90.0, poll: floa
 def daemon_config(tmp: Path, **sections: Any) -> Any:
     """A parsed daemon config for store ``s1`` (Asia/Shanghai) with its files under ``tmp``, plus
     ``sections`` (cameras, microphones, pos, image_text ...)."""
-    from edge.daemon.config import parse_daemon_config
+    from edge.config import parse_daemon_config
 
     return parse_daemon_config(
         {

@@ -1,6 +1,6 @@
 """Simulated memories shared by the engine, operator, payload-contract, action and ask-CLI tests.
 
-Built once per test process (the simulator is seeded, so the planted truths of
+Built once per test process (in a temporary folder removed when the process exits) (the simulator is seeded, so the planted truths of
 :func:`edge.sim.expected` are known): a 75-day store with every effect, and a thin 5-day store
 with a handful of customers a day. Each is imported through the real import path into a real
 SQLite + sqlite-vec memory; the raw simulated events are kept for direct recomputation.
@@ -8,7 +8,9 @@ SQLite + sqlite-vec memory; the raw simulated events are kept for direct recompu
 
 from __future__ import annotations
 
+import atexit
 import functools
+import shutil
 import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -33,6 +35,7 @@ class Memory:
 
 def _build(config: SimConfig, name: str) -> Memory:
     root = Path(tempfile.mkdtemp(prefix=f"adamm-engine-{name}-"))
+    atexit.register(shutil.rmtree, root, ignore_errors=True)  # the memory lives as long as the process
     path = root / f"{name}.db"
     events = tuple(simulate(config))
     store = Store.open(path, timezone=config.timezone)

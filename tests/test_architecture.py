@@ -1,7 +1,11 @@
-"""Architecture guards: the pure core stays pure, every command is documented and answers --help."""
+"""Architecture guards: the pure core stays pure, every command is documented and answers --help,
+the CONTRACT's command list matches what ``adamm`` registers (with the gaps named), and the
+import-linter contracts hold."""
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,14 +18,105 @@ ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("textual", "cv2", "onnxruntime", "paho", "apsw", "sqlite_vec", "sounddevice")
 
 
+#: what the engine may load from edge outside edge.analysis: the config models and the errors
+ENGINE_MAY_LOAD = ("edge.errors", "edge.config")
+
+#: CONTRACT.md section 1 commands not built yet; the test fails when one of them lands (remove it here)
+EXPECTED_GAPS = {
+    "adamm": {"sync", "maintain", "facts", "restore", "action", "actions"},
+    "adamm-hub": {"serve", "ask", "console", "status", "broker-setup"},
+    "adamm-staff": {""},
+}
+
+
+def _loaded_by(code: str) -> dict[str, list[str]]:
+    probe = (
+        f"{code}\n"
+        "import json, sys\n"
+        f"print(json.dumps({{'edge': sorted(m for m in sys.modules if m.split('.')[0] == 'edge'), "
+        f"'heavy': [m for m in {HEAVY!r} if m in sys.modules]}}))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
+    loaded: dict[str, list[str]] = json.loads(out.stdout.strip().splitlines()[-1])
+    return loaded
+
+
 @pytest.mark.parametrize("module", ["edge.analysis.source", "edge.analysis"])
 def test_importing_the_pure_core_loads_no_io_or_ui_library(module: str) -> None:
-    code = (
-        f"import sys, importlib; importlib.import_module({module!r}); "
-        f"print(','.join(m for m in {HEAVY!r} if m in sys.modules))"
+    loaded = _loaded_by(f"import importlib; importlib.import_module({module!r})")
+    assert loaded["heavy"] == [], f"{module} pulled in {loaded['heavy']}"
+
+
+def test_the_engine_parser_and_every_operator_load_only_config_and_errors_from_edge() -> None:
+    loaded = _loaded_by(
+        "import edge.analysis.engine, edge.analysis.parser\n"
+        "from edge.analysis.operators import base\n"
+        "base.load_builtins()\n"
+        "assert base.registry(), 'no operator registered'"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
-    assert out.stdout.strip() == "", f"{module} pulled in {out.stdout.strip()}"
+    assert "edge.analysis.engine" in loaded["edge"] and "edge.analysis.parser" in loaded["edge"]
+    operators = [m for m in loaded["edge"] if m.startswith("edge.analysis.operators.")]
+    assert len(operators) > 3, operators
+    outside = [
+        m
+        for m in loaded["edge"]
+        if m != "edge"
+        and not any(m == ok or m.startswith(ok + ".") for ok in ("edge.analysis", *ENGINE_MAY_LOAD))
+    ]
+    assert outside == [], f"the engine loaded {outside}"
+    assert loaded["heavy"] == [], f"the engine pulled in {loaded['heavy']}"
+
+
+def _contract() -> Path:
+    """``shared/spec/CONTRACT.md`` beside the checkout (or beside one of its parents)."""
+    here = Path(__file__).resolve()
+    for p in here.parents:
+        if (p / "shared" / "spec" / "CONTRACT.md").is_file():
+            return p / "shared" / "spec" / "CONTRACT.md"
+    pytest.skip("shared/spec/CONTRACT.md is not beside this checkout")
+
+
+def _contract_commands() -> dict[str, set[str]]:
+    """program -> its sub-commands, from the command tables of CONTRACT.md section 1."""
+    text = _contract().read_text(encoding="utf-8")
+    section = text.split("\n## 1.", 1)[1].split("\n## 2.", 1)[0]
+    found: dict[str, set[str]] = {}
+    for m in re.finditer(r"^\| `(adamm(?:-[a-z]+)?)((?: [a-z][a-z-]*)?)", section, re.MULTILINE):
+        found.setdefault(m.group(1), set()).add(m.group(2).strip())
+    return found
+
+
+def test_the_contract_command_list_is_registered_but_for_the_named_gaps() -> None:
+    contract = _contract_commands()
+    assert set(contract) == {"adamm", "adamm-hub", "adamm-staff"}, contract
+    assert {"import", "ask", "search", "demo", "run", "tui", "check"} <= contract["adamm"]
+    for program, gaps in EXPECTED_GAPS.items():
+        assert gaps <= contract[program], f"{program}: gaps not in CONTRACT.md: {gaps - contract[program]}"
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    registered = set(sub.choices)  # type: ignore[attr-defined]
+    missing = contract["adamm"] - registered - EXPECTED_GAPS["adamm"]
+    assert not missing, f"CONTRACT.md commands not registered by adamm: {sorted(missing)}"
+    landed = EXPECTED_GAPS["adamm"] & registered
+    assert not landed, f"adamm {sorted(landed)} now exist: remove them from EXPECTED_GAPS"
+    # the hub registers placeholders that say so; a real command landing closes its gap
+    from hub.cli import HUB_COMMANDS
+
+    for name in sorted(contract["adamm-hub"]):
+        out = subprocess.run(
+            [sys.executable, "-c", f"import sys; from hub.cli import main; sys.exit(main([{name!r}]))"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
+        built = name in HUB_COMMANDS and "not built yet" not in out.stderr
+        assert built is not (name in EXPECTED_GAPS["adamm-hub"]), (
+            f"adamm-hub {name}: built={built}; keep EXPECTED_GAPS in step with the hub"
+        )
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert ("adamm-staff" in pyproject) is not ("" in EXPECTED_GAPS["adamm-staff"]), (
+        "adamm-staff's console script landed: remove it from EXPECTED_GAPS"
+    )
 
 
 def test_every_registered_command_has_help_and_is_in_the_reference() -> None:

@@ -24,7 +24,7 @@ from daemon_media import (
 from edge.capture.audio import AudioCaptureSource, _import_sounddevice, read_wav
 from edge.capture.base import EndOfStream
 from edge.capture.video import VideoCaptureSource
-from edge.daemon.config import CameraConfig, MicrophoneConfig, QualityConfig, SamplingConfig, VadConfig
+from edge.config import CameraConfig, MicrophoneConfig, QualityConfig, SamplingConfig, VadConfig
 from edge.errors import ConfigError, EnvironmentProblem
 from edge.segmentation.speech import SpeechSegment
 from edge.segmentation.video import SampledFrame

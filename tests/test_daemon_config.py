@@ -19,11 +19,13 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from edge.cli import main
-from edge.config import MAX_NESTING, ConfigFileError, load_config
-from edge.daemon.config import (
+from edge.config import (
+    MAX_NESTING,
+    ConfigFileError,
     DaemonConfig,
     SamplingConfig,
     check_sources,
+    load_config,
     load_daemon_config,
     parse_daemon_config,
     parse_daemon_text,
@@ -391,7 +393,7 @@ def test_unreadable_file_says_permission_denied(tmp_path: Path) -> None:
     script = (
         "import os, sys\n"
         "from edge.cli import main\n"
-        "import edge.cli.cmd_run, edge.daemon.config\n"
+        "import edge.cli.cmd_run, edge.config\n"
         "os.setgid(65534); os.setuid(65534)\n"
         f"sys.exit(main(['run', '--config', {str(path)!r}, '--validate-config']))\n"
     )

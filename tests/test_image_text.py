@@ -248,7 +248,7 @@ def test_image_text_config_errors_name_the_key(tmp_path: Path, video: Path) -> N
 
 
 def test_validate_config_reports_a_missing_clip_folder(tmp_path: Path, video: Path) -> None:
-    from edge.daemon.config import check_sources
+    from edge.config import check_sources
 
     cfg = _config(tmp_path, video, {"encoder": "clip_vit_b16", "model_dir": str(tmp_path / "nope")})
     problems = check_sources(cfg, "e.toml")

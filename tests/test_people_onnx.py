@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from edge.daemon.config import parse_daemon_config
+from edge.config import parse_daemon_config
 from edge.encoders.people_ssd import ONNX_FILE, PERSON, SsdPeopleDetector, onnx_file
 from edge.errors import ConfigError, ModelMissingError
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from daemon_media import daemon_config, until
 
+from edge.capture.pos import JsonlTail, TailState, tail_setting_key
 from edge.daemon.app import AdammDaemon, StoreSink
-from edge.daemon.pos import JsonlTail, TailState, tail_setting_key
 
 
 def bill(n: int, amount: float = 10.0) -> str:

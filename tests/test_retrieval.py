@@ -17,8 +17,9 @@ import numpy as np
 import pytest
 
 from edge.analysis.source import EventFilter
+from edge.cli._common import parse_pair, parse_time, parse_value
 from edge.config import AdammConfig
-from edge.memory.retrieval import hybrid_search, parse_pair, parse_time, parse_value
+from edge.memory.retrieval import hybrid_search
 from edge.memory.store import Store
 
 N = 20_000

@@ -19,8 +19,8 @@ import pytest
 from daemon_media import MemorySink, make_video, until
 
 from edge.capture.video import open_capture
+from edge.config import parse_daemon_config
 from edge.daemon.app import AdammDaemon
-from edge.daemon.config import parse_daemon_config
 
 pytestmark = pytest.mark.skipif(
     shutil.which("ffmpeg") is None or shutil.which("rtsp-server-perl") is None,

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from daemon_media import MemorySink, _espeak, espeak_available
 
+from edge.config import SegmentationConfig, parse_daemon_config
 from edge.daemon.app import AdammDaemon
-from edge.daemon.config import SegmentationConfig, parse_daemon_config
 from edge.segmentation.topic import (
     TopicChunk,
     TopicTracker,

@@ -15,9 +15,9 @@ from scipy.io import wavfile
 from scipy.special import erf
 
 from edge.encoders import base as encoder_base
+from edge.encoders import whisper_export as export_whisper
 from edge.encoders.audio_features import log_mel, resample, to_float32
 from edge.errors import ModelMissingError
-from models import export_whisper
 
 SENTENCE = "Good morning. I would like to buy fresh bread and a bottle of milk, please."
 CONTENT_WORDS = ("morning", "like", "buy", "fresh", "bread", "bottle", "milk", "please")

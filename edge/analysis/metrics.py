@@ -103,16 +103,6 @@ def get_metric(name: str | None, default: str = "event_count") -> Metric:
     return METRICS[name or default]
 
 
-def metric_filter(flt: EventFilter, metric: Metric) -> EventFilter:
-    """``flt`` narrowed to the event types the metric is about (for evidence and counts)."""
-    if not metric.event_types:
-        return flt
-    if flt.event_types:
-        keep = tuple(t for t in flt.event_types if t in metric.event_types)
-        return flt.narrowed(event_types=keep or flt.event_types)
-    return flt.narrowed(event_types=metric.event_types)
-
-
 @dataclass(frozen=True)
 class GroupValue:
     """The metric over one group (``key`` = the values of the grouping keys, in order)."""

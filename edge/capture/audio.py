@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from edge.capture.base import CaptureSource
-from edge.daemon.config import MicrophoneConfig, VadConfig
+from edge.config.capture import MicrophoneConfig, VadConfig
 from edge.errors import ConfigError, EnvironmentProblem
 from edge.segmentation.speech import SpeechSegmenter, frame_flatness, rms_dbfs
 

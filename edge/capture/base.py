@@ -18,6 +18,15 @@ logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class Checkpoint:
+    """A position to save once the events queued before it are written (e.g. the POS tail offset):
+    the writer flushes, then calls the sink's ``save_setting(key, value)`` if it has one."""
+
+    key: str
+    value: str
+
+
+@dataclass(frozen=True)
 class EndOfStream:
     """Put on the output queue once when a source ends (file EOF, stop, fatal error)."""
 

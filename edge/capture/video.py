@@ -28,7 +28,7 @@ import cv2
 import numpy as np
 
 from edge.capture.base import CaptureSource
-from edge.daemon.config import CameraConfig, QualityConfig, SamplingConfig
+from edge.config.capture import CameraConfig, QualityConfig, SamplingConfig
 from edge.errors import ConfigError
 from edge.segmentation.frames import frame_quality, scene_change_score, signature, thumbnail
 from edge.segmentation.video import SampledFrame

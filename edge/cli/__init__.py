@@ -46,13 +46,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name, module_name in COMMANDS.items():
         if only is not None and name != only:
             continue
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue  # command not built yet
-        module.register(sub)
+        importlib.import_module(module_name).register(sub)
     return parser
 
 

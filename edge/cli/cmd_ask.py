@@ -42,26 +42,6 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def parse_now(text: str | None) -> datetime | None:
-    """``--now`` as a datetime (naive = store-local); a bad value is a usage error."""
-    if text is None:
-        return None
-    t = text.strip()
-    if t.endswith(("Z", "z")):
-        t = t[:-1] + "+00:00"
-    try:
-        now = datetime.fromisoformat(t)
-    except ValueError:
-        raise UsageError(
-            f"--now {text!r} is not an ISO 8601 time", hint="e.g. 2025-12-01T09:00:00+08:00"
-        ) from None
-    if not 1900 <= now.year <= 9000:
-        raise UsageError(
-            f"--now {text!r} is too far from any store's data: give a year between 1900 and 9000"
-        )
-    return now
-
-
 def _fallback_text(payload: dict[str, Any]) -> str:
     lines = [str(payload.get("summary", ""))]
     lines.append(f"status {payload.get('status')}, confidence {payload.get('confidence', 0):.2f}")
@@ -108,13 +88,14 @@ def _parser_for(config: Any) -> Callable[..., Any] | None:
 
 def run(args: argparse.Namespace) -> int:
     from edge.analysis.engine import answer
-    from edge.cli.cmd_search import load_any_config, open_existing_store
+    from edge.cli._common import open_existing_store, parse_now
+    from edge.config import load_config
 
     question = " ".join(args.question).strip()
     if not question:
         raise UsageError("the question is empty")
     now = parse_now(args.now)
-    config = load_any_config(args.config)
+    config = load_config(args.config)
     store = open_existing_store(args.db, config, readonly=None)
     try:
         payload = answer(

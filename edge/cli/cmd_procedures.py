@@ -28,10 +28,11 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from edge.cli.cmd_search import load_any_config, open_existing_store
+    from edge.cli._common import open_existing_store
+    from edge.config import load_config
     from edge.memory.procedures import list_procedures, sync_procedures
 
-    config = load_any_config(args.config)
+    config = load_config(args.config)
     store = open_existing_store(args.db, config, readonly=None)
     try:
         sync_procedures(store)

@@ -91,8 +91,7 @@ class JsonlSink:
 
 
 def run(args: argparse.Namespace) -> int:
-    from edge.config import ConfigFileError
-    from edge.daemon.config import check_sources, load_daemon_config
+    from edge.config import ConfigFileError, check_sources, load_daemon_config
 
     path = args.config or os.environ.get("ADAMM_CONFIG")
     if not path:

@@ -10,9 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import sys
-from pathlib import Path
 from typing import Any
 
 logger = logging.getLogger(__name__)
@@ -86,44 +84,6 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def load_any_config(path: str | None) -> Any:
-    """The config for search/tune: the edge model, or the daemon's (a superset) for a file that
-    also configures ``adamm run``."""
-    from edge.config import load_config
-    from edge.errors import ConfigError
-
-    try:
-        return load_config(path)
-    except ConfigError as exc:
-        chosen = path or os.environ.get("ADAMM_CONFIG")
-        if not chosen or not Path(chosen).is_file():
-            raise
-        try:
-            from edge.daemon.config import load_daemon_config
-        except ImportError:
-            raise exc from None
-        try:
-            return load_daemon_config(chosen)
-        except ConfigError:
-            raise exc from None
-
-
-def open_existing_store(db: str, config: Any, *, readonly: bool | None = True) -> Any:
-    """Open the memory at ``db``; a missing file or one that is not an adamm memory is an
-    environment error (exit 3), never created or changed.
-
-    ``readonly=None`` opens it writable when the file and its folder can be written (so derived
-    caches are kept for the next process), else read-only (caches are then computed for this run).
-    """
-    from edge.memory import db as dbmod
-    from edge.memory.store import Store
-
-    if readonly is None:
-        dbmod.check_memory_file(db)
-        readonly = not dbmod.can_write(db)
-    return Store.open(db, config=config, readonly=readonly, create=False)
-
-
 def _clip_query(config: Any, text: str) -> Any:
     """The CLIP text-tower vector of ``text`` (None for empty text), from the folder the daemon uses."""
     if not text.strip():
@@ -140,21 +100,16 @@ def _clip_query(config: Any, text: str) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from edge.cli._common import build_filter, open_existing_store, parse_pair, parse_time, row_to_json
+    from edge.config import load_config
     from edge.errors import UsageError
-    from edge.memory.retrieval import (
-        build_filter,
-        hybrid_search,
-        parse_pair,
-        parse_time,
-        row_to_json,
-        store_timezone,
-    )
+    from edge.memory.retrieval import hybrid_search, store_timezone
 
     if args.k is not None and args.k < 1:
         raise UsageError(f"--k must be at least 1, got {args.k}")
     where = [parse_pair(w, "--where") for w in args.where]
     prefer = [parse_pair(w, "--prefer") for w in args.prefer]
-    config = load_any_config(args.config)
+    config = load_config(args.config)
     store = open_existing_store(args.db, config)
     try:
         tz = store_timezone(store, args.store[0] if args.store else None)

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import argparse
 import logging
-from datetime import datetime
 from pathlib import Path
 
-from edge.errors import StoreError, UsageError
+from edge.errors import StoreError
 
 logger = logging.getLogger(__name__)
 
@@ -29,20 +28,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=run)
 
 
-def parse_now(text: str | None) -> datetime | None:
-    """``--now`` as a datetime (None when not given); a bad value is a usage error."""
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError as exc:
-        raise UsageError(f"--now {text!r} is not an ISO time; write e.g. 2025-10-10T23:00:00+08:00") from exc
-
-
 def run(args: argparse.Namespace) -> int:
     db = Path(args.db)
     if not db.exists():
         raise StoreError(f"database {db} not found; create it with adamm import or adamm demo")
+    from edge.cli._common import parse_now
     from edge.memory.store import Store
     from edge.tui.app import AdammApp
 

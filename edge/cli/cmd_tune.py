@@ -57,18 +57,20 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from edge.cli.cmd_search import load_any_config, open_existing_store
-    from edge.config import AdammConfig
+    from edge.cli._common import open_existing_store
+    from edge.cli._labels import read_labels
+    from edge.config import AdammConfig, load_config
     from edge.errors import UsageError
-    from edge.memory.tune import tune, write_retrieval_weights
+    from edge.memory.retrieval import store_timezone
+    from edge.memory.tune import grid_search, write_retrieval_weights
 
     target = args.config or os.environ.get("ADAMM_CONFIG")
     if not target:
         raise UsageError("say where to write the weights: --config FILE (or set ADAMM_CONFIG)")
-    config = load_any_config(target) if Path(target).exists() else AdammConfig()
+    config = load_config(target) if Path(target).exists() else AdammConfig()
     store = open_existing_store(args.db, config)
     try:
-        result = tune(store, args.labels)
+        result = grid_search(store, read_labels(args.labels, store_timezone(store)))
     finally:
         store.close()
     for msg in result.skipped:

@@ -23,17 +23,17 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from edge.capture.audio import AudioCaptureSource
 from edge.capture.base import CaptureSource, EndOfStream
+from edge.capture.pos import PosWatcher
 from edge.capture.video import FrameReader, VideoCaptureSource
-from edge.daemon.config import DaemonConfig
+from edge.config.daemon import DaemonConfig
 from edge.daemon.context import Context
 from edge.daemon.media import MediaWriter
-from edge.daemon.pos import PosWatcher
 from edge.daemon.workers import (
     AudioWorker,
     EventSink,
@@ -44,7 +44,9 @@ from edge.daemon.workers import (
     _Worker,
     component_row,
 )
-from edge.errors import StoreError
+
+if TYPE_CHECKING:
+    from edge.memory.store import ImportReport
 
 logger = logging.getLogger(__name__)
 
@@ -56,16 +58,13 @@ class StoreSink:
         from edge.memory.store import Store
 
         Path(db).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self.store = Store.open(db, timezone=timezone, config=config)
-        except TypeError:  # a store without the config keyword
-            self.store = Store.open(db, timezone=timezone)
+        self.store = Store.open(db, timezone=timezone, config=config)
         self._lock = threading.Lock()
 
     def write_events(self, events: list[dict[str, Any]]) -> int:
         with self._lock:
-            result = self.store.import_events(events)
-        return _count_written(result, len(events))
+            report = self.store.import_events(events)
+        return _count_written(report, len(events))
 
     def write_components(self, rows: list[dict[str, Any]]) -> None:
         def upsert(conn: Any) -> None:
@@ -101,21 +100,12 @@ def _wait(result: Any) -> Any:
     return get(timeout=30) if callable(get) else result
 
 
-def _count_written(result: Any, offered: int) -> int:
-    """Events the store kept from one import call: its ``ImportReport`` counts accepted, duplicate
-    (already stored: replay) and merged lines; rejected lines are logged by the store."""
-    result = _wait(result)
-    if isinstance(result, int):
-        return result
-    counts = result.as_dict() if hasattr(result, "as_dict") else result
-    if isinstance(counts, dict) and "accepted" in counts:
-        kept = sum(int(counts.get(k, 0) or 0) for k in ("accepted", "duplicates", "merged"))
-        if counts.get("rejected"):
-            logger.error(
-                "the store rejected %d of %d daemon events (see its log)", counts["rejected"], offered
-            )
-        return kept
-    return offered
+def _count_written(report: ImportReport, offered: int) -> int:
+    """Events the store kept from one import call: accepted plus duplicate (already stored: replay)
+    and merged lines; rejected lines are logged by the store."""
+    if report.rejected:
+        logger.error("the store rejected %d of %d daemon events (see its log)", report.rejected, offered)
+    return report.accepted + report.duplicates + report.merged
 
 
 @dataclass
@@ -199,10 +189,7 @@ class AdammDaemon:
 
     def init_store(self) -> None:
         if self.sink is None:
-            try:
-                self.sink = StoreSink(self.config.db, self.config.timezone, self.config)
-            except ImportError as exc:
-                raise StoreError(f"the memory store is not available ({exc})") from None
+            self.sink = StoreSink(self.config.db, self.config.timezone, self.config)
         logger.info("memory store: %s", self.config.db)
 
     def init_encoders(self) -> None:
@@ -489,7 +476,3 @@ class AdammDaemon:
                 st["state"] = "stopped"
             rows.append(component_row(self.pos.name, "pos", st))
         return rows
-
-
-def run_daemon(cfg: DaemonConfig, *, until_eof: bool = False) -> RunSummary:
-    return AdammDaemon(cfg, until_eof=until_eof).start()

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Protocol
 
-from edge.daemon.config import ContextConfig
+from edge.config.daemon import ContextConfig
 
 logger = logging.getLogger(__name__)
 

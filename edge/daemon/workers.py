@@ -16,14 +16,14 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import numpy as np
 
-from edge.capture.base import EndOfStream
-from edge.daemon.config import DaemonConfig
+from edge.capture.base import Checkpoint, EndOfStream
+from edge.config.daemon import DaemonConfig
 from edge.daemon.context import Context
 from edge.daemon.media import MediaWriter
 from edge.segmentation.emotion import speech_emotion
@@ -71,15 +71,6 @@ def _transcript(result: Any) -> tuple[str, str, Any]:
         text, language, vector = result
         return str(text), str(language), vector
     return str(result.text), str(result.language), getattr(result, "embedding", None)
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    """A position to save once the events queued before it are written (e.g. the POS tail offset):
-    the writer flushes, then calls the sink's ``save_setting(key, value)`` if it has one."""
-
-    key: str
-    value: str
 
 
 class EventSink(Protocol):

@@ -6,7 +6,7 @@ padding, periodic Hann window, n_fft 400, hop 160), power spectrum, Slaney-style
 ``log10(max(x, 1e-10))``, clamp to 8 below the maximum, then ``(x + 4) / 4``. Also the audio
 normalisation helpers (int16 -> float, resampling for file sources).
 
-Called by :mod:`edge.encoders.whisper` and the prosody features of :mod:`edge.encoders.speech_emotion`.
+Called by :mod:`edge.encoders.whisper`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Every encoder (text, speech, people, image-text) is a subclass of :class:`Encoder` registered under
 a string key; configuration names the key (``[encoders] text = "use_v3_multilingual"``) and
 :func:`create` builds it, with an error listing the valid keys when the key is unknown. Model
-files are located through ``models/manifest.toml`` (see :mod:`edge.encoders.manifest`), never
+files are located through ``edge/encoders/manifest.toml`` (see :mod:`edge.encoders.manifest`), never
 downloaded. Called by the store (text vectors at import), the daemon and the benchmarks.
 """
 

@@ -1,4 +1,4 @@
-"""Reads ``models/manifest.toml`` and locates model files, checking their sha256.
+"""Reads ``edge/encoders/manifest.toml`` and locates model files, checking their sha256.
 
 Called by encoders when they load. A missing or altered file is a :class:`ModelMissingError`
 naming the package to install.
@@ -35,7 +35,7 @@ class ModelEntry:
 
 @lru_cache(maxsize=1)
 def load_manifest() -> dict[str, ModelEntry]:
-    text = importlib.resources.files("models").joinpath("manifest.toml").read_text(encoding="utf-8")
+    text = importlib.resources.files("edge.encoders").joinpath("manifest.toml").read_text(encoding="utf-8")
     data = tomllib.loads(text)
     entries = {}
     for key, raw in data.get("models", {}).items():
@@ -54,7 +54,7 @@ def entry(key: str) -> ModelEntry:
     try:
         return load_manifest()[key]
     except KeyError:
-        raise ModelMissingError(f"model {key!r} is not in models/manifest.toml") from None
+        raise ModelMissingError(f"model {key!r} is not in edge/encoders/manifest.toml") from None
 
 
 @lru_cache(maxsize=16)
@@ -96,7 +96,7 @@ def resource_path(
         digest = _sha256(str(path), st.st_size, st.st_mtime)
         if digest != want:
             raise ModelMissingError(
-                f"{what} {path} does not match its {sha_field} in models/manifest.toml",
+                f"{what} {path} does not match its {sha_field} in edge/encoders/manifest.toml",
                 hint=e.install or "reinstall its package",
             )
     return path

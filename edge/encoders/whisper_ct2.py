@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from scipy.special import erf
 
+from edge.encoders import ct2
 from edge.encoders.audio_features import SAMPLE_RATE, log_mel
 from edge.encoders.base import Encoder, byte_decoder, l2_normalize, register
 from edge.errors import ModelMissingError
@@ -38,10 +39,8 @@ LANGUAGE_TOKENS = {"en": 50259, "zh": 50260}
 def read_ct2(buf: bytes | memoryview) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Parse a CTranslate2 ``model.bin`` (format v6): variables by name, and aliases.
 
-    The one reader lives with the ONNX export (``models.export_whisper.read_ct2``)."""
-    from models.export_whisper import read_ct2 as _read
-
-    variables, aliases, _spec = _read(buf)
+    The one reader is :func:`edge.encoders.ct2.read_ct2`."""
+    variables, aliases, _spec = ct2.read_ct2(buf)
     return variables, aliases
 
 

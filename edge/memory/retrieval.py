@@ -368,84 +368,7 @@ def _epochs(conn: apsw.Connection, ids: np.ndarray) -> np.ndarray:
     return np.array([got.get(int(i), 0.0) for i in ids], dtype=np.float64)
 
 
-# -- results ---------------------------------------------------------------------------------------
-
-
-# -- query parsing shared by ``adamm search`` and ``adamm tune`` -------------------------------------
-
-
-def parse_value(raw: str) -> Scalar:
-    """A ``--where``/``--prefer`` value: numbers compare as numbers, true/false as booleans, else text."""
-    low = raw.strip().lower()
-    if low in ("true", "false"):
-        return low == "true"
-    try:
-        return int(raw)
-    except ValueError:
-        pass
-    try:
-        f = float(raw)
-    except ValueError:
-        return raw
-    return f if math.isfinite(f) else raw
-
-
-def parse_pair(item: str, flag: str) -> tuple[str, Scalar]:
-    """``KEY=VALUE`` with an identifier key (no SQL is ever built from it), else a UsageError."""
-    key, sep, value = item.partition("=")
-    key = key.strip()
-    if not sep:
-        raise UsageError(f"{flag} {item!r}: expected KEY=VALUE")
-    if not (key.isidentifier() and key.isascii()):
-        raise UsageError(f"{flag} {item!r}: the key must be an identifier (ASCII letters, digits, _)")
-    return key, parse_value(value)
-
-
-def parse_time(raw: str, flag: str, timezone: str) -> datetime:
-    """RFC 3339 with an offset (or ``Z``), or a date meaning midnight in the store's time zone."""
-    from zoneinfo import ZoneInfo
-
-    text = raw.strip()
-    if not text:
-        raise UsageError(
-            f"{flag} is empty: give a date (2025-11-01) or an RFC 3339 time, or leave the flag out"
-        )
-    try:
-        if len(text) == 10:
-            d = datetime.strptime(text, "%Y-%m-%d")
-            return d.replace(tzinfo=ZoneInfo(timezone)).astimezone(UTC)
-        t = datetime.fromisoformat(text.replace("z", "Z").replace("Z", "+00:00"))
-    except (ValueError, OverflowError):
-        raise UsageError(
-            f"{flag} {raw!r}: expected an RFC 3339 time with offset (2025-11-01T09:00:00+08:00) or a date"
-        ) from None
-    if t.tzinfo is None or "T" not in text.upper():
-        raise UsageError(f"{flag} {raw!r}: the time needs an offset, e.g. 2025-11-01T09:00:00+08:00 or ...Z")
-    try:
-        return t.astimezone(UTC)
-    except (OverflowError, ValueError):
-        raise UsageError(f"{flag} {raw!r} is outside the calendar (years 1-9999)") from None
-
-
-def build_filter(
-    *,
-    where: Sequence[tuple[str, Scalar]] = (),
-    types: Sequence[str] = (),
-    since: datetime | None = None,
-    until: datetime | None = None,
-    store_ids: Sequence[str] = (),
-) -> EventFilter:
-    """The EventFilter of a search: ``--where`` pairs on the same key are alternatives (OR)."""
-    grouped: dict[str, list[Scalar]] = {}
-    for key, value in where:
-        grouped.setdefault(key, []).append(value)
-    return EventFilter(
-        store_ids=tuple(store_ids),
-        event_types=tuple(types),
-        since=since,
-        until=until,
-        attributes=tuple((k, tuple(v)) for k, v in grouped.items()),
-    )
+# -- the store's time zone ----------------------------------------------------------------------
 
 
 def store_timezone(store: Any, store_id: str | None = None) -> str:
@@ -458,18 +381,3 @@ def store_timezone(store: Any, store_id: str | None = None) -> str:
                 logger.warning("stores have different time zones; dates use %s (%s)", tz, sid)
             return str(tz)
     return str(rows[0][1]) if rows else "UTC"
-
-
-def row_to_json(row: EventRow) -> dict[str, Any]:
-    """The ``adamm search --json`` shape of one result (CONTRACT.md)."""
-    return {
-        "event_id": row.event_id,
-        "score": row.score,
-        "cosine": row.cosine,
-        "attr_match": row.attr_match,
-        "timestamp": row.timestamp,
-        "event_type": row.event_type,
-        "store_id": row.store_id,
-        "raw_ref": list(row.raw_ref),
-        "text": row.text,
-    }

@@ -150,7 +150,10 @@ def _blank(line: str | bytes) -> bool:
 
 @dataclass
 class ImportReport:
-    """Counts of one import (CONTRACT.md: ``{"accepted", "rejected", "duplicates", "merged"}``)."""
+    """Counts of one import (CONTRACT.md: ``{"accepted", "rejected", "duplicates", "merged"}``).
+
+    ``merged`` is a contract field and always 0 here: an import stores every valid line as its own
+    event (near-duplicates are merged by the daemon before they reach the store)."""
 
     accepted: int = 0
     rejected: int = 0

@@ -13,7 +13,7 @@ Tail mode (``pos.tail``): :class:`JsonlTail` follows one JSON Lines file like ``
 appended lines, keeps a partial last line until its newline arrives, reopens the file when it is
 rotated (a new inode: the rest of the old file is read first) and starts again from the top when
 it is truncated. The byte offset (with the inode) goes into the events queue as a
-:class:`edge.daemon.workers.Checkpoint` after the events read before it, so the writer saves it
+:class:`edge.capture.base.Checkpoint` after the events read before it, so the writer saves it
 (the store's ``settings`` table) only once those events are written: a restart resumes there and
 neither loses nor repeats purchases (event ids are ``pos.<terminal>.<bill>``, so even a crash
 between the two writes only re-offers lines the store already holds as duplicates).
@@ -35,9 +35,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 from zoneinfo import ZoneInfo
 
-from edge.capture.base import EndOfStream
-from edge.daemon.config import DaemonConfig
-from edge.daemon.workers import Checkpoint
+from edge.capture.base import Checkpoint, EndOfStream
+from edge.config.daemon import DaemonConfig
 from edge.segmentation.mev import iso_utc
 
 logger = logging.getLogger(__name__)

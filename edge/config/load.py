@@ -1,9 +1,10 @@
-"""Typed configuration shared by every edge command.
+"""Reading a config file: the one loader every command uses.
 
-One TOML file (``--config``; ``ADAMM_CONFIG`` env; else built-in defaults). Every field has a
-default and a description; unknown keys are errors (``extra="forbid"``) reported with the key,
-the value and why. The daemon's own sections (cameras, microphones, ...) extend this model in
-``edge.daemon.config``.
+:func:`load_config` reads a TOML file (``--config``; ``$ADAMM_CONFIG``; else built-in defaults),
+validates it and returns the right model: :class:`~edge.config.daemon.DaemonConfig` for a file with
+the daemon's keys (``store_id``, ``[[cameras]]`` ...), else :class:`~edge.config.base.AdammConfig`,
+or the model the caller asks for (``adamm run`` asks for the daemon's). Every problem is one line
+``FILE: key.path: reason``; all of them are reported at once in a :class:`ConfigFileError`.
 """
 
 from __future__ import annotations
@@ -18,122 +19,13 @@ import tomllib
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from pathlib import Path
-from typing import Any, TypeVar, cast, get_args, get_origin
+from typing import Any, TypeVar, cast, get_args, get_origin, overload
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ValidationError
 
+from edge.config.base import ID_PATTERN, AdammConfig
+from edge.config.daemon import DaemonConfig
 from edge.errors import ConfigError
-
-
-class _Section(BaseModel):
-    # strict: TOML values are typed, so true is not a number and "5" is not a number either
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
-
-
-class RetrievalConfig(_Section):
-    alpha: float = Field(
-        0.6, ge=0, le=1, title="Vector weight", description="weight of cosine similarity in the hybrid score"
-    )
-    beta: float = Field(
-        0.4,
-        ge=0,
-        le=1,
-        title="Attribute weight",
-        description="weight of attr_match (soft preferences, time proximity) in the hybrid score",
-    )
-    time_scale_hours: float = Field(
-        72.0,
-        gt=0,
-        title="Time proximity scale",
-        description="hours over which the time-proximity preference halves",
-    )
-    default_k: int = Field(
-        10, ge=1, le=1000, title="Default k", description="results returned by search when --k is not given"
-    )
-
-
-class AnalysisConfig(_Section):
-    decay_base: float = Field(
-        50.0, gt=0, title="Confidence decay base", description="confidence = n / (n + decay_base)"
-    )
-    min_events_per_group: int = Field(
-        30,
-        ge=1,
-        title="Minimum evidence per group",
-        description="below this an operator answers insufficient_data",
-    )
-    min_buckets: int = Field(
-        8,
-        ge=2,
-        title="Minimum buckets",
-        description="minimum points of a series (trend, anomaly, periodicity, correlation)",
-    )
-    evidence_cap: int = Field(
-        20,
-        ge=1,
-        le=1000,
-        title="Evidence list cap",
-        description="most evidence entries listed in a payload; evidence_count has the full number",
-    )
-    similarity_threshold: float = Field(
-        0.55,
-        ge=0,
-        le=1,
-        title="Vocabulary similarity threshold",
-        description="minimum text-encoder cosine for matching a question word to a stored attribute value",
-    )
-
-
-class EncoderConfig(_Section):
-    text: str = Field(
-        "use_v3_multilingual",
-        title="Text encoder",
-        description="registry key of the text encoder (see models/manifest.toml)",
-    )
-    providers: list[str] = Field(
-        default_factory=lambda: [
-            "TensorrtExecutionProvider",
-            "CUDAExecutionProvider",
-            "CPUExecutionProvider",
-        ],
-        title="ONNX Runtime providers",
-        description="tried in order; those not available on this machine are skipped",
-    )
-    batch_size: int = Field(
-        64, ge=1, le=4096, title="Encoder batch size", description="texts encoded per ONNX Runtime call"
-    )
-
-
-class LLMConfig(_Section):
-    enabled: bool = Field(
-        False,
-        title="Use an LLM parser",
-        description="ask an OpenAI-compatible endpoint first; the rule parser takes over on any failure",
-    )
-    endpoint: str = Field(
-        "http://127.0.0.1:8080/v1",
-        title="Endpoint",
-        description="base URL of an OpenAI-compatible chat API (llama.cpp server, vLLM, Ollama)",
-    )
-    model: str = Field("local", title="Model name", description="model name sent to the endpoint")
-    timeout_s: float = Field(
-        10.0, gt=0, title="Timeout", description="seconds before falling back to the rule parser"
-    )
-    api_key_env: str = Field(
-        "ADAMM_LLM_API_KEY",
-        title="API key variable",
-        description="environment variable holding the API key, if any",
-    )
-
-
-class AdammConfig(_Section):
-    retrieval: RetrievalConfig = Field(
-        default_factory=RetrievalConfig, description="hybrid retrieval weights"
-    )
-    analysis: AnalysisConfig = Field(default_factory=AnalysisConfig, description="honesty rules and evidence")
-    encoders: EncoderConfig = Field(default_factory=EncoderConfig, description="model selection")
-    llm: LLMConfig = Field(default_factory=LLMConfig, description="optional LLM plan parser")
-
 
 # --------------------------------------------------------------------------- reading a config file
 #
@@ -146,8 +38,6 @@ MAX_NESTING = 32
 _MAX_SYNTAX_PROBLEMS = 20
 _MAX_ENCODING_PROBLEMS = 5
 _MAX_REPORTED = 50
-ID_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
-
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -712,7 +602,7 @@ def parse_config_text(raw: bytes | str, model: type[M] | None = None, source: st
     """A config from TOML text or bytes; a :class:`ConfigFileError` lists every problem. Without
     ``model``: the daemon's for a document with daemon keys, else :class:`AdammConfig`."""
     data, problems, dropped = parse_toml_text(raw, source)
-    chosen: Any = model if model is not None else _model_for(data)
+    chosen: Any = model if model is not None else model_for(data)
     outline = _Outline.scan(raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw)
     cfg, more = validate_config_data(data, chosen, source, outline=outline, dropped=dropped)
     problems += more
@@ -726,41 +616,74 @@ def parse_config_text(raw: bytes | str, model: type[M] | None = None, source: st
     return cast(M, cfg)
 
 
-def load_config_file(
-    path: str | os.PathLike[str], model: type[M], *, missing_hint: str = "pass --config with an existing file"
-) -> M:
-    """Read ``path`` and validate it as ``model``; a :class:`ConfigFileError` lists every problem."""
-    raw = read_config_bytes(path, missing_hint=missing_hint)
-    return parse_config_text(raw, model, str(path))
-
-
-def parse_config(data: dict[str, Any], source: str = "config") -> AdammConfig:
-    cfg, problems = validate_config_data(data, AdammConfig, source)
-    if cfg is None:
-        raise ConfigFileError(problems)
-    return cfg
-
-
-def _model_for(data: dict[str, Any]) -> type[AdammConfig]:
-    """The daemon's model for a document that also configures ``adamm run`` (it has daemon keys)."""
-    if any(key not in AdammConfig.model_fields for key in data):
-        try:
-            from edge.daemon.config import DaemonConfig
-        except ImportError:  # pragma: no cover - the daemon is part of the package
-            return AdammConfig
-        if any(key in DaemonConfig.model_fields for key in data):
-            return DaemonConfig
+def model_for(data: dict[str, Any]) -> type[AdammConfig]:
+    """The daemon's model for a document that also configures ``adamm run`` (it has daemon keys),
+    else :class:`AdammConfig` (whose report then names any unknown key)."""
+    if any(key not in AdammConfig.model_fields and key in DaemonConfig.model_fields for key in data):
+        return DaemonConfig
     return AdammConfig
 
 
-def load_config(path: str | os.PathLike[str] | None = None) -> AdammConfig:
-    """Load the config file (``path``, else ``$ADAMM_CONFIG``, else defaults).
+def parse_config(data: dict[str, Any], source: str = "config", model: type[M] | None = None) -> M:
+    """``data`` (an already-parsed TOML document) validated as ``model`` (default: chosen as in
+    :func:`model_for`); a :class:`ConfigFileError` lists every problem."""
+    chosen: Any = model if model is not None else model_for(data)
+    cfg, problems = validate_config_data(data, chosen, source)
+    if cfg is None:
+        raise ConfigFileError(problems)
+    return cast(M, cfg)
 
-    A file with the daemon's keys (``store_id``, ``[[cameras]]`` ...) is validated as the daemon's
-    config, so one file serves ``adamm run`` and the other commands."""
+
+@overload
+def load_config(
+    path: str | os.PathLike[str] | None = None,
+    model: None = None,
+    *,
+    missing_hint: str = ...,
+) -> AdammConfig: ...
+
+
+@overload
+def load_config(
+    path: str | os.PathLike[str] | None,
+    model: type[M],
+    *,
+    missing_hint: str = ...,
+) -> M: ...
+
+
+def load_config(
+    path: str | os.PathLike[str] | None = None,
+    model: type[BaseModel] | None = None,
+    *,
+    missing_hint: str = "pass --config with an existing file",
+) -> BaseModel:
+    """The config of a command: ``path``, else ``$ADAMM_CONFIG``, else built-in defaults.
+
+    Validated as ``model`` when given, else as the daemon's config for a file with the daemon's keys
+    (one file serves ``adamm run`` and every other command), else as :class:`AdammConfig`. Without a
+    file: the defaults of ``model`` (which then must need no keys) or of :class:`AdammConfig`."""
     chosen = path or os.environ.get("ADAMM_CONFIG")
     if not chosen:
-        return AdammConfig()
-    raw = read_config_bytes(chosen, missing_hint="pass --config with an existing file")
-    cfg: AdammConfig = parse_config_text(raw, None, str(chosen))
+        return (model or AdammConfig)()
+    raw = read_config_bytes(chosen, missing_hint=missing_hint)
+    cfg: BaseModel = parse_config_text(raw, model, str(chosen))
+    return cfg
+
+
+def parse_daemon_config(data: dict[str, Any], source: str = "config") -> DaemonConfig:
+    """``data`` validated as the daemon's config (``source: key: reason`` per problem)."""
+    return parse_config(data, source, DaemonConfig)
+
+
+def parse_daemon_text(raw: bytes | str, source: str = "config") -> DaemonConfig:
+    """A daemon TOML document (bytes or text) as read from ``source``."""
+    return parse_config_text(raw, DaemonConfig, source)
+
+
+def load_daemon_config(path: str | os.PathLike[str]) -> DaemonConfig:
+    """The daemon's config file ``path`` (``adamm run --config``)."""
+    cfg: DaemonConfig = load_config(
+        path, DaemonConfig, missing_hint="copy config/edge.example.toml and edit it"
+    )
     return cfg
