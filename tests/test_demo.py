@@ -2,13 +2,11 @@
 
 Runs a short simulation (35 days) into a real SQLite + sqlite-vec memory in a tmp dir via
 ``edge.cli.main``; checks the payloads against payload.schema.json and that the planted rain effect
-on order value is found. Skipped, with the reason, only while the store or engine modules are not
-built yet.
+on order value is found.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -22,23 +20,6 @@ from edge.errors import UsageError
 from edge.sim import SimConfig, expected
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "edge" / "schemas"
-
-
-def _missing_modules() -> list[str]:
-    missing = []
-    for name in ("edge.memory.store", "edge.analysis.engine"):
-        try:
-            if importlib.util.find_spec(name) is None:
-                missing.append(name)
-        except ModuleNotFoundError:
-            missing.append(name)
-    return missing
-
-
-needs_engine = pytest.mark.skipif(
-    bool(_missing_modules()),
-    reason=f"demo needs modules not built yet: {', '.join(_missing_modules())}",
-)
 
 
 def test_questions_cover_both_languages_and_the_real_training_date() -> None:
@@ -71,7 +52,6 @@ def test_refuses_to_overwrite_a_memory(tmp_path: Path) -> None:
     assert main(["demo", "--db", str(tmp_path / "x.db"), "--days", "3"]) == 2
 
 
-@needs_engine
 def test_demo_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     db = tmp_path / "demo.db"
     rc = main(["demo", "--db", str(db), "--days", "35", "--json"])
