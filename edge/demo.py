@@ -2,8 +2,8 @@
 
 Owns the demo's story: which store is simulated (:mod:`edge.sim`), the bilingual question set
 chosen so the planted effects show, and the readable printing of the answers. It goes through the
-same import path as ``adamm import`` (:class:`edge.memory.store.Store`) and the same engine as
-``adamm ask`` (:func:`edge.analysis.engine.answer`), so what the demo shows is what the product
+same import path as ``adamm import`` (:class:`edge.memory.store.Store`) and the same ask use case
+as ``adamm ask`` (:class:`edge.services.ask.AskService`, default config), so what the demo shows is what the product
 does. Called by :mod:`edge.cli.cmd_demo` and tests; progress goes to the ``err`` stream, answers
 to ``out``.
 """
@@ -14,7 +14,7 @@ import json
 import logging
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -152,8 +152,9 @@ def run_demo(options: DemoOptions, *, err: TextIO) -> tuple[Path, list[dict[str,
     config = demo_config(options)
     path = prepare_db(options)
 
-    from edge.analysis.engine import AnalysisConfig, answer
+    from edge.config import AdammConfig
     from edge.memory.store import Store
+    from edge.services.ask import AskService
 
     progress = _Progress(err)
     progress.say(
@@ -179,15 +180,12 @@ def run_demo(options: DemoOptions, *, err: TextIO) -> tuple[Path, list[dict[str,
         )
         if report.rejected:
             logger.error("%s simulated events were rejected; the demo data is incomplete", report.rejected)
-        source = store.event_source()
+        asker = AskService(store, AdammConfig(), now=now)
         questions = demo_questions(config)
         payloads: list[dict[str, Any]] = []
-        analysis_config = AnalysisConfig()
         for i, q in enumerate(questions, start=1):
             progress.say(f"answering {i}/{len(questions)}: {q.question}")
-            payloads.append(
-                answer(q.question, source, now=now, config=analysis_config, embed=store.embed_texts_cached)
-            )
+            payloads.append(asker.ask(q.question))
     finally:
         store.close()
     progress.say(
@@ -195,37 +193,6 @@ def run_demo(options: DemoOptions, *, err: TextIO) -> tuple[Path, list[dict[str,
         f'(try: adamm ask --db {path} --now {now.isoformat()} "上周的客单价是多少？")'
     )
     return path, payloads
-
-
-def _payload_text_fallback(payload: dict[str, Any]) -> str:
-    """A plain rendering used while :mod:`edge.presentation` is not available."""
-    lines = [payload.get("summary", "")]
-    lines.append(
-        f"status {payload.get('status')}, confidence {payload.get('confidence', 0):.2f}"
-        + (" (low)" if payload.get("low_confidence") else "")
-    )
-    evidence = payload.get("evidence") or []
-    if evidence:
-        ids = ", ".join(str(e.get("event_id")) for e in evidence[:3])
-        lines.append(f"evidence: {payload.get('evidence_count', len(evidence))} events, e.g. {ids}")
-    if payload.get("missing"):
-        lines.append("missing: " + "; ".join(str(m) for m in payload["missing"]))
-    action = payload.get("action")
-    if action:
-        lines.append(
-            f"action: {action.get('type')} {json.dumps(action.get('params', {}), ensure_ascii=False)}"
-        )
-    return "\n".join(lines)
-
-
-def _renderer() -> Callable[[dict[str, Any]], str]:
-    try:
-        from edge.presentation import payload_text
-    except ImportError:
-        logger.info("edge.presentation not available; using the demo's plain rendering")
-        return _payload_text_fallback
-    renderer: Callable[[dict[str, Any]], str] = payload_text
-    return renderer
 
 
 def print_answers(
@@ -236,10 +203,11 @@ def print_answers(
         json.dump(payloads, out, ensure_ascii=False, indent=2)
         out.write("\n")
         return
-    render = _renderer()
+    from edge.presentation import payload_text
+
     for i, (q, payload) in enumerate(zip(questions, payloads, strict=True), start=1):
         out.write(f"\n[{i}/{len(questions)}] {q.question}\n")
         out.write(f"    ({q.shows})\n")
-        for line in render(payload).splitlines():
+        for line in payload_text(payload).splitlines():
             out.write(f"  {line}\n")
     out.flush()

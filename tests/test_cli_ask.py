@@ -1,7 +1,7 @@
 """``adamm ask`` and ``adamm procedures`` through the real command line entry point.
 
-Each test works on its own copy of a simulated memory (tests/engine_data.py), because asking
-writes the procedural memory and the answer's outcome into the store.
+Each test works on its own copy of a simulated memory (tests/engine_data.py), so derived caches
+refreshed by one test never shape another's answer.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.resources
 import json
 import shutil
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,22 @@ def test_ask_relative_time_counts_from_now(tmp_path: Path, capsys: pytest.Captur
     rc = main(["ask", "--db", str(db), "--now", late, "--json", "How many customers came in yesterday?"])
     payload = json.loads(capsys.readouterr().out)
     assert rc == 0 and payload["status"] == "insufficient_data" and payload["missing"]
+
+
+def test_now_alone_makes_a_relative_question_answerable(
+    full_db: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ "Last week" counted from --now (the memory's end) is covered; counted from today's clock,
+    long after the simulated months, it holds nothing. So ok here comes only from --now."""
+    question = "How many orders were there last week?"
+    assert datetime.now(UTC) - full_memory().now > timedelta(days=30)
+    rc = main(["ask", "--db", str(full_db), "--now", full_memory().now.isoformat(), "--json", question])
+    with_now = json.loads(capsys.readouterr().out)
+    assert rc == 0 and with_now["status"] == "ok", with_now
+    rc = main(["ask", "--db", str(full_db), "--json", question])
+    without = json.loads(capsys.readouterr().out)
+    assert rc == 0 and without["status"] != "ok", without
+    assert with_now["plan"]["intent"] == without["plan"]["intent"]
 
 
 def test_missing_db_is_exit_3_and_not_created(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,8 +2,7 @@
 
 Runs a short simulation (35 days) into a real SQLite + sqlite-vec memory in a tmp dir via
 ``edge.cli.main``; checks the payloads against payload.schema.json and that the planted rain effect
-on order value is found. Skipped, with the reason, only while the store or engine modules are not
-built yet.
+on order value is found.
 """
 
 from __future__ import annotations

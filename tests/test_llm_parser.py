@@ -232,3 +232,25 @@ def test_unreachable_endpoint_falls_back(caplog: pytest.LogCaptureFixture) -> No
     with caplog.at_level(logging.WARNING, logger="edge.llm"):
         result = _parser(f"http://127.0.0.1:{port}/v1", timeout_s=2).parse(QUESTION, VOCAB, NOW)
     _assert_fell_back(result, caplog, "cannot reach")
+
+
+def test_fallback_keeps_the_embedding_matcher_and_threshold() -> None:
+    """The rule parser that takes over gets the same embed and similarity threshold as a rule-only
+    ask (it used to parse without them)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    asked: list[list[str]] = []
+
+    def embed(texts: Any) -> None:
+        asked.append(list(texts))
+        return None  # no vectors: the parser must still answer, by rules
+
+    result = _parser(f"http://127.0.0.1:{port}/v1", timeout_s=2).parse(
+        QUESTION, VOCAB, NOW, embed=embed, similarity_threshold=0.9
+    )
+    assert result.backend != "llm" and asked, "the fallback did not use the embedding matcher"
+    direct = parse_question(QUESTION, VOCAB, NOW, embed=embed, similarity_threshold=0.9)
+    assert result.plan == direct.plan

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import importlib
 import json
 import os
 import re
@@ -21,8 +20,12 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static, TabbedContent
 
-from edge.memory import views
+from edge.config import AdammConfig
+from edge.memory.semantic import actions as action_rows
+from edge.memory.semantic import events as event_rows
+from edge.memory.semantic import facts as fact_rows
 from edge.memory.store import Store
+from edge.services.console import StoreBackend
 from edge.sim import SimConfig, simulate
 from edge.tui.app import AdammApp, Answered, build_filter
 from edge.tui.widgets import HistoryInput, ResultPlot
@@ -30,17 +33,11 @@ from edge.tui.widgets import HistoryInput, ResultPlot
 SIM = SimConfig(days=40, customers_per_day=80)
 DOCS = Path(__file__).parents[1] / "docs"
 
-
-def _engine_missing() -> str | None:
-    try:
-        importlib.import_module("edge.analysis.engine")
-    except Exception as exc:  # the engine is built by another issue; say why these are skipped
-        return f"edge.analysis.engine is not importable yet: {exc}"
-    return None
+RAIN_QUESTION = "下雨天和晴天相比，哪种天气客单价更高？"
 
 
-ENGINE_MISSING = _engine_missing()
-needs_engine = pytest.mark.skipif(ENGINE_MISSING is not None, reason=ENGINE_MISSING or "")
+def _backend(store: Store, now: datetime | None = None) -> StoreBackend:
+    return StoreBackend(store, AdammConfig(), now=now)
 
 
 @pytest.fixture(scope="module")
@@ -66,10 +63,11 @@ def _drive(
     store: Store,
     steps: Callable[[AdammApp, Pilot[None]], Awaitable[Any]],
     size: tuple[int, int] = (100, 30),
+    now: datetime | None = None,
     **kwargs: Any,
 ) -> Any:
     async def go() -> Any:
-        app = AdammApp(store, "en", **kwargs)
+        app = AdammApp(_backend(store, now), "en", **kwargs)
         async with app.run_test(size=size) as pilot:
             await settle(app, pilot)
             return await steps(app, pilot)
@@ -164,26 +162,26 @@ def test_events_tab_lists_filters_searches_and_shows_details(
     assert top["raw_ref"][0] in out["detail"]
 
 
-def test_actions_tab_acknowledges_and_learned_tab_lists_facts(store: Store) -> None:
-    payload = {
-        "status": "ok",
-        "question": "which zone needs a tasting stand",
-        "plan": {"intent": "breakdown", "metric": "footfall"},
-        "summary": "zone A draws most footfall",
-        "result": {"top_contributor": "zone_a"},
-        "evidence": [{"event_id": "sh_xuhui_01-20250901-000012", "role": "zone_a", "weight": 1.0}],
-        "evidence_count": 1,
-        "confidence": 0.8,
-        "low_confidence": False,
-        "missing": [],
-        "action": {"type": "recommendation", "params": {"what": "tasting stand in zone A"}},
-    }
-    action_id = views.record_outcome(store, payload)
+def test_actions_tab_acknowledges_and_learned_tab_lists_facts(store: Store, sim_now: datetime) -> None:
+    # a fact as maintenance would write it (asking never writes facts), and a real answer's action
+    # proposed through the backend
+    fact = ("f-test", SIM.store_id, "compare", "avg_order_value", "rainy days sell more per bill", 0.8)
+    store.writer.submit(
+        lambda c: c.execute(
+            "INSERT OR IGNORE INTO facts (fact_id, store_id, kind, subject, statement, confidence,"
+            " created_at, updated_at) VALUES (?,?,?,?,?,?,'2025-10-01T00:00:00Z','2025-10-01T00:00:00Z')",
+            fact,
+        )
+    ).result()
+    backend = _backend(store, sim_now)
+    payload = backend.ask(RAIN_QUESTION)
+    assert payload["status"] == "ok" and payload["action"], payload
+    action_id = backend.propose_action(payload)
     assert action_id is not None
 
     def state() -> str:
         with store.read() as conn:
-            return next(a["state"] for a in views.list_actions(conn) if a["action_id"] == action_id)
+            return next(a["state"] for a in action_rows.list_actions(conn) if a["action_id"] == action_id)
 
     async def steps(app: AdammApp, pilot: Pilot[None]) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -207,14 +205,15 @@ def test_actions_tab_acknowledges_and_learned_tab_lists_facts(store: Store) -> N
 
     out = _drive(store, steps, size=(80, 24))
     assert out["tab"] == "actions_tab"
-    assert payload["summary"] in out["facts"]
+    assert fact[4] in out["facts"]
     assert (out["after_a"], out["shown_a"]) == ("accepted", "accepted")
     assert (out["after_d"], out["shown_d"]) == ("done", "done")
 
 
 def test_question_history_recalls_with_up_and_down(tmp_path: Path) -> None:
     async def go() -> list[str]:
-        app = AdammApp(Store.open(tmp_path / "h.db"), "en")
+        store = Store.open(tmp_path / "h.db")
+        app = AdammApp(_backend(store), "en")
         try:
             async with app.run_test(size=(80, 24)) as pilot:
                 box = app.query_one("#question", HistoryInput)
@@ -226,7 +225,7 @@ def test_question_history_recalls_with_up_and_down(tmp_path: Path) -> None:
                     seen.append(box.value)
                 return seen
         finally:
-            app.store.close()
+            store.close()
 
     assert asyncio.run(go()) == ["second", "first", "first", "second", ""]
 
@@ -246,15 +245,21 @@ def _svg_text(svg: str) -> str:
     return html.unescape(body).replace("\xa0", " ")
 
 
-@needs_engine
-def test_ask_shows_summary_confidence_evidence_and_records_outcome(
+def _semantic_rows(store: Store) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    with store.read() as conn:
+        return fact_rows.list_facts(conn), action_rows.list_actions(conn)
+
+
+def test_ask_shows_summary_confidence_evidence_writes_nothing_and_f7_saves_the_action(
     store: Store, sim_now: datetime, tmp_path: Path
 ) -> None:
-    question = "下雨天和晴天相比，哪种天气客单价更高？"
+    store.writer.submit(lambda c: c.execute("DELETE FROM actions")).result()  # another test's
 
     async def steps(app: AdammApp, pilot: Pilot[None]) -> dict[str, Any]:
-        await _ask(app, pilot, question)
+        before = _semantic_rows(store)
+        await _ask(app, pilot, RAIN_QUESTION)
         out: dict[str, Any] = {"payload": app.payload, "answer": _static(app, "#answer")}
+        out["written_by_ask"] = (before, _semantic_rows(store))
         svg_path = tmp_path / "ask.svg"
         app.save_screenshot(svg_path.name, str(tmp_path))
         out["svg"] = svg_path.read_text(encoding="utf-8")
@@ -271,6 +276,10 @@ def test_ask_shows_summary_confidence_evidence_and_records_outcome(
         out["result_rows"] = app.query_one("#result", DataTable).row_count
         await pilot.press("ctrl+s")
         await pilot.pause()
+        await pilot.press("f7")
+        await settle(app, pilot)
+        out["actions_after_f7"] = _semantic_rows(store)[1]
+        out["actions_table"] = _column(app.query_one("#actions", DataTable), "summary")
         if os.environ.get("ADAMM_UPDATE_SCREENSHOTS"):
             await pilot.press("f6")
             await pilot.pause()
@@ -290,15 +299,21 @@ def test_ask_shows_summary_confidence_evidence_and_records_outcome(
     saved = list(tmp_path.glob("adamm-answer-*.json"))
     assert len(saved) == 1 and json.loads(saved[0].read_text(encoding="utf-8")) == payload
     assert payload["summary"][:12] in _svg_text(out["svg"])
+    # asking wrote no fact and no action
+    before, after = out["written_by_ask"]
+    assert after == before and before[1] == []
     # the simulator makes rainy days' order value clearly higher: a confident answer with an action,
-    # which the worker records as a pending action and a learned fact
+    # which F7 saves as one pending action of this store, for the action's role
     assert not payload["low_confidence"] and payload["action"]
-    with store.read() as conn:
-        assert any(a["summary"] == payload["summary"] for a in views.list_actions(conn))
-        assert any(f["statement"] == payload["summary"] for f in views.list_facts(conn))
+    saved_actions = out["actions_after_f7"]
+    assert len(saved_actions) == 1
+    row = saved_actions[0]
+    assert row["summary"] == payload["summary"] and row["state"] == "pending"
+    assert row["store_id"] == SIM.store_id and row["role"] == payload["action"]["params"]["role"]
+    assert json.loads(row["params_json"])["subject"] == payload["plan"]["target_metric"]
+    assert out["actions_table"] == [payload["summary"]]
 
 
-@needs_engine
 def test_thin_data_question_shows_insufficient_data(store: Store, sim_now: datetime) -> None:
     async def steps(app: AdammApp, pilot: Pilot[None]) -> tuple[Any, str, bool]:
         await _ask(app, pilot, "过去一年客流趋势")
@@ -312,7 +327,6 @@ def test_thin_data_question_shows_insufficient_data(store: Store, sim_now: datet
     assert not warned  # the status line explains it; no tentative-result warning
 
 
-@needs_engine
 def test_unsupported_question_shows_parser_explanation(store: Store, sim_now: datetime) -> None:
     async def steps(app: AdammApp, pilot: Pilot[None]) -> tuple[Any, str]:
         await _ask(app, pilot, "写一首诗")
@@ -439,7 +453,7 @@ def test_chinese_labels(tmp_path: Path) -> None:
     store = Store.open(tmp_path / "s.db")
 
     async def go() -> tuple[str, str]:
-        app = AdammApp(store, "zh")
+        app = AdammApp(_backend(store), "zh")
         async with app.run_test(size=(80, 24)) as pilot:
             await settle(app, pilot)
             app.save_screenshot("zh.svg", str(tmp_path))
@@ -454,7 +468,6 @@ def test_chinese_labels(tmp_path: Path) -> None:
     assert "提问" in _svg_text((tmp_path / "zh.svg").read_text(encoding="utf-8"))
 
 
-@needs_engine
 @pytest.mark.parametrize("size", [(80, 24), (100, 30)])
 def test_answer_view_tables_and_plot_do_not_overlap(
     store: Store, sim_now: datetime, size: tuple[int, int]
@@ -494,7 +507,7 @@ def test_events_tab_shows_store_local_times(store: Store) -> None:
     ids, times = _drive(store, steps)
     assert ids and len(ids) == len(times)
     with store.read() as conn:
-        ev = views.get_event(conn, ids[0])
+        ev = event_rows.get_event(conn, ids[0])
     assert ev is not None
     utc = datetime.fromisoformat(ev["ts"].replace("Z", "+00:00"))
     assert times[0] == utc.astimezone(ZoneInfo(SIM.timezone)).strftime("%Y-%m-%d %H:%M:%S")

@@ -1,7 +1,7 @@
 """``adamm ask``: answer a Chinese or English question from a store's memory.
 
-Parses the question (rule parser, or the LLM backend when the config enables it), runs the plan
-through :func:`edge.analysis.engine.answer`, prints the payload (``--json``) or a readable answer
+Answers through the ask use case (:class:`edge.services.ask.AskService`: the rule parser, or the
+LLM backend when the config enables it, and the engine with ``[analysis]``), prints the payload (``--json``) or a readable answer
 (:func:`edge.presentation.payload_text`). Asking never writes to the memory's data (no facts,
 actions, procedures or outcomes, CONTRACT.md section 1); only derived caches (the hourly rollup,
 the parser vocabulary, the text-vector cache) are brought up to date, and only when the memory
@@ -17,8 +17,6 @@ import argparse
 import json
 import logging
 import sys
-from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 from edge.errors import UsageError
@@ -42,54 +40,11 @@ def register(subparsers: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _fallback_text(payload: dict[str, Any]) -> str:
-    lines = [str(payload.get("summary", ""))]
-    lines.append(f"status {payload.get('status')}, confidence {payload.get('confidence', 0):.2f}")
-    ev = payload.get("evidence") or []
-    if ev:
-        lines.append(
-            f"evidence: {payload.get('evidence_count')} events, e.g. "
-            + ", ".join(str(e["event_id"]) for e in ev[:3])
-        )
-    for m in payload.get("missing") or []:
-        lines.append(f"missing: {m}")
-    if payload.get("action"):
-        lines.append("action: " + json.dumps(payload["action"], ensure_ascii=False))
-    return "\n".join(lines)
-
-
-def _renderer() -> Callable[[dict[str, Any]], str]:
-    try:
-        from edge.presentation import payload_text
-    except ImportError:
-        return _fallback_text
-    render: Callable[[dict[str, Any]], str] = payload_text
-    return render
-
-
-def _parser_for(config: Any) -> Callable[..., Any] | None:
-    llm = getattr(config, "llm", None)
-    if llm is None or not llm.enabled:
-        return None
-    from edge.analysis.parser import parse_question
-    from edge.llm import LLMPlanParser
-
-    backend = LLMPlanParser(llm)
-
-    def parse(question: str, vocab: Any, now: datetime, **kwargs: Any) -> Any:
-        try:
-            return backend.parse(question, vocab, now)
-        except Exception as exc:
-            logger.warning("LLM parser failed, using the rule parser: %s", exc)
-            return parse_question(question, vocab, now, **kwargs)
-
-    return parse
-
-
 def run(args: argparse.Namespace) -> int:
-    from edge.analysis.engine import answer
     from edge.cli._common import open_existing_store, parse_now
     from edge.config import load_config
+    from edge.presentation import payload_text
+    from edge.services.ask import AskService
 
     question = " ".join(args.question).strip()
     if not question:
@@ -98,19 +53,12 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     store = open_existing_store(args.db, config, readonly=None)
     try:
-        payload = answer(
-            question,
-            store.event_source(),
-            now=now,
-            config=config.analysis,
-            embed=store.embed_texts_cached,
-            parser=_parser_for(config),
-        )
+        payload = AskService(store, config, now=now).ask(question)
     finally:
         store.close()
     if args.json:
         json.dump(payload, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(_renderer()(payload) + "\n")
+        sys.stdout.write(payload_text(payload) + "\n")
     return 0

@@ -1,6 +1,9 @@
-"""``adamm tui --db PATH [--lang zh|en] [--now ISO]``: start the store manager's Textual app.
+"""``adamm tui --db PATH [--config FILE] [--lang zh|en] [--now ISO]``: start the store manager's
+Textual app.
 
-Registered by :mod:`edge.cli`; opens the store and runs :class:`edge.tui.app.AdammApp`.
+Registered by :mod:`edge.cli`; loads the config (``[analysis]`` and ``[llm]`` shape the answers,
+as in ``adamm ask``), opens the memory and runs :class:`edge.tui.app.AdammApp` over a
+:class:`edge.services.console.StoreBackend`.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ logger = logging.getLogger(__name__)
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("tui", help="the store manager's terminal app")
     p.add_argument("--db", required=True, help="path of the store's memory (SQLite)")
+    p.add_argument("--config", metavar="FILE", help="TOML config file (else $ADAMM_CONFIG, else defaults)")
     p.add_argument(
         "--lang",
         choices=["zh", "en"],
@@ -33,14 +37,18 @@ def run(args: argparse.Namespace) -> int:
     if not db.exists():
         raise StoreError(f"database {db} not found; create it with adamm import or adamm demo")
     from edge.cli._common import parse_now
+    from edge.config import load_config
     from edge.memory.store import Store
+    from edge.services.console import StoreBackend
     from edge.tui.app import AdammApp
 
     now = parse_now(args.now)
+    config = load_config(args.config)
     out_dir = Path(args.out) if args.out else None
-    store = Store.open(db)
+    store = Store.open(db, config=config)
     try:
-        AdammApp(store, args.lang, now=now, out_dir=out_dir).run()  # None: the locale, else the store
+        backend = StoreBackend(store, config, now=now)
+        AdammApp(backend, args.lang, out_dir=out_dir).run()  # None: the locale, else the store
     finally:
         store.close()
     return 0

@@ -67,18 +67,9 @@ class StoreSink:
         return _count_written(report, len(events))
 
     def write_components(self, rows: list[dict[str, Any]]) -> None:
-        def upsert(conn: Any) -> None:
-            for r in rows:
-                conn.execute(
-                    "INSERT INTO components(name, kind, state, provider, detail_json, updated_at) "
-                    "VALUES (:name, :kind, :state, :provider, :detail_json, :updated_at) "
-                    "ON CONFLICT(name) DO UPDATE SET kind = excluded.kind, state = excluded.state, "
-                    "provider = excluded.provider, detail_json = excluded.detail_json, "
-                    "updated_at = excluded.updated_at",
-                    r,
-                )
+        from edge.memory.semantic.components import upsert_components
 
-        _wait(self.store.writer.submit(upsert))
+        upsert_components(self.store, rows)
 
     def load_setting(self, key: str) -> str | None:
         return self.store.setting(key)

@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo
 
 from edge.analysis.parser import ParseResult, parse_question
 from edge.analysis.parser.text import has_cjk
+from edge.analysis.parser.vocabmatch import Embed
 from edge.analysis.plan import plan_schema, validate_plan
 from edge.analysis.source import Vocabulary
 from edge.config import LLMConfig
@@ -157,12 +158,27 @@ class LLMPlanParser:
             raise LLMReplyError(exc.message) from None
         return plan
 
-    def parse(self, question: str, vocab: Vocabulary, now: datetime) -> ParseResult:
-        """The LLM's plan (``backend="llm"``), or the rule parser's result when anything goes wrong."""
+    def parse(
+        self,
+        question: str,
+        vocab: Vocabulary,
+        now: datetime,
+        *,
+        embed: Embed | None = None,
+        similarity_threshold: float | None = None,
+    ) -> ParseResult:
+        """The LLM's plan (``backend="llm"``), or the rule parser's result when anything goes wrong.
+
+        ``embed`` and ``similarity_threshold`` are the rule parser's (its embedding matcher): the
+        fallback gets the same settings as a rule-only ask."""
         try:
             plan = self.request_plan(question, vocab, now)
         except LLMReplyError as exc:
             logger.warning("LLM plan parser failed, using the rule parser instead: %s", exc.message)
-            return parse_question(question, vocab, now)
+            if similarity_threshold is None:
+                return parse_question(question, vocab, now, embed=embed)
+            return parse_question(
+                question, vocab, now, embed=embed, similarity_threshold=similarity_threshold
+            )
         lang = str(plan.get("language") or ("zh" if has_cjk(question) else "en"))
         return ParseResult(plan=plan, status="ok", explanation=None, language=lang, backend="llm")

@@ -2,7 +2,7 @@
 
 Owns :func:`sync_procedures` (upsert every descriptor of
 :func:`edge.analysis.operators.descriptors`) and :func:`list_procedures` (read them back).
-Called by ``adamm ask`` (before answering) and ``adamm procedures``.
+Called by ``adamm procedures`` (asking registers nothing: CONTRACT.md section 1).
 """
 
 from __future__ import annotations

@@ -7,12 +7,13 @@ HQ console. Pure: no Textual, no SQLite, no I/O.
 from edge.presentation.labels import default_lang, t
 from edge.presentation.plot import PlotSpec, choose_plot
 from edge.presentation.tables import result_table
-from edge.presentation.text import confidence_bar, event_detail_text, payload_text
+from edge.presentation.text import confidence_bar, daemon_warning, event_detail_text, payload_text
 
 __all__ = [
     "PlotSpec",
     "choose_plot",
     "confidence_bar",
+    "daemon_warning",
     "default_lang",
     "event_detail_text",
     "payload_text",

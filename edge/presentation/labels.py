@@ -206,6 +206,9 @@ LABELS: dict[str, dict[str, str]] = {
     "bind.reject": {"zh": "拒绝", "en": "Reject"},
     "saved": {"zh": "已保存到 {path}", "en": "Saved to {path}"},
     "nothing_to_save": {"zh": "还没有回答可保存", "en": "No answer to save yet"},
+    "bind.propose": {"zh": "存为动作", "en": "Save as action"},
+    "proposed": {"zh": "已存为待办动作 {id}（给{role}）", "en": "Saved as pending action {id} (for {role})"},
+    "no_action": {"zh": "这个回答没有可存的动作", "en": "This answer has no action to save"},
     "acked": {"zh": "动作 {id} -> {state}", "en": "Action {id} -> {state}"},
     "error": {"zh": "出错：{msg}", "en": "Error: {msg}"},
 }

@@ -170,7 +170,7 @@ def payload_text(payload: Mapping[str, Any], lang: str | None = None, *, compact
 def event_detail_text(
     ev: Mapping[str, Any] | None, lang: str, event_id: str, timezone: str | None = None
 ) -> str:
-    """One event (as :func:`edge.memory.views.get_event` returns it) as readable lines; its time
+    """One event (as :func:`edge.memory.semantic.events.get_event` returns it) as readable lines; its time
     in the store's ``timezone`` (UTC when not given)."""
     if ev is None:
         return f"{event_id}: {t('none', lang)}"
@@ -188,3 +188,13 @@ def event_detail_text(
     if ev.get("entities"):
         lines.append(f"{t('entities', lang)}: {', '.join(ev['entities'])}")
     return "\n".join(lines)
+
+
+def daemon_warning(code: str, age_s: float | None, lang: str) -> str | None:
+    """The Status tab's warning for a daemon state code (``running``, ``stale``, ``down``, as
+    :func:`edge.memory.semantic.components.component_status` reports it): None while running."""
+    if code == "down":
+        return t("status.daemon_down", lang)
+    if code == "stale":
+        return t("status.daemon_stale", lang, age=f"{age_s or 0:.0f}")
+    return None

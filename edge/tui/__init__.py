@@ -1,2 +1,2 @@
 """The store manager's Textual app (``adamm tui``). Built on :mod:`edge.presentation` and
-:mod:`edge.memory.views`; started by :mod:`edge.cli.cmd_tui`."""
+:mod:`edge.services.console`; started by :mod:`edge.cli.cmd_tui`."""

@@ -1,8 +1,11 @@
 """The store manager's terminal app: Ask, Events, Learned, Actions and Status tabs.
 
-Started by :mod:`edge.cli.cmd_tui`. Every engine and store call runs in a ``@work(thread=True)``
-worker with a visible loading indicator; results come back as messages; errors become
-notifications. Formatting of payloads and plot choice come from :mod:`edge.presentation`.
+Started by :mod:`edge.cli.cmd_tui`. The app talks only to a
+:class:`edge.services.console.ConsoleBackend` (answers from the ask use case, events, facts,
+actions, status), never to a database. Every backend call runs in a ``@work(thread=True)`` worker
+with a visible loading indicator; results come back as messages; errors become notifications.
+Asking writes nothing; F7 saves the shown answer's action as a pending action. Formatting of
+payloads and plot choice come from :mod:`edge.presentation`.
 """
 
 from __future__ import annotations
@@ -23,12 +26,13 @@ from textual.widgets import DataTable, Footer, Header, Input, LoadingIndicator, 
 
 from edge.analysis.source import EventFilter, EventRow, Scalar
 from edge.errors import UsageError
-from edge.memory import views
-from edge.memory.store import Store
-from edge.presentation import choose_plot, event_detail_text, payload_text, result_table, t
+from edge.presentation import choose_plot, daemon_warning, event_detail_text, payload_text, result_table, t
 from edge.presentation.format import event_type_label, fmt_value, local_time, tier_label
 from edge.presentation.labels import ui_lang
 from edge.presentation.tables import evidence_role
+from edge.presentation.text import action_value
+from edge.services.actions import default_role
+from edge.services.console import ConsoleBackend, ConsoleStatus
 from edge.tui.widgets import ActionsTable, HistoryInput, ResultPlot, SortableTable
 
 logger = logging.getLogger(__name__)
@@ -143,15 +147,12 @@ class AdammApp(App[None]):
     #ev_detail, #act_help { height: auto; max-height: 8; }
     """
 
-    def __init__(
-        self, store: Store, lang: str | None = None, now: datetime | None = None, out_dir: Path | None = None
-    ) -> None:
+    def __init__(self, backend: ConsoleBackend, lang: str | None = None, out_dir: Path | None = None) -> None:
         super().__init__()
-        self.store = store
-        self.tz = store.timezone()
+        self.backend = backend
+        self.tz = backend.timezone()
         #: one language for every label, header, tab, status line and answer view
         self.lang = ui_lang(lang, self.tz)
-        self.now = now
         self.out_dir = out_dir or Path.cwd()
         self.payload: dict[str, Any] | None = None
         self.title = "adamm"
@@ -164,6 +165,7 @@ class AdammApp(App[None]):
             ("f6", "tab('status')", "bind.status"),
             ("f5", "refresh", "bind.refresh"),
             ("ctrl+s", "save", "bind.save"),
+            ("f7", "propose", "bind.propose"),
         ):
             self.bind(key, action, description=t(label, self.lang))
 
@@ -270,12 +272,7 @@ class AdammApp(App[None]):
     @work(thread=True, exclusive=True, group="ask")
     def ask(self, question: str) -> None:
         def body() -> None:
-            from edge.analysis.engine import answer
-
-            source = self.store.event_source()
-            payload = answer(question, source, now=self.now, embed=self.store.embed_texts_cached)
-            views.record_outcome(self.store, payload)
-            self.post_message(Answered(payload))
+            self.post_message(Answered(self.backend.ask(question)))
 
         self._guard("answer", body)
 
@@ -315,7 +312,6 @@ class AdammApp(App[None]):
         plot.display = spec is not None
         if spec is not None:
             plot.show_spec(spec)
-        self.load_tables()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         table_id = event.data_table.id
@@ -330,8 +326,7 @@ class AdammApp(App[None]):
     @work(thread=True, group="detail")
     def load_detail(self, event_id: str, target: str) -> None:
         def body() -> None:
-            with self.store.read() as conn:
-                ev = views.get_event(conn, event_id)
+            ev = self.backend.get_event(event_id)
             self.post_message(DetailLoaded(target, event_detail_text(ev, self.lang, event_id, self.tz)))
 
         self._guard("event details", body)
@@ -359,13 +354,12 @@ class AdammApp(App[None]):
                 values["ev_since"],
                 values["ev_until"],
                 values["ev_where"],
-                self.store.timezone(),
+                self.tz,
             )
-            source = self.store.event_source()
             if search:
-                self.post_message(EventsLoaded(source.retrieve(search, flt, SEARCH_K), None))
+                self.post_message(EventsLoaded(self.backend.search_events(search, flt, SEARCH_K), None))
             else:
-                rows, total = source.sample_events(flt, EVENT_LIMIT)
+                rows, total = self.backend.list_events(flt, EVENT_LIMIT)
                 self.post_message(EventsLoaded(rows, total))
 
         self._guard("events", body)
@@ -393,9 +387,8 @@ class AdammApp(App[None]):
     @work(thread=True, group="tables")
     def load_tables(self) -> None:
         def body() -> None:
-            with self.store.read() as conn:
-                facts = views.list_facts(conn)
-                actions = views.list_actions(conn)
+            facts = self.backend.list_facts()
+            actions = self.backend.list_actions()
             self.post_message(TableLoaded("facts", facts))
             self.post_message(TableLoaded("actions", actions))
 
@@ -432,7 +425,7 @@ class AdammApp(App[None]):
     @work(thread=True, group="ack")
     def ack(self, action_id: str, state: str) -> None:
         def body() -> None:
-            if views.ack_action(self.store, action_id, state, "tui"):
+            if self.backend.ack_action(action_id, state, "tui"):
                 self.call_from_thread(
                     self.notify, t("acked", self.lang, id=action_id[:8], state=t(f"state.{state}", self.lang))
                 )
@@ -445,21 +438,15 @@ class AdammApp(App[None]):
     @work(thread=True, group="status")
     def action_refresh(self) -> None:
         def body() -> None:
-            with self.store.read() as conn:
-                rows, warn = views.component_status(conn, lang=self.lang)
-                tiers = views.tier_counts(conn)
-                depth = views.outbox_depth(conn)
-            self.post_message(DetailLoaded("status_text", self._status_text(rows, warn, tiers, depth)))
+            self.post_message(DetailLoaded("status_text", self._status_text(self.backend.status())))
             self.call_from_thread(self.load_tables)
 
         self._guard("status", body)
 
-    def _status_text(
-        self, rows: list[dict[str, Any]], warn: str | None, tiers: dict[str, int], depth: int
-    ) -> str:
+    def _status_text(self, status: ConsoleStatus) -> str:
         lang = self.lang
-        if warn and not rows:
-            warn = t("status.daemon_down", lang)
+        rows, tiers, depth = status.components, status.tiers, status.outbox
+        warn = daemon_warning(status.daemon, status.age_s, lang)
         lines = [f"⚠ {warn}"] if warn else []
         lines.append(f"{t('status.components', lang)}:")
         for r in rows:
@@ -487,3 +474,26 @@ class AdammApp(App[None]):
         path = self.out_dir / f"adamm-answer-{datetime.now().strftime('%Y%m%dT%H%M%S')}.json"
         path.write_text(json.dumps(self.payload, ensure_ascii=False, indent=2), encoding="utf-8")
         self.notify(t("saved", self.lang, path=str(path)))
+
+    def action_propose(self) -> None:
+        """Save the shown answer's action as a pending action (for the action's own role)."""
+        if self.payload is None:
+            self.notify(t("nothing_to_save", self.lang), severity="warning")
+            return
+        if not isinstance(self.payload.get("action"), dict):
+            self.notify(t("no_action", self.lang), severity="warning")
+            return
+        self.propose(self.payload)
+
+    @work(thread=True, group="propose")
+    def propose(self, payload: dict[str, Any]) -> None:
+        def body() -> None:
+            action_id = self.backend.propose_action(payload)
+            if action_id is None:
+                self.call_from_thread(self.notify, t("no_action", self.lang), severity="warning")
+                return
+            role = action_value(default_role(payload), self.lang)
+            self.call_from_thread(self.notify, t("proposed", self.lang, id=action_id[:8], role=role))
+            self.call_from_thread(self.load_tables)
+
+        self._guard("save as action", body)

@@ -1,7 +1,7 @@
 """Reusable widgets of the store manager's app: sortable tables, an input with history, the plot.
 
 Used by :mod:`edge.tui.app`. Textual-specific; the data they show comes from
-:mod:`edge.presentation` (pure) and :mod:`edge.memory.views`.
+:mod:`edge.presentation` (pure) and the console backend (:mod:`edge.services.console`).
 """
 
 from __future__ import annotations

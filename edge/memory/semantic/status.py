@@ -1,0 +1,20 @@
+"""Status counts of a memory: events per storage tier, outbox messages not yet sent."""
+
+from __future__ import annotations
+
+import apsw
+
+
+def tier_counts(conn: apsw.Connection) -> dict[str, int]:
+    """Number of events per storage tier."""
+    return {str(t): int(n) for t, n in conn.execute("SELECT tier, COUNT(*) FROM events GROUP BY tier")}
+
+
+def outbox_depth(conn: apsw.Connection) -> int:
+    """Number of outbox messages not yet acknowledged by the broker."""
+    return int(next(iter(conn.execute("SELECT COUNT(*) FROM outbox WHERE sent_at IS NULL")))[0])
+
+
+def store_ids(conn: apsw.Connection) -> list[str]:
+    """The stores this memory holds events of (the ``stores`` table), sorted."""
+    return [str(s) for (s,) in conn.execute("SELECT store_id FROM stores ORDER BY store_id")]

@@ -1,0 +1,134 @@
+"""The store manager's console backend: everything the TUI asks of a memory, as one interface.
+
+:class:`ConsoleBackend` is what a console front end talks to (ask, events, facts, actions,
+status); :class:`StoreBackend` implements it over an edge :class:`~edge.memory.store.Store` and
+the loaded config, so the TUI never holds a database connection and a hub can implement the same
+interface over its own store later. Answers come from :class:`edge.services.ask.AskService`
+(asking writes nothing); the only writes are acknowledging and proposing actions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from edge.analysis.source import EventFilter, EventRow
+from edge.memory.semantic import actions, components, events, facts, status
+from edge.memory.semantic.components import StatusCode
+from edge.services import actions as propose
+from edge.services.ask import AskService
+
+if TYPE_CHECKING:
+    from edge.memory.store import Store
+
+
+@dataclass(frozen=True)
+class ConsoleStatus:
+    """What the Status tab shows: component rows, the daemon's state code (``running``,
+    ``stale``, ``down``) and the newest row's age, events per storage tier, unsent outbox
+    messages. Codes, not words: :func:`edge.presentation.daemon_warning` words them."""
+
+    components: list[dict[str, Any]]
+    daemon: StatusCode
+    age_s: float | None
+    tiers: dict[str, int]
+    outbox: int
+
+
+class ConsoleBackend(Protocol):
+    """The console's view of one store's memory (edge or hub)."""
+
+    def timezone(self) -> str:
+        """The store's IANA time zone (for local times and day filters)."""
+        ...
+
+    def ask(self, question: str) -> dict[str, Any]:
+        """The payload answering ``question``; writes nothing."""
+        ...
+
+    def list_events(self, flt: EventFilter, limit: int) -> tuple[list[EventRow], int]:
+        """Up to ``limit`` events matching ``flt`` and how many match."""
+        ...
+
+    def search_events(self, text: str, flt: EventFilter, k: int) -> list[EventRow]:
+        """The ``k`` events matching ``flt`` that are nearest to ``text``."""
+        ...
+
+    def get_event(self, event_id: str) -> dict[str, Any] | None:
+        """One event with its raw references, stats and entities, or None."""
+        ...
+
+    def list_facts(self) -> list[dict[str, Any]]:
+        """Semantic facts, most recently updated first."""
+        ...
+
+    def list_actions(self, state: str | None = None) -> list[dict[str, Any]]:
+        """Actions (optionally of one state), most recently issued first."""
+        ...
+
+    def ack_action(self, action_id: str, state: str, by: str) -> bool:
+        """Set an action's state; False when there is no such action."""
+        ...
+
+    def propose_action(self, payload: dict[str, Any], role: str | None = None) -> str | None:
+        """Save the payload's action as a pending action (role: the action's own, else
+        ``store_manager``); its id, or None when the payload has no action."""
+        ...
+
+    def status(self) -> ConsoleStatus:
+        """Components, daemon state, tiers and outbox."""
+        ...
+
+
+class StoreBackend:
+    """:class:`ConsoleBackend` over an open edge memory and its loaded config."""
+
+    def __init__(self, store: Store, config: Any, *, now: datetime | None = None) -> None:
+        self.store = store
+        self.config = config
+        self.asker = AskService(store, config, now=now)
+        self.store_id: str | None = getattr(config, "store_id", None)
+        self.heartbeat_seconds = float(
+            getattr(config, "heartbeat_seconds", components.DEFAULT_HEARTBEAT_SECONDS)
+        )
+
+    def timezone(self) -> str:
+        return self.store.timezone(self.store_id)
+
+    def ask(self, question: str) -> dict[str, Any]:
+        return self.asker.ask(question)
+
+    def list_events(self, flt: EventFilter, limit: int) -> tuple[list[EventRow], int]:
+        return self.store.event_source().sample_events(flt, limit)
+
+    def search_events(self, text: str, flt: EventFilter, k: int) -> list[EventRow]:
+        return self.store.event_source().retrieve(text, flt, k)
+
+    def get_event(self, event_id: str) -> dict[str, Any] | None:
+        with self.store.read() as conn:
+            return events.get_event(conn, event_id)
+
+    def list_facts(self) -> list[dict[str, Any]]:
+        with self.store.read() as conn:
+            return facts.list_facts(conn)
+
+    def list_actions(self, state: str | None = None) -> list[dict[str, Any]]:
+        with self.store.read() as conn:
+            return actions.list_actions(conn, state)
+
+    def ack_action(self, action_id: str, state: str, by: str) -> bool:
+        return actions.ack_action(self.store, action_id, state, by)
+
+    def propose_action(self, payload: dict[str, Any], role: str | None = None) -> str | None:
+        store_id = propose.own_store_id(self.store, self.store_id)
+        return propose.propose_action(
+            self.store, payload, role=role or propose.default_role(payload), store_id=store_id
+        )
+
+    def status(self) -> ConsoleStatus:
+        with self.store.read() as conn:
+            comp = components.component_status(conn, heartbeat_seconds=self.heartbeat_seconds)
+            tiers = status.tier_counts(conn)
+            depth = status.outbox_depth(conn)
+        return ConsoleStatus(comp.rows, comp.code, comp.age_s, tiers, depth)
