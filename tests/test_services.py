@@ -160,7 +160,7 @@ def test_component_status_codes_follow_the_heartbeat(tmp_path: Path) -> None:
 
 
 def test_backend_status_uses_the_configured_heartbeat(tmp_path: Path) -> None:
-    from edge.daemon.config import DaemonConfig
+    from edge.config import DaemonConfig
 
     with Store.open(tmp_path / "s.db") as store:
         old = (datetime.now(UTC) - timedelta(seconds=100)).isoformat()
