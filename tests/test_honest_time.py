@@ -25,12 +25,23 @@ from edge.analysis.honesty import end_slack
 from edge.analysis.operators._series import bucket_span
 from edge.analysis.parser import parse_question
 from edge.analysis.plan import resolve_time_range
+from edge.analysis.source import Vocabulary
 from edge.config import AnalysisConfig
 from edge.memory.store import Store
 
 TZ = "Asia/Shanghai"
 ZONE = ZoneInfo(TZ)
 MONTHS_EN = list(calendar.month_name)[1:]
+NOW = datetime(2025, 12, 15, 10, 0)  # naive = store-local
+
+
+def _vocab(store_ids: tuple[str, ...] = ("sh_xuhui_01",)) -> Vocabulary:
+    return Vocabulary(
+        timezone=TZ,
+        store_ids=store_ids,
+        event_types=("customer_enter", "purchase"),
+        attributes={"weather": ("晴", "雨")},
+    )
 
 
 @pytest.fixture(scope="module")
@@ -390,3 +401,42 @@ def test_random_times_never_crash_and_never_ok_outside_the_memory(
         end = min(until, now)
         lo = since or earliest
         assert end - latest <= end_slack(max(end - lo, timedelta(0))) + timedelta(days=1), (question, now, tr)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "徐汇店上个月的销售额是多少？",
+        "What was revenue at the Jing'an branch last month?",
+        "静安分店上周的客单价",
+    ],
+)
+def test_a_store_named_by_an_unknown_place_is_not_dropped(question: str) -> None:
+    """A place-named store the memory does not know is kept in the plan and answered as unknown."""
+    vocab = _vocab(store_ids=("sh_xuhui_01",))
+    res = parse_question(question, vocab, NOW)
+    stores = (res.plan or {}).get("filters", {}).get("store_id")
+    assert stores and stores != ["sh_xuhui_01"]
+
+
+def test_a_store_named_by_a_part_of_its_id_is_that_store() -> None:
+    vocab = _vocab(store_ids=("sh_xuhui_01", "sh_jingan_02"))
+    res = parse_question("What was revenue at the Xuhui store last month?", vocab, NOW)
+    assert res.plan["filters"]["store_id"] == ["sh_xuhui_01"]
+    for q in ("上个月到店客流多少", "哪个门店销售额最高", "2025-11-10培训前后店员差错率对比"):
+        assert "store_id" not in (parse_question(q, vocab, NOW).plan or {}).get("filters", {}), q
+
+
+@pytest.mark.parametrize(
+    ("question", "first"),
+    [("year to date revenue", "01-01"), ("年初至今的销售额", "01-01"), ("revenue so far this month", "-01T")],
+)
+def test_to_date_ranges_start_at_the_period(question: str, first: str) -> None:
+    res = parse_question(question, _vocab(), NOW)
+    since = res.plan["filters"]["time_range"]["since"]
+    assert first in since and "until" not in res.plan["filters"]["time_range"]
+
+
+def test_chinese_clock_range_with_liang() -> None:
+    res = parse_question("上周下午两点到四点有多少订单？", _vocab(), NOW)
+    assert res.plan["filters"]["hours"] == [14, 15]

@@ -98,10 +98,10 @@ def coverage_gaps(
     for since, until in bounded:
         if since is None:
             asked = (
-                (f"up to {_last_day(until, zone)}", f"{_last_day(until, zone)} 以前") if until else ("", "")
+                (f"the time up to {_last_day(until, zone)}", f"{_last_day(until, zone)} 以前") if until else ("", "")
             )
         elif until is None:
-            asked = (f"from {_day(since, zone)} on", f"{_day(since, zone)} 以后")
+            asked = (f"the time from {_day(since, zone)} on", f"{_day(since, zone)} 以后")
         else:
             asked = (
                 f"{_day(since, zone)} to {_last_day(until, zone)}",
@@ -131,8 +131,8 @@ def coverage_gaps(
             zh_why += f"（相对时间从 {_day(now, zone)} 起算）"
         line = say(
             lang,
-            f"events for {asked[0]}: {en_why}; {held_en}",
-            f"需要 {asked[1]} 的数据：{zh_why}；{held_zh}",
+            f"the question asks about {asked[0]}: {en_why}; {held_en}",
+            f"问题问的是 {asked[1]}：{zh_why}；{held_zh}",
         )
         if line not in out:
             out.append(line)

@@ -29,6 +29,7 @@ from edge.analysis.parser.vocabmatch import (
     match_event_types,
     match_ids,
     match_named,
+    match_place_stores,
     match_values,
     similar_values,
 )
@@ -335,7 +336,7 @@ def _rules_plan(
 
     stores, entities = match_ids(mt, vocab)
     named, named_stores = match_named(mt, vocab)
-    stores = _unique(stores + named_stores)
+    stores = _unique(stores + named_stores + match_place_stores(mt, vocab))
     info = extract_time(mt, now, vocab.timezone)
     top_n = find_top_k(mt)
     pre_view = mt.view

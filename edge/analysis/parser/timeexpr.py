@@ -261,6 +261,25 @@ _WEEK_DAY = re.compile(
     r"|" + word(r"(?P<ew>last|this) (?P<ed>monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)")
 )
 _CALENDAR = [
+    # "... to date": from the start of the current period up to now (before "this year" and kin)
+    (
+        r"年初至今|年初到现在|今年至今|今年到目前为止|"
+        + word(r"year[ -]to[ -]date|ytd|so far this year|this year so far"),
+        "year",
+        0,
+    ),
+    (
+        r"本季度至今|季初至今|" + word(r"quarter[ -]to[ -]date|qtd|so far this quarter|this quarter so far"),
+        "quarter",
+        0,
+    ),
+    (
+        r"本月至今|月初至今|月初到现在|"
+        + word(r"month[ -]to[ -]date|mtd|so far this month|this month so far"),
+        "month",
+        0,
+    ),
+    (r"本周至今|周初至今|" + word(r"week[ -]to[ -]date|wtd|so far this week|this week so far"), "week", 0),
     (r"上上周|上上个?星期|" + word(r"the week before last"), "week", -2),
     (r"上周|上个?星期|上个?礼拜|" + word(r"last week|previous week|the prior week"), "week", -1),
     (r"本周|这周|这个?星期|这个?礼拜|" + word(r"this week"), "week", 0),
@@ -299,7 +318,7 @@ _MONTH_ONLY = re.compile(
     + r"|"
     + word(r"(?P<em2>january|february|march|april|june|july|august|september|october|november|december)")
 )
-_H = r"(?:[0-9]{1,2}|[一二三四五六七八九十]{1,3}|十[一二])"
+_H = r"(?:[0-9]{1,2}|[一二三四五六七八九十]{1,3}|十[一二]|两)"
 _CLOCK_RANGE_CN = re.compile(
     r"(?P<p1>早上|上午|中午|下午|晚上|傍晚|晚间|夜间|夜里|午后)?\s?(?P<h1>"
     + _H

@@ -337,6 +337,69 @@ _PRODUCT_NAMED = (
     ),
 )
 
+#: a store named by its place ("the Xuhui store", "Pudong branch", "徐汇店", "静安门店"): matched to a
+#: known store id by one of its parts (sh_xuhui_01 <- "xuhui"), else kept as asked, so that an unknown
+#: store is answered as such instead of being dropped for the all-store figure
+_STORE_PLACE_EN = re.compile(
+    r"(?<![a-z0-9_'-])(?P<v>[a-z][a-z'-]{2,}) (?:store|shop|branch|outlet)s?(?![a-z0-9_])"
+)
+_STORE_PLACE_ZH = re.compile(r"(?P<v>[\u4e00-\u9fff]{2,5})(?:门店|分店|店)(?![员长铺内面里主庆家堂])")
+#: a word that may stand right before a place name ("在南京路店", "和静安店比")
+_PLACE_BOUNDARY_ZH = frozenset("在的和与跟比是看对了问把从")
+_NOT_A_PLACE_EN = frozenset(
+    """the this that these those our my your their its his her each every which what whose all any
+    other same per one two three both whole entire single given particular main flagship new old
+    different another either neither some many most few one's a an in at of for to from by with and
+    or vs versus than across between among around coffee grocery retail convenience online physical
+    local department chain pop-up popup busiest best worst top bottom biggest smallest largest
+    highest lowest average typical whole-store in-store instore own home""".split()
+)
+#: characters that make a two-character run before 店 a word, not a place: quantifiers and
+#: demonstratives (哪个店, 每家店, 这家店), verbs of coming and going (到店, 进店, 离店), kinds of shop
+_NOT_A_PLACE_ZH = frozenset(
+    "哪每各这那本全该此其所个家两一二三几多少些的了在和与跟比门分总到进离出入回开关闭来去逛近远旗舰便利专卖连锁实体线上下网商书饭酒花药新老大小前后看"
+)
+
+
+def _place_store(name: str, store_ids: Sequence[str]) -> str:
+    """The known store whose id has ``name`` as one of its parts, else ``name`` as asked."""
+    key = re.sub(r"['-]", "", name.lower())
+    hits = [s for s in store_ids if key == s.lower() or key in re.split(r"[_\-.\s0-9]+", s.lower())]
+    return hits[0] if len(hits) == 1 else name
+
+
+def _place_name_zh(run: str) -> str | None:
+    """The place name at the end of a run of Chinese characters before 店: the longest tail of
+    three or four characters that starts the run or follows a boundary word, else the last two."""
+    for n in (4, 3):
+        if len(run) >= n:
+            tail, before = run[-n:], run[-n - 1 : -n]
+            if (not before or before in _PLACE_BOUNDARY_ZH) and not any(c in _NOT_A_PLACE_ZH for c in tail):
+                return tail
+    tail = run[-2:]
+    return None if any(c in _NOT_A_PLACE_ZH for c in tail) else tail
+
+
+def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
+    """Stores named by a place rather than an id; consumed. Unknown ones stay as asked."""
+    found: list[tuple[int, str]] = []
+    for m in _STORE_PLACE_EN.finditer(mt.view):
+        v = m.group("v")
+        if v in _NOT_A_PLACE_EN or not mt.free(m.start(), m.end()):
+            continue
+        found.append((m.start(), _place_store(v, vocab.store_ids)))
+        mt.consume(m.start(), m.end())
+    for m in _STORE_PLACE_ZH.finditer(mt.view):
+        run, end = m.group("v"), m.end("v")
+        if run[-1] in "分门":  # 静安分店, 南京路门店
+            run, end = run[:-1], end - 1
+        name = _place_name_zh(run)
+        if name is None or not mt.free(end - len(name), m.end()):
+            continue
+        found.append((end - len(name), _place_store(name, vocab.store_ids)))
+        mt.consume(end - len(name), m.end())
+    return [s for _, s in sorted(found)]
+
 
 def _known(value: str, known: Sequence[str]) -> str:
     """The stored spelling of a value named in the question (case-insensitive), else as asked."""
