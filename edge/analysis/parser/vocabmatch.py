@@ -357,7 +357,7 @@ _NOT_A_PLACE_EN = frozenset(
 #: characters that make a two-character run before 店 a word, not a place: quantifiers and
 #: demonstratives (哪个店, 每家店, 这家店), verbs of coming and going (到店, 进店, 离店), kinds of shop
 _NOT_A_PLACE_ZH = frozenset(
-    "哪每各这那本全该此其所个家两一二三几多少些的了在和与跟比门分总到进离出入回开关闭来去逛近远旗舰便利专卖连锁实体线上下网商书饭酒花药新老大小前后看"
+    "哪每各这那本全该此其所个家两一二三几多少些的了在和与跟比门分总到进离出入回开关闭来去逛近远旗舰便利专卖连锁实体线上下网商书饭酒花药新老大小前后看按以"
 )
 
 
@@ -377,7 +377,7 @@ def _place_name_zh(run: str) -> str | None:
             if (not before or before in _PLACE_BOUNDARY_ZH) and not any(c in _NOT_A_PLACE_ZH for c in tail):
                 return tail
     tail = run[-2:]
-    return None if any(c in _NOT_A_PLACE_ZH for c in tail) else tail
+    return None if len(tail) < 2 or any(c in _NOT_A_PLACE_ZH for c in tail) else tail
 
 
 def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
