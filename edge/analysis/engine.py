@@ -22,7 +22,7 @@ from edge.analysis.operators import base
 from edge.analysis.operators.base import Context, Outcome
 from edge.analysis.parser import ParseResult, parse_question
 from edge.analysis.plan import resolve_time_range, validate_plan
-from edge.analysis.source import EventFilter, EventSource, Scalar
+from edge.analysis.source import EventFilter, EventSource, Scalar, sample_many_of
 from edge.config import AnalysisConfig
 from edge.errors import AdammError, TimeRangeError
 
@@ -275,9 +275,9 @@ def _evidence(source: EventSource, outcome: Outcome, cap: int) -> list[dict[str,
         step = (len(specs) - 1) / (MAX_EVIDENCE_QUERIES - 1)
         specs = [specs[round(i * step)] for i in range(MAX_EVIDENCE_QUERIES)]
     per = max(1, cap // len(specs))
-    many = getattr(source, "sample_many", None)
-    # a source that can (the SQL source, from its rollup) samples every group in one query
-    batches = many([(spec.flt, spec.periods, per) for spec in specs]) if callable(many) else None
+    many = sample_many_of(source)
+    # a source that can (the rollup source) samples every group in one query
+    batches = many.sample_many([(spec.flt, spec.periods, per) for spec in specs]) if many else None
     for i, spec in enumerate(specs):
         if len(out) >= cap:
             break
