@@ -23,6 +23,7 @@ import apsw
 import pytest
 
 from edge.analysis import testing
+from edge.config import AdammConfig
 from edge.analysis.source import EventFilter, Period
 from edge.analysis.testing import ABOUT, norm_promotion  # noqa: F401  (re-exported for the tests)
 from edge.memory.migrations import WELL_KNOWN_STATS
@@ -177,6 +178,7 @@ class DbStore:
 
     def __init__(self, conn: apsw.Connection) -> None:
         self.conn = conn
+        self.config = AdammConfig()  # defaults: retrieval weights read by hybrid search
 
     @contextlib.contextmanager
     def read(self) -> Iterator[apsw.Connection]:
