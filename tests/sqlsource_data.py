@@ -23,9 +23,9 @@ import apsw
 import pytest
 
 from edge.analysis import testing
-from edge.config import AdammConfig
 from edge.analysis.source import EventFilter, Period
 from edge.analysis.testing import ABOUT, norm_promotion  # noqa: F401  (re-exported for the tests)
+from edge.config import AdammConfig
 from edge.memory.migrations import WELL_KNOWN_STATS
 
 TYPES = (
