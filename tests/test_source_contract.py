@@ -10,8 +10,9 @@ closed, its events are deleted, and the rollup source still answers as before.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import apsw
 import pytest
@@ -21,7 +22,7 @@ from test_payload_contract import PLANS
 from edge.analysis.engine import run_plan
 from edge.analysis.operators import registry
 from edge.analysis.source import AGGREGATE, RETRIEVAL, EventFilter, has_capability
-from edge.analysis.testing import InMemorySource
+from edge.analysis.testing import InMemorySource, MemEvent
 from edge.config import AnalysisConfig
 from edge.memory import rollup
 from edge.memory.db import connect
@@ -194,3 +195,51 @@ def test_a_day_state_is_open_or_closed(tmp_path: Any) -> None:
     with pytest.raises(apsw.ConstraintError):
         conn.execute("INSERT INTO rollup_days VALUES ('s', '2025-01-01', 'frozen', 0, 0, 'x')")
     conn.close()
+
+
+# -- several time zones ----------------------------------------------------------------------------
+
+
+def test_two_stores_in_two_zones_answer_yesterday_by_their_own_day() -> None:
+    """A hub-like source with a Shanghai and a New York store: "yesterday" (the last day before a
+    store-local midnight) is each store's own local day."""
+    zones = {"sh": "Asia/Shanghai", "ny": "America/New_York"}
+    evs = [
+        MemEvent(f"{s}-{h}", s, T0 + timedelta(hours=h), "customer_enter", {"person_count": h + 1})
+        for s in zones
+        for h in range(0, 72)
+    ]
+    src = InMemorySource(evs, zones, timezone="UTC")
+    assert src.vocabulary().is_multi_zone()
+    now = datetime(2025, 11, 3)  # naive: local midnight in the store's own zone
+    for store, zone in zones.items():
+        plan = {
+            "intent": "aggregate",
+            "target_metric": "footfall",
+            "filters": {"store_id": [store], "time_range": {"last": "P1D"}},
+        }
+        p = run_plan(plan, src, question="q", now=now, config=AnalysisConfig(), language="en")
+        local_yesterday = "2025-11-02"
+        want = sum(
+            e.stats["person_count"]
+            for e in evs
+            if e.store_id == store and e.ts.astimezone(ZoneInfo(zone)).date().isoformat() == local_yesterday
+        )
+        assert p["status"] == "ok", p
+        assert p["result"]["value"] == want, (store, p["result"])
+    # the two local days are different spans of UTC, so the answers differ
+    shanghai = run_plan(
+        {
+            "intent": "aggregate",
+            "target_metric": "footfall",
+            "filters": {"store_id": ["sh"], "time_range": {"last": "P1D"}},
+        },
+        src,
+        question="q",
+        now=now,
+        config=AnalysisConfig(),
+        language="en",
+    )
+    assert shanghai["result"]["value"] != sum(
+        e.stats["person_count"] for e in evs if e.store_id == "sh" and e.ts.date().isoformat() == "2025-11-02"
+    )
