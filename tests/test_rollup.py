@@ -1,7 +1,7 @@
 """The hourly rollup (edge.memory.rollup) against the event-level SQL on random data.
 
 Every answer the SQL EventSource reads from the rollup is compared with the same source answering
-from the events (``use_rollup=False``), on seeded random events whose bills cross hours, days and
+from the events (``EventsSource``), on seeded random events whose bills cross hours, days and
 categories; then freshness: incremental refreshes after new events, full rebuilds after a delete
 or an ``import --replace``.
 """
@@ -19,10 +19,11 @@ import pytest
 from sqlsource_data import STORES, T0, DbStore, Ev, as_dict, insert, random_events, same
 
 from edge.analysis.source import COMPONENTS, EventFilter, Period
-from edge.memory import rollup
+from edge.memory import rollup, rollup_query
 from edge.memory.db import connect
+from edge.memory.events_source import EventsSource
 from edge.memory.migrations import migrate
-from edge.memory.source_sql import SqlEventSource
+from edge.memory.rollup_source import RollupSource
 
 ALL = tuple(COMPONENTS)
 ROLLUP_KEYS = (
@@ -45,12 +46,12 @@ ROLLUP_KEYS = (
 
 
 @pytest.fixture
-def mem(tmp_path: Path) -> Iterator[tuple[apsw.Connection, SqlEventSource, SqlEventSource]]:
+def mem(tmp_path: Path) -> Iterator[tuple[apsw.Connection, RollupSource, EventsSource]]:
     conn = connect(tmp_path / "r.db")
     migrate(conn)
     insert(conn, random_events(7, 1500))
     store = DbStore(conn)
-    yield conn, SqlEventSource(store), SqlEventSource(store, use_rollup=False)
+    yield conn, RollupSource(store), EventsSource(store)
     conn.close()
 
 
@@ -79,7 +80,7 @@ def _filters() -> list[tuple[EventFilter, tuple[Period, ...]]]:
 
 
 def test_aggregate_matches_the_event_level_sql(
-    mem: tuple[apsw.Connection, SqlEventSource, SqlEventSource],
+    mem: tuple[apsw.Connection, RollupSource, EventsSource],
 ) -> None:
     conn, fast, slow = mem
     rng = random.Random(3)
@@ -114,26 +115,26 @@ def test_aggregate_matches_the_event_level_sql(
 
 
 def test_the_rollup_answers_what_it_can_and_falls_back_otherwise(
-    mem: tuple[apsw.Connection, SqlEventSource, SqlEventSource],
+    mem: tuple[apsw.Connection, RollupSource, EventsSource],
 ) -> None:
     conn, fast, _ = mem
     st = fast.rollup_state()
     assert st is not None
     expressible = EventFilter(event_types=("purchase",), since=_hour(24), until=_hour(72))
-    assert rollup.compile_where(conn, expressible, (), st) is not None
+    assert rollup_query.compile_where(conn, expressible, (), st) is not None
     # a bound inside an hour cuts rows in two; entities and non-well-known keys are not rolled up
     (lo, hi) = conn.execute(  # type: ignore[misc]
         "SELECT ts_epoch, max_epoch FROM rollup_hourly WHERE max_epoch - ts_epoch > 60 LIMIT 1"
     ).fetchone()
     inside = datetime.fromtimestamp((lo + hi) / 2, UTC)
-    assert rollup.compile_where(conn, EventFilter(since=inside), (), st) is None
-    assert rollup.compile_where(conn, EventFilter(), (Period("p", None, inside),), st) is None
-    assert rollup.compile_where(conn, EventFilter(entities=("milk",)), (), st) is None
-    assert rollup.compile_where(conn, EventFilter(attributes=(("topic", ("price",)),)), (), st) is None
-    assert rollup.key_sql("attr:lane", ()) is None and rollup.key_sql("bill", ()) is None
+    assert rollup_query.compile_where(conn, EventFilter(since=inside), (), st) is None
+    assert rollup_query.compile_where(conn, EventFilter(), (Period("p", None, inside),), st) is None
+    assert rollup_query.compile_where(conn, EventFilter(entities=("milk",)), (), st) is None
+    assert rollup_query.compile_where(conn, EventFilter(attributes=(("topic", ("price",)),)), (), st) is None
+    assert rollup_query.key_sql("attr:lane", ()) is None and rollup_query.key_sql("bill", ()) is None
 
 
-def test_fallback_cases_still_match(mem: tuple[apsw.Connection, SqlEventSource, SqlEventSource]) -> None:
+def test_fallback_cases_still_match(mem: tuple[apsw.Connection, RollupSource, EventsSource]) -> None:
     conn, fast, slow = mem
     assert fast.rollup_state() is not None
     (lo, hi) = conn.execute(  # type: ignore[misc]
@@ -152,7 +153,7 @@ def test_fallback_cases_still_match(mem: tuple[apsw.Connection, SqlEventSource, 
         )
 
 
-def test_coverage_and_bill_stats_match(mem: tuple[apsw.Connection, SqlEventSource, SqlEventSource]) -> None:
+def test_coverage_and_bill_stats_match(mem: tuple[apsw.Connection, RollupSource, EventsSource]) -> None:
     _, fast, slow = mem
     for flt, periods in _filters():
         assert fast.coverage(flt) == slow.coverage(flt)
@@ -172,7 +173,7 @@ def same_bills(got: dict[Any, tuple[int, float, float]], want: dict[Any, tuple[i
 
 
 def test_sample_many_cites_matching_events(
-    mem: tuple[apsw.Connection, SqlEventSource, SqlEventSource],
+    mem: tuple[apsw.Connection, RollupSource, EventsSource],
 ) -> None:
     _, fast, slow = mem
     requests = [(flt, periods, 4) for flt, periods in _filters()]
@@ -191,7 +192,7 @@ def test_sample_many_cites_matching_events(
 
 
 def test_incremental_refresh_then_stale_after_delete(
-    mem: tuple[apsw.Connection, SqlEventSource, SqlEventSource],
+    mem: tuple[apsw.Connection, RollupSource, EventsSource],
 ) -> None:
     conn, fast, slow = mem
     assert fast.rollup_state() is not None
@@ -278,8 +279,8 @@ def test_through_the_store_with_replace(tmp_path: Path) -> None:
     try:
         store.import_events([mev(i, 10.0 + i) for i in range(60)])
         src = store.event_source()
-        assert isinstance(src, SqlEventSource)
-        slow = SqlEventSource(store, use_rollup=False)
+        assert isinstance(src, RollupSource)
+        slow = EventsSource(store)
         flt = EventFilter(since=datetime(2025, 11, 1, tzinfo=UTC))
         assert src.aggregate(flt, ["weather"], ALL) == slow.aggregate(flt, ["weather"], ALL)
         assert src.rollup_state() is not None
@@ -299,7 +300,7 @@ def test_through_the_store_with_replace(tmp_path: Path) -> None:
 
 
 def test_order_value_welch_from_moments_matches_the_test_on_bill_totals(
-    mem: tuple[apsw.Connection, SqlEventSource, SqlEventSource],
+    mem: tuple[apsw.Connection, RollupSource, EventsSource],
 ) -> None:
     from scipy import stats
 

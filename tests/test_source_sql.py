@@ -1,4 +1,4 @@
-"""SqlEventSource (the store's EventSource) on a real SQLite + sqlite-vec database.
+"""RollupSource (the store's default source) on a real SQLite + sqlite-vec database.
 
 Every expected number is computed in plain Python (tests/sqlsource_data.py) over the same seeded
 events; a hypothesis test does the same over random rows.
@@ -31,8 +31,9 @@ from sqlsource_data import (
 from edge.analysis.source import COMPONENTS, KEYS, EventFilter, EventSource, Period
 from edge.errors import UnknownKeyError
 from edge.memory.db import connect
+from edge.memory.events_source import COMPONENT_SQL, pushdown_types
 from edge.memory.migrations import migrate
-from edge.memory.source_sql import COMPONENT_SQL, SqlEventSource
+from edge.memory.rollup_source import RollupSource
 
 ALL = tuple(COMPONENTS)
 N = 1200
@@ -41,16 +42,16 @@ N = 1200
 @pytest.fixture(scope="module")
 def mem(
     tmp_path_factory: pytest.TempPathFactory,
-) -> Iterator[tuple[SqlEventSource, Reference, apsw.Connection]]:
+) -> Iterator[tuple[RollupSource, Reference, apsw.Connection]]:
     conn = connect(tmp_path_factory.mktemp("source") / "s.db")
     migrate(conn)
     events = random_events(5, N)
     insert(conn, events)
-    yield SqlEventSource(DbStore(conn)), Reference(events), conn
+    yield RollupSource(DbStore(conn)), Reference(events), conn
     conn.close()
 
 
-def test_is_an_event_source(mem: tuple[SqlEventSource, Reference, apsw.Connection]) -> None:
+def test_is_an_event_source(mem: tuple[RollupSource, Reference, apsw.Connection]) -> None:
     assert isinstance(mem[0], EventSource)
     assert set(COMPONENT_SQL) == set(COMPONENTS)
 
@@ -59,7 +60,7 @@ def test_is_an_event_source(mem: tuple[SqlEventSource, Reference, apsw.Connectio
     "key", [k for k in KEYS if k not in ("event_id", "period")] + ["attr:topic", "attr:lane", "attr:vip"]
 )
 def test_every_key_with_every_component(
-    mem: tuple[SqlEventSource, Reference, apsw.Connection], key: str
+    mem: tuple[RollupSource, Reference, apsw.Connection], key: str
 ) -> None:
     src, ref, _ = mem
     got = src.aggregate(EventFilter(), [key], ALL)
@@ -67,7 +68,7 @@ def test_every_key_with_every_component(
     same(as_dict(got, (key,)), aggregate(ref, EventFilter(), [key], ALL))
 
 
-def test_no_keys_and_two_keys(mem: tuple[SqlEventSource, Reference, apsw.Connection]) -> None:
+def test_no_keys_and_two_keys(mem: tuple[RollupSource, Reference, apsw.Connection]) -> None:
     src, ref, _ = mem
     flt = EventFilter(store_ids=("s1",), attributes=(("weather", ("rain", "sunny")),))
     same(as_dict(src.aggregate(flt, [], ALL), ()), aggregate(ref, flt, [], ALL))
@@ -88,18 +89,18 @@ def test_no_keys_and_two_keys(mem: tuple[SqlEventSource, Reference, apsw.Connect
 )
 @pytest.mark.parametrize("keys", [("date",), ("weather",), ("promotion", "hour"), ()])
 def test_event_type_pushdown_keeps_the_result(
-    mem: tuple[SqlEventSource, Reference, apsw.Connection], keys: tuple[str, ...], components: tuple[str, ...]
+    mem: tuple[RollupSource, Reference, apsw.Connection], keys: tuple[str, ...], components: tuple[str, ...]
 ) -> None:
     src, ref, conn = mem
     flt = EventFilter(since=T0 + timedelta(days=1))
     got = as_dict(src.aggregate(flt, keys, components), keys)
     same(got, aggregate(ref, flt, keys, components))
     # and the statement really restricts event types so (event_type, ts_epoch) can drive it
-    types = SqlEventSource._pushdown_types(components)
+    types = pushdown_types(components)
     assert types is not None and set(types) <= set(TYPES)
 
 
-def test_selective_filters(mem: tuple[SqlEventSource, Reference, apsw.Connection]) -> None:
+def test_selective_filters(mem: tuple[RollupSource, Reference, apsw.Connection]) -> None:
     src, ref, _ = mem
     one = ref.events[17]
     for flt in (
@@ -116,7 +117,7 @@ def test_selective_filters(mem: tuple[SqlEventSource, Reference, apsw.Connection
         )
 
 
-def test_periods_group_and_exclude(mem: tuple[SqlEventSource, Reference, apsw.Connection]) -> None:
+def test_periods_group_and_exclude(mem: tuple[RollupSource, Reference, apsw.Connection]) -> None:
     src, ref, _ = mem
     periods = (
         Period("before", T0, T0 + timedelta(days=2)),
@@ -132,7 +133,7 @@ def test_periods_group_and_exclude(mem: tuple[SqlEventSource, Reference, apsw.Co
 
 
 def test_unknown_keys_and_components_raise_value_errors(
-    mem: tuple[SqlEventSource, Reference, apsw.Connection],
+    mem: tuple[RollupSource, Reference, apsw.Connection],
 ) -> None:
     src = mem[0]
     with pytest.raises(ValueError, match="nope"):
@@ -143,7 +144,7 @@ def test_unknown_keys_and_components_raise_value_errors(
         src.aggregate(EventFilter(), ["date); DROP TABLE events; --"], ["events"])
 
 
-def test_sample_events_spread_and_total(mem: tuple[SqlEventSource, Reference, apsw.Connection]) -> None:
+def test_sample_events_spread_and_total(mem: tuple[RollupSource, Reference, apsw.Connection]) -> None:
     src, ref, _ = mem
     flt = EventFilter(event_types=("purchase",))
     want = sorted(ref.select(flt), key=lambda e: (e.ts, e.rowid))
@@ -169,7 +170,7 @@ def test_sample_events_spread_and_total(mem: tuple[SqlEventSource, Reference, ap
     )
 
 
-def test_coverage_ignores_the_time_window(mem: tuple[SqlEventSource, Reference, apsw.Connection]) -> None:
+def test_coverage_ignores_the_time_window(mem: tuple[RollupSource, Reference, apsw.Connection]) -> None:
     src, ref, _ = mem
     flt = EventFilter(event_types=("complaint",), since=T0 + timedelta(days=2), until=T0 + timedelta(days=3))
     cov = src.coverage(flt)
@@ -186,7 +187,7 @@ def test_vocabulary_and_its_cache(tmp_path: Path) -> None:
     migrate(conn)
     events = random_events(9, 300)
     insert(conn, events)
-    src = SqlEventSource(DbStore(conn))
+    src = RollupSource(DbStore(conn))
     v = src.vocabulary()
     assert v.timezone == STORES["s1"]
     assert v.store_ids == ("s1", "s2")
@@ -202,14 +203,14 @@ def test_vocabulary_and_its_cache(tmp_path: Path) -> None:
     assert set(v.entities) == {x for e in events for x in e.entities}
     assert v.earliest == min(e.ts for e in events) and v.latest == max(e.ts for e in events)
     assert src.vocabulary() is v  # unchanged memory: cached
-    assert SqlEventSource(src.store).vocabulary() is v  # per store, not per source object
+    assert RollupSource(src.store).vocabulary() is v  # per store, not per source object
     insert(conn, [Ev("late", "s2", T0 + timedelta(days=30), "new_type", {"topic": "fresh"})])
     v2 = src.vocabulary()
     assert v2 is not v and v2.event_types[-1] == "new_type" and "fresh" in v2.attributes["topic"]
     conn.close()
 
 
-def test_embed_texts_delegates(mem: tuple[SqlEventSource, Reference, apsw.Connection]) -> None:
+def test_embed_texts_delegates(mem: tuple[RollupSource, Reference, apsw.Connection]) -> None:
     assert mem[0].embed_texts(["x"]) is None
 
 
@@ -274,14 +275,14 @@ def test_aggregate_matches_python(
         migrate(conn)
         insert(conn, evs)
         flt = EventFilter(attributes=(("weather", (weather,)),)) if weather else EventFilter()
-        got = as_dict(SqlEventSource(DbStore(conn)).aggregate(flt, keys, comps), tuple(keys))
+        got = as_dict(RollupSource(DbStore(conn)).aggregate(flt, keys, comps), tuple(keys))
         same(got, aggregate(Reference(evs), flt, keys, comps))
     finally:
         conn.close()
 
 
 def test_typed_components_let_the_type_time_index_drive(
-    mem: tuple[SqlEventSource, Reference, apsw.Connection],
+    mem: tuple[RollupSource, Reference, apsw.Connection],
 ) -> None:
     src, _, conn = mem
     flt = EventFilter(since=datetime(2025, 11, 2, tzinfo=UTC))
@@ -318,7 +319,7 @@ def test_through_the_store_import_path(tmp_path: Path) -> None:
             report = store.import_events(mevs, default_store_tz=tz)
             assert report.as_dict()["accepted"] == len(mevs)
         src = store.event_source()
-        assert isinstance(src, SqlEventSource)
+        assert isinstance(src, RollupSource)
         ref = Reference(events)
         for keys in (("date", "store_id"), ("weather",), ("promotion",), ("attr:topic",)):
             same(

@@ -23,7 +23,7 @@ from engine_data import full_memory
 
 from edge.analysis.parser import parse_question
 from edge.cli import main
-from edge.memory.source_sql import SqlEventSource
+from edge.memory.events_source import EventsSource
 from edge.memory.store import Store
 
 StoreFactory = Callable[..., Store]
@@ -64,7 +64,7 @@ def reopen(path: Path) -> Store:
 
 def fresh_vocabulary(store: Store) -> Any:
     """The vocabulary built from the events, bypassing every cache."""
-    source = SqlEventSource(store)
+    source = EventsSource(store)
     with store.read() as conn:
         return source._build_vocabulary(conn)
 
@@ -81,10 +81,10 @@ def test_vocabulary_is_persisted_and_read_back_without_rebuilding(
             (marker,) = conn.execute("SELECT marker FROM vocabulary_cache").fetchone()  # type: ignore[misc]
         assert marker.startswith("v1:")
 
-        def boom(self: SqlEventSource, conn: Any) -> Any:
+        def boom(self: EventsSource, conn: Any) -> Any:
             raise AssertionError("the vocabulary was rebuilt although nothing changed")
 
-        monkeypatch.setattr(SqlEventSource, "_build_vocabulary", boom)
+        monkeypatch.setattr(EventsSource, "_build_vocabulary", boom)
         assert again.event_source().vocabulary() == built
         monkeypatch.undo()
         assert fresh_vocabulary(again) == built

@@ -22,7 +22,7 @@ from edge.analysis.operators import base
 from edge.analysis.operators.base import Context, Outcome
 from edge.analysis.parser import ParseResult, parse_question
 from edge.analysis.plan import resolve_time_range, validate_plan
-from edge.analysis.source import EventFilter, EventSource, Scalar
+from edge.analysis.source import EventFilter, EventSource, Scalar, sample_many_of
 from edge.config import AnalysisConfig
 from edge.errors import AdammError, TimeRangeError
 
@@ -144,6 +144,16 @@ def _windows(
     return wins
 
 
+def _zone_for(plan: dict[str, Any], source: EventSource, timezone: str | None) -> str:
+    """The zone relative windows resolve in: the one store's the plan names (a source may hold
+    stores in several zones), else ``timezone``, else the source's default."""
+    stores = set((plan.get("filters") or {}).get("store_id") or ())
+    if len(stores) == 1 or timezone is None:
+        vocab = source.vocabulary()
+        return vocab.zone_of(str(next(iter(stores)))) if len(stores) == 1 else vocab.timezone
+    return timezone
+
+
 def run_plan(
     plan: dict[str, Any],
     source: EventSource,
@@ -156,7 +166,8 @@ def run_plan(
     timezone: str | None = None,
 ) -> dict[str, Any]:
     """Compute a plan (valid under plan.schema.json) into a payload. ``timezone``: the store's
-    (read from the source's vocabulary when the caller does not already have it)."""
+    (read from the source's vocabulary when the caller does not already have it); a plan about one
+    store resolves its windows in that store's zone (:meth:`Vocabulary.zone_of`)."""
     started = time.perf_counter()
     lang = str(plan.get("language") or language)
     lang = lang if lang in ("zh", "en") else "en"
@@ -165,7 +176,7 @@ def run_plan(
     if op is None:
         return _payload(question, plan, "unsupported", UNSUPPORTED[lang], started=started)
     ident = {"name": op.name, "version": op.version}
-    tz = timezone or source.vocabulary().timezone
+    tz = _zone_for(plan, source, timezone)
     try:
         flt = build_filter(plan, now, tz)
         windows = _windows(plan, flt, now, tz)
@@ -275,9 +286,9 @@ def _evidence(source: EventSource, outcome: Outcome, cap: int) -> list[dict[str,
         step = (len(specs) - 1) / (MAX_EVIDENCE_QUERIES - 1)
         specs = [specs[round(i * step)] for i in range(MAX_EVIDENCE_QUERIES)]
     per = max(1, cap // len(specs))
-    many = getattr(source, "sample_many", None)
-    # a source that can (the SQL source, from its rollup) samples every group in one query
-    batches = many([(spec.flt, spec.periods, per) for spec in specs]) if callable(many) else None
+    many = sample_many_of(source)
+    # a source that can (the rollup source) samples every group in one query
+    batches = many.sample_many([(spec.flt, spec.periods, per) for spec in specs]) if many else None
     for i, spec in enumerate(specs):
         if len(out) >= cap:
             break

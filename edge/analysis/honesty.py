@@ -98,7 +98,9 @@ def coverage_gaps(
     for since, until in bounded:
         if since is None:
             asked = (
-                (f"the time up to {_last_day(until, zone)}", f"{_last_day(until, zone)} 以前") if until else ("", "")
+                (f"the time up to {_last_day(until, zone)}", f"{_last_day(until, zone)} 以前")
+                if until
+                else ("", "")
             )
         elif until is None:
             asked = (f"the time from {_day(since, zone)} on", f"{_day(since, zone)} 以后")

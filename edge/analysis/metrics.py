@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from edge.analysis.source import EventFilter, EventSource, Period
+from edge.analysis.source import EventFilter, EventSource, Period, bill_stats_of
 
 logger = logging.getLogger(__name__)
 
@@ -196,12 +196,11 @@ def bill_moments(
     source: EventSource, flt: EventFilter, key: str, periods: Sequence[Period] = ()
 ) -> dict[Any, tuple[int, float, float]]:
     """Per group of ``key``: ``(bills, sum, sum of squares)`` of the bill totals (the unit samples
-    of ``avg_order_value``) from the source's ``bill_stats`` when it has one (the SQL source reads
-    them from its rollup), else from :func:`bill_totals`."""
-    stats_of = getattr(source, "bill_stats", None)
-    if callable(stats_of):
-        got: dict[Any, tuple[int, float, float]] = stats_of(flt, key, periods)
-        return got
+    of ``avg_order_value``) from the source's ``bill_stats`` when it declares :data:`~edge.analysis.source.BILL_STATS`
+    (the rollup source reads them from its rollup), else from :func:`bill_totals`."""
+    stats = bill_stats_of(source)
+    if stats is not None:
+        return stats.bill_stats(flt, key, periods)
     out: dict[Any, tuple[int, float, float]] = {}
     for g, totals in bill_totals(source, flt, key, periods).items():
         out[g] = (len(totals), float(sum(totals)), float(sum(t * t for t in totals)))

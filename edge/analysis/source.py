@@ -1,10 +1,15 @@
 """The port between the pure analysis engine and whatever holds the events.
 
-The engine never touches SQL, files or the network. It asks an :class:`EventSource` for
+The engine never touches SQL, files or the network. It asks an :class:`AggregateSource` for
 aggregated *components* grouped by *keys*, for representative evidence, for coverage and for the
 memory's vocabulary. ``edge.memory`` implements it over SQLite (aggregation pushed down into SQL
 over indexed columns); the hub implements it over its own store. Everything crossing this port is
 a plain frozen dataclass or tuple so both sides can be tested on their own.
+
+Capabilities: every source implements :class:`AggregateSource` and declares in its
+``capabilities`` frozenset which optional ports it also offers (:data:`BILL_STATS`,
+:data:`SAMPLE_MANY`, :data:`RETRIEVAL`); the engine and operators ask :func:`has_capability` (or
+the typed ``*_of`` helpers) and answer honestly without a capability the source lacks.
 
 Keys (what rows are grouped by, and what :attr:`EventFilter.key_equals` can test):
 
@@ -175,7 +180,11 @@ class Coverage:
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """The memory's own words, so a new store's vocabulary works without code changes."""
+    """The memory's own words, so a new store's vocabulary works without code changes.
+
+    ``timezone`` is the source's default zone (a single store's own); ``timezones`` maps store ids
+    to their IANA zones where they differ or where the source holds several stores (a hub):
+    relative windows ("yesterday") resolve per store in :meth:`zone_of` its zone."""
 
     timezone: str
     store_ids: tuple[str, ...] = ()
@@ -185,11 +194,47 @@ class Vocabulary:
     entities: tuple[str, ...] = ()
     earliest: datetime | None = None
     latest: datetime | None = None
+    #: store id -> IANA zone (stores not listed are in :attr:`timezone`)
+    timezones: dict[str, str] = field(default_factory=dict)
+
+    def zone_of(self, store_id: str | None) -> str:
+        """The zone of one store (the default zone for ``None`` or an unlisted store)."""
+        if store_id is None:
+            return self.timezone
+        return self.timezones.get(store_id, self.timezone)
+
+    def zones(self, store_ids: Sequence[str] = ()) -> dict[str, str]:
+        """store id -> zone for ``store_ids`` (every known store when empty)."""
+        ids = store_ids or self.store_ids or tuple(self.timezones)
+        return {s: self.zone_of(s) for s in ids}
+
+    def is_multi_zone(self, store_ids: Sequence[str] = ()) -> bool:
+        """True when the stores in question are in more than one zone."""
+        return len(set(self.zones(store_ids).values())) > 1
+
+
+# -- capabilities ----------------------------------------------------------------------------------
+
+#: aggregate over buckets/groups of named additive components, coverage, vocabulary and plain
+#: evidence sampling: what every source offers (the :class:`AggregateSource` port)
+AGGREGATE = "aggregate"
+#: per-group bill moments without per-bill rows (:class:`BillStatsSource`)
+BILL_STATS = "bill_stats"
+#: evidence for several groups in one call (:class:`BatchSampleSource`)
+SAMPLE_MANY = "sample_many"
+#: hybrid retrieval over events and their vectors, and the text encoder (:class:`RetrievalSource`)
+RETRIEVAL = "retrieval"
+CAPABILITIES: frozenset[str] = frozenset({AGGREGATE, BILL_STATS, SAMPLE_MANY, RETRIEVAL})
 
 
 @runtime_checkable
-class EventSource(Protocol):
-    """What the engine needs from a memory. Implemented by ``edge.memory`` and by the hub."""
+class AggregateSource(Protocol):
+    """What the engine needs from any memory (the edge's events, its rollup, a hub's rollups).
+
+    ``capabilities`` declares which optional ports below the source also implements; an operator
+    asks :func:`has_capability` instead of probing for methods."""
+
+    capabilities: frozenset[str]
 
     def aggregate(
         self,
@@ -217,8 +262,39 @@ class EventSource(Protocol):
         ...
 
     def vocabulary(self) -> Vocabulary:
-        """Event types, stats keys and values, store ids, entities and the time zone."""
+        """Event types, stats keys and values, store ids, entities and the time zone(s)."""
         ...
+
+
+#: the engine's port (the name the engine and operators use)
+EventSource = AggregateSource
+
+
+@runtime_checkable
+class BillStatsSource(Protocol):
+    """Capability :data:`BILL_STATS`: the moments of order value without per-bill rows."""
+
+    def bill_stats(
+        self, flt: EventFilter, key: str, periods: Sequence[Period] = ()
+    ) -> dict[Any, tuple[int, float, float]]:
+        """Per group of ``key``: ``(bills, sum, sum of squares)`` of the bill totals."""
+        ...
+
+
+@runtime_checkable
+class BatchSampleSource(Protocol):
+    """Capability :data:`SAMPLE_MANY`: evidence of several groups in one call."""
+
+    def sample_many(
+        self, requests: Sequence[tuple[EventFilter, Sequence[Period], int]]
+    ) -> list[list[EventRow]]:
+        """Per ``(filter, periods, limit)``: representative events, most recent first."""
+        ...
+
+
+@runtime_checkable
+class RetrievalSource(Protocol):
+    """Capability :data:`RETRIEVAL`: events and vectors (not held by a rollup-only hub)."""
 
     def retrieve(self, text: str | None, flt: EventFilter, k: int) -> list[EventRow]:
         """Hybrid retrieval: hard filters first, then vector ranking of the survivors."""
@@ -227,3 +303,26 @@ class EventSource(Protocol):
     def embed_texts(self, texts: Sequence[str]) -> Any:
         """Unit-norm text vectors (numpy array n x d) from the store's text encoder, or None."""
         ...
+
+
+def has_capability(source: Any, capability: str) -> bool:
+    """True when ``source`` declares ``capability`` in its ``capabilities``."""
+    if capability not in CAPABILITIES:
+        raise ValueError(f"unknown capability {capability!r}: use {', '.join(sorted(CAPABILITIES))}")
+    declared: frozenset[str] = source.capabilities
+    return capability in declared
+
+
+def bill_stats_of(source: Any) -> BillStatsSource | None:
+    """The source as a :class:`BillStatsSource` when it declares :data:`BILL_STATS`."""
+    return source if has_capability(source, BILL_STATS) else None
+
+
+def sample_many_of(source: Any) -> BatchSampleSource | None:
+    """The source as a :class:`BatchSampleSource` when it declares :data:`SAMPLE_MANY`."""
+    return source if has_capability(source, SAMPLE_MANY) else None
+
+
+def retrieval_of(source: Any) -> RetrievalSource | None:
+    """The source as a :class:`RetrievalSource` when it declares :data:`RETRIEVAL`."""
+    return source if has_capability(source, RETRIEVAL) else None

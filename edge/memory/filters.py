@@ -3,7 +3,7 @@
 Owns the meaning of every hard filter and of every grouping key of :mod:`edge.analysis.source`
 in SQL: :func:`compile_filter` turns a filter (plus optional periods) into CTEs, a WHERE expression
 and its bound parameters; :func:`key_expr` turns a grouping key into a SQL expression. Called by
-:mod:`edge.memory.source_sql` (aggregation, evidence, coverage) and by the hybrid retrieval of
+:mod:`edge.memory.events_source` (aggregation, evidence, coverage) and by the hybrid retrieval of
 :mod:`edge.memory.retrieval` (the attribute channel), so a filter means the same everywhere.
 
 Safety: no SQL is ever built from input. Keys are whitelisted (the keys of ``source.KEYS``,
@@ -496,7 +496,7 @@ def key_expr(key: str, periods: Sequence[Period] = (), *, alias: str = "e") -> K
 class QueryBuilder:
     """Builds one statement from a filter and grouping keys sharing the same CTEs.
 
-    Used by :mod:`edge.memory.source_sql`: ``key(k)`` gives a key's SQL and registers its
+    Used by :mod:`edge.memory.events_source`: ``key(k)`` gives a key's SQL and registers its
     CTEs; :meth:`build` assembles ``WITH ... SELECT ... FROM events ... WHERE ...`` with the
     parameters in text order.
     """

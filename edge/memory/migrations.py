@@ -22,7 +22,9 @@ Layout (episodic, semantic and procedural memory plus the edge's own bookkeeping
   ``adamm ask`` (:mod:`edge.memory.startup_cache`); derived data, safe to empty.
 - ``rollup_hourly`` / ``rollup_hourly_coarse`` / ``rollup_split_bills`` / ``rollup_state``: the
   hourly rollup that answers questions (:mod:`edge.memory.rollup`), filled lazily at ask time and
-  marked stale by triggers when aggregated events are deleted or changed.
+  marked stale by triggers when aggregated events of an open day are deleted or changed;
+  ``rollup_days`` holds the day states (a ``closed`` day's rollup rows are the record: never
+  rebuilt, nor erased when its events are deleted or archived).
 """
 
 from __future__ import annotations
@@ -337,6 +339,40 @@ END;
 CREATE INDEX events_speech_emotion ON events(speech_emotion) WHERE speech_emotion IS NOT NULL;
 """
 
+#: the rollup as the record for closed days (edge.memory.rollup): evidence references that are event
+#: ids (portable off the box, unlike rowids), explicit day states, and triggers that mark the
+#: rollup stale only for events of days that are not closed (deleting or archiving the events of a
+#: closed day leaves its rollup rows as they are); the new columns are filled by the rebuild the
+#: stale flag asks for
+_ROLLUP_DAYS = f"""
+ALTER TABLE rollup_hourly ADD COLUMN first_event_id TEXT;
+ALTER TABLE rollup_hourly ADD COLUMN last_event_id TEXT;
+ALTER TABLE rollup_hourly_coarse ADD COLUMN first_event_id TEXT;
+ALTER TABLE rollup_hourly_coarse ADD COLUMN last_event_id TEXT;
+DROP TRIGGER rollup_stale_on_delete;
+DROP TRIGGER rollup_stale_on_update;
+CREATE TABLE rollup_days (
+    store_id TEXT NOT NULL,
+    local_date TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('open', 'closed')),
+    events INTEGER NOT NULL,
+    late_events INTEGER NOT NULL DEFAULT 0,
+    changed_at TEXT NOT NULL,
+    PRIMARY KEY (store_id, local_date)
+) STRICT, WITHOUT ROWID;
+CREATE TRIGGER rollup_stale_on_open_delete AFTER DELETE ON events
+    WHEN NOT EXISTS (SELECT 1 FROM rollup_days AS d WHERE d.store_id = old.store_id
+                     AND d.local_date = old.local_date AND d.state = 'closed')
+    BEGIN UPDATE rollup_state SET stale = 1 WHERE stale = 0; END;
+CREATE TRIGGER rollup_stale_on_open_update AFTER UPDATE OF {", ".join(_ROLLUP_WATCHED)} ON events
+    WHEN NOT EXISTS (SELECT 1 FROM rollup_days AS d WHERE d.store_id = old.store_id
+                     AND d.local_date = old.local_date AND d.state = 'closed')
+      OR NOT EXISTS (SELECT 1 FROM rollup_days AS d WHERE d.store_id = new.store_id
+                     AND d.local_date = new.local_date AND d.state = 'closed')
+    BEGIN UPDATE rollup_state SET stale = 1 WHERE stale = 0; END;
+UPDATE rollup_state SET stale = 1;
+"""
+
 #: (name, sql) in order. Never edit a shipped entry: append a new one.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
@@ -351,6 +387,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     # the hourly rollup that answers aggregations (edge.memory.rollup; filled lazily at ask time)
     ("0005_hourly_rollup", _HOURLY_ROLLUP),
     ("0006_startup_caches", _STARTUP_CACHES),
+    ("0007_rollup_days", _ROLLUP_DAYS),
 ]
 
 

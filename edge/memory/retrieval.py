@@ -41,7 +41,7 @@ from edge.analysis.source import EventFilter, EventRow, Scalar
 from edge.errors import UsageError
 from edge.memory.filters import attribute_postings, compile_filter
 from edge.memory.migrations import WELL_KNOWN_STATS
-from edge.memory.source_sql import fetch_rows
+from edge.memory.rows import fetch_rows
 from edge.memory.vector_index import Selection, Snapshot, VectorIndex, index_for
 
 logger = logging.getLogger(__name__)

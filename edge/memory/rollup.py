@@ -1,16 +1,17 @@
 """The hourly rollup: the events pre-aggregated per store-local hour, so ``adamm ask`` reads
-thousands of rollup rows instead of millions of events.
+thousands of rollup rows instead of millions of events; for closed days, the record itself.
 
-Owns the tables of migration ``0005_hourly_rollup`` (``rollup_hourly``, ``rollup_split_bills``,
-``rollup_state``), their maintenance (:func:`refresh`) and the compiler from an
-:class:`~edge.analysis.source.EventFilter` and grouping keys to SQL over ``rollup_hourly``
-(:func:`plan_query`). Called by :mod:`edge.memory.source_sql`, which answers aggregations,
-coverage, bill statistics and evidence from the rollup when the question is expressible on it
-and falls back to its event-level SQL otherwise (the answers are the same either way).
+Owns the tables of migrations ``0005_hourly_rollup`` and ``0007_rollup_days``
+(``rollup_hourly``, ``rollup_hourly_coarse``, ``rollup_split_bills``, ``rollup_state``,
+``rollup_days``) and their maintenance (:func:`refresh`, :func:`close_days`). The compiler from
+an :class:`~edge.analysis.source.EventFilter` to SQL over these tables is
+:mod:`edge.memory.rollup_query`; :mod:`edge.memory.rollup_source` answers the engine from them.
 
 Layout: one row per (store, local date, local hour, event type, effective weather, effective
-promotion, zone, product category) holding the count, the min/max time, the min/max event rowid
-(representative evidence) and the sums / sums of squares / counts of the well-known metrics.
+promotion, zone, product category) holding the count, the min/max time, the first and last
+event (``first_event_id``/``last_event_id``: representative evidence, portable off the box; the
+local rowids ``first_id``/``last_id`` are kept for ordering) and the sums / sums of squares /
+counts of the well-known metrics.
 Weather and promotion are stored as the day attributes :mod:`edge.memory.filters` defines (an
 event without its own value takes its day's), computed by that module's own SQL.
 
@@ -29,9 +30,19 @@ read it.
 
 Freshness: ``rollup_state.high_water`` is the largest ``events.id`` aggregated. New events are
 folded in lazily (:func:`refresh`, at ask time): only the store-local days they touch (and the
-days of bills they extend) are re-aggregated. Triggers set ``stale`` on any DELETE or UPDATE of an
-aggregated column of ``events`` (``adamm import --replace``), which makes the next refresh a full
-rebuild.
+days of bills they extend) are re-aggregated. Triggers set ``stale`` on a DELETE or UPDATE of an
+aggregated column of an event of an *open* day (``adamm import --replace``), which makes the next
+refresh rebuild every open day.
+
+Day states (``rollup_days``; a day without a row is open): :func:`close_days` closes the days
+before a local date. A closed day's rows are the record: they are never rebuilt nor erased, and
+deleting or archiving its events changes nothing (tiering does exactly that). An event imported
+later into a closed day is handled at the next refresh: when every event the day was closed with
+is still there, the day is reopened and rebuilt from its events (nothing is lost); otherwise the
+day stays closed as it was and the event is counted in ``rollup_days.late_events`` with a
+warning (its own row is in ``events``, the day's figures are not changed). Bills split across
+rows (below) are counted from their events, so after a closed day's events are gone its
+distinct-bill counts lack those few bills: every other measure stays exact.
 
 Time windows: a row's ``ts_epoch`` is its earliest event's. A window bound that falls strictly
 inside some row's time span cannot be answered from the rollup (:func:`plan_query` returns
@@ -48,17 +59,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from edge.analysis.source import EventFilter, Period
+from edge.analysis.source import EventFilter
 from edge.errors import StoreError
 from edge.memory.filters import (
     QueryBuilder,
     Sql,
-    _epoch,
-    _int,
-    _text,
-    key_equals,
-    key_expr,
-    normalise_promotion,
 )
 
 logger = logging.getLogger(__name__)
@@ -84,6 +89,25 @@ DIMENSIONS: tuple[str, ...] = (
     "promotion",
     "zone",
     "product_category",
+)
+
+#: the rollup's dimension columns that are stats values (listed in the vocabulary)
+ATTRIBUTE_COLUMNS: tuple[str, ...] = ("weather", "promotion", "zone", "product_category")
+
+#: a rollup row (``AS r``) of a closed day
+CLOSED_ROW = (
+    "EXISTS (SELECT 1 FROM rollup_days AS d WHERE d.store_id = r.store_id "
+    "AND d.local_date = r.local_date AND d.state = 'closed')"
+)
+#: an event (``AS e``) of a day that is not closed
+_OPEN_EVENT = (
+    "NOT EXISTS (SELECT 1 FROM rollup_days AS d WHERE d.store_id = e.store_id "
+    "AND d.local_date = e.local_date AND d.state = 'closed')"
+)
+#: an unaliased row of a rollup table or of ``events`` of a day that is not closed
+_OPEN_ROW = (
+    "NOT EXISTS (SELECT 1 FROM rollup_days AS d WHERE d.store_id = {t}.store_id "
+    "AND d.local_date = {t}.local_date AND d.state = 'closed')"
 )
 
 #: the rollup's measure columns
@@ -170,8 +194,11 @@ def refresh(conn: Any) -> str:
         if not st.stale and top == st.high_water:
             return "fresh"
         how = "rebuilt"
+        if top > st.high_water:
+            _admit_late(conn, st.high_water)
         if not st.stale and top > st.high_water:
-            days = _touched_days(conn, st.high_water)
+            closed = _closed(conn)
+            days = [d for d in _touched_days(conn, st.high_water) if d not in closed]
             (total_days,) = conn.execute(
                 f"SELECT count(*) FROM (SELECT DISTINCT store_id, local_date FROM {COARSE})"
             ).fetchone() or (0,)
@@ -208,13 +235,86 @@ def _touched_days(conn: Any, high_water: int) -> list[tuple[str, str]]:
     return sorted((str(s), str(d)) for s, d in rows)
 
 
+def _closed(conn: Any) -> set[tuple[str, str]]:
+    return {
+        (str(s), str(d))
+        for s, d in conn.execute("SELECT store_id, local_date FROM rollup_days WHERE state = 'closed'")
+    }
+
+
+def _admit_late(conn: Any, high_water: int) -> None:
+    """Events after ``high_water`` in closed days: reopen a day whose events are all still there
+    (it is then rebuilt from them), else keep it closed and count the late events."""
+    late = conn.execute(
+        "SELECT e.store_id, e.local_date, count(*) FROM events AS e JOIN rollup_days AS d "
+        "ON d.store_id = e.store_id AND d.local_date = e.local_date AND d.state = 'closed' "
+        "WHERE e.id > ? GROUP BY 1, 2",
+        (high_water,),
+    ).fetchall()
+    now = datetime.now(UTC).isoformat()
+    for store, day, n in late:
+        (held,) = conn.execute(
+            "SELECT count(*) FROM events WHERE store_id = ? AND local_date = ? AND id <= ?",
+            (store, day, high_water),
+        ).fetchone() or (0,)
+        (closed_with,) = conn.execute(
+            "SELECT events FROM rollup_days WHERE store_id = ? AND local_date = ?", (store, day)
+        ).fetchone() or (0,)
+        if int(held) == int(closed_with):
+            conn.execute(
+                "UPDATE rollup_days SET state = 'open', changed_at = ? WHERE store_id = ? AND local_date = ?",
+                (now, store, day),
+            )
+            logger.info("closed day %s of store %s reopened: %d events arrived late", day, store, n)
+        else:
+            conn.execute(
+                "UPDATE rollup_days SET late_events = late_events + ? WHERE store_id = ? AND local_date = ?",
+                (int(n), store, day),
+            )
+            logger.warning(
+                "%d events arrived for closed day %s of store %s whose events are archived: "
+                "they are kept but not counted in that day's figures",
+                n,
+                day,
+                store,
+            )
+
+
+def close_days(conn: Any, before_local_date: str, store_id: str | None = None) -> int:
+    """Close every rolled-up day before ``before_local_date`` (``YYYY-MM-DD``, store-local) of
+    ``store_id`` (every store when ``None``) on a writable connection: from then on the rollup is
+    those days' record (see the module docstring). Brings the rollup up to date first. Returns the
+    number of days closed now."""
+    refresh(conn)
+    with conn:
+        scope = "r.local_date < ?" + (" AND r.store_id = ?" if store_id is not None else "")
+        params: tuple[Any, ...] = (before_local_date,) + ((store_id,) if store_id is not None else ())
+        rows = conn.execute(
+            f"SELECT r.store_id, r.local_date, sum(r.n) FROM {COARSE} AS r WHERE {scope} "
+            f"AND NOT {CLOSED_ROW} GROUP BY 1, 2",
+            params,
+        ).fetchall()
+        now = datetime.now(UTC).isoformat()
+        for store, day, n in rows:
+            conn.execute(
+                "INSERT INTO rollup_days(store_id, local_date, state, events, changed_at) "
+                "VALUES (?, ?, 'closed', ?, ?) ON CONFLICT(store_id, local_date) "
+                "DO UPDATE SET state = 'closed', events = excluded.events, changed_at = excluded.changed_at",
+                (store, day, int(n), now),
+            )
+    logger.info("closed %d rollup days before %s", len(rows), before_local_date)
+    return len(rows)
+
+
 def _rebuild_all(conn: Any) -> None:
-    conn.execute(f"DELETE FROM {TABLE}")
-    conn.execute(f"DELETE FROM {COARSE}")
+    """Rebuild every open day from its events (closed days are kept as they are)."""
+    conn.execute(f"DELETE FROM {TABLE} WHERE {_OPEN_ROW.format(t=TABLE)}")
+    conn.execute(f"DELETE FROM {COARSE} WHERE {_OPEN_ROW.format(t=COARSE)}")
     conn.execute("DELETE FROM rollup_split_bills")
     _insert_split_bills(conn, EventFilter())
-    _insert_rows(conn, EventFilter())
-    _insert_coarse(conn, _ALL)
+    open_days = Sql(_OPEN_ROW.format(t="events"))
+    _insert_rows(conn, EventFilter(), open_days)
+    _insert_coarse(conn, Sql(_OPEN_ROW.format(t=TABLE)))
 
 
 def _rebuild_days(conn: Any, days: Sequence[tuple[str, str]]) -> None:
@@ -333,6 +433,7 @@ def _insert_rows(conn: Any, flt: EventFilter, scope: Sql = _ALL) -> None:
     ]
     stmt = qb.build(
         select,
+        extra_where=[Sql(_OPEN_EVENT)],
         tail=f"GROUP BY {', '.join(str(i + 1) for i in range(len(DIMENSIONS)))}",
         from_sql="events AS e LEFT JOIN temp._rollup_anchor AS a ON a.id = e.id",
     )
@@ -347,6 +448,15 @@ def _insert_rows(conn: Any, flt: EventFilter, scope: Sql = _ALL) -> None:
     cols = ", ".join((*DIMENSIONS, *MEASURES))
     conn.execute(f"INSERT INTO {TABLE}({cols}) {stmt.sql}", stmt.params)
     conn.execute("DELETE FROM temp._rollup_anchor")  # empty for the next call
+    _fill_event_ids(conn, TABLE)
+
+
+def _fill_event_ids(conn: Any, table: str) -> None:
+    """The event ids of the rows just written (their first and last events, by rowid)."""
+    conn.execute(
+        f"UPDATE {table} SET first_event_id = (SELECT event_id FROM events WHERE id = {table}.first_id), "
+        f"last_event_id = (SELECT event_id FROM events WHERE id = {table}.last_id) WHERE first_event_id IS NULL"
+    )
 
 
 def _insert_coarse(conn: Any, scope: Sql) -> None:
@@ -364,169 +474,4 @@ def _insert_coarse(conn: Any, scope: Sql) -> None:
         f"INSERT INTO {COARSE}({cols}) SELECT {dims}, NULL, {sums} FROM {TABLE} WHERE {scope.sql} GROUP BY {dims}",
         scope.params,
     )
-
-
-# -- queries -------------------------------------------------------------------------------------
-
-#: grouping keys of the port that are a function of the rollup's dimensions -> their SQL
-_KEY_SQL: dict[str, str] = {
-    "store_id": "r.store_id",
-    "date": "r.local_date",
-    "week": "r.local_week",
-    "month": "r.local_month",
-    "hour": "r.local_hour",
-    "day_of_week": "r.local_weekday",
-    "is_weekend": "(r.local_weekday >= 5)",
-    "date_hour": "(r.local_date || 'T' || printf('%02d', r.local_hour))",
-    "event_type": "r.event_type",
-    "weather": "r.weather",
-    "promotion": "r.promotion",
-    "zone": "r.zone",
-    "product_category": "r.product_category",
-    "attr:weather": "r.weather",
-    "attr:promotion": "r.promotion",
-    "attr:zone": "r.zone",
-    "attr:product_category": "r.product_category",
-}
-
-#: grouping keys of product category: only the fine table has it
-CATEGORY_KEYS = ("product_category", "attr:product_category")
-
-#: stats keys an attribute filter may test on the rollup
-_ATTRIBUTES = ("weather", "promotion", "zone", "product_category")
-
-#: component -> SQL over ``rollup_hourly AS r`` (bills are added by :func:`plan_query`)
-COMPONENT_SQL: dict[str, str] = {
-    "events": "sum(r.n)",
-    "footfall": "sum(CASE WHEN r.event_type = 'customer_enter' THEN r.person_sum ELSE 0 END)",
-    "enter_events": "sum(CASE WHEN r.event_type = 'customer_enter' THEN r.n ELSE 0 END)",
-    "purchase_events": "sum(CASE WHEN r.event_type = 'purchase' THEN r.n ELSE 0 END)",
-    "revenue": "total(CASE WHEN r.event_type = 'purchase' THEN r.amount_sum END)",
-    "revenue_sq": "total(CASE WHEN r.event_type = 'purchase' THEN r.amount_sq END)",
-    "dwell_sum": "total(CASE WHEN r.event_type = 'dwell' THEN r.dwell_sum END)",
-    "dwell_sq": "total(CASE WHEN r.event_type = 'dwell' THEN r.dwell_sq END)",
-    "dwell_n": "sum(CASE WHEN r.event_type = 'dwell' THEN r.dwell_n ELSE 0 END)",
-    "queue_sum": "total(CASE WHEN r.event_type = 'checkout_queue' THEN r.queue_sum END)",
-    "queue_sq": "total(CASE WHEN r.event_type = 'checkout_queue' THEN r.queue_sq END)",
-    "queue_n": "sum(CASE WHEN r.event_type = 'checkout_queue' THEN r.queue_n ELSE 0 END)",
-    "complaints": "sum(CASE WHEN r.event_type = 'complaint' THEN r.n ELSE 0 END)",
-    "emotion_n": "sum(r.emotion_n)",
-    "negative_n": "sum(r.negative_n)",
-    "staff_error_n": "sum(CASE WHEN r.event_type = 'staff_error' THEN r.n ELSE 0 END)",
-    "staff_op_n": "sum(CASE WHEN r.event_type = 'staff_operation' THEN r.n ELSE 0 END)",
-    "days": "count(DISTINCT r.store_id || '|' || r.local_date)",
-    "hour_sum": "sum(r.local_hour * r.n)",
-    "hour_sq": "sum(r.local_hour * r.local_hour * r.n)",
-    "first_ts": "min(r.first_ts)",
-    "last_ts": "max(r.last_ts)",
-}
-
-
-@dataclass(frozen=True)
-class RollupWhere:
-    """A filter compiled over ``rollup_hourly AS r``; ``per_category`` when it pins one product
-    category (bill counts then come from ``bills_row``), ``categories`` when it tests several."""
-
-    sql: str
-    params: tuple[Any, ...]
-    categories: int
-    table: str = TABLE
-
-
-def bills_column(keys: Sequence[str], where: RollupWhere) -> str | None:
-    """Which bill column sums exactly for these keys and filter (``None``: none does)."""
-    by_category = any(k in CATEGORY_KEYS for k in keys)
-    if by_category or where.categories == 1:
-        return "bills_row"
-    if where.categories > 1:
-        return None
-    return "bills_one"
-
-
-def key_sql(key: str, periods: Sequence[Period]) -> Sql | None:
-    """A grouping key over the rollup, or ``None`` when the rollup cannot group by it."""
-    if key == "period":
-        return period_sql(periods) if periods else None
-    got = _KEY_SQL.get(key)
-    return Sql(got) if got is not None else None
-
-
-def period_sql(periods: Sequence[Period]) -> Sql:
-    """The label of the period a rollup row lies in (the filter compiler's, over ``r.ts_epoch``)."""
-    k = key_expr("period", periods, alias="r")
-    return Sql(k.sql, tuple(k.params))
-
-
-def compile_where(
-    conn: Any, flt: EventFilter, periods: Sequence[Period], st: State, keys: Sequence[str] = ()
-) -> RollupWhere | None:
-    """``flt`` (and "in one of ``periods``") over the rollup table that serves it and ``keys``
-    (:data:`COARSE` unless product category is involved), or ``None`` when not expressible."""
-    if flt.entities or flt.event_ids is not None:
-        return None
-    fine = any(k in CATEGORY_KEYS for k in keys)
-    fine = fine or any(k == "product_category" for k, _ in flt.attributes)
-    fine = fine or any(k in CATEGORY_KEYS for k, _ in flt.key_equals)
-    table = TABLE if fine else COARSE
-    bounds = [t for t in (flt.since, flt.until) if t is not None]
-    for p in periods:
-        bounds.extend(t for t in (p.since, p.until) if t is not None)
-    if bounds and _straddled(conn, table, [_epoch(t) for t in bounds], st.max_span):
-        return None
-    parts: list[str] = []
-    params: list[Any] = []
-    categories = 0
-
-    def add_in(expr: str, values: Sequence[Any]) -> None:
-        parts.append(f"{expr} IN ({', '.join('?' * len(values))})" if values else "0")
-        params.extend(values)
-
-    if flt.store_ids:
-        add_in("r.store_id", [str(s) for s in flt.store_ids])
-    if flt.event_types:
-        add_in("r.event_type", [str(t) for t in flt.event_types])
-    if flt.since is not None:
-        parts.append("r.ts_epoch >= ?")
-        params.append(_epoch(flt.since))
-    if flt.until is not None:
-        parts.append("r.ts_epoch < ?")
-        params.append(_epoch(flt.until))
-    if flt.hours:
-        add_in("r.local_hour", [_int(h, "hour", 0, 23) for h in flt.hours])
-    if flt.days_of_week:
-        add_in("r.local_weekday", [_int(d, "day of week", 0, 6) for d in flt.days_of_week])
-    for key, values in flt.attributes:
-        if key not in _ATTRIBUTES:
-            return None
-        if key == "product_category":
-            categories = max(categories, 1) if len(set(values)) == 1 else 2
-        bound = [normalise_promotion(v) if key == "promotion" else _text(v) for v in values]
-        add_in(f"r.{key}", bound)
-    for key, values in flt.key_equals:
-        expr = key_sql(key, periods)
-        if expr is None or key == "period":
-            return None
-        if key in CATEGORY_KEYS:
-            categories = max(categories, 1) if len(set(values)) == 1 and None not in values else 2
-        piece = key_equals(key, Sql(expr.sql), tuple(values))
-        parts.append(piece.sql)
-        params.extend(piece.params)
-    if periods:
-        window = period_sql(periods)
-        parts.append(f"{window.sql} IS NOT NULL")
-        params.extend(window.params)
-    return RollupWhere(
-        " AND ".join(f"({p})" for p in parts) if parts else "1", tuple(params), categories, table
-    )
-
-
-def _straddled(conn: Any, table: str, bounds: Sequence[float], max_span: float) -> bool:
-    """True when some row of ``table`` holds events on both sides of one of ``bounds``."""
-    for b in bounds:
-        row = conn.execute(
-            f"SELECT 1 FROM {table} WHERE ts_epoch < ? AND ts_epoch >= ? AND max_epoch >= ? LIMIT 1",
-            (b, b - max_span - 1.0, b),
-        ).fetchone()
-        if row is not None:
-            return True
-    return False
+    _fill_event_ids(conn, COARSE)

@@ -44,8 +44,8 @@ from edge.memory.migrations import MODALITY_VECTOR_TABLES, VECTOR_DIM, migrate
 from edge.memory.writer import Writer
 
 if TYPE_CHECKING:
-    from edge.analysis.source import EventSource
     from edge.encoders.base import Encoder
+    from edge.memory.rollup_source import RollupSource
     from edge.memory.startup_cache import TextVectorCache
 
 logger = logging.getLogger(__name__)
@@ -459,12 +459,11 @@ class Store:
 
     # -- analysis port ---------------------------------------------------------------------------
 
-    def event_source(self) -> EventSource:
-        """The :class:`edge.analysis.source.EventSource` over this memory."""
-        from edge.memory.source_sql import SqlEventSource
+    def event_source(self) -> RollupSource:
+        """The analysis source over this memory: the rollup, with the events behind it."""
+        from edge.memory.rollup_source import RollupSource
 
-        source: EventSource = SqlEventSource(self)
-        return source
+        return RollupSource(self)
 
     # -- import ----------------------------------------------------------------------------------
 

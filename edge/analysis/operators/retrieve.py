@@ -8,6 +8,7 @@ from typing import Any
 
 from edge.analysis.honesty import say
 from edge.analysis.operators.base import Context, Operator, Outcome, insufficient, safe_float
+from edge.analysis.source import retrieval_of
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +30,19 @@ class RetrieveOperator(Operator):
     def compute(self, ctx: Context) -> Outcome:
         k = int(ctx.plan.get("top_k") or self.default_params["k"])
         text = ctx.plan.get("semantic_query") or ctx.question
-        hits = ctx.source.retrieve(text, ctx.flt, k)
+        searcher = retrieval_of(ctx.source)
+        if searcher is None:  # a rollup-only memory (a hub, closed days) holds no events to search
+            return insufficient(
+                [
+                    say(
+                        ctx.language,
+                        "event-level memory with vectors (this memory holds only summaries); "
+                        "ask the store's own memory",
+                        "带向量的事件级记忆（此记忆只保存汇总）；请向门店自己的记忆提问",
+                    )
+                ]
+            )
+        hits = searcher.retrieve(text, ctx.flt, k)
         _, total = ctx.source.sample_events(ctx.flt, 0)
         if not hits:
             return insufficient(

@@ -1,0 +1,245 @@
+"""Every registered operator over every source gives the same answer on the same events.
+
+The sources: the events source (event-level SQL), the rollup source (the store's default: the
+hourly rollup, the events behind it) and the pure in-memory source of ``edge.analysis.testing``.
+Equal means the same status, and results whose additive values are equal exactly and whose other
+numbers (means, shares, statistics) agree within 1e-9 relative. Then closed days: a day is
+closed, its events are deleted, and the rollup source still answers as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import apsw
+import pytest
+from sqlsource_data import STORES, T0, DbStore, Ev, insert, random_events
+from test_payload_contract import PLANS
+
+from edge.analysis.engine import run_plan
+from edge.analysis.operators import registry
+from edge.analysis.source import AGGREGATE, RETRIEVAL, EventFilter, has_capability
+from edge.analysis.testing import InMemorySource, MemEvent
+from edge.config import AnalysisConfig
+from edge.memory import rollup
+from edge.memory.db import connect
+from edge.memory.events_source import EventsSource
+from edge.memory.migrations import migrate
+from edge.memory.rollup_source import RollupSource
+
+DAYS = 20
+NOW = T0 + timedelta(days=DAYS)
+#: plans that exercise the window, per-store and grouping paths besides the contract's own
+EXTRA: dict[str, dict[str, Any]] = {
+    "footfall_by_store": {"intent": "breakdown", "target_metric": "footfall", "group_by": ["store_id"]},
+    "aov_by_weather": {
+        "intent": "compare",
+        "target_metric": "avg_order_value",
+        "compare": {"dimension": "weather", "groups": ["rain", "sunny"]},
+    },
+    "revenue_last_week": {
+        "intent": "aggregate",
+        "target_metric": "revenue",
+        "filters": {"time_range": {"last": "P1W"}},
+    },
+    "queue_trend": {"intent": "trend", "target_metric": "queue_length", "time_bucket": "day"},
+}
+ALL_PLANS = {**PLANS, **EXTRA}
+
+
+@pytest.fixture(scope="module")
+def events() -> list[Ev]:
+    return random_events(11, 4000, days=DAYS)
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory: pytest.TempPathFactory, events: list[Ev]) -> Iterator[dict[str, Any]]:
+    conn = connect(tmp_path_factory.mktemp("contract") / "c.db")
+    migrate(conn)
+    insert(conn, events)
+    store = DbStore(conn)
+    yield {
+        "events": EventsSource(store),
+        "rollup": RollupSource(store),
+        "memory": InMemorySource(events, STORES, timezone=STORES["s1"]),
+    }
+    conn.close()
+
+
+def _ask(source: Any, plan: dict[str, Any]) -> dict[str, Any]:
+    return run_plan(plan, source, question="q", now=NOW, config=AnalysisConfig(), language="en")
+
+
+def same_answer(got: Any, want: Any, where: str = "result") -> None:
+    """Equal structure; integers (counts, additive) exact; floats within 1e-9 relative."""
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and set(got) == set(want), where
+        for k in want:
+            same_answer(got[k], want[k], f"{where}.{k}")
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), where
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            same_answer(g, w, f"{where}[{i}]")
+    elif isinstance(want, float) or isinstance(got, float):
+        assert got == pytest.approx(want, rel=1e-9, abs=1e-9), where
+    else:
+        assert got == want, where
+
+
+def test_every_source_declares_the_aggregate_port(sources: dict[str, Any]) -> None:
+    for src in sources.values():
+        assert has_capability(src, AGGREGATE)
+    assert not has_capability(sources["memory"], RETRIEVAL)
+    with pytest.raises(ValueError, match="unknown capability"):
+        has_capability(sources["memory"], "teleport")
+
+
+@pytest.mark.parametrize("name", sorted(ALL_PLANS))
+def test_every_operator_answers_alike_over_every_source(name: str, sources: dict[str, Any]) -> None:
+    plan = ALL_PLANS[name]
+    assert str(plan["intent"]) in registry()
+    answers = {k: _ask(src, plan) for k, src in sources.items()}
+    want = answers["events"]
+    for k, got in answers.items():
+        if k == "memory" and plan["intent"] == "retrieve":
+            # no events with vectors in memory: the operator says so instead of answering
+            assert got["status"] == "insufficient_data" and got["missing"], got
+            continue
+        assert got["status"] == want["status"], (k, got.get("missing"), want.get("missing"))
+        same_answer(got["result"], want["result"])
+        assert got["confidence"] == pytest.approx(want["confidence"], rel=1e-9), k
+
+
+def test_the_contract_plans_are_not_all_refused(sources: dict[str, Any]) -> None:
+    """The equality above means something: most plans are answered on this data."""
+    ok = [n for n, p in ALL_PLANS.items() if _ask(sources["events"], p)["status"] == "ok"]
+    assert len(ok) >= len(ALL_PLANS) - 3, ok
+
+
+# -- closed days are the record ------------------------------------------------------------------
+
+CLOSED_PLANS = ("footfall_by_store", "breakdown", "revenue_last_week", "queue_trend", "top_k")
+
+
+def test_a_closed_day_answers_the_same_after_its_events_are_deleted(tmp_path: Any, events: list[Ev]) -> None:
+    conn = connect(tmp_path / "closed.db")
+    migrate(conn)
+    insert(conn, events)
+    src = RollupSource(DbStore(conn))
+    cut = (NOW - timedelta(days=DAYS // 2)).date().isoformat()
+    before = {n: _ask(src, ALL_PLANS[n]) for n in CLOSED_PLANS}
+    cov_before = src.coverage(EventFilter())
+    vocab_before = src.vocabulary()
+    assert rollup.close_days(conn, cut) > 0
+    (gone,) = conn.execute("SELECT count(*) FROM events WHERE local_date < ?", (cut,)).fetchone()
+    assert gone > 0
+    conn.execute("DELETE FROM events WHERE local_date < ?", (cut,))
+    st = rollup.state(conn)
+    assert st is not None and not st.stale  # deleting closed days' events asks for no rebuild
+    rollup.refresh(conn)
+    for n in CLOSED_PLANS:
+        after = _ask(src, ALL_PLANS[n])
+        assert after["status"] == before[n]["status"], n
+        same_answer(after["result"], before[n]["result"], n)
+    cov = src.coverage(EventFilter())
+    assert (cov.earliest, cov.count) == (cov_before.earliest, cov_before.count)
+    vocab = src.vocabulary()  # values held only by closed days stay in the vocabulary
+    assert set(vocab_before.store_ids) <= set(vocab.store_ids)
+    assert set(vocab_before.event_types) <= set(vocab.event_types)
+    for key in rollup.ATTRIBUTE_COLUMNS:
+        assert set(vocab_before.attributes.get(key, ())) <= set(vocab.attributes.get(key, ())), key
+    # the event-level source, which has only the remaining events, does see fewer
+    assert EventsSource(DbStore(conn)).coverage(EventFilter()).count == cov_before.count - gone
+    conn.close()
+
+
+def test_an_event_imported_into_a_closed_day(tmp_path: Any, events: list[Ev]) -> None:
+    """All its events still there: the day reopens and is rebuilt; archived: the day stays as it
+    was and the late event is counted."""
+    conn = connect(tmp_path / "late.db")
+    migrate(conn)
+    insert(conn, events[:-2])
+    src = RollupSource(DbStore(conn))
+    rollup.refresh(conn)
+    rollup.close_days(conn, "9999-12-31")
+    late = events[-2]
+    insert(conn, [late])
+    flt = EventFilter(store_ids=(late.store_id,))
+    assert src.coverage(flt).count == EventsSource(DbStore(conn)).coverage(flt).count
+    (state,) = conn.execute(
+        "SELECT state FROM rollup_days WHERE store_id = ? AND local_date = ?",
+        (late.store_id, late.local.date().isoformat()),
+    ).fetchone()
+    assert state == "open"
+    # archive a closed day, then import into it: its figures stay, the event is counted as late
+    rollup.close_days(conn, "9999-12-31")
+    last = events[-1]
+    d = last.local.date().isoformat()
+    held = src.coverage(EventFilter(store_ids=(last.store_id,))).count
+    conn.execute("DELETE FROM events WHERE store_id = ? AND local_date = ?", (last.store_id, d))
+    insert(conn, [last])
+    assert src.coverage(EventFilter(store_ids=(last.store_id,))).count == held
+    (n_late,) = conn.execute(
+        "SELECT late_events FROM rollup_days WHERE store_id = ? AND local_date = ?", (last.store_id, d)
+    ).fetchone()
+    assert n_late == 1
+    conn.close()
+
+
+def test_a_day_state_is_open_or_closed(tmp_path: Any) -> None:
+    conn = connect(tmp_path / "empty.db")
+    migrate(conn)
+    with pytest.raises(apsw.ConstraintError):
+        conn.execute("INSERT INTO rollup_days VALUES ('s', '2025-01-01', 'frozen', 0, 0, 'x')")
+    conn.close()
+
+
+# -- several time zones ----------------------------------------------------------------------------
+
+
+def test_two_stores_in_two_zones_answer_yesterday_by_their_own_day() -> None:
+    """A hub-like source with a Shanghai and a New York store: "yesterday" (the last day before a
+    store-local midnight) is each store's own local day."""
+    zones = {"sh": "Asia/Shanghai", "ny": "America/New_York"}
+    evs = [
+        MemEvent(f"{s}-{h}", s, T0 + timedelta(hours=h), "customer_enter", {"person_count": h + 1})
+        for s in zones
+        for h in range(0, 72)
+    ]
+    src = InMemorySource(evs, zones, timezone="UTC")
+    assert src.vocabulary().is_multi_zone()
+    now = datetime(2025, 11, 3)  # naive: local midnight in the store's own zone
+    for store, zone in zones.items():
+        plan = {
+            "intent": "aggregate",
+            "target_metric": "footfall",
+            "filters": {"store_id": [store], "time_range": {"last": "P1D"}},
+        }
+        p = run_plan(plan, src, question="q", now=now, config=AnalysisConfig(), language="en")
+        local_yesterday = "2025-11-02"
+        want = sum(
+            e.stats["person_count"]
+            for e in evs
+            if e.store_id == store and e.ts.astimezone(ZoneInfo(zone)).date().isoformat() == local_yesterday
+        )
+        assert p["status"] == "ok", p
+        assert p["result"]["value"] == want, (store, p["result"])
+    # the two local days are different spans of UTC, so the answers differ
+    shanghai = run_plan(
+        {
+            "intent": "aggregate",
+            "target_metric": "footfall",
+            "filters": {"store_id": ["sh"], "time_range": {"last": "P1D"}},
+        },
+        src,
+        question="q",
+        now=now,
+        config=AnalysisConfig(),
+        language="en",
+    )
+    assert shanghai["result"]["value"] != sum(
+        e.stats["person_count"] for e in evs if e.store_id == "sh" and e.ts.date().isoformat() == "2025-11-02"
+    )
