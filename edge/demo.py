@@ -113,7 +113,7 @@ def prepare_db(options: DemoOptions) -> Path:
     if path.exists() and path.is_dir():
         raise UsageError(f"--db {path} is a directory; give a database file path")
     if path.exists():
-        from edge.memory.db import check_memory_file
+        from edge.memory.db.connect import check_memory_file
 
         check_memory_file(path)  # an empty or another program's file is refused (exit 3), never replaced
         if not options.force:

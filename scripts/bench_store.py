@@ -39,8 +39,8 @@ import numpy as np
 
 from edge.analysis.source import EventFilter
 from edge.config import AdammConfig
-from edge.memory import vector_index
-from edge.memory.retrieval import hybrid_search
+from edge.memory.search import vector_index
+from edge.memory.search.retrieval import hybrid_search
 from edge.memory.store import Store
 
 logger = logging.getLogger("bench_store")

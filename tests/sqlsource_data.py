@@ -26,7 +26,7 @@ from edge.analysis import testing
 from edge.analysis.source import EventFilter, Period
 from edge.analysis.testing import ABOUT, norm_promotion  # noqa: F401  (re-exported for the tests)
 from edge.config import AdammConfig
-from edge.memory.migrations import WELL_KNOWN_STATS
+from edge.memory.db.migrations import WELL_KNOWN_STATS
 
 TYPES = (
     "customer_enter",

@@ -115,7 +115,7 @@ def test_replay_exits_cleanly_and_every_event_is_valid(replay: dict[str, Any]) -
 
 
 def test_events_pass_the_stores_import_checks(replay: dict[str, Any]) -> None:
-    from edge.memory import mev
+    from edge.memory.ingest import mev
 
     for ev in replay["events"]:
         mev.check_line(json.dumps(ev, ensure_ascii=False))  # raises LineRejected with a reason

@@ -21,8 +21,8 @@ import pytest
 from engine_data import thin_memory
 
 from edge.cli import main
-from edge.memory import db
-from edge.memory.migrations import MIGRATIONS, SCHEMA_VERSION
+from edge.memory.db import connect as db
+from edge.memory.db.migrations import MIGRATIONS, SCHEMA_VERSION
 from edge.memory.store import Store
 
 SIDECARS = ("-wal", "-shm", "-journal")
@@ -415,7 +415,7 @@ def _timeout(conn: apsw.Connection) -> int:
 
 
 def test_every_connection_the_store_makes_has_the_busy_timeout(tmp_path: Path, readonly_copy: Path) -> None:
-    from edge.memory import vector_index
+    from edge.memory.search import vector_index
 
     f = _copy_memory(tmp_path)
     seen: list[int] = []

@@ -1,4 +1,4 @@
-"""The one filter compiler (edge.memory.filters) on a real SQLite + sqlite-vec database.
+"""The one filter compiler (edge.memory.query.filters) on a real SQLite + sqlite-vec database.
 
 Expected sets come from the plain-Python reference in tests/sqlsource_data.py over the same
 seeded events, never from the SQL under test.
@@ -17,9 +17,9 @@ from sqlsource_data import T0, Ev, Reference, insert, random_events
 
 from edge.analysis.source import KEYS, EventFilter, Period
 from edge.errors import UnknownKeyError, UsageError
-from edge.memory.db import connect
-from edge.memory.filters import QueryBuilder, Sql, compile_filter, key_expr, normalise_promotion
-from edge.memory.migrations import migrate
+from edge.memory.db.connect import connect
+from edge.memory.db.migrations import migrate
+from edge.memory.query.filters import QueryBuilder, Sql, compile_filter, key_expr, normalise_promotion
 
 
 @pytest.fixture(scope="module")

@@ -28,8 +28,8 @@ from rfc3339_validator import validate_rfc3339
 
 from edge.cli import main
 from edge.errors import StoreError
-from edge.memory import mev
-from edge.memory.mev import LineRejected, check_line
+from edge.memory.ingest import mev
+from edge.memory.ingest.mev import LineRejected, check_line
 from edge.memory.store import Store
 
 REPO = Path(__file__).resolve().parent.parent

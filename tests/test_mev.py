@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from edge.memory import mev
-from edge.memory.mev import LineRejected, check_line, check_object, schema_reasons
+from edge.memory.ingest import mev
+from edge.memory.ingest.mev import LineRejected, check_line, check_object, schema_reasons
 from edge.memory.store import Store
 
 BASE: dict[str, Any] = {
@@ -73,7 +73,7 @@ def with_(**over: Any) -> str:
 def test_each_bad_line_gets_an_actionable_reason(line: str, expected: str) -> None:
     if expected == "unpaired UTF-16 surrogate":
         # surrogates pass the validator and are caught where the line is hashed for storage
-        from edge.memory.ingest import content_hash
+        from edge.memory.ingest.build import content_hash
 
         with pytest.raises(LineRejected, match=expected):
             content_hash(check_line(line).obj)

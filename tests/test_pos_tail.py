@@ -86,7 +86,7 @@ def _config(tmp: Path, tail: Path) -> Any:
 def _purchases(db: Path) -> list[str]:
     import apsw
 
-    from edge.memory.db import connect
+    from edge.memory.db.connect import connect
 
     if not db.exists():
         return []

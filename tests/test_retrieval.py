@@ -19,7 +19,7 @@ import pytest
 from edge.analysis.source import EventFilter
 from edge.cli._common import parse_pair, parse_time, parse_value
 from edge.config import AdammConfig
-from edge.memory.retrieval import hybrid_search
+from edge.memory.search.retrieval import hybrid_search
 from edge.memory.store import Store
 
 N = 20_000

@@ -1,4 +1,4 @@
-"""The hourly rollup (edge.memory.rollup) against the event-level SQL on random data.
+"""The hourly rollup (edge.memory.rollup.build) against the event-level SQL on random data.
 
 Every answer the SQL EventSource reads from the rollup is compared with the same source answering
 from the events (``EventsSource``), on seeded random events whose bills cross hours, days and
@@ -19,11 +19,12 @@ import pytest
 from sqlsource_data import STORES, T0, DbStore, Ev, as_dict, insert, random_events, same
 
 from edge.analysis.source import COMPONENTS, EventFilter, Period
-from edge.memory import rollup, rollup_query
-from edge.memory.db import connect
-from edge.memory.events_source import EventsSource
-from edge.memory.migrations import migrate
-from edge.memory.rollup_source import RollupSource
+from edge.memory.db.connect import connect
+from edge.memory.db.migrations import migrate
+from edge.memory.query.events_source import EventsSource
+from edge.memory.query.rollup_source import RollupSource
+from edge.memory.rollup import build as rollup
+from edge.memory.rollup import query as rollup_query
 
 ALL = tuple(COMPONENTS)
 ROLLUP_KEYS = (

@@ -24,11 +24,11 @@ from edge.analysis.operators import registry
 from edge.analysis.source import AGGREGATE, RETRIEVAL, EventFilter, has_capability
 from edge.analysis.testing import InMemorySource, MemEvent
 from edge.config import AnalysisConfig
-from edge.memory import rollup
-from edge.memory.db import connect
-from edge.memory.events_source import EventsSource
-from edge.memory.migrations import migrate
-from edge.memory.rollup_source import RollupSource
+from edge.memory.db.connect import connect
+from edge.memory.db.migrations import migrate
+from edge.memory.query.events_source import EventsSource
+from edge.memory.query.rollup_source import RollupSource
+from edge.memory.rollup import build as rollup
 
 DAYS = 20
 NOW = T0 + timedelta(days=DAYS)

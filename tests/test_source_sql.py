@@ -30,10 +30,10 @@ from sqlsource_data import (
 
 from edge.analysis.source import COMPONENTS, KEYS, EventFilter, EventSource, Period
 from edge.errors import UnknownKeyError
-from edge.memory.db import connect
-from edge.memory.events_source import COMPONENT_SQL, pushdown_types
-from edge.memory.migrations import migrate
-from edge.memory.rollup_source import RollupSource
+from edge.memory.db.connect import connect
+from edge.memory.db.migrations import migrate
+from edge.memory.query.events_source import COMPONENT_SQL, pushdown_types
+from edge.memory.query.rollup_source import RollupSource
 
 ALL = tuple(COMPONENTS)
 N = 1200

@@ -1,4 +1,4 @@
-"""Start-up caches (migration 0006, edge.memory.startup_cache) on real stores with the real encoder.
+"""Start-up caches (migration 0006, edge.memory.caches) on real stores with the real encoder.
 
 A new process is a new :class:`Store` object (the in-process vocabulary cache is keyed by it), so
 these tests reopen the file to see what a fresh ``adamm ask`` would read. The caches must change
@@ -23,7 +23,7 @@ from engine_data import full_memory
 
 from edge.analysis.parser import parse_question
 from edge.cli import main
-from edge.memory.events_source import EventsSource
+from edge.memory.query.events_source import EventsSource
 from edge.memory.store import Store
 
 StoreFactory = Callable[..., Store]

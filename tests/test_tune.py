@@ -14,9 +14,9 @@ import pytest
 from edge.analysis.source import EventFilter
 from edge.cli import main
 from edge.config import AdammConfig, load_config
-from edge.memory.retrieval import hybrid_search
+from edge.memory.search.retrieval import hybrid_search
+from edge.memory.search.tune import toml_dumps, write_retrieval_weights
 from edge.memory.store import Store
-from edge.memory.tune import toml_dumps, write_retrieval_weights
 
 # Two families of near-duplicate texts. In the labels the relevant events are the ones whose
 # stats.channel equals the preference: text similarity alone cannot tell them apart, so a weight on

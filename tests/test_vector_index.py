@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from edge.memory import vector_index
-from edge.memory.vector_index import MIN_RUN, TWO_THREAD_ROWS, Selection, Snapshot, dot
+from edge.memory.search import vector_index
+from edge.memory.search.vector_index import MIN_RUN, TWO_THREAD_ROWS, Selection, Snapshot, dot
 
 ROWS = 400
 

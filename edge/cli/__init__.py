@@ -114,7 +114,7 @@ def _store_problem(exc: BaseException, db: object) -> AdammError | None:
     apsw = sys.modules.get("apsw")
     if apsw is None or not isinstance(exc, apsw.Error):
         return None
-    from edge.memory.db import store_error
+    from edge.memory.db.connect import store_error
 
     environment = (
         apsw.CorruptError,

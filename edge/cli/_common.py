@@ -25,7 +25,7 @@ def open_existing_store(db: str, config: Any, *, readonly: bool | None = True) -
     ``readonly=None`` opens it writable when the file and its folder can be written (so derived
     caches are kept for the next process), else read-only (caches are then computed for this run).
     """
-    from edge.memory import db as dbmod
+    from edge.memory.db import connect as dbmod
     from edge.memory.store import Store
 
     if readonly is None:

@@ -1,4 +1,4 @@
-"""The ``adamm tune`` labels file: JSON Lines of labelled queries for :func:`edge.memory.tune.grid_search`.
+"""The ``adamm tune`` labels file: JSON Lines of labelled queries for :func:`edge.memory.search.tune.grid_search`.
 
 Labels are JSON Lines, one query per line::
 
@@ -28,7 +28,7 @@ from typing import Any
 from edge.analysis.source import Scalar
 from edge.cli._common import build_filter, parse_pair, parse_time
 from edge.errors import UsageError
-from edge.memory.tune import LabelledQuery
+from edge.memory.search.tune import LabelledQuery
 
 
 def _pairs(value: Any, what: str, line: int) -> list[tuple[str, Scalar]]:

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from edge.errors import UsageError
-from edge.memory.mev import MAX_LINE_BYTES
+from edge.memory.ingest.mev import MAX_LINE_BYTES
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +113,7 @@ def _lines(f: IO[bytes] | gzip.GzipFile) -> Iterator[bytes]:
 
 def run(args: argparse.Namespace) -> int:
     from edge.config import load_config
-    from edge.memory.ingest import zone
+    from edge.memory.ingest.build import zone
     from edge.memory.store import Store
 
     if args.tz is not None:

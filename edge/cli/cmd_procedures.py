@@ -30,7 +30,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from edge.cli._common import open_existing_store
     from edge.config import load_config
-    from edge.memory.procedures import list_procedures, sync_procedures
+    from edge.memory.semantic.procedures import list_procedures, sync_procedures
 
     config = load_config(args.config)
     store = open_existing_store(args.db, config, readonly=None)

@@ -1,7 +1,7 @@
 """``adamm search``: filter-first hybrid retrieval from the command line.
 
 Thin: parses the flags into an EventFilter and soft preferences, calls
-:func:`edge.memory.retrieval.hybrid_search`, prints JSON (CONTRACT.md) or a table. Called by the
+:func:`edge.memory.search.retrieval.hybrid_search`, prints JSON (CONTRACT.md) or a table. Called by the
 ``adamm`` dispatcher in :mod:`edge.cli`.
 """
 
@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     from edge.cli._common import build_filter, open_existing_store, parse_pair, parse_time, row_to_json
     from edge.config import load_config
     from edge.errors import UsageError
-    from edge.memory.retrieval import hybrid_search, store_timezone
+    from edge.memory.search.retrieval import hybrid_search, store_timezone
 
     if args.k is not None and args.k < 1:
         raise UsageError(f"--k must be at least 1, got {args.k}")

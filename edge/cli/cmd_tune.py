@@ -1,6 +1,6 @@
 """``adamm tune``: fit the hybrid score's alpha/beta on labelled queries and save them to config.
 
-Thin over :mod:`edge.memory.tune`: prints the grid table (or JSON) and writes the best weights to
+Thin over :mod:`edge.memory.search.tune`: prints the grid table (or JSON) and writes the best weights to
 the ``[retrieval]`` section of the config file. Called by the ``adamm`` dispatcher.
 """
 
@@ -61,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
     from edge.cli._labels import read_labels
     from edge.config import AdammConfig, load_config
     from edge.errors import UsageError
-    from edge.memory.retrieval import store_timezone
-    from edge.memory.tune import grid_search, write_retrieval_weights
+    from edge.memory.search.retrieval import store_timezone
+    from edge.memory.search.tune import grid_search, write_retrieval_weights
 
     target = args.config or os.environ.get("ADAMM_CONFIG")
     if not target:

@@ -27,8 +27,8 @@ import apsw
 import numpy as np
 
 from edge.errors import AdammError
-from edge.memory import db
-from edge.memory.migrations import MODALITY_VECTOR_TABLES, VECTOR_DIM
+from edge.memory.db import connect as db
+from edge.memory.db.migrations import MODALITY_VECTOR_TABLES, VECTOR_DIM
 
 logger = logging.getLogger(__name__)
 
@@ -224,7 +224,7 @@ def _close(a: float, b: float) -> bool:
 
 
 def _rollup(conn: apsw.Connection, report: Report) -> None:
-    from edge.memory import rollup
+    from edge.memory.rollup import build as rollup
 
     if not _has_table(conn, "rollup_state"):
         return
@@ -270,7 +270,7 @@ def _rollup(conn: apsw.Connection, report: Report) -> None:
 
 
 def _vocabulary(store: Any, conn: apsw.Connection, report: Report) -> None:
-    from edge.memory import startup_cache
+    from edge.memory import caches as startup_cache
 
     if not _has_table(conn, "vocabulary_cache"):
         return

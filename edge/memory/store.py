@@ -37,16 +37,16 @@ import numpy as np
 
 from edge.config import AdammConfig
 from edge.errors import ModelMissingError, NoMemoryError, StoreError
-from edge.memory import db
-from edge.memory.ingest import EVENT_COLUMNS, EventRows, LocalTime, build, utc_text, zone
-from edge.memory.mev import LineRejected, check_line
-from edge.memory.migrations import MODALITY_VECTOR_TABLES, VECTOR_DIM, migrate
-from edge.memory.writer import Writer
+from edge.memory.db import connect as db
+from edge.memory.db.migrations import MODALITY_VECTOR_TABLES, VECTOR_DIM, migrate
+from edge.memory.db.writer import Writer
+from edge.memory.ingest.build import EVENT_COLUMNS, EventRows, LocalTime, build, utc_text, zone
+from edge.memory.ingest.mev import LineRejected, check_line
 
 if TYPE_CHECKING:
     from edge.encoders.base import Encoder
-    from edge.memory.rollup_source import RollupSource
-    from edge.memory.startup_cache import TextVectorCache
+    from edge.memory.caches import TextVectorCache
+    from edge.memory.query.rollup_source import RollupSource
 
 logger = logging.getLogger(__name__)
 
@@ -242,7 +242,7 @@ class Store:
     ) -> Store:
         """Open (and unless ``readonly``, migrate) the memory at ``path``.
 
-        An existing file must be an adamm memory (:func:`edge.memory.db.check_memory_file`:
+        An existing file must be an adamm memory (:func:`edge.memory.db.connect.check_memory_file`:
         an empty file, another program's database or a memory from a newer adamm is refused and
         left untouched); a new one is created only where no file exists, unless ``create`` is
         false or ``readonly`` (then :class:`~edge.errors.NoMemoryError`). ``timezone`` (an IANA
@@ -425,7 +425,7 @@ class Store:
         if not items:
             return self.embed_texts(items)
         if self._vector_cache is None:
-            from edge.memory.startup_cache import TextVectorCache
+            from edge.memory.caches import TextVectorCache
 
             self._vector_cache = TextVectorCache(self)
         model = self.config.encoders.text
@@ -461,7 +461,7 @@ class Store:
 
     def event_source(self) -> RollupSource:
         """The analysis source over this memory: the rollup, with the events behind it."""
-        from edge.memory.rollup_source import RollupSource
+        from edge.memory.query.rollup_source import RollupSource
 
         return RollupSource(self)
 
@@ -615,7 +615,7 @@ class Store:
         if failed is not None:
             raise db.store_error(failed, self.path, "write to") from None
         if replaced_any:
-            from edge.memory import vector_index
+            from edge.memory.search import vector_index
 
             vector_index.invalidate(self)
         return report

@@ -3,7 +3,7 @@
 Owns :class:`Operator` (the ABC every operator module subclasses), :class:`Context` (what the
 engine hands an operator), :class:`Outcome` (what an operator hands back: result, the weakest
 ``n``, p-value, evidence groups), :func:`register` / :func:`get` / :func:`descriptors` (the
-procedural memory: :mod:`edge.memory.procedures` persists the descriptors). Built-in operators are
+procedural memory: :mod:`edge.memory.semantic.procedures` persists the descriptors). Built-in operators are
 named in :data:`BUILTIN_OPERATORS` and imported lazily, one module per intent asked for. Called by
 :mod:`edge.analysis.engine`; adding an operator is registering a subclass, not editing the engine.
 """

@@ -2,10 +2,10 @@
 components compiled to SQL over a rollup table (``AS r``), whatever database holds it.
 
 Table-agnostic: it reads only the rollup's own columns (``r.store_id``, ``r.local_date``, ...,
-the measures of :mod:`edge.memory.rollup`), takes the table names as arguments and keeps the
+the measures of :mod:`edge.memory.rollup.build`), takes the table names as arguments and keeps the
 few dialect-specific spellings in a :class:`Dialect` (SQLite's ``total()`` and ``printf``;
 PostgreSQL's ``coalesce(sum(x), 0.0)`` and ``lpad``), so the hub's rollup source can run the
-same compiler over PostgreSQL. Used by :mod:`edge.memory.rollup_source` on the edge.
+same compiler over PostgreSQL. Used by :mod:`edge.memory.query.rollup_source` on the edge.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from edge.analysis.source import EventFilter, Period
-from edge.memory.filters import Sql, _epoch, _int, _text, key_equals, key_expr, normalise_promotion
+from edge.memory.query.filters import Sql, _epoch, _int, _text, key_equals, key_expr, normalise_promotion
 
 #: the fine table (one row per product category) and the coarse one (summed over categories)
 FINE = "rollup_hourly"

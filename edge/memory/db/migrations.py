@@ -19,9 +19,9 @@ Layout (episodic, semantic and procedural memory plus the edge's own bookkeeping
   ``actions`` (issued actions and their acknowledgement state), ``components`` (daemon status
   heartbeats), ``outbox`` (durable MQTT outbox), ``settings`` (key/value).
 - ``vocabulary_cache``, ``text_vector_cache``, ``change_counters``: start-up caches of
-  ``adamm ask`` (:mod:`edge.memory.startup_cache`); derived data, safe to empty.
+  ``adamm ask`` (:mod:`edge.memory.caches`); derived data, safe to empty.
 - ``rollup_hourly`` / ``rollup_hourly_coarse`` / ``rollup_split_bills`` / ``rollup_state``: the
-  hourly rollup that answers questions (:mod:`edge.memory.rollup`), filled lazily at ask time and
+  hourly rollup that answers questions (:mod:`edge.memory.rollup.build`), filled lazily at ask time and
   marked stale by triggers when aggregated events of an open day are deleted or changed;
   ``rollup_days`` holds the day states (a ``closed`` day's rollup rows are the record: never
   rebuilt, nor erased when its events are deleted or archived).
@@ -210,7 +210,7 @@ _VECTORS = "\n".join(
     for table in MODALITY_VECTOR_TABLES.values()
 )
 
-#: day attributes (edge.memory.filters): the days that hold events without their own weather /
+#: day attributes (edge.memory.query.filters): the days that hold events without their own weather /
 #: promotion, and the values of those days, read from indexes alone
 _DAY_ATTRIBUTE_INDEXES = """
 CREATE INDEX events_day_weather ON events(store_id, local_date, weather) WHERE weather IS NOT NULL;
@@ -219,7 +219,7 @@ CREATE INDEX events_day_promotion ON events(store_id, local_date, promotion) WHE
 CREATE INDEX events_day_no_promotion ON events(store_id, local_date) WHERE promotion IS NULL;
 """
 
-#: the hourly rollup of edge.memory.rollup (its docstring describes the columns); the triggers
+#: the hourly rollup of edge.memory.rollup.build (its docstring describes the columns); the triggers
 #: mark it stale when aggregated events are deleted or changed (the columns below)
 _ROLLUP_WATCHED = (
     "id",
@@ -310,7 +310,7 @@ CREATE TRIGGER rollup_stale_on_update AFTER UPDATE OF {", ".join(_ROLLUP_WATCHED
 
 
 #: what lets a new ``adamm ask`` process skip rebuilding what an earlier one computed
-#: (:mod:`edge.memory.startup_cache`): the parser vocabulary with the change marker it was built
+#: (:mod:`edge.memory.caches`): the parser vocabulary with the change marker it was built
 #: at, text vectors of the parser's phrases by encoder and text, a counter of deleted events (an
 #: insert always raises max(events.id); only a delete can keep it), and an index for the
 #: vocabulary's speech emotion values (the other TEXT stats columns have theirs)
@@ -339,7 +339,7 @@ END;
 CREATE INDEX events_speech_emotion ON events(speech_emotion) WHERE speech_emotion IS NOT NULL;
 """
 
-#: the rollup as the record for closed days (edge.memory.rollup): evidence references that are event
+#: the rollup as the record for closed days (edge.memory.rollup.build): evidence references that are event
 #: ids (portable off the box, unlike rowids), explicit day states, and triggers that mark the
 #: rollup stale only for events of days that are not closed (deleting or archiving the events of a
 #: closed day leaves its rollup rows as they are); the new columns are filled by the rebuild the
@@ -384,7 +384,7 @@ MIGRATIONS: list[tuple[str, str]] = [
         "0004_series_bucket_indexes",
         "CREATE INDEX events_type_date ON events(event_type, local_date, local_hour);",
     ),
-    # the hourly rollup that answers aggregations (edge.memory.rollup; filled lazily at ask time)
+    # the hourly rollup that answers aggregations (edge.memory.rollup.build; filled lazily at ask time)
     ("0005_hourly_rollup", _HOURLY_ROLLUP),
     ("0006_startup_caches", _STARTUP_CACHES),
     ("0007_rollup_days", _ROLLUP_DAYS),
@@ -409,7 +409,7 @@ def migrate(conn: apsw.Connection) -> list[str]:
     memory made before it existed) and records the schema version (``user_version``). A memory
     that records a migration this code does not know is refused (:class:`NewerMemoryError`).
     """
-    from edge.memory.db import APPLICATION_ID
+    from edge.memory.db.connect import APPLICATION_ID
 
     done = set(applied(conn))
     unknown = sorted(done - {name for name, _ in MIGRATIONS})

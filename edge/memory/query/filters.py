@@ -3,8 +3,8 @@
 Owns the meaning of every hard filter and of every grouping key of :mod:`edge.analysis.source`
 in SQL: :func:`compile_filter` turns a filter (plus optional periods) into CTEs, a WHERE expression
 and its bound parameters; :func:`key_expr` turns a grouping key into a SQL expression. Called by
-:mod:`edge.memory.events_source` (aggregation, evidence, coverage) and by the hybrid retrieval of
-:mod:`edge.memory.retrieval` (the attribute channel), so a filter means the same everywhere.
+:mod:`edge.memory.query.events_source` (aggregation, evidence, coverage) and by the hybrid retrieval of
+:mod:`edge.memory.search.retrieval` (the attribute channel), so a filter means the same everywhere.
 
 Safety: no SQL is ever built from input. Keys are whitelisted (the keys of ``source.KEYS``,
 ``attr:<identifier>``, stats keys that are identifiers; anything else raises
@@ -47,7 +47,7 @@ from typing import Any, NamedTuple
 
 from edge.analysis.source import KEYS, EventFilter, Period, Scalar, is_valid_key
 from edge.errors import UnknownKeyError, UsageError
-from edge.memory.migrations import WELL_KNOWN_STATS
+from edge.memory.db.migrations import WELL_KNOWN_STATS
 
 logger = logging.getLogger(__name__)
 
@@ -444,7 +444,7 @@ def attribute_postings(key: str, values: Sequence[Scalar]) -> Sql:
 
     The one definition of such a match: numbers compare with ``value_num``, strings and booleans
     (``'true'``/``'false'``) with ``value_text``. Used inside compiled filters and on its own by
-    the postings cache of :mod:`edge.memory.vector_index`. Raises for a key that is not an
+    the postings cache of :mod:`edge.memory.search.vector_index`. Raises for a key that is not an
     identifier or is well known.
     """
     _check_key(key, "filter key")
@@ -496,7 +496,7 @@ def key_expr(key: str, periods: Sequence[Period] = (), *, alias: str = "e") -> K
 class QueryBuilder:
     """Builds one statement from a filter and grouping keys sharing the same CTEs.
 
-    Used by :mod:`edge.memory.events_source`: ``key(k)`` gives a key's SQL and registers its
+    Used by :mod:`edge.memory.query.events_source`: ``key(k)`` gives a key's SQL and registers its
     CTEs; :meth:`build` assembles ``WITH ... SELECT ... FROM events ... WHERE ...`` with the
     parameters in text order.
     """

@@ -31,7 +31,7 @@ import numpy as np
 from edge.analysis.source import EventFilter, Scalar
 from edge.config import parse_config
 from edge.errors import ConfigError
-from edge.memory.retrieval import score_survivors, top_k
+from edge.memory.search.retrieval import score_survivors, top_k
 
 logger = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ the bill-statistics and retrieval capabilities) over a :class:`edge.memory.store
 (anything with ``read()`` yielding a reader connection, ``timezone(store_id=None)`` and
 ``embed_texts(texts)``), and the memory's vocabulary (built from the events and from the rollup's
 dimensions, so values that only closed days still hold are not lost). Every filter and key is
-compiled by :mod:`edge.memory.filters`, so aggregation, evidence, coverage and retrieval agree on
-what a filter means. The store's default source is :class:`edge.memory.rollup_source.RollupSource`,
+compiled by :mod:`edge.memory.query.filters`, so aggregation, evidence, coverage and retrieval agree on
+what a filter means. The store's default source is :class:`edge.memory.query.rollup_source.RollupSource`,
 which reads the rollup and comes here for what the rollup cannot express.
 
 Aggregation is one grouped query: each component is a conditional aggregate restricted to the
@@ -42,11 +42,11 @@ from edge.analysis.source import (
     Vocabulary,
 )
 from edge.errors import UnknownKeyError, UsageError
-from edge.memory import rollup
-from edge.memory.filters import QueryBuilder, Sql, normalise_promotion
-from edge.memory.migrations import WELL_KNOWN_STATS
-from edge.memory.rollup import NEGATIVE_EMOTION
-from edge.memory.rows import fetch_rows
+from edge.memory.db.migrations import WELL_KNOWN_STATS
+from edge.memory.query.filters import QueryBuilder, Sql, normalise_promotion
+from edge.memory.query.rows import fetch_rows
+from edge.memory.rollup import build as rollup
+from edge.memory.rollup.build import NEGATIVE_EMOTION
 
 logger = logging.getLogger(__name__)
 
@@ -242,8 +242,8 @@ class EventsSource:
 
     def vocabulary(self) -> Vocabulary:
         """The memory's words; cached per store until events are added or removed, and persisted
-        with its change marker (:mod:`edge.memory.startup_cache`) so a new process reads it back."""
-        from edge.memory import startup_cache
+        with its change marker (:mod:`edge.memory.caches`) so a new process reads it back."""
+        from edge.memory import caches as startup_cache
 
         marker: str | None = None
         with self.store.read() as conn, conn:
@@ -349,7 +349,7 @@ class EventsSource:
 
     def retrieve(self, text: str | None, flt: EventFilter, k: int) -> list[EventRow]:
         """Hybrid retrieval (hard filters first, then vector ranking of the survivors)."""
-        from edge.memory.retrieval import hybrid_search
+        from edge.memory.search.retrieval import hybrid_search
 
         return hybrid_search(self.store, text, flt, k)
 

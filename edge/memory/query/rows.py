@@ -2,8 +2,8 @@
 
 Owns :func:`rows_by_id` / :func:`fetch_rows` (by local ``events.id``) and
 :func:`rows_by_event_id` (by the portable ``event_id`` the rollup cites). Used by the event and
-rollup sources (:mod:`edge.memory.events_source`, :mod:`edge.memory.rollup_source`) and by hybrid
-retrieval (:mod:`edge.memory.retrieval`); it imports neither, so no cycle.
+rollup sources (:mod:`edge.memory.query.events_source`, :mod:`edge.memory.query.rollup_source`) and by hybrid
+retrieval (:mod:`edge.memory.search.retrieval`); it imports neither, so no cycle.
 """
 
 from __future__ import annotations

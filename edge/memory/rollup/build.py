@@ -5,14 +5,14 @@ Owns the tables of migrations ``0005_hourly_rollup`` and ``0007_rollup_days``
 (``rollup_hourly``, ``rollup_hourly_coarse``, ``rollup_split_bills``, ``rollup_state``,
 ``rollup_days``) and their maintenance (:func:`refresh`, :func:`close_days`). The compiler from
 an :class:`~edge.analysis.source.EventFilter` to SQL over these tables is
-:mod:`edge.memory.rollup_query`; :mod:`edge.memory.rollup_source` answers the engine from them.
+:mod:`edge.memory.rollup.query`; :mod:`edge.memory.query.rollup_source` answers the engine from them.
 
 Layout: one row per (store, local date, local hour, event type, effective weather, effective
 promotion, zone, product category) holding the count, the min/max time, the first and last
 event (``first_event_id``/``last_event_id``: representative evidence, portable off the box; the
 local rowids ``first_id``/``last_id`` are kept for ordering) and the sums / sums of squares /
 counts of the well-known metrics.
-Weather and promotion are stored as the day attributes :mod:`edge.memory.filters` defines (an
+Weather and promotion are stored as the day attributes :mod:`edge.memory.query.filters` defines (an
 event without its own value takes its day's), computed by that module's own SQL.
 
 Bills: a bill whose purchase lines fall into more than one row *other than by product category*
@@ -61,7 +61,7 @@ from typing import Any
 
 from edge.analysis.source import EventFilter
 from edge.errors import StoreError
-from edge.memory.filters import (
+from edge.memory.query.filters import (
     QueryBuilder,
     Sql,
 )

@@ -14,7 +14,7 @@ are appended on the next query, a lower count (deleted rows) triggers a reload. 
 place under the same rowid is not seen until :meth:`VectorIndex.invalidate` is called (import with
 ``--replace`` should call :func:`invalidate` for the store).
 
-Called by :mod:`edge.memory.retrieval` only. Thread-safe: syncing is serialised by a lock; a query
+Called by :mod:`edge.memory.search.retrieval` only. Thread-safe: syncing is serialised by a lock; a query
 works on an immutable snapshot, so concurrent queries never see a half-appended row.
 """
 
@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 import apsw
 import numpy as np
 
-from edge.memory.migrations import MODALITY_VECTOR_TABLES, VECTOR_DIM
+from edge.memory.db.migrations import MODALITY_VECTOR_TABLES, VECTOR_DIM
 
 logger = logging.getLogger(__name__)
 
@@ -391,7 +391,7 @@ class VectorIndex:
         if not path:
             return None
         if self._watch is None or self._watch_path != path:
-            from edge.memory.db import connect
+            from edge.memory.db.connect import connect
 
             self.close()
             self._watch, self._watch_path = connect(path, readonly=True), path

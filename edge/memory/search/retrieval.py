@@ -1,10 +1,10 @@
 """Filter-first hybrid retrieval: the library call behind ``adamm search`` and ``EventSource.retrieve``.
 
 Owns the ranking rule. The attribute channel runs first: the hard filters (time range, event
-types, stores, ``--where`` on any stats key) are compiled by :func:`edge.memory.filters.compile_filter`
+types, stores, ``--where`` on any stats key) are compiled by :func:`edge.memory.query.filters.compile_filter`
 (the one filter compiler) and select the survivor set in SQL. The vector channel then ranks only
 those survivors: exact cosine against the query vector, read from the hot in-memory matrix of
-:mod:`edge.memory.vector_index`. A global top-k is never taken and filtered afterwards (the
+:mod:`edge.memory.search.vector_index`. A global top-k is never taken and filtered afterwards (the
 sqlite-vec pitfall), so a filter that keeps 0.1% of the events still returns the true top-k of
 that subset.
 
@@ -21,7 +21,7 @@ Score: ``score = alpha * cosine + beta * attr_match``.
 Ties are broken newest first (by insertion order). Without query text the ranking is by
 ``beta * attr_match``, then by timestamp, newest first.
 
-Called by ``edge.cli.cmd_search``, ``edge.memory.tune`` and the store's ``EventSource.retrieve``.
+Called by ``edge.cli.cmd_search``, ``edge.memory.search.tune`` and the store's ``EventSource.retrieve``.
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ import numpy as np
 
 from edge.analysis.source import EventFilter, EventRow, Scalar
 from edge.errors import UsageError
-from edge.memory.filters import attribute_postings, compile_filter
-from edge.memory.migrations import WELL_KNOWN_STATS
-from edge.memory.rows import fetch_rows
-from edge.memory.vector_index import Selection, Snapshot, VectorIndex, index_for
+from edge.memory.db.migrations import WELL_KNOWN_STATS
+from edge.memory.query.filters import attribute_postings, compile_filter
+from edge.memory.query.rows import fetch_rows
+from edge.memory.search.vector_index import Selection, Snapshot, VectorIndex, index_for
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ Owns two persisted caches (tables of migration ``0006_startup_caches``):
   output, so a cached vector is the vector the encoder would give.
 
 Both are derived data: a read-only store, an unmigrated one or a failed write just means no
-cache. Called by :mod:`edge.memory.events_source` (vocabulary) and :mod:`edge.memory.store`
+cache. Called by :mod:`edge.memory.query.events_source` (vocabulary) and :mod:`edge.memory.store`
 (:meth:`~edge.memory.store.Store.embed_texts_cached`).
 """
 

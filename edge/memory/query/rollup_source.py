@@ -2,10 +2,10 @@
 
 Owns :class:`RollupSource`, which implements :class:`edge.analysis.source.AggregateSource` and
 declares every optional capability (bill statistics, batch evidence, retrieval). Aggregations,
-coverage, bill statistics and batch evidence are read from the rollup (:mod:`edge.memory.rollup`,
-brought up to date first; compiled by :mod:`edge.memory.rollup_query`) whenever the filter and
+coverage, bill statistics and batch evidence are read from the rollup (:mod:`edge.memory.rollup.build`,
+brought up to date first; compiled by :mod:`edge.memory.rollup.query`) whenever the filter and
 keys are expressible on it; otherwise, and for a store that cannot write the rollup, the
-:class:`~edge.memory.events_source.EventsSource` it wraps answers from the events (the answers
+:class:`~edge.memory.query.events_source.EventsSource` it wraps answers from the events (the answers
 are the same either way while the events are there). Retrieval, plain evidence sampling and the
 vocabulary are the events source's. Evidence cites the rollup rows' event ids.
 """
@@ -32,10 +32,11 @@ from edge.analysis.source import (
     Vocabulary,
 )
 from edge.errors import AdammError
-from edge.memory import rollup, rollup_query
-from edge.memory.events_source import EventsSource, check_aggregate, parse_ts, pushdown_types, row_of
-from edge.memory.filters import QueryBuilder, Sql
-from edge.memory.rows import rows_by_event_id
+from edge.memory.query.events_source import EventsSource, check_aggregate, parse_ts, pushdown_types, row_of
+from edge.memory.query.filters import QueryBuilder, Sql
+from edge.memory.query.rows import rows_by_event_id
+from edge.memory.rollup import build as rollup
+from edge.memory.rollup import query as rollup_query
 
 logger = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ written and no ``-wal`` file exists (then no writer can be active, and SQLite ne
 left next to it).
 
 Also tells an adamm memory from other files (:func:`check_memory_file`): the ``application_id``
-of the file header (:data:`APPLICATION_ID`, set by :func:`edge.memory.migrations.migrate`), or
+of the file header (:data:`APPLICATION_ID`, set by :func:`edge.memory.db.migrations.migrate`), or
 for memories made before it was set, the ``_migrations`` table; a memory that records a migration
 this code does not know was written by a newer adamm and is refused.
 
@@ -206,7 +206,7 @@ def check_memory_file(path: str | os.PathLike[str]) -> None:
     non-SQLite file or another program's database; :class:`NewerMemoryError` for a memory from a
     newer adamm; :class:`MemoryDamagedError` when SQLite cannot read its schema.
     """
-    from edge.memory.migrations import MIGRATIONS
+    from edge.memory.db.migrations import MIGRATIONS
 
     p = Path(path)
     what = "give the path of an adamm memory, or a new path for `adamm import` / `adamm demo` to create"

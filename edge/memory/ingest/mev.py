@@ -4,13 +4,13 @@ Owns the rules an imported line must meet: ``edge/schemas/mev.schema.json`` (the
 the shared schema, checked with jsonschema's Draft 2020-12 validator with ``date-time`` format
 checking) plus what a JSON Schema cannot say: timestamps carry an offset or ``Z`` and parse,
 ``end_timestamp`` is not before ``timestamp``, no NaN/Infinity (nor numbers so large they overflow),
-vectors have the store's dimension (:data:`edge.memory.migrations.VECTOR_DIM`), a line is at most
+vectors have the store's dimension (:data:`edge.memory.db.migrations.VECTOR_DIM`), a line is at most
 :data:`MAX_LINE_BYTES`, and strings are valid Unicode (no unpaired surrogate escapes).
 
 Valid lines are the common case, so :func:`check_line` first runs a hand-written check that only
 *accepts* what the schema accepts; anything it does not accept goes through jsonschema, whose
 errors become the reasons (``stats.order_amount must be a number, got "12元"``). Called by
-:mod:`edge.memory.ingest` (import) on the importing thread.
+:mod:`edge.memory.ingest.build` (import) on the importing thread.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import orjson
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from edge.memory.migrations import MODALITY_VECTOR_TABLES, VECTOR_DIM
+from edge.memory.db.migrations import MODALITY_VECTOR_TABLES, VECTOR_DIM
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Row building for import: one checked MEV becomes the rows of every table it lands in.
 
-Owns the mapping from an event to the schema of :mod:`edge.memory.migrations`: the UTC timestamp
+Owns the mapping from an event to the schema of :mod:`edge.memory.db.migrations`: the UTC timestamp
 (``YYYY-MM-DDTHH:MM:SS.ffffffZ``) and its epoch seconds, the store-local date/hour/weekday/week
 (the Monday)/month from the store's IANA zone, well-known stats as typed columns (``promotion`` as
 TEXT: ``"true"``/``"false"`` or its name), the original stats object in ``stats_json``, the other
@@ -26,8 +26,8 @@ import numpy as np
 import orjson
 
 from edge.errors import UsageError
-from edge.memory.mev import CheckedEvent, LineRejected
-from edge.memory.migrations import MODALITY_VECTOR_TABLES, WELL_KNOWN_STATS
+from edge.memory.db.migrations import MODALITY_VECTOR_TABLES, WELL_KNOWN_STATS
+from edge.memory.ingest.mev import CheckedEvent, LineRejected
 
 logger = logging.getLogger(__name__)
 
