@@ -223,6 +223,16 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=_SUM_TOLERANCE, abs_tol=1e-6)
 
 
+def _closed_days(conn: apsw.Connection) -> set[tuple[str, str]]:
+    """(store, local day) pairs whose rollup is closed, so no longer derived from events."""
+    if not _has_table(conn, "rollup_days"):
+        return set()
+    return {
+        (str(s), str(d))
+        for s, d in conn.execute("SELECT store_id, local_date FROM rollup_days WHERE state = 'closed'")
+    }
+
+
 def _rollup(conn: apsw.Connection, report: Report) -> None:
     from edge.memory.rollup import build as rollup
 
@@ -256,7 +266,10 @@ def _rollup(conn: apsw.Connection, report: Report) -> None:
                 f"SELECT store_id, local_date, event_type, sum(n), sum(amount_sum) FROM {table} GROUP BY 1, 2, 3"
             )
         }
+        closed = _closed_days(conn)
         for key in sorted(set(truth) | set(held)):
+            if key[:2] in closed:
+                continue  # a closed day's rollup is the record: its events may be archived
             n_true, a_true = truth.get(key, (0, 0.0))
             n_held, a_held = held.get(key, (0, 0.0))
             s, d, t = key

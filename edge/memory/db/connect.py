@@ -123,6 +123,11 @@ def store_error(exc: apsw.Error, path: str | os.PathLike[str], doing: str = "ope
         return MemoryDamagedError(
             f"memory {p} is damaged ({exc})", hint=f"run `adamm check --db {p}` to see what is wrong"
         )
+    if isinstance(exc, apsw.FullError):
+        return StoreError(
+            f"the disk holding memory {p} is full; cannot {doing} it",
+            hint="free some space and run the same command again: nothing stored is lost",
+        )
     if isinstance(exc, apsw.ReadOnlyError):
         return StoreError(
             f"memory {p} is read-only; cannot {doing} it for writing", hint="copy it to a writable folder"
