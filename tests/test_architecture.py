@@ -138,3 +138,43 @@ def test_every_registered_command_has_help_and_is_in_the_reference() -> None:
 def test_import_contracts_hold() -> None:
     out = subprocess.run(["lint-imports"], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_no_import_cycles() -> None:
+    """No module of edge/ or hub/ reaches itself through imports (lazy ones included): a cycle
+    hidden behind a function-level import is still a cycle (the old retrieval <-> source_sql)."""
+    import grimp
+
+    graph = grimp.build_graph("edge", "hub")
+    ours = {m for m in graph.modules if m.split(".")[0] in ("edge", "hub")}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.find_modules_directly_imported_by(v) & ours:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for m in sorted(ours):
+        if m not in index:
+            visit(m)
+    assert cycles == []

@@ -57,13 +57,18 @@ def entry(key: str) -> ModelEntry:
         raise ModelMissingError(f"model {key!r} is not in edge/encoders/manifest.toml") from None
 
 
-@lru_cache(maxsize=16)
-def _sha256(path: str, size: int, mtime: float) -> str:
+def sha256_file(path: str | Path) -> str:
+    """The hex SHA-256 of a file, read in 1 MiB blocks."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+@lru_cache(maxsize=16)
+def _sha256(path: str, size: int, mtime: float) -> str:
+    return sha256_file(path)
 
 
 def resource_path(

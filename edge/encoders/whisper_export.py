@@ -32,7 +32,6 @@ cache is missing), by ``python -m models.export_whisper``, by the tests and the 
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import importlib.resources
 import json
@@ -371,11 +370,9 @@ def build_decoder(w: dict[str, np.ndarray], aliases: dict[str, str], heads: int)
 
 
 def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    from edge.encoders.manifest import sha256_file
+
+    return sha256_file(path)
 
 
 def _metadata(

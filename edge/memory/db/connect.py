@@ -38,14 +38,13 @@ from edge.errors import (
     StoreError,
     StoreLockedError,
 )
+from edge.memory.db.migrations import APPLICATION_ID, MIGRATIONS
 
 logger = logging.getLogger(__name__)
 
 #: pinned in pyproject.toml; a different build may store vectors differently
 SQLITE_VEC_VERSION = "v0.1.9"
 BUSY_TIMEOUT_MS = 5000
-#: ``PRAGMA application_id`` of every adamm memory ("ADAM"), at offset 68 of the file header
-APPLICATION_ID = 0x4144414D
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _HEADER_BYTES = 100
 
@@ -211,8 +210,6 @@ def check_memory_file(path: str | os.PathLike[str]) -> None:
     non-SQLite file or another program's database; :class:`NewerMemoryError` for a memory from a
     newer adamm; :class:`MemoryDamagedError` when SQLite cannot read its schema.
     """
-    from edge.memory.db.migrations import MIGRATIONS
-
     p = Path(path)
     what = "give the path of an adamm memory, or a new path for `adamm import` / `adamm demo` to create"
     try:

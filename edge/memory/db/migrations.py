@@ -36,6 +36,9 @@ import apsw
 
 from edge.errors import NewerMemoryError
 
+#: ``PRAGMA application_id`` of every adamm memory ("ADAM"), at offset 68 of the file header
+APPLICATION_ID = 0x4144414D
+
 logger = logging.getLogger(__name__)
 
 VECTOR_DIM = 512
@@ -409,7 +412,6 @@ def migrate(conn: apsw.Connection) -> list[str]:
     memory made before it existed) and records the schema version (``user_version``). A memory
     that records a migration this code does not know is refused (:class:`NewerMemoryError`).
     """
-    from edge.memory.db.connect import APPLICATION_ID
 
     done = set(applied(conn))
     unknown = sorted(done - {name for name, _ in MIGRATIONS})
