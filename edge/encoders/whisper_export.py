@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 
 from edge.encoders.ct2 import read_ct2
+from edge.encoders.manifest import sha256_file
 from edge.errors import ModelMissingError
 
 logger = logging.getLogger(__name__)
@@ -369,12 +370,6 @@ def build_decoder(w: dict[str, np.ndarray], aliases: dict[str, str], heads: int)
 # ---- metadata and cache -----------------------------------------------------------------------
 
 
-def _sha256(path: Path) -> str:
-    from edge.encoders.manifest import sha256_file
-
-    return sha256_file(path)
-
-
 def _metadata(
     w: dict[str, np.ndarray], heads: int, vocab: list[str], ct2_config: dict[str, Any], size: str
 ) -> dict[str, Any]:
@@ -463,7 +458,7 @@ def export(
         if cfg_path.is_file():
             shutil.copyfile(cfg_path, tmp / "ct2_config.json")
         (tmp / "whisper.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
-        files = {p.name: _sha256(p) for p in sorted(tmp.iterdir())}
+        files = {p.name: sha256_file(p) for p in sorted(tmp.iterdir())}
         manifest = {
             "format": CACHE_FORMAT,
             "size": size,

@@ -259,6 +259,7 @@ def _rollup(conn: apsw.Connection, report: Report) -> None:
             (st.high_water,),
         )
     }
+    closed = _closed_days(conn)
     for table in ("rollup_hourly", "rollup_hourly_coarse"):
         held = {
             (str(s), str(d), str(t)): (int(n), float(a))
@@ -266,7 +267,6 @@ def _rollup(conn: apsw.Connection, report: Report) -> None:
                 f"SELECT store_id, local_date, event_type, sum(n), sum(amount_sum) FROM {table} GROUP BY 1, 2, 3"
             )
         }
-        closed = _closed_days(conn)
         for key in sorted(set(truth) | set(held)):
             if key[:2] in closed:
                 continue  # a closed day's rollup is the record: its events may be archived

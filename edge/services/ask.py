@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from edge.analysis import engine
 from edge.analysis.parser import ParseResult
+from edge.config import AdammConfig
 
 if TYPE_CHECKING:
     from edge.memory.store import Store
@@ -31,15 +32,14 @@ if TYPE_CHECKING:
 Parser = Callable[..., ParseResult]
 
 
-def build_parser(config: Any) -> Parser | None:
+def build_parser(config: AdammConfig) -> Parser | None:
     """The question parser of ``config``: the LLM parser (all ``[llm]`` settings) when enabled,
     else None (the engine's rule parser). Both use the embedding matcher the engine passes in."""
-    llm = getattr(config, "llm", None)
-    if llm is None or not llm.enabled:
+    if not config.llm.enabled:
         return None
     from edge.llm import LLMPlanParser
 
-    parse: Parser = LLMPlanParser(llm).parse
+    parse: Parser = LLMPlanParser(config.llm).parse
     return parse
 
 
@@ -49,7 +49,7 @@ class AskService:
     ``config`` is the caller's loaded config (the edge config or the daemon's, which extends it);
     ``now`` anchors relative times (None: the clock at each ask)."""
 
-    def __init__(self, store: Store, config: Any, *, now: datetime | None = None) -> None:
+    def __init__(self, store: Store, config: AdammConfig, *, now: datetime | None = None) -> None:
         self.store = store
         self.config = config
         self.now = now

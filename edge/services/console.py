@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from edge.analysis.source import EventFilter, EventRow
+from edge.config import AdammConfig, DaemonConfig
 from edge.memory.semantic import actions, components, events, facts, status
 from edge.memory.semantic.components import StatusCode
 from edge.services import actions as propose
@@ -84,14 +85,13 @@ class ConsoleBackend(Protocol):
 class StoreBackend:
     """:class:`ConsoleBackend` over an open edge memory and its loaded config."""
 
-    def __init__(self, store: Store, config: Any, *, now: datetime | None = None) -> None:
+    def __init__(self, store: Store, config: AdammConfig, *, now: datetime | None = None) -> None:
         self.store = store
         self.config = config
         self.asker = AskService(store, config, now=now)
-        self.store_id: str | None = getattr(config, "store_id", None)
-        self.heartbeat_seconds = float(
-            getattr(config, "heartbeat_seconds", components.DEFAULT_HEARTBEAT_SECONDS)
-        )
+        daemon = config if isinstance(config, DaemonConfig) else None
+        self.store_id: str | None = daemon.store_id if daemon else None
+        self.heartbeat_seconds = daemon.heartbeat_seconds if daemon else components.DEFAULT_HEARTBEAT_SECONDS
 
     def timezone(self) -> str:
         return self.store.timezone(self.store_id)
