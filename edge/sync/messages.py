@@ -1,0 +1,446 @@
+"""The sync wire format (CONTRACT.md section 5): topics, summary messages, receipts, status.
+
+Pure (no I/O): the edge's outbox builds messages with it and the hub parses them with it, so the
+two sides cannot drift. The hub may import this module (and :mod:`edge.sync.mqtt`), nothing
+else of the store.
+
+A **summary** is full state for its key, never a delta, so re-sending or re-deriving it can
+never double count::
+
+    {"msg_id": "…", "schema_version": 1, "store_id": "sh_01", "kind": "rollup",
+     "key": "rollup/2025-10-01/hour", "version": 7, "sent_at": "…", "body": {…}}
+
+- ``key``: what the summary is the state of. ``rollup/{day}/{slice}`` for a daily rollup
+  (``day`` the store-local date, ``slice`` one of :data:`ROLLUP_SLICES`); ``fact/{fact_id}``
+  for a semantic fact. The hub keeps, per ``(store_id, key)``, the body of the highest
+  ``version``.
+- ``version``: an integer that grows each time the edge derives a *different* body for the key
+  (the same body is not re-versioned).
+- ``msg_id``: :func:`message_id` of everything but ``sent_at``: stable for the same content, so
+  a re-sent message is recognised and stored once; a changed body (new version) has a new id.
+
+Rollup body (:data:`ROLLUP_SLICES`, :data:`ROLLUP_FIELDS`): the store's rollup summed per
+store-local day, per slice value and per event type::
+
+    {"day": "2025-10-01", "slice": "hour", "tz": "Asia/Shanghai", "closed": true,
+     "rows": [{"value": 14, "event_type": "purchase", "events": 31, "bills": 12,
+               "revenue": 812.5, …, "first_event_id": "…", "last_event_id": "…"}]}
+
+``value`` is the slice's value (``null`` for the ``total`` slice and for events without one);
+every field of :data:`ROLLUP_FIELDS` is a component of the engine's port
+(:data:`edge.analysis.source.COMPONENTS`) except ``bill_sq`` (the sum of squared bill totals, for
+order-value variance); ``first_event_id``/``last_event_id`` are the store's event ids that the
+hub cites as evidence. Fact body: the contract's fact object (section 6), statements scrubbed
+(:func:`scrub`).
+
+A **receipt** (hub -> edge) says what the hub has committed: ``{"stored": [msg_id, …]}``;
+``"parked": [{"msg_id", "reason"}]`` lists what it kept but could not use (the edge stops
+re-sending those and logs the reason). A **status** is ``{"state": "online"|"offline", "at": ISO}``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from edge.errors import AdammError
+
+SCHEMA_VERSION = 1
+#: schema versions this build can read
+READABLE_VERSIONS = frozenset({1})
+TOPIC_ROOT = "adamm/v1"
+#: a summary larger than this is refused by the edge and parked by the hub
+MAX_MESSAGE_BYTES = 256 * 1024
+KINDS = ("rollup", "fact")
+#: the slices of a daily rollup: ``total`` (the day as a whole) and one per dimension
+ROLLUP_SLICES = ("total", "hour", "weather", "promotion", "zone", "product_category")
+#: additive numeric fields of a rollup row (all summed across rows, days and stores)
+ROLLUP_FIELDS = (
+    "events",
+    "footfall",
+    "enter_events",
+    "purchase_events",
+    "bills",
+    "revenue",
+    "revenue_sq",
+    "bill_sq",
+    "dwell_sum",
+    "dwell_sq",
+    "dwell_n",
+    "queue_sum",
+    "queue_sq",
+    "queue_n",
+    "complaints",
+    "emotion_n",
+    "negative_n",
+    "staff_error_n",
+    "staff_op_n",
+    "hour_sum",
+    "hour_sq",
+)
+#: fields of a rollup row that are not numbers
+ROLLUP_TEXT_FIELDS = ("event_type", "first_event_id", "last_event_id")
+#: fields of a fact body (CONTRACT.md section 6)
+FACT_FIELDS = (
+    "fact_id",
+    "statement",
+    "metric",
+    "dimension",
+    "value",
+    "effect",
+    "n",
+    "p_value",
+    "confidence",
+    "evidence",
+    "evidence_count",
+    "valid_from",
+    "valid_to",
+)
+#: a store id usable as one topic level (no ``/``, ``+``, ``#``)
+_STORE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_KEY = re.compile(
+    r"^(rollup/(?P<day>\d{4}-\d{2}-\d{2})/(?P<slice>[a-z_]+)|fact/(?P<fact>[A-Za-z0-9_.:-]{1,128}))$"
+)
+
+
+class MessageError(AdammError):
+    """A message that cannot be used; ``reason`` is a short code, the message says what is wrong."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+# -- topics ---------------------------------------------------------------------------------
+
+
+def valid_store_id(store_id: str) -> bool:
+    """True when ``store_id`` can be one MQTT topic level."""
+    return bool(_STORE_ID.match(store_id))
+
+
+def status_topic(store_id: str) -> str:
+    return f"{TOPIC_ROOT}/{store_id}/status"
+
+
+def summary_topic(store_id: str) -> str:
+    return f"{TOPIC_ROOT}/{store_id}/summary"
+
+
+def receipt_topic(store_id: str) -> str:
+    return f"{TOPIC_ROOT}/{store_id}/receipt"
+
+
+def action_topic(store_id: str, role: str) -> str:
+    return f"{TOPIC_ROOT}/{store_id}/action/{role}"
+
+
+def ack_topic(store_id: str, action_id: str) -> str:
+    return f"{TOPIC_ROOT}/{store_id}/ack/{action_id}"
+
+
+def topic_store(topic: str) -> str | None:
+    """The store id of an ``adamm/v1/{store_id}/...`` topic (``None`` for any other topic)."""
+    parts = topic.split("/")
+    if len(parts) >= 4 and "/".join(parts[:2]) == TOPIC_ROOT:
+        return parts[2]
+    return None
+
+
+# -- summaries ------------------------------------------------------------------------------
+
+
+def canonical(obj: Any) -> bytes:
+    """Canonical JSON bytes (sorted keys, no spaces, UTF-8): what ids are computed over."""
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode()
+
+
+def message_id(store_id: str, kind: str, key: str, version: int, body: dict[str, Any]) -> str:
+    """The stable id of a summary's content (32 hex digits)."""
+    content = {
+        "schema_version": SCHEMA_VERSION,
+        "store_id": store_id,
+        "kind": kind,
+        "key": key,
+        "version": version,
+        "body": body,
+    }
+    return hashlib.sha256(canonical(content)).hexdigest()[:32]
+
+
+def rollup_key(day: str, slice_: str) -> str:
+    return f"rollup/{day}/{slice_}"
+
+
+def fact_key(fact_id: str) -> str:
+    return f"fact/{fact_id}"
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A parsed, validated summary message."""
+
+    msg_id: str
+    store_id: str
+    kind: str
+    key: str
+    version: int
+    body: dict[str, Any]
+    sent_at: str | None = None
+
+    def to_message(self) -> dict[str, Any]:
+        msg: dict[str, Any] = {
+            "msg_id": self.msg_id,
+            "schema_version": SCHEMA_VERSION,
+            "store_id": self.store_id,
+            "kind": self.kind,
+            "key": self.key,
+            "version": self.version,
+            "body": self.body,
+        }
+        if self.sent_at is not None:
+            msg["sent_at"] = self.sent_at
+        return msg
+
+    def encode(self) -> bytes:
+        return canonical(self.to_message())
+
+
+def make_summary(store_id: str, kind: str, key: str, version: int, body: dict[str, Any]) -> Summary:
+    """A summary with its ``msg_id``, checked as the hub will check it (raises MessageError)."""
+    _check_summary(Summary("", store_id, kind, key, version, body))
+    s = Summary(message_id(store_id, kind, key, version, body), store_id, kind, key, version, body)
+    if len(s.encode()) > MAX_MESSAGE_BYTES:
+        raise MessageError(
+            "too_large", f"summary {key} is {len(s.encode())} bytes (limit {MAX_MESSAGE_BYTES})"
+        )
+    return s
+
+
+def parse_summary(topic: str, payload: bytes) -> Summary:
+    """Validate a received summary (raises :class:`MessageError` with the reason to park it)."""
+    if len(payload) > MAX_MESSAGE_BYTES:
+        raise MessageError("too_large", f"{len(payload)} bytes, the limit is {MAX_MESSAGE_BYTES}")
+    try:
+        msg = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise MessageError("not_json", f"not JSON: {exc}") from None
+    if not isinstance(msg, dict):
+        raise MessageError("not_object", "a summary must be a JSON object")
+    version = msg.get("schema_version")
+    if version not in READABLE_VERSIONS or isinstance(version, bool):
+        raise MessageError("unknown_schema_version", f"schema_version {version!r} is not one this hub reads")
+    missing = [k for k in ("msg_id", "store_id", "kind", "key", "version", "body") if k not in msg]
+    if missing:
+        raise MessageError("missing_field", f"missing {', '.join(missing)}")
+    extra = set(msg) - {"msg_id", "schema_version", "store_id", "kind", "key", "version", "body", "sent_at"}
+    if extra:
+        raise MessageError("unknown_field", f"unknown fields {', '.join(sorted(extra))}")
+    store = msg["store_id"]
+    if not isinstance(store, str) or not valid_store_id(store):
+        raise MessageError("bad_store_id", f"store_id {store!r} is not a valid store id")
+    if topic_store(topic) != store:
+        raise MessageError("wrong_store", f"store_id {store!r} published on {topic!r}")
+    if not isinstance(msg["version"], int) or isinstance(msg["version"], bool) or msg["version"] < 0:
+        raise MessageError("bad_field", "version must be a non-negative integer")
+    if (
+        not isinstance(msg["body"], dict)
+        or not isinstance(msg["key"], str)
+        or not isinstance(msg["kind"], str)
+    ):
+        raise MessageError("bad_field", "kind and key must be strings, body an object")
+    sent_at = msg.get("sent_at")
+    if sent_at is not None and not isinstance(sent_at, str):
+        raise MessageError("bad_field", "sent_at must be a string")
+    s = Summary(msg["msg_id"], store, msg["kind"], msg["key"], msg["version"], msg["body"], sent_at)
+    _check_summary(s)
+    if s.msg_id != message_id(s.store_id, s.kind, s.key, s.version, s.body):
+        raise MessageError("bad_msg_id", "msg_id does not match the message's content")
+    return s
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _check_summary(s: Summary) -> None:
+    if s.kind not in KINDS:
+        raise MessageError("bad_kind", f"kind {s.kind!r} is not one of {', '.join(KINDS)}")
+    m = _KEY.match(s.key)
+    if not m or (s.kind == "rollup") != s.key.startswith("rollup/"):
+        raise MessageError("bad_key", f"key {s.key!r} does not fit kind {s.kind!r}")
+    if s.kind == "rollup":
+        _check_rollup(s.body, m.group("day"), m.group("slice"))
+    else:
+        _check_fact(s.body, m.group("fact"))
+
+
+def _valid_day(day: Any) -> bool:
+    if not isinstance(day, str) or not _DAY.match(day):
+        return False
+    try:
+        date.fromisoformat(day)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_rollup(body: dict[str, Any], day: str, slice_: str) -> None:
+    if set(body) != {"day", "slice", "tz", "closed", "rows"}:
+        raise MessageError("bad_body", "a rollup body has exactly day, slice, tz, closed, rows")
+    if body["day"] != day or not _valid_day(day):
+        raise MessageError("bad_body", f"day {body['day']!r} does not match the key's day {day!r}")
+    if body["slice"] != slice_ or slice_ not in ROLLUP_SLICES:
+        raise MessageError(
+            "bad_body", f"slice {body['slice']!r} is not the key's or not one of {ROLLUP_SLICES}"
+        )
+    if not isinstance(body["tz"], str) or not body["tz"]:
+        raise MessageError("bad_body", "tz must be the store's IANA time zone name")
+    if not isinstance(body["closed"], bool) or not isinstance(body["rows"], list):
+        raise MessageError("bad_body", "closed must be a boolean and rows a list")
+    seen: set[tuple[Any, Any]] = set()
+    for i, row in enumerate(body["rows"]):
+        if not isinstance(row, dict) or set(row) != {"value", *ROLLUP_FIELDS, *ROLLUP_TEXT_FIELDS}:
+            raise MessageError(
+                "bad_row", f"row {i} must have exactly value, {', '.join(ROLLUP_FIELDS + ROLLUP_TEXT_FIELDS)}"
+            )
+        bad = [f for f in ROLLUP_FIELDS if not _number(row[f]) or row[f] < 0]
+        if bad:
+            raise MessageError("bad_row", f"row {i}: {', '.join(bad)} must be finite non-negative numbers")
+        if not isinstance(row["event_type"], str):
+            raise MessageError("bad_row", f"row {i}: event_type must be a string")
+        if not all(row[f] is None or isinstance(row[f], str) for f in ("first_event_id", "last_event_id")):
+            raise MessageError("bad_row", f"row {i}: first/last_event_id must be strings or null")
+        value = row["value"]
+        if isinstance(value, bool) or (value is not None and not isinstance(value, str | int)):
+            raise MessageError("bad_row", f"row {i}: value must be a string, an integer or null")
+        if (value, row["event_type"]) in seen:
+            raise MessageError("bad_row", f"row {i}: ({value!r}, {row['event_type']!r}) appears twice")
+        seen.add((value, row["event_type"]))
+
+
+def _check_fact(body: dict[str, Any], fact_id: str) -> None:
+    if set(body) != set(FACT_FIELDS):
+        raise MessageError("bad_body", f"a fact body has exactly {', '.join(FACT_FIELDS)}")
+    if body["fact_id"] != fact_id:
+        raise MessageError("bad_body", "fact_id does not match the key")
+    st = body["statement"]
+    if (
+        not isinstance(st, dict)
+        or set(st) != {"zh", "en"}
+        or not all(isinstance(v, str) for v in st.values())
+    ):
+        raise MessageError("bad_body", "statement must be {zh, en} strings")
+    if scrub(st["zh"]) != st["zh"] or scrub(st["en"]) != st["en"]:
+        raise MessageError("identifying", "a fact statement carries a phone or ID number")
+    if not isinstance(body["evidence"], list) or not all(isinstance(e, str) for e in body["evidence"]):
+        raise MessageError("bad_body", "evidence must be a list of event ids")
+    if not isinstance(body["evidence_count"], int) or body["evidence_count"] < len(body["evidence"]):
+        raise MessageError("bad_body", "evidence_count must be an integer >= len(evidence)")
+    for f in ("valid_from", "valid_to"):
+        v = body[f]
+        if v is not None and not _iso(v):
+            raise MessageError("bad_body", f"{f} must be an ISO date or date-time or null")
+    if body["valid_from"] is None:
+        raise MessageError("bad_body", "valid_from must be set")
+
+
+def _iso(v: Any) -> bool:
+    if not isinstance(v, str):
+        return False
+    try:
+        datetime.fromisoformat(v)
+    except ValueError:
+        return False
+    return True
+
+
+# -- scrubbing ------------------------------------------------------------------------------
+
+#: mainland China ID card numbers (18 characters, the last may be X), mobile numbers (with or
+#: without +86, spaced or dashed 3-4-4), landlines with an area code, and any run of 10+ digits
+_IDENTIFYING = (
+    re.compile(r"(?<![\dA-Za-z])\d{17}[\dXx](?![\dA-Za-z])"),
+    re.compile(r"\+?86[ -]?1\d{2}[ -]?\d{4}[ -]?\d{4}(?!\d)"),
+    re.compile(r"(?<!\d)1[3-9]\d[ -]?\d{4}[ -]?\d{4}(?!\d)"),
+    re.compile(r"(?<!\d)0\d{2,3}-\d{7,8}(?!\d)"),
+    re.compile(r"(?<!\d)\d{10,}(?!\d)"),
+)
+
+
+def scrub(text: str) -> str:
+    """``text`` with ID-card and phone numbers replaced by ``***``: nothing that identifies a
+    person leaves the store (dates, percentages and counts are kept)."""
+    for pattern in _IDENTIFYING:
+        text = pattern.sub("***", text)
+    return text
+
+
+# -- receipts and status --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Receipt:
+    stored: tuple[str, ...] = ()
+    parked: tuple[tuple[str, str], ...] = ()
+    up_to_seq: int | None = None
+
+    def encode(self) -> bytes:
+        obj: dict[str, Any] = {}
+        if self.up_to_seq is not None:
+            obj["up_to_seq"] = self.up_to_seq
+        else:
+            obj["stored"] = list(self.stored)
+        if self.parked:
+            obj["parked"] = [{"msg_id": m, "reason": r} for m, r in self.parked]
+        return canonical(obj)
+
+
+def parse_receipt(payload: bytes) -> Receipt:
+    """A hub's receipt (raises :class:`MessageError` when it is not one)."""
+    try:
+        obj = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise MessageError("not_json", "a receipt must be JSON") from None
+    if not isinstance(obj, dict):
+        raise MessageError("not_object", "a receipt must be a JSON object")
+    stored = obj.get("stored", [])
+    parked = obj.get("parked", [])
+    up_to = obj.get("up_to_seq")
+    if not isinstance(stored, list) or not all(isinstance(m, str) for m in stored):
+        raise MessageError("bad_field", "stored must be a list of msg_ids")
+    if not isinstance(parked, list) or not all(
+        isinstance(p, dict) and isinstance(p.get("msg_id"), str) and isinstance(p.get("reason"), str)
+        for p in parked
+    ):
+        raise MessageError("bad_field", "parked must be a list of {msg_id, reason}")
+    if up_to is not None and (not isinstance(up_to, int) or isinstance(up_to, bool)):
+        raise MessageError("bad_field", "up_to_seq must be an integer")
+    if "stored" not in obj and up_to is None:
+        raise MessageError("missing_field", "a receipt has stored or up_to_seq")
+    return Receipt(tuple(stored), tuple((p["msg_id"], p["reason"]) for p in parked), up_to)
+
+
+def status_payload(state: str, at: str) -> bytes:
+    if state not in ("online", "offline"):
+        raise ValueError(f"unknown status state {state!r}")
+    return canonical({"state": state, "at": at})
+
+
+def parse_status(payload: bytes) -> dict[str, str]:
+    """A store's status message (raises :class:`MessageError`)."""
+    try:
+        obj = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise MessageError("not_json", "a status must be JSON") from None
+    if not isinstance(obj, dict) or obj.get("state") not in ("online", "offline") or not _iso(obj.get("at")):
+        raise MessageError("bad_status", 'a status is {"state": "online"|"offline", "at": ISO}')
+    return {"state": obj["state"], "at": obj["at"]}
