@@ -102,6 +102,15 @@ def running_mosquitto(dir: Path, *, persistence: bool = False, extra: str = "") 
         broker.stop()
 
 
+def reachable_by_others(dir: Path) -> None:
+    """Let a server that drops root (PostgreSQL as ``nobody``, Mosquitto as ``mosquitto``)
+    reach ``dir`` through pytest's owner-only temporary folders."""
+    for parent in dir.parents:
+        if str(parent) in ("/", "/tmp"):
+            break
+        os.chmod(parent, os.stat(parent).st_mode | 0o711)
+
+
 def pg_bindir() -> Path | None:
     """Debian's PostgreSQL server binaries (``initdb``, ``pg_ctl``), newest version first."""
     found = shutil.which("initdb")
@@ -182,11 +191,7 @@ def running_postgres(dir: Path) -> Iterator[Postgres]:
 
         nobody = pwd.getpwnam("nobody")
         os.chown(dir, nobody.pw_uid, nobody.pw_gid)
-        # nobody must be able to reach the folder through its parents
-        for parent in dir.parents:
-            if str(parent) in ("/", "/tmp"):
-                break
-            os.chmod(parent, os.stat(parent).st_mode | 0o711)
+        reachable_by_others(dir)
     pg = Postgres(dir, free_port(), bindir).start()
     try:
         yield pg
