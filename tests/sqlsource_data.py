@@ -14,7 +14,7 @@ import contextlib
 import json
 import random
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -46,16 +46,10 @@ FALSY = ("false", "0", "no", "n", "off", "f", "", "none", "null")
 
 
 @dataclass
-class Ev:
-    """One synthetic event with its derived store-local fields."""
+class Ev(testing.MemEvent):
+    """One synthetic event (an :class:`edge.analysis.testing.MemEvent`, so the in-memory source
+    reads it as it is) with its database rowid and derived store-local fields."""
 
-    event_id: str
-    store_id: str
-    ts: datetime
-    event_type: str
-    stats: dict[str, Any] = field(default_factory=dict)
-    entities: tuple[str, ...] = ()
-    source: str | None = None
     rowid: int = 0
 
     @property

@@ -193,7 +193,10 @@ def test_a_day_state_is_open_or_closed(tmp_path: Any) -> None:
     conn = connect(tmp_path / "empty.db")
     migrate(conn)
     with pytest.raises(apsw.ConstraintError):
-        conn.execute("INSERT INTO rollup_days VALUES ('s', '2025-01-01', 'frozen', 0, 0, 'x')")
+        conn.execute(
+            "INSERT INTO rollup_days(store_id, local_date, state, events, late_events, changed_at) "
+            "VALUES ('s', '2025-01-01', 'frozen', 0, 0, 'x')"
+        )
     conn.close()
 
 

@@ -24,7 +24,7 @@ from edge.analysis.parser import ParseResult, parse_question
 from edge.analysis.plan import resolve_time_range, validate_plan
 from edge.analysis.source import EventFilter, EventSource, Scalar, sample_many_of
 from edge.config import AnalysisConfig
-from edge.errors import AdammError, TimeRangeError
+from edge.errors import AdammError, NotInRecordError, TimeRangeError
 
 __all__ = ["AnalysisConfig", "answer", "build_filter", "run_plan"]
 
@@ -183,6 +183,38 @@ def run_plan(
     except TimeRangeError as exc:
         return _payload(question, plan, "unsupported", exc.reasons[lang], operator=ident, started=started)
     ctx = Context(plan, source, question, now, config, lang, tz, flt)
+    try:
+        return _run(op, ctx, windows, ident, started)
+    except NotInRecordError as exc:  # a strict source's record of closed days cannot say it
+        return _payload(
+            question,
+            plan,
+            "insufficient_data",
+            INSUFFICIENT[lang],
+            missing=[exc.reasons[lang]],
+            operator=ident,
+            started=started,
+        )
+
+
+def _run(
+    op: base.Operator,
+    ctx: Context,
+    windows: list[tuple[datetime | None, datetime | None]],
+    ident: dict[str, str],
+    started: float,
+) -> dict[str, Any]:
+    """The coverage check, the operator, evidence, confidence and actions of :func:`run_plan`."""
+    plan, source, question, now, config, lang, tz, flt = (
+        ctx.plan,
+        ctx.source,
+        ctx.question,
+        ctx.now,
+        ctx.config,
+        ctx.language,
+        ctx.timezone,
+        ctx.flt,
+    )
     if op.intent not in ("forecast",):
         cov_flt = base.metric_types_filter(flt, ctx.metric)
         gaps = honesty.coverage_gaps(source, cov_flt, windows, lang, now=_aware(now, tz), tz=tz)
