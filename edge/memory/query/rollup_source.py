@@ -41,7 +41,14 @@ from edge.analysis.source import (
     Vocabulary,
 )
 from edge.errors import AdammError, NotInRecordError
-from edge.memory.query.events_source import EventsSource, check_aggregate, parse_ts, pushdown_types, row_of
+from edge.memory.query.events_source import (
+    EventsSource,
+    check_aggregate,
+    framed_coverage,
+    parse_ts,
+    pushdown_types,
+    row_of,
+)
 from edge.memory.query.filters import Sql
 from edge.memory.query.rows import rows_by_event_id
 from edge.memory.rollup import build as rollup
@@ -166,12 +173,13 @@ class RollupSource:
         periods: Sequence[Period],
     ) -> list[Any] | None:
         """The rows of :meth:`aggregate` read from the rollup (``None``: not expressible)."""
-        where = rollup_query.compile_where(conn, flt, periods, st, keys)
+        zones = self.events.zones(flt)
+        where = rollup_query.compile_where(conn, flt, periods, st, keys, zones=zones)
         if where is None:
             return None
         select: list[Sql] = []
         for k in keys:
-            got = rollup_query.key_sql(k, periods)
+            got = rollup_query.key_sql(k, periods, wall_clock_zone=flt.wall_clock_zone, zones=zones)
             if got is None:
                 return None
             select.append(got)
@@ -203,7 +211,7 @@ class RollupSource:
             # part in (``rollup_bill_parts``, same dimensions, same filter)
             j = len(keys) + list(components).index("bills")
             at = {tuple(r[: len(keys)]): r for r in rows}
-            for key, count in _split_bill_counts(conn, where, keys, periods).items():
+            for key, count in _split_bill_counts(conn, where, select[: len(keys)]).items():
                 row = at.get(key)
                 if row is None:
                     return None  # cannot happen: a part's lines are in the rows' counts
@@ -229,8 +237,9 @@ class RollupSource:
         self, conn: Any, st: rollup.State, flt: EventFilter, key: str, periods: Sequence[Period]
     ) -> dict[Any, tuple[int, float, float]] | None:
         flt = flt.narrowed(event_types=("purchase",))
-        where = rollup_query.compile_where(conn, flt, periods, st, [key])
-        key_sql = rollup_query.key_sql(key, periods)
+        zones = self.events.zones(flt)
+        where = rollup_query.compile_where(conn, flt, periods, st, [key], zones=zones)
+        key_sql = rollup_query.key_sql(key, periods, wall_clock_zone=flt.wall_clock_zone, zones=zones)
         if where is None or key_sql is None:
             return None
         by_category = key in rollup_query.CATEGORY_KEYS
@@ -281,7 +290,8 @@ class RollupSource:
                     if limit <= 0:
                         out[i] = []
                         continue
-                    where = rollup_query.compile_where(conn, flt, periods, st)
+                    zones = self.events.zones(flt)
+                    where = rollup_query.compile_where(conn, flt, periods, st, zones=zones)
                     if where is None:
                         continue
                     out[i] = []
@@ -325,6 +335,13 @@ class RollupSource:
             where = rollup_query.compile_where(conn, whole, (), st) if st else None
             if where is None:
                 row = None
+            elif flt.wall_clock_zone is not None:  # per store, placed in the window's frame
+                rows = conn.execute(
+                    f"SELECT r.store_id, min(r.first_ts), max(r.last_ts), sum(r.n) FROM {where.table} AS r "
+                    f"WHERE {where.sql} GROUP BY 1",
+                    where.params,
+                ).fetchall()
+                return framed_coverage(rows, self.events.zones(), flt.wall_clock_zone)
             else:
                 row = conn.execute(
                     f"SELECT min(r.first_ts), max(r.last_ts), sum(r.n) FROM {where.table} AS r "
@@ -423,13 +440,12 @@ def _reaches_closed_day(conn: Any, flt: EventFilter, periods: Sequence[Period]) 
 
 
 def _split_bill_counts(
-    conn: Any, where: rollup_query.RollupWhere, keys: Sequence[str], periods: Sequence[Period]
+    conn: Any, where: rollup_query.RollupWhere, keys: Sequence[Sql]
 ) -> dict[tuple[Any, ...], int]:
-    """Per group of ``keys``: the split bills with a part matching ``where`` (each once)."""
-    select = [rollup_query.key_sql(k, periods) for k in keys]
-    exprs = [x for x in select if x is not None]
-    params: list[Any] = [p for x in exprs for p in x.params]
-    cols = ", ".join([*(x.sql for x in exprs), "count(DISTINCT r.bill_id)"])
+    """Per group of the keys (their SQL over the rollup): the split bills with a part matching
+    ``where`` (each once)."""
+    params: list[Any] = [p for x in keys for p in x.params]
+    cols = ", ".join([*(x.sql for x in keys), "count(DISTINCT r.bill_id)"])
     tail = f" GROUP BY {', '.join(str(i + 1) for i in range(len(keys)))}" if keys else ""
     sql = f"SELECT {cols} FROM {rollup.PARTS} AS r WHERE {where.sql}{tail}"
     out: dict[tuple[Any, ...], int] = {}
