@@ -16,12 +16,12 @@ from zoneinfo import ZoneInfo
 
 import apsw
 import pytest
-from sqlsource_data import STORES, T0, DbStore, Ev, insert, random_events
+from sqlsource_data import STORES, T0, DbStore, Ev, as_dict, insert, random_events, same
 from test_payload_contract import PLANS
 
 from edge.analysis.engine import run_plan
 from edge.analysis.operators import registry
-from edge.analysis.source import AGGREGATE, RETRIEVAL, EventFilter, has_capability
+from edge.analysis.source import AGGREGATE, RETRIEVAL, EventFilter, Period, has_capability
 from edge.analysis.testing import InMemorySource, MemEvent
 from edge.config import AnalysisConfig
 from edge.memory.db.connect import connect
@@ -500,3 +500,39 @@ def test_two_zones_questions_mean_each_stores_local_days(
         p = answer(question, src, now=NOW2)
         assert p["status"] == "ok", (name, p["missing"])
         assert p["result"]["value"] == want, name
+
+
+def test_two_zones_the_rollup_alone_applies_per_store_windows(tmp_path: Any, zoned_events: list[Ev]) -> None:
+    """Every day closed and every event deleted: the strict rollup source (which never reads
+    events for closed days) still answers per-store local windows and periods, as the pure
+    reference does."""
+    conn = connect(tmp_path / "zones-closed.db")
+    migrate(conn)
+    insert(conn, zoned_events, TWO_ZONES)
+    rollup.close_days(conn, "9999-12-31")
+    conn.execute("DELETE FROM events")
+    strict = RollupSource(DbStore(conn, TWO_ZONES), strict=True)
+    ref = InMemorySource(zoned_events, TWO_ZONES, timezone="Asia/Shanghai")
+    sh = ZoneInfo("Asia/Shanghai")
+    oct1, nov1 = datetime(2025, 10, 1, tzinfo=sh), datetime(2025, 11, 1, tzinfo=sh)
+    periods = (Period("oct", oct1, nov1), Period("sep", None, oct1))
+    for frame in ("Asia/Shanghai", "Europe/London"):
+        flt = EventFilter(since=oct1, until=nov1, wall_clock_zone=frame)
+        for keys in ((), ("store_id",), ("date",), ("store_id", "hour")):
+            comps = ["events", "footfall", "bills", "revenue", "days"]
+            same(
+                as_dict(strict.aggregate(flt, keys, comps), keys),
+                as_dict(ref.aggregate(flt, keys, comps), keys),
+            )
+        framed = EventFilter(wall_clock_zone=frame)
+        got = as_dict(strict.aggregate(framed, ["period", "store_id"], ["bills", "revenue"], periods), (1, 2))
+        same(
+            got, as_dict(ref.aggregate(framed, ["period", "store_id"], ["bills", "revenue"], periods), (1, 2))
+        )
+        for key in ("store_id", "date", "product_category"):
+            same(
+                {(g,): v for g, v in strict.bill_stats(flt, key).items()},
+                {(g,): v for g, v in ref.bill_stats(flt, key).items()},
+            )
+        assert strict.coverage(flt) == ref.coverage(flt)
+    conn.close()
