@@ -536,3 +536,33 @@ def test_two_zones_the_rollup_alone_applies_per_store_windows(tmp_path: Any, zon
             )
         assert strict.coverage(flt) == ref.coverage(flt)
     conn.close()
+
+
+def test_a_wall_clock_bound_in_each_stores_zone() -> None:
+    """``store_instant``: the instant a store's clock reads the bound's wall-clock time; a
+    repeated hour gives its first instant, an hour a DST gap skips reads as the clock before."""
+    from edge.analysis.source import StoreZones, store_instant, zone_groups
+
+    utc = ZoneInfo("UTC")
+    oct1_sh = datetime(2025, 9, 30, 16, tzinfo=utc)  # 2025-10-01 00:00 in Shanghai
+    assert store_instant(oct1_sh, "Asia/Shanghai", "Europe/London") == datetime(2025, 9, 30, 23, tzinfo=utc)
+    assert store_instant(oct1_sh, "Asia/Shanghai", "Asia/Shanghai") == oct1_sh
+    # 01:30 on 2025-10-26 happens twice in London (BST, then GMT): the first
+    repeated = datetime(2025, 10, 26, 1, 30, tzinfo=utc)  # 01:30 read in UTC
+    assert store_instant(repeated, "UTC", "Europe/London") == datetime(2025, 10, 26, 0, 30, tzinfo=utc)
+    # 01:30 on 2025-03-30 does not happen in London (01:00 GMT -> 02:00 BST): read as GMT
+    skipped = datetime(2025, 3, 30, 1, 30, tzinfo=utc)
+    assert store_instant(skipped, "UTC", "Europe/London") == datetime(2025, 3, 30, 1, 30, tzinfo=utc)
+    zones = StoreZones(
+        "Asia/Shanghai", {"sh": "Asia/Shanghai", "ld": "Europe/London", "ny": "America/New_York"}
+    )
+    assert zone_groups(zones) == [
+        ("America/New_York", ("ny",), False),
+        ("Europe/London", ("ld",), False),
+        ("Asia/Shanghai", ("ld", "ny"), True),
+    ]
+    assert zone_groups(zones, ("ld",)) == [("Europe/London", ("ld",), False)]
+    assert zone_groups(zones, ("ld", "sh")) == [
+        ("Europe/London", ("ld",), False),
+        ("Asia/Shanghai", ("ld",), True),
+    ]

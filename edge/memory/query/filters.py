@@ -470,6 +470,8 @@ def window_sql(
             _epoch(t)  # an aware time, or the usage error
     ors: list[str] = []
     params = []
+    los: list[float] = []
+    his: list[float] = []
     for zone, stores, others in zone_groups(zones, flt.store_ids):
         conds = []
         if stores:
@@ -479,11 +481,24 @@ def window_sql(
         if lo is not None:
             conds.append(f"{alias}.ts_epoch >= ?")
             params.append(_epoch(lo))
+            los.append(_epoch(lo))
         if hi is not None:
             conds.append(f"{alias}.ts_epoch < ?")
             params.append(_epoch(hi))
+            his.append(_epoch(hi))
         ors.append(f"({' AND '.join(conds)})")
-    return Sql(f"({' OR '.join(ors) or '0'})", tuple(params))
+    if not ors:
+        return Sql("0")
+    # the envelope of every zone's window first, so an index on the time can drive the scan
+    envelope: list[str] = []
+    head: list[Any] = []
+    if los:
+        envelope.append(f"{alias}.ts_epoch >= ?")
+        head.append(min(los))
+    if his:
+        envelope.append(f"{alias}.ts_epoch < ?")
+        head.append(max(his))
+    return Sql(f"({' AND '.join([*envelope, '(' + ' OR '.join(ors) + ')'])})", (*head, *params))
 
 
 def _epoch(t: datetime) -> float:
