@@ -81,6 +81,20 @@ class PlanError(AdammError):
     exit_code = 2
 
 
+class NotInRecordError(AdammError, ValueError):
+    """A strict rollup source was asked what its record of closed days cannot express (a filter or
+    grouping on per-event detail) and will not read those days' events, which may be archived; the
+    engine answers ``insufficient_data`` with the ``zh``/``en`` reasons; exit 3 elsewhere."""
+
+    exit_code = 3
+
+    def __init__(self, en: str, zh: str) -> None:
+        super().__init__(
+            en, hint="ask by store, day, hour, event type, weather, promotion, zone or product category"
+        )
+        self.reasons = {"en": en, "zh": zh}
+
+
 class TimeRangeError(PlanError):
     """A plan's time range cannot be a window of the calendar (empty, reversed, or outside the
     years a date can have); the engine answers ``unsupported`` with ``zh``/``en`` reasons."""

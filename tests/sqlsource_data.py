@@ -14,7 +14,7 @@ import contextlib
 import json
 import random
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -40,27 +40,23 @@ TYPES = (
     "speech",
 )
 STORES = {"s1": "Asia/Shanghai", "s2": "America/New_York"}
+#: every synthetic store's zone: STORES, and the Shanghai/London pair of the two-zone tests
+ZONES = {**STORES, "sh": "Asia/Shanghai", "ld": "Europe/London"}
 T0 = datetime(2025, 11, 1, tzinfo=UTC)
 TRUTHY = ("true", "1", "yes", "y", "on", "t")
 FALSY = ("false", "0", "no", "n", "off", "f", "", "none", "null")
 
 
 @dataclass
-class Ev:
-    """One synthetic event with its derived store-local fields."""
+class Ev(testing.MemEvent):
+    """One synthetic event (an :class:`edge.analysis.testing.MemEvent`, so the in-memory source
+    reads it as it is) with its database rowid and derived store-local fields."""
 
-    event_id: str
-    store_id: str
-    ts: datetime
-    event_type: str
-    stats: dict[str, Any] = field(default_factory=dict)
-    entities: tuple[str, ...] = ()
-    source: str | None = None
     rowid: int = 0
 
     @property
     def local(self) -> datetime:
-        return self.ts.astimezone(ZoneInfo(STORES[self.store_id]))
+        return self.ts.astimezone(ZoneInfo(ZONES[self.store_id]))
 
     @property
     def date(self) -> str:
@@ -71,13 +67,16 @@ class Ev:
         return self.ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def random_events(seed: int, n: int, *, days: int = 6) -> list[Ev]:
-    """Events over ``days`` days, two stores in different zones, every stats shape exercised."""
+def random_events(
+    seed: int, n: int, *, days: int = 6, stores: Sequence[str] = tuple(STORES), start: datetime = T0
+) -> list[Ev]:
+    """Events over ``days`` days from ``start``, two stores in different zones (``stores``, of
+    ZONES), every stats shape exercised."""
     rng = random.Random(seed)
     out: list[Ev] = []
     for i in range(n):
-        store = rng.choice(tuple(STORES))
-        ts = T0 + timedelta(seconds=rng.randrange(days * 86400))
+        store = rng.choice(tuple(stores))
+        ts = start + timedelta(seconds=rng.randrange(days * 86400))
         et = rng.choice(TYPES)
         stats: dict[str, Any] = {}
         if rng.random() < 0.6:
@@ -116,11 +115,12 @@ def random_events(seed: int, n: int, *, days: int = 6) -> list[Ev]:
     return out
 
 
-def insert(conn: apsw.Connection, events: Sequence[Ev]) -> None:
-    """Write events as the import lays them out (rowids in list order)."""
+def insert(conn: apsw.Connection, events: Sequence[Ev], stores: dict[str, str] | None = None) -> None:
+    """Write events as the import lays them out (rowids in list order); ``stores`` (default
+    STORES): the stores table's rows."""
     cols = list(WELL_KNOWN_STATS)
     with conn:
-        for sid, tz in STORES.items():
+        for sid, tz in (STORES if stores is None else stores).items():
             conn.execute("INSERT OR IGNORE INTO stores VALUES (?, ?, 'now')", (sid, tz))
         (start,) = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone()  # type: ignore[misc]
         for k, ev in enumerate(events):
@@ -176,8 +176,9 @@ def insert(conn: apsw.Connection, events: Sequence[Ev]) -> None:
 class DbStore:
     """The slice of ``Store`` that SqlEventSource uses, over one real connection."""
 
-    def __init__(self, conn: apsw.Connection) -> None:
+    def __init__(self, conn: apsw.Connection, zones: dict[str, str] | None = None) -> None:
         self.conn = conn
+        self.zones = STORES if zones is None else zones
         self.config = AdammConfig()  # defaults: retrieval weights read by hybrid search
 
     @contextlib.contextmanager
@@ -185,7 +186,8 @@ class DbStore:
         yield self.conn
 
     def timezone(self, store_id: str | None = None) -> str:
-        return STORES.get(store_id or "s1", "UTC")
+        """A store's zone; without one, the first store's (the memory's default zone)."""
+        return self.zones.get(store_id or next(iter(self.zones)), "UTC")
 
     def embed_texts(self, texts: Sequence[str]) -> None:
         return None

@@ -24,7 +24,7 @@ from edge.analysis.parser import ParseResult, parse_question
 from edge.analysis.plan import resolve_time_range, validate_plan
 from edge.analysis.source import EventFilter, EventSource, Scalar, sample_many_of
 from edge.config import AnalysisConfig
-from edge.errors import AdammError, TimeRangeError
+from edge.errors import AdammError, NotInRecordError, TimeRangeError
 
 __all__ = ["AnalysisConfig", "answer", "build_filter", "run_plan"]
 
@@ -40,10 +40,12 @@ UNSUPPORTED = {
 }
 
 
-def build_filter(plan: dict[str, Any], now: datetime, tz: str) -> EventFilter:
-    """The plan's ``filters`` as an :class:`EventFilter` (time range resolved in the store's zone)."""
+def build_filter(plan: dict[str, Any], now: datetime, tz: str, *, wall_clock: bool = False) -> EventFilter:
+    """The plan's ``filters`` as an :class:`EventFilter` (time range resolved in the store's zone;
+    ``wall_clock``: the plan's stores are in several zones, so the window is read on ``tz``'s wall
+    clock and each store applies it in its own zone: ``EventFilter.wall_clock_zone``)."""
     f = plan.get("filters") or {}
-    since, until = resolve_time_range(f.get("time_range"), now, tz)
+    since, until = resolve_time_range(f.get("time_range"), now, tz, wall_clock=wall_clock)
     attrs: list[tuple[str, tuple[Scalar, ...]]] = []
     for k, v in (f.get("attributes") or {}).items():
         vals = tuple(v) if isinstance(v, list) else (v,)
@@ -57,6 +59,7 @@ def build_filter(plan: dict[str, Any], now: datetime, tz: str) -> EventFilter:
         days_of_week=tuple(int(d) for d in f.get("days_of_week") or ()),
         attributes=tuple(attrs),
         entities=tuple(f.get("entities") or ()),
+        wall_clock_zone=tz if wall_clock else None,
     )
 
 
@@ -139,9 +142,19 @@ def _windows(
     plan: dict[str, Any], flt: EventFilter, now: datetime, tz: str
 ) -> list[tuple[datetime | None, datetime | None]]:
     wins = [(flt.since, flt.until)]
+    wall = flt.wall_clock_zone is not None
     for p in (plan.get("compare") or {}).get("periods") or []:
-        wins.append(resolve_time_range(p.get("time_range"), now, tz))
+        wins.append(resolve_time_range(p.get("time_range"), now, tz, wall_clock=wall))
     return wins
+
+
+def _several_zones(plan: dict[str, Any], source: EventSource) -> bool:
+    """True when the plan's stores (those it names, else every store of the source) are in more
+    than one zone: its windows are then per-store local windows (``EventFilter.wall_clock_zone``)."""
+    stores = tuple(str(s) for s in (plan.get("filters") or {}).get("store_id") or ())
+    if len(set(stores)) == 1:
+        return False
+    return source.vocabulary().is_multi_zone(stores)
 
 
 def _zone_for(plan: dict[str, Any], source: EventSource, timezone: str | None) -> str:
@@ -178,11 +191,43 @@ def run_plan(
     ident = {"name": op.name, "version": op.version}
     tz = _zone_for(plan, source, timezone)
     try:
-        flt = build_filter(plan, now, tz)
+        flt = build_filter(plan, now, tz, wall_clock=_several_zones(plan, source))
         windows = _windows(plan, flt, now, tz)
     except TimeRangeError as exc:
         return _payload(question, plan, "unsupported", exc.reasons[lang], operator=ident, started=started)
     ctx = Context(plan, source, question, now, config, lang, tz, flt)
+    try:
+        return _run(op, ctx, windows, ident, started)
+    except NotInRecordError as exc:  # a strict source's record of closed days cannot say it
+        return _payload(
+            question,
+            plan,
+            "insufficient_data",
+            INSUFFICIENT[lang],
+            missing=[exc.reasons[lang]],
+            operator=ident,
+            started=started,
+        )
+
+
+def _run(
+    op: base.Operator,
+    ctx: Context,
+    windows: list[tuple[datetime | None, datetime | None]],
+    ident: dict[str, str],
+    started: float,
+) -> dict[str, Any]:
+    """The coverage check, the operator, evidence, confidence and actions of :func:`run_plan`."""
+    plan, source, question, now, config, lang, tz, flt = (
+        ctx.plan,
+        ctx.source,
+        ctx.question,
+        ctx.now,
+        ctx.config,
+        ctx.language,
+        ctx.timezone,
+        ctx.flt,
+    )
     if op.intent not in ("forecast",):
         cov_flt = base.metric_types_filter(flt, ctx.metric)
         gaps = honesty.coverage_gaps(source, cov_flt, windows, lang, now=_aware(now, tz), tz=tz)

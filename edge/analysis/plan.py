@@ -140,7 +140,7 @@ def subtract_duration(now: datetime, duration: str) -> datetime:
 
 
 def resolve_time_range(
-    time_range: dict[str, Any] | None, now: datetime, tz: str
+    time_range: dict[str, Any] | None, now: datetime, tz: str, *, wall_clock: bool = False
 ) -> tuple[datetime | None, datetime | None]:
     """A plan ``time_range`` as a half-open UTC window ``(since, until)``; ``None`` = unbounded.
 
@@ -148,6 +148,10 @@ def resolve_time_range(
     ``P3M`` on 2025-12-15 starts 2025-09-15 at the same local wall time; with ``last`` the window
     ends at ``now``. ``since``/``until`` are RFC 3339 and win over ``last`` where both are given.
     A naive ``now`` is read as store-local time.
+
+    ``wall_clock`` (a window each store applies in its own zone, ``EventFilter.wall_clock_zone``
+    = ``tz``): an RFC 3339 bound means the wall-clock time it is written in (whatever its offset),
+    so it is returned as the instant that reads that time in ``tz``.
     """
     if not time_range:
         return None, None
@@ -174,6 +178,14 @@ def resolve_time_range(
             until = _parse_rfc3339(time_range["until"])
     except ValueError as exc:
         raise PlanError(f"time range {time_range!r} has an unreadable date-time: {exc}") from None
+    if wall_clock:
+        try:
+            if time_range.get("since") and since is not None:
+                since = since.replace(tzinfo=None).replace(tzinfo=zone)
+            if time_range.get("until") and until is not None:
+                until = until.replace(tzinfo=None).replace(tzinfo=zone)
+        except (OverflowError, ValueError):
+            raise _out_of_calendar(str(since or until)) from None
     try:
         since_utc = since.astimezone(UTC) if since else None
         until_utc = until.astimezone(UTC) if until else None

@@ -25,6 +25,20 @@ Keys (what rows are grouped by, and what :attr:`EventFilter.key_equals` can test
   (events in none of them are left out);
 - ``attr:<stats key>``: any stats key, well known or not (e.g. ``attr:topic``).
 
+Time windows and time zones: ``EventFilter.since``/``until`` and the bounds of a query's
+:class:`Period` s are timezone-aware instants. With ``EventFilter.wall_clock_zone`` unset they are
+the same instants for every store (a memory, or a plan, whose stores share one zone). Set to an
+IANA zone (the engine sets it to the zone it resolved the plan's times in, when the plan's stores
+are in several zones), they are *wall-clock times*: each bound means the time of day that instant
+reads in ``wall_clock_zone``, and each store applies it in its own zone (:func:`store_instant`),
+so "October" or "上周" selects each store's own local days, and "the last 7 days" the same span of
+each store's clock (its end, ``now`` read in ``wall_clock_zone``, included). Every source
+implements it per store (:class:`StoreZones` gives a store's zone; :func:`zone_groups` the stores
+by zone, for one SQL condition per zone), and :meth:`AggregateSource.coverage` of such a filter
+reports its earliest/latest in that frame (:func:`frame_instant`: an event's local time as read in
+``wall_clock_zone``), so coverage checks and bucket spans computed in that zone mean each store's
+own local days. ``first_ts``/``last_ts`` stay UTC instants.
+
 ``weather`` and ``promotion`` are day attributes: an event without its own value takes the value
 of its store-local day (the most frequent value among that store's events of that day; for
 ``promotion``, a day with a ``promotion_broadcast`` event or any truthy ``stats.promotion`` is a
@@ -34,10 +48,12 @@ promotion day, ``"true"``, else ``"false"``). Promotion values are normalised to
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 Scalar = str | int | float | bool
 
@@ -121,6 +137,10 @@ class EventFilter:
     ``zone``, ``topic`` ...; weather/promotion with the day fallback described above);
     ``key_equals`` keys are the grouping keys of this module (used to fetch evidence for one group
     or bucket).
+
+    ``wall_clock_zone``: ``None`` (the bounds are instants, the same for every store) or the IANA
+    zone whose wall clock ``since``/``until`` and the query's periods are read in, each store
+    applying them in its own zone (module docstring). Narrowed copies keep it.
     """
 
     store_ids: tuple[str, ...] = ()
@@ -133,6 +153,7 @@ class EventFilter:
     entities: tuple[str, ...] = ()
     key_equals: tuple[tuple[str, tuple[Scalar, ...]], ...] = ()
     event_ids: tuple[str, ...] | None = None
+    wall_clock_zone: str | None = None
 
     def narrowed(self, **changes: Any) -> EventFilter:
         """A copy with some fields replaced (``dataclasses.replace`` with a shorter name)."""
@@ -182,9 +203,12 @@ class Coverage:
 class Vocabulary:
     """The memory's own words, so a new store's vocabulary works without code changes.
 
-    ``timezone`` is the source's default zone (a single store's own); ``timezones`` maps store ids
-    to their IANA zones where they differ or where the source holds several stores (a hub):
-    relative windows ("yesterday") resolve per store in :meth:`zone_of` its zone."""
+    ``timezone`` is the source's default zone (a single store's own; the zone the parser writes
+    calendar ranges in); ``timezones`` maps store ids to their IANA zones where they differ or
+    where the source holds several stores (a hub). A plan about one store resolves its windows in
+    :meth:`zone_of` that store; a plan over stores in several zones (:meth:`is_multi_zone`) reads
+    them on the default zone's wall clock, each store applying them in its own zone
+    (``EventFilter.wall_clock_zone``, module docstring)."""
 
     timezone: str
     store_ids: tuple[str, ...] = ()
@@ -211,6 +235,78 @@ class Vocabulary:
     def is_multi_zone(self, store_ids: Sequence[str] = ()) -> bool:
         """True when the stores in question are in more than one zone."""
         return len(set(self.zones(store_ids).values())) > 1
+
+
+# -- per-store local windows -----------------------------------------------------------------------
+
+
+@lru_cache(maxsize=256)
+def zone(name: str) -> ZoneInfo:
+    """The IANA zone ``name`` (UTC when it is not one: never an error while answering)."""
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
+
+
+def store_instant(t: datetime, frame: str, store_zone: str) -> datetime:
+    """The UTC instant at which a store in ``store_zone`` reads the wall-clock time that instant
+    ``t`` reads in ``frame`` (Python's ``fold=0``: the first of a repeated hour; a time a DST gap
+    skips reads as the clock before the change would). ``t`` itself when the zones are one."""
+    if store_zone == frame:
+        return t.astimezone(UTC)
+    wall = t.astimezone(zone(frame)).replace(tzinfo=None)
+    return wall.replace(tzinfo=zone(store_zone)).astimezone(UTC)
+
+
+def frame_instant(t: datetime, store_zone: str, frame: str) -> datetime:
+    """The instant of zone ``frame`` that reads the wall-clock time instant ``t`` reads in
+    ``store_zone`` (a store's event time placed in a per-store window's frame)."""
+    return store_instant(t, store_zone, frame)
+
+
+def store_window(
+    since: datetime | None, until: datetime | None, frame: str | None, store_zone: str
+) -> tuple[datetime | None, datetime | None]:
+    """One store's window ``[since, until)`` as instants: the bounds as they are without a
+    ``frame``, else read in ``frame`` and applied in ``store_zone``."""
+    if frame is None:
+        return since, until
+    return (
+        store_instant(since, frame, store_zone) if since is not None else None,
+        store_instant(until, frame, store_zone) if until is not None else None,
+    )
+
+
+@dataclass(frozen=True)
+class StoreZones:
+    """Which zone each store is in: ``by_store`` (store id -> IANA zone), ``default`` for the
+    stores not listed. What a source needs to apply a per-store window."""
+
+    default: str
+    by_store: Mapping[str, str] = field(default_factory=dict)
+
+    def of(self, store_id: str) -> str:
+        return self.by_store.get(store_id, self.default)
+
+
+def zone_groups(zones: StoreZones, store_ids: Sequence[str] = ()) -> list[tuple[str, tuple[str, ...], bool]]:
+    """The stores by zone, for one condition per zone: ``(zone, stores, others)`` where
+    ``others`` is False for "the store is one of ``stores``" and True (the last group, the
+    default zone) for "the store is none of ``stores``" (every store not in another group).
+    ``store_ids`` (a filter's stores) narrows the listed groups."""
+    wanted = set(store_ids)
+    by_zone: dict[str, list[str]] = {}
+    for sid, z in sorted(zones.by_store.items()):
+        if z != zones.default and (not wanted or sid in wanted):
+            by_zone.setdefault(z, []).append(sid)
+    listed = tuple(s for stores in by_zone.values() for s in stores)
+    out: list[tuple[str, tuple[str, ...], bool]] = [
+        (z, tuple(ss), False) for z, ss in sorted(by_zone.items())
+    ]
+    if not wanted or any(zones.of(s) == zones.default for s in wanted):
+        out.append((zones.default, listed, True))
+    return out
 
 
 # -- capabilities ----------------------------------------------------------------------------------

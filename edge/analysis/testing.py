@@ -6,7 +6,9 @@ It implements :class:`~edge.analysis.source.AggregateSource` over a list of even
 checked against it (``tests/test_source_contract.py``): the same questions, the same answers.
 
 Each store may be in its own time zone (``timezones``); store-local keys (hour, date, week, ...)
-use the event's store's zone, and the vocabulary reports every store's zone.
+use the event's store's zone, and the vocabulary reports every store's zone. A filter with
+``wall_clock_zone`` applies its window and periods per store (:func:`~edge.analysis.source.store_window`),
+and its coverage is placed in that frame (:func:`~edge.analysis.source.frame_instant`).
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from edge.analysis.source import (
     EventRow,
     Period,
     Vocabulary,
+    frame_instant,
     is_valid_key,
+    store_window,
 )
 
 #: stats keys with their own typed column in the store (CONTRACT.md; mev.schema.json): a boolean
@@ -203,24 +207,33 @@ class Reference:
         if key in ("promotion", "attr:promotion"):
             return self.promotion(ev)
         if key == "period":
-            for p in periods:
-                if (p.since is None or ev.ts >= p.since) and (p.until is None or ev.ts < p.until):
-                    return p.label
-            return None
+            return self.period(ev, periods)
         name = key[5:] if key.startswith("attr:") else key
         v = ev.stats.get(name)
         if name not in WELL_KNOWN_STATS and isinstance(v, bool):
             return "true" if v else "false"
         return v
 
+    def zone_name(self, store_id: str) -> str:
+        return self.timezones.get(store_id, self.default)
+
+    def period(self, ev: EventLike, periods: Sequence[Period], frame: str | None = None) -> str | None:
+        """The label of the first period holding the event (per store with a ``frame``)."""
+        for p in periods:
+            lo, hi = store_window(p.since, p.until, frame, self.zone_name(ev.store_id))
+            if (lo is None or ev.ts >= lo) and (hi is None or ev.ts < hi):
+                return p.label
+        return None
+
     def matches(self, ev: EventLike, flt: EventFilter, periods: Sequence[Period] = ()) -> bool:
         if flt.store_ids and ev.store_id not in flt.store_ids:
             return False
         if flt.event_types and ev.event_type not in flt.event_types:
             return False
-        if flt.since is not None and ev.ts < flt.since:
+        since, until = store_window(flt.since, flt.until, flt.wall_clock_zone, self.zone_name(ev.store_id))
+        if since is not None and ev.ts < since:
             return False
-        if flt.until is not None and ev.ts >= flt.until:
+        if until is not None and ev.ts >= until:
             return False
         if flt.hours and self.local(ev).hour not in flt.hours:
             return False
@@ -243,11 +256,22 @@ class Reference:
         if any(e not in ev.entities for e in flt.entities):
             return False
         for key, values in flt.key_equals:
-            if self.key(ev, key, periods) not in values:
+            got = (
+                self.period(ev, periods, flt.wall_clock_zone)
+                if key == "period"
+                else self.key(ev, key, periods)
+            )
+            if got not in values:
                 return False
         if flt.event_ids is not None and ev.event_id not in flt.event_ids:
             return False
-        return not (periods and self.key(ev, "period", periods) is None)
+        return not (periods and self.period(ev, periods, flt.wall_clock_zone) is None)
+
+    def _key(self, ev: EventLike, key: str, flt: EventFilter, periods: Sequence[Period]) -> Any:
+        """A key of the event under ``flt`` (the period per store with its ``wall_clock_zone``)."""
+        if key == "period":
+            return self.period(ev, periods, flt.wall_clock_zone)
+        return self.key(ev, key, periods)
 
     def select(self, flt: EventFilter, periods: Sequence[Period] = ()) -> list[EventLike]:
         return [ev for ev in self.events if self.matches(ev, flt, periods)]
@@ -323,7 +347,7 @@ class Reference:
             evs = [e for e in evs if e.event_type in types]
         groups: dict[tuple[Any, ...], list[EventLike]] = {}
         for e in evs:
-            k = tuple(self.key(e, key, periods) for key in keys)
+            k = tuple(self._key(e, key, flt, periods) for key in keys)
             if "period" in keys and k[list(keys).index("period")] is None:
                 continue
             groups.setdefault(k, []).append(e)
@@ -378,7 +402,7 @@ class InMemorySource:
         """Per group of ``key``: ``(bills, sum, sum of squares)`` of the bill totals within it."""
         totals: dict[Any, dict[Any, float]] = {}
         for ev in self.ref.select(flt.narrowed(event_types=("purchase",)), periods):
-            g = self.ref.key(ev, key, periods)
+            g = self.ref._key(ev, key, flt, periods)
             if key == "period" and g is None:
                 continue
             bill = self.ref.key(ev, "bill")
@@ -425,7 +449,13 @@ class InMemorySource:
         evs = self.ref.select(flt.narrowed(since=None, until=None))
         if not evs:
             return Coverage(None, None, 0)
-        ts = [e.ts.astimezone(UTC) for e in evs]
+        frame = flt.wall_clock_zone
+        ts = [
+            e.ts.astimezone(UTC)
+            if frame is None
+            else frame_instant(e.ts, self.ref.zone_name(e.store_id), frame)
+            for e in evs
+        ]
         return Coverage(min(ts), max(ts), len(evs))
 
     def vocabulary(self) -> Vocabulary:

@@ -463,7 +463,7 @@ class Store:
         """The analysis source over this memory: the rollup, with the events behind it."""
         from edge.memory.query.rollup_source import RollupSource
 
-        return RollupSource(self)
+        return RollupSource(self, writer=self.writer)
 
     # -- import ----------------------------------------------------------------------------------
 

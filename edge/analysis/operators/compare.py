@@ -96,7 +96,9 @@ class CompareOperator(Operator):
         if cmp.get("periods"):
             periods = []
             for p in cmp["periods"]:
-                since, until = resolve_time_range(p.get("time_range"), ctx.now, ctx.timezone)
+                since, until = resolve_time_range(
+                    p.get("time_range"), ctx.now, ctx.timezone, wall_clock=ctx.flt.wall_clock_zone is not None
+                )
                 periods.append(Period(str(p["label"]), since, until))
             labels = {p.label for p in periods}
             return _Grouping(

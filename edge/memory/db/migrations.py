@@ -24,7 +24,9 @@ Layout (episodic, semantic and procedural memory plus the edge's own bookkeeping
   hourly rollup that answers questions (:mod:`edge.memory.rollup.build`), filled lazily at ask time and
   marked stale by triggers when aggregated events of an open day are deleted or changed;
   ``rollup_days`` holds the day states (a ``closed`` day's rollup rows are the record: never
-  rebuilt, nor erased when its events are deleted or archived).
+  rebuilt, nor erased when its events are deleted or archived); ``rollup_bill_parts`` holds the
+  bills split across rollup rows, one row per bill and rollup row (so a closed day's distinct-bill
+  counts need no events).
 """
 
 from __future__ import annotations
@@ -376,6 +378,39 @@ CREATE TRIGGER rollup_stale_on_open_update AFTER UPDATE OF {", ".join(_ROLLUP_WA
 UPDATE rollup_state SET stale = 1;
 """
 
+#: split bills in the rollup itself (edge.memory.rollup.build): one row per (split bill, fine rollup
+#: row) with the bill's lines and amount there, so distinct bills and bill totals of any rollup
+#: group are exact without the events (a closed day's events may be archived); ``bill_sq_row``:
+#: per fine row, the squared amounts of its other bills within the row (bill statistics per
+#: product category); ``rollup_days.bill_parts``: the day's split bills are in the table (days
+#: closed before this migration get theirs from their events at the next refresh)
+_ROLLUP_BILL_PARTS = """
+CREATE TABLE rollup_bill_parts (
+    bill_id TEXT NOT NULL,
+    store_id TEXT NOT NULL,
+    local_date TEXT NOT NULL,
+    local_hour INTEGER NOT NULL,
+    local_weekday INTEGER NOT NULL,
+    local_week TEXT NOT NULL,
+    local_month TEXT NOT NULL,
+    event_type TEXT NOT NULL,
+    weather TEXT,
+    promotion TEXT,
+    zone TEXT,
+    product_category TEXT,
+    n INTEGER NOT NULL,
+    ts_epoch REAL NOT NULL,
+    max_epoch REAL NOT NULL,
+    amount_sum REAL NOT NULL
+) STRICT;
+CREATE INDEX rollup_bill_parts_day ON rollup_bill_parts(store_id, local_date);
+CREATE INDEX rollup_bill_parts_bill ON rollup_bill_parts(bill_id);
+ALTER TABLE rollup_hourly ADD COLUMN bill_sq_row REAL NOT NULL DEFAULT 0;
+ALTER TABLE rollup_hourly_coarse ADD COLUMN bill_sq_row REAL NOT NULL DEFAULT 0;
+ALTER TABLE rollup_days ADD COLUMN bill_parts INTEGER NOT NULL DEFAULT 0;
+UPDATE rollup_state SET stale = 1;
+"""
+
 #: (name, sql) in order. Never edit a shipped entry: append a new one.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
@@ -391,6 +426,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0005_hourly_rollup", _HOURLY_ROLLUP),
     ("0006_startup_caches", _STARTUP_CACHES),
     ("0007_rollup_days", _ROLLUP_DAYS),
+    ("0008_rollup_bill_parts", _ROLLUP_BILL_PARTS),
 ]
 
 

@@ -39,7 +39,9 @@ from edge.analysis.source import (
     EventFilter,
     EventRow,
     Period,
+    StoreZones,
     Vocabulary,
+    frame_instant,
 )
 from edge.errors import UnknownKeyError, UsageError
 from edge.memory.db.migrations import WELL_KNOWN_STATS
@@ -126,6 +128,14 @@ class EventsSource:
     def __init__(self, store: Any) -> None:
         self.store = store
 
+    def zones(self, flt: EventFilter | None = None) -> StoreZones | None:
+        """The stores' zones (``stores``; the store's default zone for any other), read only for
+        a filter with a per-store local window (``None`` otherwise: nothing to apply)."""
+        if flt is not None and flt.wall_clock_zone is None:
+            return None
+        with self.store.read() as conn:
+            return StoreZones(str(self.store.timezone()), _store_zones(conn))
+
     # -- aggregation -----------------------------------------------------------------------------
 
     def aggregate_sql(
@@ -137,7 +147,7 @@ class EventsSource:
     ) -> Sql:
         """The one grouped statement :meth:`aggregate` runs over events (for EXPLAIN and benchmarks)."""
         check_aggregate(keys, components, periods)
-        qb = QueryBuilder(flt, periods)
+        qb = QueryBuilder(flt, periods, zones=self.zones(flt))
         key_sql = [qb.key(k) for k in keys]
         select = [*key_sql, *(Sql(self._component_sql(c, flt)) for c in components)]
         extra: list[Sql] = []
@@ -198,7 +208,8 @@ class EventsSource:
         earliest and latest included, most recent first; and the number that match."""
         if limit < 0:
             raise UsageError(f"limit must not be negative, got {limit}")
-        qb = QueryBuilder(flt, periods)
+        zones = self.zones(flt)
+        qb = QueryBuilder(flt, periods, zones=zones)
         count = qb.build([Sql("count(*)")])
         with self.store.read() as conn, conn:
             (total,) = conn.execute(count.sql, count.params).fetchone() or (0,)
@@ -206,7 +217,7 @@ class EventsSource:
             if total == 0 or limit == 0:
                 return [], total
             if total <= limit:
-                stmt = QueryBuilder(flt, periods).build(
+                stmt = QueryBuilder(flt, periods, zones=zones).build(
                     [Sql("e.id")], tail="ORDER BY e.ts_epoch DESC, e.id DESC"
                 )
                 ids = [int(r[0]) for r in conn.execute(stmt.sql, stmt.params)]
@@ -215,7 +226,7 @@ class EventsSource:
                     wanted = [total]
                 else:
                     wanted = sorted({1 + (i * (total - 1)) // (limit - 1) for i in range(limit)})
-                inner = QueryBuilder(flt, periods).build(
+                inner = QueryBuilder(flt, periods, zones=zones).build(
                     [
                         Sql("e.id AS id"),
                         Sql("e.ts_epoch AS t"),
@@ -232,7 +243,13 @@ class EventsSource:
     def coverage(self, flt: EventFilter) -> Coverage:
         """Earliest/latest timestamp and count matching ``flt`` without its time window."""
         whole = flt.narrowed(since=None, until=None)
-        stmt = QueryBuilder(whole).build([Sql("min(e.ts)"), Sql("max(e.ts)"), Sql("count(*)")])
+        select = [Sql("min(e.ts)"), Sql("max(e.ts)"), Sql("count(*)")]
+        if flt.wall_clock_zone is not None:  # per store, placed in the window's frame
+            stmt = QueryBuilder(whole).build([Sql("e.store_id"), *select], tail="GROUP BY 1")
+            with self.store.read() as conn, conn:
+                rows = conn.execute(stmt.sql, stmt.params).fetchall()
+            return framed_coverage(rows, self.zones(), flt.wall_clock_zone)
+        stmt = QueryBuilder(whole).build(select)
         with self.store.read() as conn, conn:
             row = conn.execute(stmt.sql, stmt.params).fetchone()
         lo, hi, n = row if row is not None else (None, None, 0)
@@ -356,6 +373,25 @@ class EventsSource:
     def embed_texts(self, texts: Sequence[str]) -> Any:
         """Unit-norm text vectors from the store's text encoder (None when it has none)."""
         return self.store.embed_texts(texts)
+
+
+def framed_coverage(rows: Sequence[Sequence[Any]], zones: StoreZones | None, frame: str) -> Coverage:
+    """Coverage from per-store ``(store_id, min ts, max ts, count)`` rows, each store's times
+    placed in ``frame`` (:func:`~edge.analysis.source.frame_instant`)."""
+    lo: datetime | None = None
+    hi: datetime | None = None
+    n = 0
+    for sid, a, b, c in rows:
+        z = zones.of(str(sid)) if zones is not None else frame
+        ta, tb = parse_ts(a), parse_ts(b)
+        if ta is not None:
+            fa = frame_instant(ta, z, frame)
+            lo = fa if lo is None else min(lo, fa)
+        if tb is not None:
+            fb = frame_instant(tb, z, frame)
+            hi = fb if hi is None else max(hi, fb)
+        n += int(c or 0)
+    return Coverage(earliest=lo, latest=hi, count=n)
 
 
 def _cached(store: Any) -> tuple[Any, Vocabulary] | None:

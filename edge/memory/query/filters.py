@@ -27,6 +27,11 @@ Semantics (the EventFilter docstring is the spec):
 - ``key_equals``: the grouping key's expression is one of the values (``None`` matches NULL).
 - ``event_ids``: ``None`` means no restriction, an empty tuple matches nothing.
 - ``periods``: the event lies in at least one period's window.
+- ``wall_clock_zone`` (per-store local windows, :mod:`edge.analysis.source`): the time window and
+  every period's window become one condition per zone (:func:`window_sql`): ``store_id IN
+  (stores of that zone) AND ts_epoch`` within the bounds applied in that zone, the stores of the
+  default zone as ``store_id NOT IN (the others)``; the compiler then needs the stores' zones
+  (``zones``, a :class:`~edge.analysis.source.StoreZones`). Without it the SQL is as before.
 - ``weather`` / ``promotion`` are day attributes: an event without its own value takes its
   store-local day's value, computed in a materialised CTE only for the days that hold events
   without one (partial indexes of migration ``0003_day_attribute_indexes`` make that cheap).
@@ -45,7 +50,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from edge.analysis.source import KEYS, EventFilter, Period, Scalar, is_valid_key
+from edge.analysis.source import (
+    KEYS,
+    EventFilter,
+    Period,
+    Scalar,
+    StoreZones,
+    is_valid_key,
+    store_window,
+    zone_groups,
+)
 from edge.errors import UnknownKeyError, UsageError
 from edge.memory.db.migrations import WELL_KNOWN_STATS
 
@@ -159,13 +173,20 @@ def _sql_norm_promotion(col: str) -> str:
 class _Compiler:
     """Collects the CTEs a filter or key needs (once each) and builds the SQL pieces."""
 
-    def __init__(self, flt: EventFilter | None, periods: Sequence[Period], alias: str) -> None:
+    def __init__(
+        self, flt: EventFilter | None, periods: Sequence[Period], alias: str, zones: StoreZones | None = None
+    ) -> None:
         if not alias.isidentifier():
             raise UsageError(f"table alias {alias!r} is not an identifier")
         self.flt = flt or EventFilter()
         self.periods = tuple(periods)
         self.a = alias
+        self.zones = zones
         self._ctes: dict[str, Sql] = {}
+
+    def window(self, since: datetime | None, until: datetime | None) -> Sql:
+        """``[since, until)`` on the row's time (per store with ``wall_clock_zone``)."""
+        return window_sql(self.a, since, until, self.flt, self.zones)
 
     # -- CTEs ----------------------------------------------------------------------------------
 
@@ -189,13 +210,15 @@ class _Compiler:
         if self.periods and all(p.until is not None for p in self.periods):
             phi = max(p.until for p in self.periods if p.until is not None)
             hi = phi if hi is None else min(hi, phi)
-        # a store's local date is within a day of the UTC date; extra whole days are harmless
+        # a store's local date is within a day of the UTC date; extra whole days are harmless (a
+        # per-store window's bounds move by up to 26 hours more)
+        margin = timedelta(days=1 if self.flt.wall_clock_zone is None else 3)
         if lo is not None:
             parts.append("local_date >= ?")
-            params.append((lo - timedelta(days=1)).strftime("%Y-%m-%d"))
+            params.append((lo - margin).strftime("%Y-%m-%d"))
         if hi is not None:
             parts.append("local_date <= ?")
-            params.append((hi + timedelta(days=1)).strftime("%Y-%m-%d"))
+            params.append((hi + margin).strftime("%Y-%m-%d"))
         return Sql(" AND ".join(f"{p}" for p in parts), tuple(params))
 
     def _need_day_weather(self) -> None:
@@ -270,6 +293,12 @@ class _Compiler:
         whens: list[str] = []
         params: list[Any] = []
         for p in self.periods:
+            if self.flt.wall_clock_zone is not None:
+                w = self.window(p.since, p.until)
+                whens.append(f"WHEN {w.sql} THEN ?")
+                params.extend(w.params)
+                params.append(p.label)
+                continue
             conds: list[str] = []
             if p.since is not None:
                 conds.append(f"{self.a}.ts_epoch >= ?")
@@ -324,12 +353,17 @@ class _Compiler:
             add_in(f"{a}.store_id", [str(s) for s in f.store_ids])
         if f.event_types:
             add_in(f"{a}.event_type", [str(t) for t in f.event_types])
-        if f.since is not None:
-            parts.append(f"{a}.ts_epoch >= ?")
-            params.append(_epoch(f.since))
-        if f.until is not None:
-            parts.append(f"{a}.ts_epoch < ?")
-            params.append(_epoch(f.until))
+        if f.wall_clock_zone is not None and (f.since is not None or f.until is not None):
+            w = self.window(f.since, f.until)
+            parts.append(w.sql)
+            params.extend(w.params)
+        else:
+            if f.since is not None:
+                parts.append(f"{a}.ts_epoch >= ?")
+                params.append(_epoch(f.since))
+            if f.until is not None:
+                parts.append(f"{a}.ts_epoch < ?")
+                params.append(_epoch(f.until))
         if f.hours:
             add_in(f"{a}.local_hour", [_int(h, "hour", 0, 23) for h in f.hours])
         if f.days_of_week:
@@ -412,6 +446,61 @@ def key_equals(key: str, expr: Sql, values: tuple[Scalar | None, ...]) -> Sql:
     return Sql(f"({' OR '.join(conds)})", tuple(params))
 
 
+def window_sql(
+    alias: str, since: datetime | None, until: datetime | None, flt: EventFilter, zones: StoreZones | None
+) -> Sql:
+    """``[since, until)`` on ``alias.ts_epoch``; with ``flt.wall_clock_zone``, one condition per
+    zone of the stores (``flt.store_ids`` narrows them), each with the bounds applied in that zone.
+    Shared by the event filters and the rollup (both tables have ``store_id`` and ``ts_epoch``)."""
+    frame = flt.wall_clock_zone
+    if frame is None or (since is None and until is None):
+        conds = []
+        params: list[Any] = []
+        if since is not None:
+            conds.append(f"{alias}.ts_epoch >= ?")
+            params.append(_epoch(since))
+        if until is not None:
+            conds.append(f"{alias}.ts_epoch < ?")
+            params.append(_epoch(until))
+        return Sql(" AND ".join(conds) or "1", tuple(params))
+    if zones is None:
+        raise UsageError("internal: a per-store local window needs the stores' time zones")
+    for t in (since, until):
+        if t is not None:
+            _epoch(t)  # an aware time, or the usage error
+    ors: list[str] = []
+    params = []
+    los: list[float] = []
+    his: list[float] = []
+    for zone, stores, others in zone_groups(zones, flt.store_ids):
+        conds = []
+        if stores:
+            conds.append(f"{alias}.store_id {'NOT IN' if others else 'IN'} ({_placeholders(len(stores))})")
+            params.extend(stores)
+        lo, hi = store_window(since, until, frame, zone)
+        if lo is not None:
+            conds.append(f"{alias}.ts_epoch >= ?")
+            params.append(_epoch(lo))
+            los.append(_epoch(lo))
+        if hi is not None:
+            conds.append(f"{alias}.ts_epoch < ?")
+            params.append(_epoch(hi))
+            his.append(_epoch(hi))
+        ors.append(f"({' AND '.join(conds)})")
+    if not ors:
+        return Sql("0")
+    # the envelope of every zone's window first, so an index on the time can drive the scan
+    envelope: list[str] = []
+    head: list[Any] = []
+    if los:
+        envelope.append(f"{alias}.ts_epoch >= ?")
+        head.append(min(los))
+    if his:
+        envelope.append(f"{alias}.ts_epoch < ?")
+        head.append(max(his))
+    return Sql(f"({' AND '.join([*envelope, '(' + ' OR '.join(ors) + ')'])})", (*head, *params))
+
+
 def _epoch(t: datetime) -> float:
     if t.tzinfo is None:
         raise UsageError(f"time {t.isoformat()} has no time zone; give it an offset (e.g. Z)")
@@ -464,12 +553,15 @@ def attribute_postings(key: str, values: Sequence[Scalar]) -> Sql:
     return Sql(f"SELECT x.event_rowid FROM event_attrs AS x WHERE x.key = ? AND ({where})", tuple(params))
 
 
-def compile_filter(flt: EventFilter, periods: Sequence[Period] = (), *, alias: str = "e") -> CompiledFilter:
-    """Compile ``flt`` (and, when given, "in one of ``periods``") to SQL over ``events AS alias``.
+def compile_filter(
+    flt: EventFilter, periods: Sequence[Period] = (), *, alias: str = "e", zones: StoreZones | None = None
+) -> CompiledFilter:
+    """Compile ``flt`` (and, when given, "in one of ``periods``") to SQL over ``events AS alias``
+    (``zones``: the stores' zones, needed by a per-store local window).
 
     Raises :class:`~edge.errors.UsageError` for a key that is not whitelisted or a bad value.
     """
-    c = _Compiler(flt, periods, alias)
+    c = _Compiler(flt, periods, alias, zones)
     where = c.where()
     ctes, cte_params = c.ctes()
     return CompiledFilter(
@@ -481,13 +573,21 @@ def compile_filter(flt: EventFilter, periods: Sequence[Period] = (), *, alias: s
     )
 
 
-def key_expr(key: str, periods: Sequence[Period] = (), *, alias: str = "e") -> KeyExpr:
-    """The SQL expression of grouping key ``key`` over ``events AS alias``.
+def key_expr(
+    key: str,
+    periods: Sequence[Period] = (),
+    *,
+    alias: str = "e",
+    wall_clock_zone: str | None = None,
+    zones: StoreZones | None = None,
+) -> KeyExpr:
+    """The SQL expression of grouping key ``key`` over ``events AS alias`` (``wall_clock_zone``
+    and ``zones``: the periods are per-store local windows).
 
     Returns the expression, the CTEs it needs and their parameters, and the expression's own
     parameters. Raises :class:`~edge.errors.UsageError` for an unknown key.
     """
-    c = _Compiler(None, periods, alias)
+    c = _Compiler(EventFilter(wall_clock_zone=wall_clock_zone), periods, alias, zones)
     expr = c.key(key)
     ctes, cte_params = c.ctes()
     return KeyExpr(expr.sql, ctes, cte_params, list(expr.params))
@@ -501,8 +601,15 @@ class QueryBuilder:
     parameters in text order.
     """
 
-    def __init__(self, flt: EventFilter, periods: Sequence[Period] = (), *, alias: str = "e") -> None:
-        self._c = _Compiler(flt, periods, alias)
+    def __init__(
+        self,
+        flt: EventFilter,
+        periods: Sequence[Period] = (),
+        *,
+        alias: str = "e",
+        zones: StoreZones | None = None,
+    ) -> None:
+        self._c = _Compiler(flt, periods, alias, zones)
         self.alias = alias
 
     def key(self, key: str) -> Sql:

@@ -3,19 +3,28 @@
 Owns :class:`RollupSource`, which implements :class:`edge.analysis.source.AggregateSource` and
 declares every optional capability (bill statistics, batch evidence, retrieval). Aggregations,
 coverage, bill statistics and batch evidence are read from the rollup (:mod:`edge.memory.rollup.build`,
-brought up to date first; compiled by :mod:`edge.memory.rollup.query`) whenever the filter and
-keys are expressible on it; otherwise, and for a store that cannot write the rollup, the
-:class:`~edge.memory.query.events_source.EventsSource` it wraps answers from the events (the answers
-are the same either way while the events are there). Retrieval, plain evidence sampling and the
-vocabulary are the events source's. Evidence cites the rollup rows' event ids.
+brought up to date first; compiled by :mod:`edge.memory.rollup.query`), split bills included
+(``rollup_bill_parts``), whenever the filter and keys are expressible on it; otherwise, and for a
+store that cannot write the rollup, the :class:`~edge.memory.query.events_source.EventsSource` it
+wraps answers from the events (the answers are the same either way while the events are there).
+Retrieval, plain evidence sampling and the vocabulary are the events source's. Evidence cites the
+rollup rows' event ids.
+
+Strict mode (``strict=True``, what the tiers rely on once closed days' events are archived): the
+source never reads events for a question that reaches a closed day; what the rollup cannot express
+there raises :class:`~edge.errors.NotInRecordError` (the engine answers ``insufficient_data`` with
+its reasons) instead of silently reading events that may be gone. Open days still fall back.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from contextlib import AbstractContextManager
+from datetime import timedelta
+from typing import Any, Protocol, TypeVar
 
 import apsw
 
@@ -31,12 +40,40 @@ from edge.analysis.source import (
     Period,
     Vocabulary,
 )
-from edge.errors import AdammError
-from edge.memory.query.events_source import EventsSource, check_aggregate, parse_ts, pushdown_types, row_of
-from edge.memory.query.filters import QueryBuilder, Sql
+from edge.errors import AdammError, NotInRecordError
+from edge.memory.query.events_source import (
+    EventsSource,
+    check_aggregate,
+    framed_coverage,
+    parse_ts,
+    pushdown_types,
+    row_of,
+)
+from edge.memory.query.filters import Sql
 from edge.memory.query.rows import rows_by_event_id
 from edge.memory.rollup import build as rollup
 from edge.memory.rollup import query as rollup_query
+
+T = TypeVar("T")
+
+
+class RollupWriter(Protocol):
+    """The store's one writer (:class:`edge.memory.db.writer.Writer`): runs a task on the
+    writable connection."""
+
+    def submit(self, fn: Callable[[apsw.Connection], T]) -> Future[T]: ...
+
+
+class SourceStore(Protocol):
+    """What the sources read of a store (:class:`edge.memory.store.Store`, or a bare connection
+    holder in tests and tools)."""
+
+    def read(self) -> AbstractContextManager[apsw.Connection]: ...
+
+    def timezone(self, store_id: str | None = None) -> str: ...
+
+    def embed_texts(self, texts: Sequence[str]) -> Any: ...
+
 
 logger = logging.getLogger(__name__)
 
@@ -47,9 +84,21 @@ class RollupSource:
 
     capabilities: frozenset[str] = frozenset({AGGREGATE, BILL_STATS, SAMPLE_MANY, RETRIEVAL})
 
-    def __init__(self, store: Any, events: EventsSource | None = None) -> None:
+    def __init__(
+        self,
+        store: SourceStore,
+        events: EventsSource | None = None,
+        *,
+        writer: RollupWriter | None = None,
+        strict: bool = False,
+    ) -> None:
+        """``writer``: the store's writer, which brings the rollup up to date (without one the
+        rollup is refreshed on a read connection, which must then be writable); ``strict``: never
+        read events for a question that reaches a closed day (module docstring)."""
         self.store = store
         self.events = events if events is not None else EventsSource(store)
+        self.writer = writer
+        self.strict = strict
 
     # -- the rollup ------------------------------------------------------------------------------
 
@@ -68,11 +117,11 @@ class RollupSource:
             return st if st is not None and rollup.is_fresh(conn, st) else None
 
     def _refresh(self) -> bool:
-        writer = getattr(self.store, "writer", None)
-        if writer is threading.current_thread():
+        writer = self.writer
+        if writer is not None and writer is threading.current_thread():
             return False  # asked from a task on the writer itself: waiting on it would deadlock
         try:
-            if writer is not None and hasattr(writer, "submit"):
+            if writer is not None:
                 writer.submit(rollup.refresh).result()
             else:  # a bare connection holder (tests, tools): refresh on its own connection
                 with self.store.read() as conn:
@@ -109,6 +158,7 @@ class RollupSource:
             with self.store.read() as conn, conn:
                 raw = self._aggregate_rollup(conn, st, flt, keys, components, periods)
         if raw is None:
+            self._may_read_events(flt, periods, st, _what(flt, keys))
             return self.events.aggregate(flt, keys, components, periods)
         rows = tuple(row_of(r, keys, components) for r in raw)
         return AggResult(columns=(*keys, *components), rows=rows)
@@ -123,12 +173,13 @@ class RollupSource:
         periods: Sequence[Period],
     ) -> list[Any] | None:
         """The rows of :meth:`aggregate` read from the rollup (``None``: not expressible)."""
-        where = rollup_query.compile_where(conn, flt, periods, st, keys)
+        zones = self.events.zones(flt)
+        where = rollup_query.compile_where(conn, flt, periods, st, keys, zones=zones)
         if where is None:
             return None
         select: list[Sql] = []
         for k in keys:
-            got = rollup_query.key_sql(k, periods)
+            got = rollup_query.key_sql(k, periods, wall_clock_zone=flt.wall_clock_zone, zones=zones)
             if got is None:
                 return None
             select.append(got)
@@ -156,33 +207,16 @@ class RollupSource:
         )
         rows = [list(r) for r in conn.execute(sql, params)]
         if "bills" in components and st.split_bills:
-            # split bills are not in the rollup's bill columns: count them from their events
+            # split bills are not in the rows' bill columns: each counts once per group it has a
+            # part in (``rollup_bill_parts``, same dimensions, same filter)
             j = len(keys) + list(components).index("bills")
-            extra = self._split_bill_counts(conn, flt, keys, periods)
             at = {tuple(r[: len(keys)]): r for r in rows}
-            for key, count in extra.items():
+            for key, count in _split_bill_counts(conn, where, select[: len(keys)]).items():
                 row = at.get(key)
                 if row is None:
-                    return None  # cannot happen: their events are in the rollup's counts
+                    return None  # cannot happen: a part's lines are in the rows' counts
                 row[j] = (row[j] or 0) + count
         return rows
-
-    def _split_bill_counts(
-        self, conn: Any, flt: EventFilter, keys: Sequence[str], periods: Sequence[Period]
-    ) -> dict[tuple[Any, ...], int]:
-        qb = QueryBuilder(flt, periods)
-        select = [qb.key(k) for k in keys]
-        stmt = qb.build(
-            [*select, Sql("count(DISTINCT e.bill_id)")],
-            extra_where=[Sql("e.event_type = 'purchase'")],
-            tail=f"GROUP BY {', '.join(str(i + 1) for i in range(len(keys)))}" if keys else "",
-            from_sql=_SPLIT_BILL_EVENTS,
-        )
-        out: dict[tuple[Any, ...], int] = {}
-        for r in conn.execute(stmt.sql, stmt.params):
-            if r[-1]:
-                out[tuple(r[:-1])] = int(r[-1])
-        return out
 
     def bill_stats(
         self, flt: EventFilter, key: str, periods: Sequence[Period] = ()
@@ -196,33 +230,40 @@ class RollupSource:
                 got = self._bill_stats_rollup(conn, st, flt, key, periods)
             if got is not None:
                 return got
+        self._may_read_events(flt, periods, st, _what(flt, [key]))
         return self.events.bill_stats(flt, key, periods)
 
     def _bill_stats_rollup(
         self, conn: Any, st: rollup.State, flt: EventFilter, key: str, periods: Sequence[Period]
     ) -> dict[Any, tuple[int, float, float]] | None:
-        if key in rollup_query.CATEGORY_KEYS:
-            return None  # bills split by category: their per-category totals are not stored
         flt = flt.narrowed(event_types=("purchase",))
-        where = rollup_query.compile_where(conn, flt, periods, st, [key])
-        key_sql = rollup_query.key_sql(key, periods)
-        if where is None or key_sql is None or where.categories:
+        zones = self.events.zones(flt)
+        where = rollup_query.compile_where(conn, flt, periods, st, [key], zones=zones)
+        key_sql = rollup_query.key_sql(key, periods, wall_clock_zone=flt.wall_clock_zone, zones=zones)
+        if where is None or key_sql is None:
             return None
+        by_category = key in rollup_query.CATEGORY_KEYS
+        if where.categories > 1 and not by_category:
+            return None  # a bill with lines in two of the categories would count twice
+        # one bill per row it lies in: per product category (``bills_row``/``bill_sq_row``: a
+        # bill's lines within one category) when the key or the filter is one, else whole bills
+        n_col, q_col = (
+            ("bills_row", "bill_sq_row") if by_category or where.categories else ("bills_one", "bill_sq_one")
+        )
         sql = (
-            f"SELECT {key_sql.sql}, sum(r.bills_one), total(r.amount_sum), total(r.bill_sq_one) "
+            f"SELECT {key_sql.sql}, sum(r.{n_col}), total(r.amount_sum), total(r.{q_col}) "
             f"FROM {where.table} AS r WHERE {where.sql} GROUP BY 1"
         )
         out: dict[Any, tuple[int, float, float]] = {}
         for g, n, s_, q in conn.execute(sql, (*key_sql.params, *where.params)):
             out[g] = (int(n or 0), float(s_ or 0.0), float(q or 0.0))
         if st.split_bills:
-            qb = QueryBuilder(flt, periods)
-            stmt = qb.build(
-                [qb.key(key), Sql("total(e.order_amount)")],
-                tail="GROUP BY 1, e.bill_id",
-                from_sql=_SPLIT_BILL_EVENTS,
+            # a split bill's total within a group: the sum of its parts there
+            stmt = (
+                f"SELECT {key_sql.sql}, total(r.amount_sum) FROM {rollup.PARTS} AS r "
+                f"WHERE {where.sql} GROUP BY 1, r.bill_id"
             )
-            for g, t in conn.execute(stmt.sql, stmt.params):
+            for g, t in conn.execute(stmt, (*key_sql.params, *where.params)):
                 n, s_, q = out.get(g, (0, 0.0, 0.0))
                 out[g] = (n + 1, s_, q + float(t) * float(t))
         if key == "is_weekend":
@@ -249,7 +290,8 @@ class RollupSource:
                     if limit <= 0:
                         out[i] = []
                         continue
-                    where = rollup_query.compile_where(conn, flt, periods, st)
+                    zones = self.events.zones(flt)
+                    where = rollup_query.compile_where(conn, flt, periods, st, zones=zones)
                     if where is None:
                         continue
                     out[i] = []
@@ -293,6 +335,13 @@ class RollupSource:
             where = rollup_query.compile_where(conn, whole, (), st) if st else None
             if where is None:
                 row = None
+            elif flt.wall_clock_zone is not None:  # per store, placed in the window's frame
+                rows = conn.execute(
+                    f"SELECT r.store_id, min(r.first_ts), max(r.last_ts), sum(r.n) FROM {where.table} AS r "
+                    f"WHERE {where.sql} GROUP BY 1",
+                    where.params,
+                ).fetchall()
+                return framed_coverage(rows, self.events.zones(), flt.wall_clock_zone)
             else:
                 row = conn.execute(
                     f"SELECT min(r.first_ts), max(r.last_ts), sum(r.n) FROM {where.table} AS r "
@@ -300,6 +349,7 @@ class RollupSource:
                     where.params,
                 ).fetchone()
         if row is None:
+            self._may_read_events(whole, (), st, _what(flt, ()))
             return self.events.coverage(flt)
         lo, hi, n = row
         return Coverage(earliest=parse_ts(lo), latest=parse_ts(hi), count=int(n or 0))
@@ -322,13 +372,87 @@ class RollupSource:
         """Unit-norm text vectors from the store's text encoder (None when it has none)."""
         return self.events.embed_texts(texts)
 
+    # -- strict mode -----------------------------------------------------------------------------
 
-#: an event-level statement restricted to the split bills' lines, read through the bill index
-#: (CROSS JOIN fixes the loop order: the few split bills outside, their events inside)
-_SPLIT_BILL_EVENTS = (
-    "rollup_split_bills AS sb CROSS JOIN events AS e INDEXED BY events_bill "
-    "ON e.bill_id = sb.bill_id AND e.bill_id IS NOT NULL"
-)
+    def _may_read_events(
+        self, flt: EventFilter, periods: Sequence[Period], st: rollup.State | None, what: tuple[str, str]
+    ) -> None:
+        """Raise :class:`NotInRecordError` when this source is strict and ``flt`` (with
+        ``periods``) reaches a closed day: its events may be archived, the rollup is its record."""
+        if not self.strict:
+            return
+        with self.store.read() as conn, conn:
+            if not _reaches_closed_day(conn, flt, periods):
+                return
+        en, zh = what
+        if st is None:
+            en, zh = "the hourly rollup (it is not up to date)", "小时汇总（尚未更新）"
+        raise NotInRecordError(
+            f"{en} of closed days: their record is the hourly rollup, which does not hold it, and their "
+            "events may be archived",
+            f"已结账日期的{zh}：这些日期的记录是小时汇总，其中没有这项内容，原始事件可能已归档",
+        )
+
+
+def _what(flt: EventFilter, keys: Sequence[str]) -> tuple[str, str]:
+    """What of a question the rollup cannot express, in words (en, zh)."""
+    names: list[str] = []
+    names.extend(k for k in keys if rollup_query.key_sql(k, (Period("p", None, None),)) is None)
+    names.extend(k for k, _ in flt.attributes if k not in rollup_query.ATTRIBUTES)
+    names.extend(k for k, _ in flt.key_equals if rollup_query.key_sql(k, ()) is None)
+    if flt.entities:
+        names.append("entities")
+    if flt.event_ids is not None:
+        names.append("single events")
+    shown = ", ".join(dict.fromkeys(names))
+    if shown:
+        return f"per-event detail ({shown})", f"逐条事件的细节（{shown}）"
+    return "this combination of filters", "这种筛选组合"
+
+
+def _reaches_closed_day(conn: Any, flt: EventFilter, periods: Sequence[Period]) -> bool:
+    """True when some closed day of ``flt``'s stores lies within a day of its time window (and of
+    its periods' span): conservative, a day's margin either side."""
+    if conn.execute("SELECT 1 FROM rollup_days WHERE state = 'closed' LIMIT 1").fetchone() is None:
+        return False
+    parts = ["state = 'closed'"]
+    params: list[Any] = []
+    if flt.store_ids:
+        parts.append(f"store_id IN ({', '.join('?' * len(flt.store_ids))})")
+        params.extend(str(s) for s in flt.store_ids)
+    lo = flt.since
+    if periods and all(p.since is not None for p in periods):
+        plo = min(p.since for p in periods if p.since is not None)
+        lo = plo if lo is None else max(lo, plo)
+    hi = flt.until
+    if periods and all(p.until is not None for p in periods):
+        phi = max(p.until for p in periods if p.until is not None)
+        hi = phi if hi is None else min(hi, phi)
+    # a store-local date is within a day of the UTC date (per-store windows: within two)
+    if lo is not None:
+        parts.append("local_date >= ?")
+        params.append((lo - timedelta(days=2)).strftime("%Y-%m-%d"))
+    if hi is not None:
+        parts.append("local_date <= ?")
+        params.append((hi + timedelta(days=2)).strftime("%Y-%m-%d"))
+    sql = f"SELECT 1 FROM rollup_days WHERE {' AND '.join(parts)} LIMIT 1"
+    return conn.execute(sql, params).fetchone() is not None
+
+
+def _split_bill_counts(
+    conn: Any, where: rollup_query.RollupWhere, keys: Sequence[Sql]
+) -> dict[tuple[Any, ...], int]:
+    """Per group of the keys (their SQL over the rollup): the split bills with a part matching
+    ``where`` (each once)."""
+    params: list[Any] = [p for x in keys for p in x.params]
+    cols = ", ".join([*(x.sql for x in keys), "count(DISTINCT r.bill_id)"])
+    tail = f" GROUP BY {', '.join(str(i + 1) for i in range(len(keys)))}" if keys else ""
+    sql = f"SELECT {cols} FROM {rollup.PARTS} AS r WHERE {where.sql}{tail}"
+    out: dict[tuple[Any, ...], int] = {}
+    for r in conn.execute(sql, (*params, *where.params)):
+        if r[-1]:
+            out[tuple(r[:-1])] = int(r[-1])
+    return out
 
 
 def _spread(ids: Sequence[str], limit: int) -> list[str]:

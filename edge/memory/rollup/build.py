@@ -1,9 +1,9 @@
 """The hourly rollup: the events pre-aggregated per store-local hour, so ``adamm ask`` reads
 thousands of rollup rows instead of millions of events; for closed days, the record itself.
 
-Owns the tables of migrations ``0005_hourly_rollup`` and ``0007_rollup_days``
-(``rollup_hourly``, ``rollup_hourly_coarse``, ``rollup_split_bills``, ``rollup_state``,
-``rollup_days``) and their maintenance (:func:`refresh`, :func:`close_days`). The compiler from
+Owns the tables of migrations ``0005_hourly_rollup``, ``0007_rollup_days`` and
+``0008_rollup_bill_parts`` (``rollup_hourly``, ``rollup_hourly_coarse``, ``rollup_split_bills``,
+``rollup_bill_parts``, ``rollup_state``, ``rollup_days``) and their maintenance (:func:`refresh`, :func:`close_days`). The compiler from
 an :class:`~edge.analysis.source.EventFilter` to SQL over these tables is
 :mod:`edge.memory.rollup.query`; :mod:`edge.memory.query.rollup_source` answers the engine from them.
 
@@ -16,13 +16,19 @@ Weather and promotion are stored as the day attributes :mod:`edge.memory.query.f
 event without its own value takes its day's), computed by that module's own SQL.
 
 Bills: a bill whose purchase lines fall into more than one row *other than by product category*
-(e.g. lines either side of an hour boundary; decided on the raw weather/promotion values, which
-may list a few more) is "split"; split bills are listed in
-``rollup_split_bills``, left out of the rollup's bill columns and counted from the events at
-query time (through the ``events_bill`` index), so distinct-bill counts stay exact.
-``bills_row`` counts a row's other bills (exact per product category); ``bills_one`` counts each
-of them once, in the row of its first line (exact when rows of several categories are summed);
-``bill_sq_one`` is the squared bill total of those same bills (order-value variance).
+(e.g. lines either side of an hour boundary or of a local midnight; decided on the raw
+weather/promotion values, which may list a few more) is "split"; split bills are listed in
+``rollup_split_bills``, left out of the rows' bill columns and kept in ``rollup_bill_parts``
+instead: one row per (bill, fine row) with that row's dimensions, the bill's lines and amount
+there. A query counts a split bill once per group it has a part in and sums its parts for its
+total within a group, so distinct-bill counts and bill totals are exact from the rollup alone,
+for open and closed days. ``bills_row`` counts a row's other bills (exact per product category);
+``bills_one`` counts each of them once, in the row of its first line (exact when rows of several
+categories are summed); ``bill_sq_one`` is the squared bill total of those same bills
+(order-value variance) and ``bill_sq_row`` the squared totals of a row's bills within that row
+(order-value variance per product category). A bill with a part in a closed day stays split
+(its lines in open days become parts too), so it is counted once even after the closed day's
+events are gone.
 
 ``rollup_hourly_coarse`` holds the same rows summed over product categories (about a sixth as
 many rows on a supermarket's data); questions that neither group nor filter by product category
@@ -40,9 +46,10 @@ deleting or archiving its events changes nothing (tiering does exactly that). An
 later into a closed day is handled at the next refresh: when every event the day was closed with
 is still there, the day is reopened and rebuilt from its events (nothing is lost); otherwise the
 day stays closed as it was and the event is counted in ``rollup_days.late_events`` with a
-warning (its own row is in ``events``, the day's figures are not changed). Bills split across
-rows (below) are counted from their events, so after a closed day's events are gone its
-distinct-bill counts lack those few bills: every other measure stays exact.
+warning (its own row is in ``events``, the day's figures are not changed). A closed day's split
+bills are in ``rollup_bill_parts``, so once its events are gone every measure of it stays exact;
+days closed before migration ``0008_rollup_bill_parts`` are rebuilt in place from their events at
+the next refresh (while every event they were closed with is there) to get their parts.
 
 Time windows: a row's ``ts_epoch`` is its earliest event's. A window bound that falls strictly
 inside some row's time span cannot be answered from the rollup (:func:`plan_query` returns
@@ -133,7 +140,17 @@ MEASURES: tuple[str, ...] = (
     "bills_row",
     "bills_one",
     "bill_sq_one",
+    "bill_sq_row",
 )
+
+#: columns of the rollup tables that are neither dimensions nor measures: the event ids of a row's
+#: first and last events (migration ``0007_rollup_days``), filled after the row is written
+EVENT_ID_COLUMNS: tuple[str, ...] = ("first_event_id", "last_event_id")
+
+#: the split bills' table (migration ``0008_rollup_bill_parts``): one row per (bill, fine row)
+PARTS = "rollup_bill_parts"
+#: its columns: the bill, the fine row's dimensions, then the part's lines, time span and amount
+PART_COLUMNS: tuple[str, ...] = ("bill_id", *DIMENSIONS, "n", "ts_epoch", "max_epoch", "amount_sum")
 
 #: a refresh that would re-aggregate more days than this share of the rollup rebuilds it whole
 _FULL_REBUILD_SHARE = 0.5
@@ -209,10 +226,11 @@ def refresh(conn: Any) -> str:
                 _rebuild_all(conn)
         else:
             _rebuild_all(conn)
+        _backfill_closed(conn)
         (span,) = conn.execute(f"SELECT coalesce(max(max_epoch - ts_epoch), 0) FROM {COARSE}").fetchone() or (
             0,
         )
-        (splits,) = conn.execute("SELECT count(*) FROM rollup_split_bills").fetchone() or (0,)
+        (splits,) = conn.execute(f"SELECT count(DISTINCT bill_id) FROM {PARTS}").fetchone() or (0,)
         conn.execute(
             "UPDATE rollup_state SET high_water = ?, stale = 0, max_span = ?, split_bills = ? WHERE id = 1",
             (top, float(span), int(splits)),
@@ -297,9 +315,10 @@ def close_days(conn: Any, before_local_date: str, store_id: str | None = None) -
         now = datetime.now(UTC).isoformat()
         for store, day, n in rows:
             conn.execute(
-                "INSERT INTO rollup_days(store_id, local_date, state, events, changed_at) "
-                "VALUES (?, ?, 'closed', ?, ?) ON CONFLICT(store_id, local_date) "
-                "DO UPDATE SET state = 'closed', events = excluded.events, changed_at = excluded.changed_at",
+                "INSERT INTO rollup_days(store_id, local_date, state, events, changed_at, bill_parts) "
+                "VALUES (?, ?, 'closed', ?, ?, 1) ON CONFLICT(store_id, local_date) "
+                "DO UPDATE SET state = 'closed', events = excluded.events, changed_at = excluded.changed_at, "
+                "bill_parts = 1",
                 (store, day, int(n), now),
             )
     logger.info("closed %d rollup days before %s", len(rows), before_local_date)
@@ -308,16 +327,19 @@ def close_days(conn: Any, before_local_date: str, store_id: str | None = None) -
 
 def _rebuild_all(conn: Any) -> None:
     """Rebuild every open day from its events (closed days are kept as they are)."""
-    conn.execute(f"DELETE FROM {TABLE} WHERE {_OPEN_ROW.format(t=TABLE)}")
-    conn.execute(f"DELETE FROM {COARSE} WHERE {_OPEN_ROW.format(t=COARSE)}")
+    for table in (TABLE, COARSE, PARTS):
+        conn.execute(f"DELETE FROM {table} WHERE {_OPEN_ROW.format(t=table)}")
     conn.execute("DELETE FROM rollup_split_bills")
     _insert_split_bills(conn, EventFilter())
     open_days = Sql(_OPEN_ROW.format(t="events"))
     _insert_rows(conn, EventFilter(), open_days)
+    _insert_parts(conn, EventFilter())
     _insert_coarse(conn, Sql(_OPEN_ROW.format(t=TABLE)))
 
 
-def _rebuild_days(conn: Any, days: Sequence[tuple[str, str]]) -> None:
+def _rebuild_days(conn: Any, days: Sequence[tuple[str, str]], *, closed: bool = False) -> None:
+    """Rebuild these (open) days from their events; ``closed``: days that are closed (only the
+    backfill of :func:`_backfill_closed` rebuilds those, while all their events are there)."""
     by_store: dict[str, list[str]] = {}
     for s, d in days:
         by_store.setdefault(s, []).append(d)
@@ -325,7 +347,7 @@ def _rebuild_days(conn: Any, days: Sequence[tuple[str, str]]) -> None:
         scope = Sql(
             "store_id = ? AND local_date IN (SELECT value FROM json_each(?))", (store, json.dumps(dates))
         )
-        for table in (TABLE, COARSE):
+        for table in (TABLE, COARSE, PARTS):
             conn.execute(f"DELETE FROM {table} WHERE {scope.sql}", scope.params)
         flt = _days_filter(store, dates)
         # bills of these days: their split status is decided again over all their lines
@@ -335,8 +357,35 @@ def _rebuild_days(conn: Any, days: Sequence[tuple[str, str]]) -> None:
             scope.params,
         )
         _insert_split_bills(conn, flt)
-        _insert_rows(conn, flt, scope)
+        _insert_rows(conn, flt, scope, open_only=not closed)
+        _insert_parts(conn, flt, open_only=not closed)
         _insert_coarse(conn, scope)
+
+
+def _backfill_closed(conn: Any) -> None:
+    """Closed days without their split bills' parts (closed before migration
+    ``0008_rollup_bill_parts``): rebuilt in place from their events while every event they were
+    closed with is there, so their rollup alone is their record; else left as they are, with a
+    warning (their split bills are then missing from their distinct-bill counts)."""
+    rows = conn.execute(
+        "SELECT d.store_id, d.local_date, d.events, (SELECT count(*) FROM events AS e "
+        "WHERE e.store_id = d.store_id AND e.local_date = d.local_date) "
+        "FROM rollup_days AS d WHERE d.state = 'closed' AND d.bill_parts = 0"
+    ).fetchall()
+    whole = [(str(s), str(d)) for s, d, n, held in rows if int(held) == int(n)]
+    for s, d, n, held in rows:
+        if int(held) != int(n):
+            logger.warning(
+                "closed day %s of store %s was closed before split bills were kept in the rollup and "
+                "%d of its %d events are gone: its order counts lack the bills split across hours",
+                d,
+                s,
+                int(n) - int(held),
+                n,
+            )
+    if whole:
+        _rebuild_days(conn, whole, closed=True)
+    conn.execute("UPDATE rollup_days SET bill_parts = 1 WHERE state = 'closed' AND bill_parts = 0")
 
 
 def _days_filter(store: str, dates: Sequence[str]) -> EventFilter:
@@ -359,7 +408,10 @@ _SPLIT_WHEN = " OR ".join(
 
 
 def _insert_split_bills(conn: Any, flt: EventFilter) -> None:
-    """Bills among ``flt``'s purchase events whose lines (all of them) span several coarse rows."""
+    """Bills among ``flt``'s purchase events whose lines (all of them) span several coarse rows,
+    and every bill that still has a part recorded (a closed day's part of a bill whose lines in that
+    day may be archived: its lines elsewhere stay parts too, so the bill is counted once)."""
+    conn.execute(f"INSERT OR IGNORE INTO rollup_split_bills(bill_id) SELECT DISTINCT bill_id FROM {PARTS}")
     if flt == EventFilter():
         conn.execute(
             "INSERT OR IGNORE INTO rollup_split_bills(bill_id) SELECT e.bill_id FROM events AS e "
@@ -383,9 +435,9 @@ def _insert_split_bills(conn: Any, flt: EventFilter) -> None:
 _ALL = Sql("1")
 
 
-def _insert_rows(conn: Any, flt: EventFilter, scope: Sql = _ALL) -> None:
+def _insert_rows(conn: Any, flt: EventFilter, scope: Sql = _ALL, *, open_only: bool = True) -> None:
     """Aggregate ``flt``'s events into rows; ``scope`` (over ``events`` unaliased) is the same set
-    of days, narrowing the bill anchors."""
+    of days, narrowing the bill anchors; ``open_only``: only the events of days that are not closed."""
     qb = QueryBuilder(flt, alias="e")
     weather = qb.key("weather")
     promotion = qb.key("promotion")
@@ -430,25 +482,69 @@ def _insert_rows(conn: Any, flt: EventFilter, scope: Sql = _ALL) -> None:
             f"total(CASE WHEN {purchase} AND e.bill_id IS NULL THEN e.order_amount * e.order_amount "
             "WHEN a.t IS NOT NULL THEN a.t * a.t END)"
         ),
+        Sql(
+            f"total(CASE WHEN {purchase} AND e.bill_id IS NULL THEN e.order_amount * e.order_amount "
+            "WHEN c.t IS NOT NULL THEN c.t * c.t END)"
+        ),
     ]
     stmt = qb.build(
         select,
-        extra_where=[Sql(_OPEN_EVENT)],
+        extra_where=[Sql(_OPEN_EVENT)] if open_only else [],
         tail=f"GROUP BY {', '.join(str(i + 1) for i in range(len(DIMENSIONS)))}",
-        from_sql="events AS e LEFT JOIN temp._rollup_anchor AS a ON a.id = e.id",
+        from_sql=(
+            "events AS e LEFT JOIN temp._rollup_anchor AS a ON a.id = e.id "
+            "LEFT JOIN temp._rollup_piece AS c ON c.id = e.id"
+        ),
     )
-    # the anchor (first line) and total of every non-split bill, joined onto its first line
+    # the anchor (first line) and total of every non-split bill, joined onto its first line; and
+    # per product category, its first line there and its total there (a non-split bill lies in one
+    # coarse row, so that is its total within one fine row: ``bill_sq_row``)
     conn.execute("CREATE TEMP TABLE IF NOT EXISTS _rollup_anchor(id INTEGER PRIMARY KEY, t REAL NOT NULL)")
-    conn.execute(
-        "INSERT INTO temp._rollup_anchor(id, t) SELECT min(id), total(order_amount) FROM events "
+    conn.execute("CREATE TEMP TABLE IF NOT EXISTS _rollup_piece(id INTEGER PRIMARY KEY, t REAL NOT NULL)")
+    whole_bills = (
         "WHERE event_type = 'purchase' AND bill_id IS NOT NULL "
-        f"AND bill_id NOT IN (SELECT bill_id FROM rollup_split_bills) AND ({scope.sql}) GROUP BY bill_id",
+        f"AND bill_id NOT IN (SELECT bill_id FROM rollup_split_bills) AND ({scope.sql})"
+    )
+    conn.execute(
+        f"INSERT INTO temp._rollup_anchor(id, t) SELECT min(id), total(order_amount) FROM events "
+        f"{whole_bills} GROUP BY bill_id",
+        scope.params,
+    )
+    conn.execute(
+        f"INSERT INTO temp._rollup_piece(id, t) SELECT min(id), total(order_amount) FROM events "
+        f"{whole_bills} GROUP BY bill_id, product_category",
         scope.params,
     )
     cols = ", ".join((*DIMENSIONS, *MEASURES))
     conn.execute(f"INSERT INTO {TABLE}({cols}) {stmt.sql}", stmt.params)
     conn.execute("DELETE FROM temp._rollup_anchor")  # empty for the next call
+    conn.execute("DELETE FROM temp._rollup_piece")
     _fill_event_ids(conn, TABLE)
+
+
+def _insert_parts(conn: Any, flt: EventFilter, *, open_only: bool = True) -> None:
+    """The split bills' parts among ``flt``'s purchase events: per bill and fine row, its lines,
+    time span and amount (weather and promotion the day attributes, as in the rows)."""
+    qb = QueryBuilder(flt, alias="e")
+    select = [
+        Sql("e.bill_id"),
+        *(Sql(f"e.{d}") for d in DIMENSIONS[:7]),
+        qb.key("weather"),
+        qb.key("promotion"),
+        Sql("e.zone"),
+        Sql("e.product_category"),
+        Sql("count(*)"),
+        Sql("min(e.ts_epoch)"),
+        Sql("max(e.ts_epoch)"),
+        Sql("total(e.order_amount)"),
+    ]
+    where = [Sql("e.event_type = 'purchase' AND e.bill_id IN (SELECT bill_id FROM rollup_split_bills)")]
+    stmt = qb.build(
+        select,
+        extra_where=[*where, Sql(_OPEN_EVENT)] if open_only else where,
+        tail=f"GROUP BY {', '.join(str(i + 1) for i in range(len(DIMENSIONS) + 1))}",
+    )
+    conn.execute(f"INSERT INTO {PARTS}({', '.join(PART_COLUMNS)}) {stmt.sql}", stmt.params)
 
 
 def _fill_event_ids(conn: Any, table: str) -> None:
@@ -467,7 +563,7 @@ def _insert_coarse(conn: Any, scope: Sql) -> None:
         "sum(n), min(ts_epoch), max(max_epoch), min(first_ts), max(last_ts), min(first_id), max(last_id), "
         "sum(person_sum), total(amount_sum), total(amount_sq), total(dwell_sum), total(dwell_sq), sum(dwell_n), "
         "total(queue_sum), total(queue_sq), sum(queue_n), sum(emotion_n), sum(negative_n), sum(bills_one), "
-        "sum(bills_one), total(bill_sq_one)"
+        "sum(bills_one), total(bill_sq_one), total(bill_sq_one)"
     )
     cols = ", ".join((*DIMENSIONS, *MEASURES))
     conn.execute(

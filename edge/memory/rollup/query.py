@@ -6,6 +6,11 @@ the measures of :mod:`edge.memory.rollup.build`), takes the table names as argum
 few dialect-specific spellings in a :class:`Dialect` (SQLite's ``total()`` and ``printf``;
 PostgreSQL's ``coalesce(sum(x), 0.0)`` and ``lpad``), so the hub's rollup source can run the
 same compiler over PostgreSQL. Used by :mod:`edge.memory.query.rollup_source` on the edge.
+
+Per-store local windows (``EventFilter.wall_clock_zone``): the window and the periods become one
+condition per zone of the stores (:func:`edge.memory.query.filters.window_sql` over ``r.store_id``
+and ``r.ts_epoch``), so :func:`compile_where` and :func:`key_sql` then take the stores' zones
+(``zones``); the check that no row straddles a bound is made per zone, on that zone's stores.
 """
 
 from __future__ import annotations
@@ -14,8 +19,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from edge.analysis.source import EventFilter, Period
-from edge.memory.query.filters import Sql, _epoch, _int, _text, key_equals, key_expr, normalise_promotion
+from edge.analysis.source import EventFilter, Period, StoreZones, store_window, zone_groups
+from edge.memory.query.filters import (
+    Sql,
+    _epoch,
+    _int,
+    _text,
+    key_equals,
+    key_expr,
+    normalise_promotion,
+    window_sql,
+)
 
 #: the fine table (one row per product category) and the coarse one (summed over categories)
 FINE = "rollup_hourly"
@@ -131,19 +145,29 @@ def bills_column(keys: Sequence[str], where: RollupWhere) -> str | None:
     return "bills_one"
 
 
-def key_sql(key: str, periods: Sequence[Period], dialect: Dialect = SQLITE) -> Sql | None:
-    """A grouping key over the rollup, or ``None`` when the rollup cannot group by it."""
+def key_sql(
+    key: str,
+    periods: Sequence[Period],
+    dialect: Dialect = SQLITE,
+    *,
+    wall_clock_zone: str | None = None,
+    zones: StoreZones | None = None,
+) -> Sql | None:
+    """A grouping key over the rollup, or ``None`` when the rollup cannot group by it
+    (``wall_clock_zone``/``zones``: the periods are per-store local windows)."""
     if key == "period":
-        return period_sql(periods) if periods else None
+        return period_sql(periods, wall_clock_zone=wall_clock_zone, zones=zones) if periods else None
     if key == "date_hour":
         return Sql(dialect.date_hour("r.local_date", "r.local_hour"))
     got = _KEY_SQL.get(key)
     return Sql(got) if got is not None else None
 
 
-def period_sql(periods: Sequence[Period]) -> Sql:
+def period_sql(
+    periods: Sequence[Period], *, wall_clock_zone: str | None = None, zones: StoreZones | None = None
+) -> Sql:
     """The label of the period a rollup row lies in (the filter compiler's, over ``r.ts_epoch``)."""
-    k = key_expr("period", periods, alias="r")
+    k = key_expr("period", periods, alias="r", wall_clock_zone=wall_clock_zone, zones=zones)
     return Sql(k.sql, tuple(k.params))
 
 
@@ -156,6 +180,7 @@ def compile_where(
     *,
     tables: tuple[str, str] = (FINE, COARSE),
     dialect: Dialect = SQLITE,
+    zones: StoreZones | None = None,
 ) -> RollupWhere | None:
     """``flt`` (and "in one of ``periods``") over the rollup table that serves it and ``keys``
     (``tables`` = (fine, coarse): the coarse one unless product category is involved), or
@@ -171,8 +196,22 @@ def compile_where(
     bounds = [t for t in (flt.since, flt.until) if t is not None]
     for p in periods:
         bounds.extend(t for t in (p.since, p.until) if t is not None)
-    if bounds and _straddled(conn, table, [_epoch(t) for t in bounds], st.max_span):
+    frame = flt.wall_clock_zone
+    if bounds and frame is None and _straddled(conn, table, [_epoch(t) for t in bounds], st.max_span):
         return None
+    if bounds and frame is not None:
+        if zones is None:
+            raise ValueError("internal: a per-store local window needs the stores' time zones")
+        for zone, stores, others in zone_groups(zones, flt.store_ids):
+            local = [b for t in bounds for b in store_window(t, None, frame, zone) if b is not None]
+            scope = Sql(
+                f"store_id {'NOT IN' if others else 'IN'} ({', '.join('?' * len(stores))})"
+                if stores
+                else "1",
+                tuple(stores),
+            )
+            if _straddled(conn, table, [_epoch(t) for t in local], st.max_span, scope):
+                return None
     parts: list[str] = []
     params: list[Any] = []
     categories = 0
@@ -185,12 +224,17 @@ def compile_where(
         add_in("r.store_id", [str(s) for s in flt.store_ids])
     if flt.event_types:
         add_in("r.event_type", [str(t) for t in flt.event_types])
-    if flt.since is not None:
-        parts.append("r.ts_epoch >= ?")
-        params.append(_epoch(flt.since))
-    if flt.until is not None:
-        parts.append("r.ts_epoch < ?")
-        params.append(_epoch(flt.until))
+    if frame is not None and (flt.since is not None or flt.until is not None):
+        w = window_sql("r", flt.since, flt.until, flt, zones)
+        parts.append(w.sql)
+        params.extend(w.params)
+    else:
+        if flt.since is not None:
+            parts.append("r.ts_epoch >= ?")
+            params.append(_epoch(flt.since))
+        if flt.until is not None:
+            parts.append("r.ts_epoch < ?")
+            params.append(_epoch(flt.until))
     if flt.hours:
         add_in("r.local_hour", [_int(h, "hour", 0, 23) for h in flt.hours])
     if flt.days_of_week:
@@ -203,7 +247,7 @@ def compile_where(
         bound = [normalise_promotion(v) if key == "promotion" else _text(v) for v in values]
         add_in(f"r.{key}", bound)
     for key, values in flt.key_equals:
-        expr = key_sql(key, periods, dialect)
+        expr = key_sql(key, periods, dialect, wall_clock_zone=frame, zones=zones)
         if expr is None or key == "period":
             return None
         if key in CATEGORY_KEYS:
@@ -212,7 +256,7 @@ def compile_where(
         parts.append(piece.sql)
         params.extend(piece.params)
     if periods:
-        window = period_sql(periods)
+        window = period_sql(periods, wall_clock_zone=frame, zones=zones)
         parts.append(f"{window.sql} IS NOT NULL")
         params.extend(window.params)
     return RollupWhere(
@@ -220,12 +264,19 @@ def compile_where(
     )
 
 
-def _straddled(conn: Any, table: str, bounds: Sequence[float], max_span: float) -> bool:
-    """True when some row of ``table`` holds events on both sides of one of ``bounds``."""
+_EVERY_ROW = Sql("1")
+
+
+def _straddled(
+    conn: Any, table: str, bounds: Sequence[float], max_span: float, scope: Sql = _EVERY_ROW
+) -> bool:
+    """True when some row of ``table`` (within ``scope``, e.g. some stores) holds events on both
+    sides of one of ``bounds``."""
     for b in bounds:
         row = conn.execute(
-            f"SELECT 1 FROM {table} WHERE ts_epoch < ? AND ts_epoch >= ? AND max_epoch >= ? LIMIT 1",
-            (b, b - max_span - 1.0, b),
+            f"SELECT 1 FROM {table} WHERE ts_epoch < ? AND ts_epoch >= ? AND max_epoch >= ? "
+            f"AND ({scope.sql}) LIMIT 1",
+            (b, b - max_span - 1.0, b, *scope.params),
         ).fetchone()
         if row is not None:
             return True
