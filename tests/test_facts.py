@@ -14,6 +14,9 @@ import hashlib
 import json
 import re
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -254,6 +257,61 @@ def test_short_memory_has_no_window_to_evaluate(tmp_path: Path) -> None:
         with store.read() as conn:
             assert repo.list_facts(conn) == []
     assert report["evaluations"] == 0
+
+
+#: the child: a facts run over the memory that SIGKILLs itself at the given write (a fact row
+#: inside a question's transaction, or the commit of a question's mark)
+_KILLED_RUN = """
+import os, signal, sys
+from datetime import datetime
+from edge.config import AdammConfig
+from edge.memory.semantic import facts as repo
+from edge.memory.store import Store
+from edge.services.facts import distil_facts
+
+path, where, at, now = sys.argv[1], sys.argv[2], int(sys.argv[3]), datetime.fromisoformat(sys.argv[4])
+calls = {"n": 0}
+def counted(fn):
+    def wrapper(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == at:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return fn(*args, **kwargs)
+    return wrapper
+if where == "fact":
+    repo._upsert = counted(repo._upsert)
+else:
+    repo.apply_run = counted(repo.apply_run)
+store = Store.open(path, create=False)
+distil_facts(store, AdammConfig(), now)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
+@pytest.mark.parametrize(("where", "at"), [("fact", 1), ("fact", 9), ("question", 6)])
+def test_sigkill_during_a_facts_run_then_a_rerun_gives_the_facts_of_an_uninterrupted_run(
+    tmp_path: Path, where: str, at: int
+) -> None:
+    once = catch_up()
+    path = tmp_path / "killed.db"
+    with Store.open(path, timezone=SIM.timezone) as store:
+        store.import_events(events())
+    proc = subprocess.run(
+        [sys.executable, "-c", _KILLED_RUN, str(path), where, str(at), END.isoformat()],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    survived = _facts(path)
+    assert len(survived) < len(_facts(once.path))
+    # what survived is whole questions: each question's facts all there, or none of them
+    done = {q for _store, q, _mark in _marks(path)}
+    assert {r.question for r in _records(path)} <= done
+    with Store.open(path, create=False) as store:
+        distil_facts(store, AdammConfig(), END)
+    assert _facts(path) == _facts(once.path)
+    assert _marks(path) == _marks(once.path)
 
 
 # -- the contract's fields -------------------------------------------------------------------------
