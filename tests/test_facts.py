@@ -201,6 +201,91 @@ def test_peak_hour_moves_later_and_its_facts_never_overlap() -> None:
     assert shift and all(r.signature == "up" and r.effect is not None and r.effect > 0 for r in shift)
 
 
+def _synthetic_co_occurrence(seed: int) -> list[dict[str, Any]]:
+    """Nine weeks of seeded MEV: arrivals every open hour, checkout queues in some hours, and
+    complaints far more often in an hour with a queue than without."""
+    import random
+
+    rnd = random.Random(seed)
+    out: list[dict[str, Any]] = []
+    start = date(2025, 9, 1)
+    for d in range(63):
+        day = start + timedelta(days=d)
+        for hour in range(8, 22):
+            at = datetime.combine(day, datetime.min.time(), TZ) + timedelta(hours=hour)
+            kinds = ["customer_enter"]
+            queue = rnd.random() < 0.3
+            if queue:
+                kinds.append("checkout_queue")
+            if rnd.random() < (0.6 if queue else 0.05):
+                kinds.append("complaint")
+            for i, kind in enumerate(kinds):
+                stats: dict[str, Any] = {"queue_length": 5} if kind == "checkout_queue" else {}
+                out.append(
+                    {
+                        "event_id": f"co-{d}-{hour}-{i}",
+                        "timestamp": (at + timedelta(minutes=10 * i)).isoformat(),
+                        "store_id": "s_co",
+                        "event_type": kind,
+                        "modality": ["video"],
+                        "raw_ref": [f"file:///m/{d}-{hour}-{i}.mp4"],
+                        "stats": stats,
+                    }
+                )
+    return out
+
+
+def test_queues_and_complaints_in_the_same_hour_become_a_co_occurrence_fact(tmp_path: Path) -> None:
+    from scipy import stats
+
+    evs = _synthetic_co_occurrence(5)
+    with Store.open(tmp_path / "co.db", timezone=SIM.timezone) as store:
+        assert store.import_events(evs).rejected == 0
+        only = {"queue_complaint_together": STANDING_QUESTIONS["queue_complaint_together"]}
+        distil_facts(store, AdammConfig(), datetime(2025, 11, 4, tzinfo=TZ), questions=only)
+        with store.read() as conn:
+            records = repo.fact_records(conn)
+    assert len(records) == 1
+    fact = records[0]
+    rng = fact.plan["filters"]["time_range"]
+    since, until = datetime.fromisoformat(rng["since"]), datetime.fromisoformat(rng["until"])
+    windows: dict[tuple[date, int], set[str]] = {}
+    for e in evs:
+        t = datetime.fromisoformat(e["timestamp"]).astimezone(TZ)
+        if since <= t < until:
+            windows.setdefault((t.date(), t.hour), set()).add(e["event_type"])
+    w = len(windows)
+    a = sum("checkout_queue" in k for k in windows.values())
+    b = sum("complaint" in k for k in windows.values())
+    ab = sum({"checkout_queue", "complaint"} <= k for k in windows.values())
+    lift = (ab / w) / ((a / w) * (b / w))
+    assert fact.value == pytest.approx(lift, abs=1e-3) and fact.value >= 1.5
+    assert fact.n == ab and fact.valid_from == since.date().isoformat() and fact.valid_to is None
+    p = stats.fisher_exact([[ab, a - ab], [b - ab, w - a - b + ab]], alternative="greater").pvalue
+    assert fact.p_value is not None and fact.p_value < 0.05
+    assert fact.p_value == pytest.approx(p, rel=1e-3)
+
+
+def test_every_current_fact_equals_the_answer_to_its_own_plan() -> None:
+    from edge.services.ask import AskService
+
+    path = catch_up().path
+    cap = AdammConfig().analysis.evidence_cap
+    with Store.open(path, readonly=True, create=False) as store:
+        for r in _records(path):
+            if r.valid_to is not None:
+                continue
+            at = datetime.combine(date.fromisoformat(r.evaluated_until), datetime.min.time(), TZ)
+            payload = AskService(store, AdammConfig(), now=at).run_plan(r.plan)
+            assert payload["status"] == "ok" and not payload["low_confidence"], r
+            assert r.evidence == [e["event_id"] for e in payload["evidence"]][:cap]
+            assert r.evidence_count == payload["evidence_count"]
+            assert r.confidence == payload["confidence"]
+            p = payload["result"].get("p_value")
+            if p is not None and r.p_value is not None:
+                assert r.p_value == p
+
+
 # -- incremental = once ----------------------------------------------------------------------------
 
 

@@ -145,7 +145,7 @@ STANDING_QUESTIONS: dict[str, StandingQuestion] = {
         "co_occurrence",
         {
             "intent": "co_occurrence",
-            "pair": {"a": "checkout_queue", "b": "complaint", "window_seconds": 1800},
+            "pair": {"a": "checkout_queue", "b": "complaint", "window_seconds": 3600},
         },
     ),
 }
@@ -257,9 +257,9 @@ def _read_profile(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisCon
     if total <= 0:
         return []
     k = len(parts)
-    p = float(
-        stats.binomtest(int(round(top["value"])), int(round(total)), 1.0 / k, alternative="greater").pvalue
-    )
+    # the test counts arrivals (events), which are independent; a group of persons is one arrival
+    arrivals = sum(int(x["n"]) for x in parts)
+    p = float(stats.binomtest(int(top["n"]), arrivals, 1.0 / k, alternative="greater").pvalue)
     if not _significant(payload, p):
         return []
     return [
@@ -308,8 +308,8 @@ def _read_peak(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfig
     if len(parts) < 2:
         return []
     top, second = parts[0], parts[1]
-    a, b = int(round(float(top["value"]))), int(round(float(second["value"])))
-    if a + b == 0 or min(int(top["n"]), int(second["n"])) < cfg.min_events_per_group:
+    a, b = int(top["n"]), int(second["n"])  # arrivals (events): independent, unlike persons
+    if min(a, b) < cfg.min_events_per_group:
         return []
     p = float(f"{stats.binomtest(a, a + b, 0.5, alternative='greater').pvalue:.6g}")
     if not _significant(payload, p):
