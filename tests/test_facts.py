@@ -201,6 +201,34 @@ def test_peak_hour_moves_later_and_its_facts_never_overlap() -> None:
     assert shift and all(r.signature == "up" and r.effect is not None and r.effect > 0 for r in shift)
 
 
+def test_effects_that_stop_close_their_facts_after_the_stop(tmp_path: Path) -> None:
+    # twelve weeks with rain raising order value and a weekly cycle, then twelve weeks without
+    stop = date(2025, 11, 24)
+    first = SimConfig(days=84, customers_per_day=150, with_text=False)
+    later = SimConfig(
+        start=stop,
+        days=84,
+        seed=8,
+        customers_per_day=150,
+        with_text=False,
+        effects=Effects(rain_aov_uplift=0.0, weekly_cycle=False),
+    )
+    with Store.open(tmp_path / "stop.db", timezone=SIM.timezone) as store:
+        assert store.import_events([*simulate(first), *simulate(later)]).rejected == 0
+        end = datetime.combine(stop + timedelta(days=84), datetime.min.time(), TZ)
+        distil_facts(store, AdammConfig(), end)
+        with store.read() as conn:
+            records = repo.fact_records(conn)
+    for question in ("weather_order_value", "weekly_period"):
+        facts = [r for r in records if r.question == question]
+        assert facts and all(r.valid_to is not None for r in facts), question
+        last = max(facts, key=lambda r: r.valid_to or "")
+        # it held while its window reached into the planted weeks, and closed within a window after
+        assert last.valid_from < stop.isoformat() < str(last.valid_to)
+        window = STANDING_QUESTIONS[question].window_days
+        assert date.fromisoformat(str(last.valid_to)) <= stop + timedelta(days=window)
+
+
 def _synthetic_co_occurrence(seed: int) -> list[dict[str, Any]]:
     """Nine weeks of seeded MEV: arrivals every open hour, checkout queues in some hours, and
     complaints far more often in an hour with a queue than without."""

@@ -737,12 +737,11 @@ def distil_facts(
 ) -> dict[str, Any]:
     """Distil the facts of every standing question from the data new since its high-water mark.
 
-    ``now``: the run's clock (naive = UTC; default: the clock); no point after it is evaluated.
+    ``now``: the run's clock (naive = store-local, as ``--now``; default: the clock); no point
+    after it is evaluated.
     Each question's new facts, closings and high-water mark are written in one transaction.
     Returns ``{"evaluations", "opened", "closed", "current", "high_water": {store: {question: date}}}``."""
     ref = now or datetime.now(UTC)
-    if ref.tzinfo is None:
-        ref = ref.replace(tzinfo=UTC)
     registry = STANDING_QUESTIONS if questions is None else questions
     report: dict[str, Any] = {"evaluations": 0, "opened": 0, "closed": 0, "current": 0, "high_water": {}}
     source = store.event_source()
@@ -750,7 +749,7 @@ def distil_facts(
         tz = ZoneInfo(store.timezone(store_id))
         cov = source.coverage(EventFilter(store_ids=(store_id,)))
         earliest, latest = _local_day(cov.earliest, tz), _local_day(cov.latest, tz)
-        today = ref.astimezone(tz).date()
+        today = (ref if ref.tzinfo is not None else ref.replace(tzinfo=tz)).astimezone(tz).date()
         if earliest is None or latest is None:
             continue
         for name, q in registry.items():
