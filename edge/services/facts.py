@@ -436,10 +436,10 @@ READERS: dict[str, Callable[[StandingQuestion, dict[str, Any], AnalysisConfig], 
 }
 
 
-def _best_split(series: list[dict[str, Any]]) -> int | None:
-    """The index of the first day after the best change point of a daily proportion series
-    (binomial log-likelihood of two levels over every split), or None when the series has a gap.
-    The caller accepts it only with at least MIN_SEGMENT_DAYS days on each side."""
+def _best_split(series: list[dict[str, Any]]) -> tuple[int, float] | None:
+    """The best change point of a daily proportion series: the index of the first day after it
+    (binomial log-likelihood of two levels over every split) and its likelihood-ratio statistic
+    (``2 * (LL_split - LL_one_level)``); None when the series has a gap."""
     days = [
         (round(float(s["value"]) * int(s["n"])), int(s["n"])) for s in series if s.get("value") is not None
     ]
@@ -454,6 +454,7 @@ def _best_split(series: list[dict[str, Any]]) -> int | None:
 
     tot_e = sum(e for e, _ in days)
     tot_n = sum(n for _, n in days)
+    null = ll(tot_e, tot_n)
     best: tuple[float, int] | None = None
     run_e = run_n = 0
     for i in range(1, len(days)):
@@ -462,23 +463,31 @@ def _best_split(series: list[dict[str, Any]]) -> int | None:
         score = ll(run_e, run_n) + ll(tot_e - run_e, tot_n - run_n)
         if best is None or score > best[0] + 1e-9:
             best = (score, i)
-    return best[1] if best else None
+    return (best[1], 2.0 * (best[0] - null)) if best else None
 
 
 def _evaluate_change(
     q: StandingQuestion, asker: AskService, store_id: str, since: datetime, until: datetime, tz: ZoneInfo
 ) -> Evaluation:
+    from scipy import stats
+
     cfg = asker.config.analysis
     payload = asker.run_plan(_window_plan(q, store_id, since, until))
     if payload.get("status") != "ok":
         return Evaluation(answered=False)
     metric = q.plan["target_metric"]
     series = payload["result"].get("series") or []
-    split = _best_split(series)
-    if split is not None and not MIN_SEGMENT_DAYS <= split <= len(series) - MIN_SEGMENT_DAYS:
-        # the best split lies too near the window's edge to be tested yet (a change that has just
-        # happened, or one the window is leaving): no verdict at this point
-        return Evaluation(answered=False)
+    best = _best_split(series)
+    split = None
+    if best is not None:
+        split, lr = best
+        if not MIN_SEGMENT_DAYS <= split <= len(series) - MIN_SEGMENT_DAYS:
+            # the best split lies too near the window's edge to be tested: when it stands out (a
+            # change that has just happened, or one the window is leaving) there is no verdict
+            # yet; when it does not, the window holds one level
+            if stats.chi2.sf(lr, 1) < ALPHA / max(1, len(series) - 1):
+                return Evaluation(answered=False)
+            split = None
     if split is not None:
         day = date.fromisoformat(str(series[split]["bucket"])[:10])
         at = datetime.combine(day, time(0), tz)
