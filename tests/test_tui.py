@@ -165,14 +165,29 @@ def test_events_tab_lists_filters_searches_and_shows_details(
 def test_actions_tab_acknowledges_and_learned_tab_lists_facts(store: Store, sim_now: datetime) -> None:
     # a fact as maintenance would write it (asking never writes facts), and a real answer's action
     # proposed through the backend
-    fact = ("f-test", SIM.store_id, "compare", "avg_order_value", "rainy days sell more per bill", 0.8)
-    store.writer.submit(
-        lambda c: c.execute(
-            "INSERT OR IGNORE INTO facts (fact_id, store_id, kind, subject, statement, confidence,"
-            " created_at, updated_at) VALUES (?,?,?,?,?,?,'2025-10-01T00:00:00Z','2025-10-01T00:00:00Z')",
-            fact,
-        )
-    ).result()
+    statement = "rainy days sell more per bill"
+    fact = fact_rows.FactRecord(
+        fact_id="f-test",
+        store_id=SIM.store_id,
+        question="weather_order_value",
+        slot="rain_vs_sunny",
+        signature="up",
+        statement={"zh": statement, "en": statement},
+        metric="avg_order_value",
+        dimension="weather",
+        value=120.0,
+        effect=0.25,
+        n=80,
+        p_value=0.01,
+        confidence=0.8,
+        evidence=[],
+        evidence_count=0,
+        valid_from="2025-10-01",
+        valid_to=None,
+        plan={},
+        evaluated_until="2025-10-01",
+    )
+    fact_rows.apply_run(store, SIM.store_id, "weather_order_value", [fact], "2025-10-01")
     backend = _backend(store, sim_now)
     payload = backend.ask(RAIN_QUESTION)
     assert payload["status"] == "ok" and payload["action"], payload
@@ -205,7 +220,7 @@ def test_actions_tab_acknowledges_and_learned_tab_lists_facts(store: Store, sim_
 
     out = _drive(store, steps, size=(80, 24))
     assert out["tab"] == "actions_tab"
-    assert fact[4] in out["facts"]
+    assert statement in out["facts"]
     assert (out["after_a"], out["shown_a"]) == ("accepted", "accepted")
     assert (out["after_d"], out["shown_d"]) == ("done", "done")
 

@@ -60,8 +60,9 @@ class ConsoleBackend(Protocol):
         """One event with its raw references, stats and entities, or None."""
         ...
 
-    def list_facts(self) -> list[dict[str, Any]]:
-        """Semantic facts, most recently updated first."""
+    def list_facts(self, include_closed: bool = False) -> list[dict[str, Any]]:
+        """Semantic facts in the contract's shape (CONTRACT.md section 6): those that hold, or with
+        ``include_closed`` every one, current first."""
         ...
 
     def list_actions(self, state: str | None = None) -> list[dict[str, Any]]:
@@ -109,9 +110,9 @@ class StoreBackend:
         with self.store.read() as conn:
             return events.get_event(conn, event_id)
 
-    def list_facts(self) -> list[dict[str, Any]]:
+    def list_facts(self, include_closed: bool = False) -> list[dict[str, Any]]:
         with self.store.read() as conn:
-            return facts.list_facts(conn)
+            return facts.list_facts(conn, current_only=not include_closed)
 
     def list_actions(self, state: str | None = None) -> list[dict[str, Any]]:
         with self.store.read() as conn:

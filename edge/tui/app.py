@@ -33,7 +33,7 @@ from edge.presentation.tables import evidence_role
 from edge.presentation.text import action_value
 from edge.services.actions import default_role
 from edge.services.console import ConsoleBackend, ConsoleStatus
-from edge.tui.widgets import ActionsTable, HistoryInput, ResultPlot, SortableTable
+from edge.tui.widgets import ActionsTable, FactsTable, HistoryInput, ResultPlot, SortableTable
 
 logger = logging.getLogger(__name__)
 
@@ -155,6 +155,8 @@ class AdammApp(App[None]):
         self.lang = ui_lang(lang, self.tz)
         self.out_dir = out_dir or Path.cwd()
         self.payload: dict[str, Any] | None = None
+        #: the Learned tab also lists facts that no longer hold (``c`` toggles)
+        self.show_closed = False
         self.title = "adamm"
         self.sub_title = "门店记忆" if self.lang == "zh" else "store memory"
         for key, action, label in (
@@ -197,7 +199,7 @@ class AdammApp(App[None]):
                 yield SortableTable(lang=lang, id="events")
                 yield Static("", id="ev_detail", classes="detail")
             with TabPane(t("tab.learned", lang), id="learned"):
-                yield SortableTable(lang=lang, id="facts")
+                yield FactsTable(lang=lang, id="facts")
             with TabPane(t("tab.actions", lang), id="actions_tab"):
                 yield Static(
                     f"a: {t('bind.accept', lang)}   d: {t('bind.done', lang)}   x: {t('bind.reject', lang)}",
@@ -218,7 +220,7 @@ class AdammApp(App[None]):
         events.add_column(t("score", self.lang), key="score")
         events.add_column(t("text", self.lang), key="text")
         facts = self.query_one("#facts", DataTable)
-        for key in ("fact.statement", "fact.kind", "confidence", "fact.updated"):
+        for key in ("fact.state", "fact.valid", "fact.evidence", "confidence", "fact.statement"):
             facts.add_column(t(key, self.lang), key=key)
         actions = self.query_one("#actions", DataTable)
         for key in (
@@ -387,7 +389,7 @@ class AdammApp(App[None]):
     @work(thread=True, group="tables")
     def load_tables(self) -> None:
         def body() -> None:
-            facts = self.backend.list_facts()
+            facts = self.backend.list_facts(include_closed=self.show_closed)
             actions = self.backend.list_actions()
             self.post_message(TableLoaded("facts", facts))
             self.post_message(TableLoaded("actions", actions))
@@ -400,11 +402,13 @@ class AdammApp(App[None]):
         lang = self.lang
         for row in message.rows:
             if message.target == "facts":
+                until = row["valid_to"] or t("fact.until_now", lang)
                 cells = [
-                    row["statement"],
-                    row["kind"],
+                    t("fact.closed" if row["valid_to"] else "fact.current", lang),
+                    f"{row['valid_from']} .. {until}",
+                    str(row["evidence_count"]),
                     fmt_value(row["confidence"], "score"),
-                    local_time(row["updated_at"], self.tz),
+                    row["statement"].get(lang) or row["statement"].get("en", ""),
                 ]
                 table.add_row(*cells, key=row["fact_id"])
             else:
@@ -418,6 +422,11 @@ class AdammApp(App[None]):
                     row.get("acked_by") or "",
                 ]
                 table.add_row(*cells, key=row["action_id"])
+
+    def on_facts_table_toggle_closed(self, message: FactsTable.ToggleClosed) -> None:
+        self.show_closed = not self.show_closed
+        self.notify(t("facts.closed_shown" if self.show_closed else "facts.closed_hidden", self.lang))
+        self.load_tables()
 
     def on_actions_table_ack_requested(self, message: ActionsTable.AckRequested) -> None:
         self.ack(message.action_id, message.state)

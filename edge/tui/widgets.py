@@ -59,6 +59,19 @@ class SortableTable(DataTable[Any]):
         self.sort_by(keys[min(self.cursor_column, len(keys) - 1)])
 
 
+class FactsTable(SortableTable):
+    """The Learned table: ``c`` shows or hides the facts that no longer hold."""
+
+    BINDINGS = [Binding("c", "toggle_closed", "Closed facts")]
+    LOCAL_BINDINGS = (("s", "sort_cursor", "bind.sort"), ("c", "toggle_closed", "bind.closed_facts"))
+
+    class ToggleClosed(Message):
+        """The manager asked to show or hide closed facts."""
+
+    def action_toggle_closed(self) -> None:
+        self.post_message(self.ToggleClosed())
+
+
 class ActionsTable(SortableTable):
     """The Actions table: ``a`` accepts, ``d`` marks done, ``x`` rejects the action under the cursor."""
 

@@ -411,6 +411,60 @@ ALTER TABLE rollup_days ADD COLUMN bill_parts INTEGER NOT NULL DEFAULT 0;
 UPDATE rollup_state SET stale = 1;
 """
 
+#: semantic facts in the contract's shape (CONTRACT.md section 6), written by the facts step of
+#: maintenance (edge.services.facts): one row per fact, never deleted (``valid_to`` NULL while it
+#: holds; ``supersedes`` names the fact a changed finding replaced); ``question``/``slot``/``signature``
+#: say which standing question found it and what it claims, ``plan_json`` the plan it came from and
+#: ``evaluated_until`` the store-local date its data ended. ``fact_marks`` keeps each standing
+#: question's high-water mark (the last evaluation date distilled) per store. Rows of the old table
+#: (never written by a shipped command) are kept as closed, unattributed facts.
+_FACTS_CONTRACT = """
+ALTER TABLE facts RENAME TO facts_v1;
+CREATE TABLE facts (
+    fact_id TEXT PRIMARY KEY,
+    store_id TEXT NOT NULL,
+    question TEXT NOT NULL,
+    slot TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    statement_zh TEXT NOT NULL,
+    statement_en TEXT NOT NULL,
+    metric TEXT,
+    dimension TEXT,
+    value_json TEXT NOT NULL DEFAULT 'null',
+    effect REAL,
+    n INTEGER NOT NULL,
+    p_value REAL,
+    confidence REAL NOT NULL,
+    evidence_json TEXT NOT NULL DEFAULT '[]',
+    evidence_count INTEGER NOT NULL,
+    valid_from TEXT NOT NULL,
+    valid_to TEXT,
+    supersedes TEXT,
+    plan_json TEXT NOT NULL DEFAULT '{}',
+    evaluated_until TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX facts_open ON facts(store_id, question, slot) WHERE valid_to IS NULL;
+CREATE INDEX facts_valid ON facts(valid_to, valid_from);
+INSERT INTO facts (fact_id, store_id, question, slot, signature, statement_zh, statement_en,
+                   metric, value_json, n, confidence, evidence_json, evidence_count, valid_from,
+                   valid_to, evaluated_until, created_at, updated_at)
+    SELECT fact_id, coalesce(store_id, ''), 'legacy', kind || ':' || subject, '', statement, statement,
+           NULL, value_json, 0, confidence, evidence_json, json_array_length(evidence_json),
+           substr(created_at, 1, 10), substr(updated_at, 1, 10), substr(updated_at, 1, 10),
+           created_at, updated_at
+    FROM facts_v1;
+DROP TABLE facts_v1;
+CREATE TABLE fact_marks (
+    store_id TEXT NOT NULL,
+    question TEXT NOT NULL,
+    high_water TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (store_id, question)
+) STRICT, WITHOUT ROWID;
+"""
+
 #: (name, sql) in order. Never edit a shipped entry: append a new one.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
@@ -427,6 +481,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0006_startup_caches", _STARTUP_CACHES),
     ("0007_rollup_days", _ROLLUP_DAYS),
     ("0008_rollup_bill_parts", _ROLLUP_BILL_PARTS),
+    ("0009_facts_contract", _FACTS_CONTRACT),
 ]
 
 
