@@ -118,8 +118,15 @@ class Staff:
 
     def finish(self, timeout: float = 60) -> tuple[int, list[dict[str, Any]], str]:
         """Wait for it to exit: (exit code, the JSON lines it printed, stderr)."""
-        out, _ = self.proc.communicate(timeout=timeout)
-        self._reader.join(5)
+        assert self.proc.stdout is not None  # stderr is read by the thread: read stdout alone
+        timer = threading.Timer(timeout, self.proc.kill)
+        timer.start()
+        try:
+            out = self.proc.stdout.read()
+            self.proc.wait()
+        finally:
+            timer.cancel()
+        self._reader.join(10)
         return self.proc.returncode, [json.loads(x) for x in out.splitlines() if x.strip()], "".join(self.err)
 
     def kill(self) -> None:
