@@ -126,14 +126,18 @@ def test_an_action_that_expires_before_a_device_connects_is_never_delivered_and_
     while datetime.now(expires.tzinfo) <= expires:
         time.sleep(0.2)
     time.sleep(1.0)  # the broker counts the expiry interval from when it received the message
-    # read-only: shown expired before any writer marked it, never pending or sent
+    # read-only: shown expired before any writer marked it, never pending or sent; the file unchanged
+    files = [Path(f"{db}{x}") for x in ("", "-wal") if Path(f"{db}{x}").exists()]
+    before = [f.read_bytes() for f in files]
     assert actions(db, e)[short["action_id"]]["state"] == "expired"
+    assert [f.read_bytes() for f in files] == before
     with Store.open(db, readonly=True) as s, s.read() as conn:
         assert conn.execute("SELECT state FROM actions").fetchall() == [("sent",)]
     marker = send(db, broker.url, e, title="restock shelf 4")
     rc, shown, err = Staff(broker.url, e, "--json", "--ack", "done", "--once").finish()
     assert rc == 0, err
     assert [s["action_id"] for s in shown] == [marker["action_id"]]  # the expired one never came first
+    assert "expired before it arrived" not in err  # the broker dropped it (MQTT 5 message expiry)
     # the writer that connected next (the marker's send) marked it expired, and nothing re-sends it
     with Store.open(db, readonly=True) as s, s.read() as conn:
         states = dict(conn.execute("SELECT action_id, state FROM actions").fetchall())

@@ -186,10 +186,12 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
                 stdout.flush()
             else:
                 _show_text(shown, stdout)
+            # the ack is recorded before it is published: if publishing fails (the process exits 3),
+            # the issuer's re-send finds it in the state file and the device sends it again
             if args.ack:
                 at = _now()
-                ack(action.action_id, args.ack, at)
                 state.acked(action.action_id, args.ack, by, at)
+                ack(action.action_id, args.ack, at)
             else:
                 accepted = False
                 while True:
@@ -199,8 +201,8 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
                     if choice == "skip":
                         break
                     at = _now()
-                    ack(action.action_id, choice, at)
                     state.acked(action.action_id, choice, by, at)
+                    ack(action.action_id, choice, at)
                     if choice != "accepted" or args.once:
                         break
                     accepted = True
