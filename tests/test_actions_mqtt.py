@@ -343,3 +343,33 @@ def test_an_unreachable_broker_exits_3_and_the_action_stays_queued(tmp_path: Pat
     bad = adamm("action", "send", "--db", str(db), "--broker", "mqtt://h:1", "--role", "r", "--type", "alert",
                 "--title", "x", "--expires-in", "soon", environ=e)  # fmt: skip
     assert bad.returncode == 2 and "PT2H" in bad.stderr
+
+
+def test_a_broker_killed_between_send_and_ack_loses_its_queue_and_the_resend_delivers_it_once(
+    tmp_path: Path, broker: Mosquitto, db: Path
+) -> None:
+    e = env(tmp_path)
+    cfg = tmp_path / "fast.toml"
+    cfg.write_text("[actions]\nresend_base_s = 1.0\n")
+    register_device(broker.url, e)
+    sent = send(db, broker.url, e, "--config", str(cfg))
+    assert sent["state"] == "sent"
+    broker.kill()  # SIGKILL, no persistence: the device's session and the queued action are gone
+    broker.start()
+    device = Staff(broker.url, e, "--json", "--ack", "done", "--once").wait_listening()
+    time.sleep(1.5)  # the re-send falls due (resend_base_s = 1)
+    report = adamm_json(
+        "action", "sync", "--db", str(db), "--broker", broker.url, "--config", str(cfg), environ=e
+    )
+    assert report["sent"] == [sent["action_id"]]
+    rc, shown, err = device.finish()
+    assert rc == 0, err
+    assert [s["action_id"] for s in shown] == [sent["action_id"]]
+
+    def recorded() -> bool:  # the device's ack reaches the store's session: collect it
+        sync(db, broker.url, e)
+        return bool(actions(db, e)[sent["action_id"]]["state"] == "done")
+
+    assert eventually(recorded)
+    row = actions(db, e)[sent["action_id"]]
+    assert (row["state"], row["attempts"]) == ("done", 2)

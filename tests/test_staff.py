@@ -86,10 +86,10 @@ def test_a_damaged_state_file_and_bad_arguments_are_clear(tmp_path: Path) -> Non
 
 
 @contextlib.contextmanager
-def secured_broker(dir: Path) -> Iterator[str]:
+def secured_broker(dir: Path, staff_devices: int = 0) -> Iterator[str]:
     """``mosquitto -c DIR/mosquitto.conf`` of a broker-setup folder; yields the mqtts:// URL."""
     port = free_port()
-    broker_setup(dir, [STORE, "sh_02"], port=port, hostnames=["localhost"])
+    broker_setup(dir, [STORE, "sh_02"], port=port, hostnames=["localhost"], staff_devices=staff_devices)
     reachable_by_others(dir / "passwd")
     proc = subprocess.Popen(
         ["mosquitto", "-c", str(dir / "mosquitto.conf")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -142,3 +142,23 @@ def test_end_to_end_on_the_locked_down_broker_with_real_credentials(tmp_path: Pa
         assert rows[aid]["acked_at"] is not None and rows[aid]["state"] == "done"
         text = json.dumps(rows)
         assert "wrong" not in text
+
+
+def test_two_devices_of_one_store_both_receive_an_action_and_each_acks(tmp_path: Path) -> None:
+    setup = tmp_path / "setup"
+    db = make_memory(tmp_path / "m.db")
+    with secured_broker(setup, staff_devices=1) as url:
+        store_env = env(tmp_path, _read_env(setup / "credentials" / f"{STORE}.env"))
+        devices = []
+        for user in (f"staff-{STORE}", f"staff-{STORE}-1"):
+            e = env(tmp_path, _read_env(setup / "credentials" / f"{user}.env"))
+            state = tmp_path / f"{user}.json"  # one state file per device
+            devices.append(Staff(url, e, "--json", "--ack", "accepted", "--once", "--state", str(state)))
+        for d in devices:
+            d.wait_listening()
+        aid = _send(db, url, store_env, "two tills open")
+        results = [d.finish() for d in devices]
+        assert [(rc, [s["action_id"] for s in shown]) for rc, shown, _ in results] == [(0, [aid]), (0, [aid])]
+        adamm_json("action", "sync", "--db", str(db), "--broker", url, environ=store_env)
+        row = actions(db, store_env)[aid]
+        assert row["state"] == "accepted" and row["acked_by"] in (f"staff-{STORE}", f"staff-{STORE}-1")

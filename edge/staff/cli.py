@@ -134,9 +134,10 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     inbox: queue.Queue[tuple[bytes, dict[str, str]]] = queue.Queue()
 
     def on_message(t: str, payload: bytes, props: dict[str, str]) -> bool:
-        if t != topic:
-            return False
-        inbox.put((payload, props))
+        if t == topic:
+            inbox.put((payload, props))
+        else:  # the user's session also holds another role's subscription: not for this device
+            logger.info("dropping a message on %s (this device is %s)", t, topic)
         return True
 
     link = MqttLink(
