@@ -98,7 +98,11 @@ def test_send_receive_ack_and_the_store_shows_done_with_who_and_when(
     acked = datetime.fromisoformat(row["acked_at"])
     assert datetime.fromisoformat(row["sent_at"]) <= acked <= datetime.fromisoformat(row["expires_at"])
     text = adamm("actions", "--db", str(db), environ=e)
-    assert text.returncode == 0 and "done" in text.stdout and "by ann at" in text.stdout
+    assert text.returncode == 0 and text.stderr == ""
+    head, summary = text.stdout.splitlines()
+    assert head.split()[:4] == [sent["action_id"][:12], "done", "cashier", "work_order"]
+    assert f"by ann at {row['acked_at']}" in head and f"expires {row['expires_at']}" in head
+    assert summary.strip() == "Open checkout 3  (confidence 1.00)"
 
 
 def test_a_device_offline_when_it_was_sent_gets_it_when_it_connects(

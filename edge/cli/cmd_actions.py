@@ -88,4 +88,5 @@ def run(args: argparse.Namespace) -> int:
             f"{a['action_id'][:12]}  {a['state']:<8}  {a['role']}  {a['type']}  {a['title']}"
             f"  issued {a['issued_at']}  expires {a['expires_at'] or '-'}{by}"
         )
+        print(f"    {a['summary']}  (confidence {float(a['confidence']):.2f})")
     return 0

@@ -241,6 +241,8 @@ def sync_actions(
             resend_max_s=config.actions.resend_max_s,
         )
         report.sent, report.expired = sent.sent, sent.expired
+        with lock:
+            last[0] = max(last[0], time.monotonic())  # the quiet period counts from now
         deadline = time.monotonic() + listen_s
         while time.monotonic() < deadline:
             with lock:
