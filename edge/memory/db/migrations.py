@@ -427,7 +427,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0005_hourly_rollup", _HOURLY_ROLLUP),
     ("0006_startup_caches", _STARTUP_CACHES),
     ("0007_rollup_days", _ROLLUP_DAYS),
-    ("0008_action_outbox", _ACTION_OUTBOX),
+    ("0009_action_outbox", _ACTION_OUTBOX),
 ]
 
 
