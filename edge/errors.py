@@ -102,3 +102,12 @@ class TimeRangeError(PlanError):
     def __init__(self, en: str, zh: str) -> None:
         super().__init__(en)
         self.reasons = {"en": en, "zh": zh}
+
+
+class BrokerError(EnvironmentProblem):
+    """The MQTT broker cannot be reached (after the retries) or refused a request; exit 3."""
+
+
+class BrokerAuthError(BrokerError):
+    """The broker refused the credentials ("Bad user name or password" / "Not authorized"): retrying
+    cannot help, so the client stops at once; exit 3."""

@@ -291,10 +291,28 @@ def test_ask_shows_summary_confidence_evidence_writes_nothing_and_f7_saves_the_a
         out["result_rows"] = app.query_one("#result", DataTable).row_count
         await pilot.press("ctrl+s")
         await pilot.pause()
-        await pilot.press("f7")
+        await pilot.press("f7")  # send as action: the role chooser opens with the action's own role
+        await pilot.pause()
+        out["role_prefilled"] = app.screen.query_one("#role_input", Input).value
+        await pilot.press("enter")
         await settle(app, pilot)
         out["actions_after_f7"] = _semantic_rows(store)[1]
         out["actions_table"] = _column(app.query_one("#actions", DataTable), "summary")
+        await pilot.press("f7")
+        await pilot.pause()
+        await pilot.press("escape")  # cancelled: nothing sent
+        await settle(app, pilot)
+        out["actions_after_escape"] = _semantic_rows(store)[1]
+        await pilot.press("f7")
+        await pilot.pause()
+        app.screen.query_one("#role_input", Input).value = "cash ier"  # not a topic level
+        await pilot.press("enter")
+        await pilot.pause()
+        out["bad_role_error"] = str(app.screen.query_one("#role_error", Static).render())
+        app.screen.query_one("#role_input", Input).value = "cashier"
+        await pilot.press("enter")
+        await settle(app, pilot)
+        out["actions_after_cashier"] = _semantic_rows(store)[1]
         if os.environ.get("ADAMM_UPDATE_SCREENSHOTS"):
             await pilot.press("f6")
             await pilot.pause()
@@ -318,15 +336,25 @@ def test_ask_shows_summary_confidence_evidence_writes_nothing_and_f7_saves_the_a
     before, after = out["written_by_ask"]
     assert after == before and before[1] == []
     # the simulator makes rainy days' order value clearly higher: a confident answer with an action,
-    # which F7 saves as one pending action of this store, for the action's role
+    # which F7 queues in the outbox as one pending action of this store, for the role chosen
+    # (prefilled with the action's own), expiring after [actions] default_expires_in (4 h)
     assert not payload["low_confidence"] and payload["action"]
+    assert out["role_prefilled"] == payload["action"]["params"]["role"]
     saved_actions = out["actions_after_f7"]
     assert len(saved_actions) == 1
     row = saved_actions[0]
     assert row["summary"] == payload["summary"] and row["state"] == "pending"
     assert row["store_id"] == SIM.store_id and row["role"] == payload["action"]["params"]["role"]
     assert json.loads(row["params_json"])["subject"] == payload["plan"]["target_metric"]
+    span = datetime.fromisoformat(row["expires_at"]) - datetime.fromisoformat(row["issued_at"])
+    assert span == timedelta(hours=4)
     assert out["actions_table"] == [payload["summary"]]
+    assert out["actions_after_escape"] == saved_actions
+    assert "letters, digits" in out["bad_role_error"]
+    cashier = [r for r in out["actions_after_cashier"] if r["action_id"] != row["action_id"]]
+    assert [(r["role"], r["state"], r["summary"]) for r in cashier] == [
+        ("cashier", "pending", payload["summary"])
+    ]
 
 
 def test_thin_data_question_shows_insufficient_data(store: Store, sim_now: datetime) -> None:

@@ -31,6 +31,8 @@ COMMANDS: dict[str, str] = {
     "run": "edge.cli.cmd_run",
     "check": "edge.cli.cmd_check",
     "facts": "edge.cli.cmd_facts",
+    "action": "edge.cli.cmd_action",
+    "actions": "edge.cli.cmd_actions",
 }
 
 

@@ -4,7 +4,7 @@ One TOML file (``--config``; ``ADAMM_CONFIG`` env; else built-in defaults) read 
 :func:`edge.config.load.load_config`. The models:
 
 * :mod:`edge.config.base`: :class:`AdammConfig` with the sections every command reads
-  (``[retrieval]``, ``[analysis]``, ``[encoders]``, ``[llm]``);
+  (``[retrieval]``, ``[analysis]``, ``[encoders]``, ``[llm]``, ``[mqtt]``, ``[actions]``);
 * :mod:`edge.config.capture`: cameras, microphones, ``[sampling]``, ``[quality]``, ``[vad]``, ``[pos]``;
 * :mod:`edge.config.daemon`: :class:`DaemonConfig`, ``adamm run``'s superset of :class:`AdammConfig`.
 
@@ -14,12 +14,15 @@ as ``FILE: key.path: reason``, every problem at once.
 
 from edge.config.base import (
     ID_PATTERN,
+    ActionsConfig,
     AdammConfig,
     AnalysisConfig,
     EncoderConfig,
     LLMConfig,
+    MqttConfig,
     RetrievalConfig,
     Section,
+    parse_duration,
 )
 from edge.config.capture import (
     CameraConfig,
@@ -62,6 +65,7 @@ __all__ = [
     "ID_PATTERN",
     "MAX_CONFIG_BYTES",
     "MAX_NESTING",
+    "ActionsConfig",
     "AdammConfig",
     "AnalysisConfig",
     "CameraConfig",
@@ -74,6 +78,7 @@ __all__ = [
     "LLMConfig",
     "MergeConfig",
     "MicrophoneConfig",
+    "MqttConfig",
     "PosConfig",
     "QualityConfig",
     "RetrievalConfig",
@@ -92,6 +97,7 @@ __all__ = [
     "parse_config_text",
     "parse_daemon_config",
     "parse_daemon_text",
+    "parse_duration",
     "parse_toml_text",
     "read_config_bytes",
     "validate_config_data",

@@ -1,4 +1,10 @@
-"""The sections every edge command reads: retrieval, analysis, encoders, llm (:class:`AdammConfig`).
+"""The sections every edge command reads: retrieval, analysis, encoders, llm, mqtt, actions
+(:class:`AdammConfig`).
+
+``[mqtt]`` holds the broker credentials of this machine's MQTT user (a store, the hub or a staff
+device): the ``ADAMM_MQTT_USERNAME`` / ``ADAMM_MQTT_PASSWORD`` / ``ADAMM_MQTT_CA`` environment
+variables win over these keys; credentials never come from the command line. ``[actions]``: how
+long an action stays open and how often an unacknowledged one is re-sent (:func:`parse_duration`).
 
 A leaf of the package graph: pydantic models only, no I/O; :mod:`edge.config.load` reads files.
 Every field has a default and a description; unknown keys are errors (``extra="forbid"``); strict
@@ -7,7 +13,10 @@ types (TOML values are typed, so ``true`` is not a number and ``"5"`` is not one
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import re
+from datetime import timedelta
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 #: source, camera, microphone, zone and terminal ids
 ID_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
@@ -116,6 +125,103 @@ class LLMConfig(Section):
     )
 
 
+_ISO_DURATION = re.compile(
+    r"^P(?:(?P<w>\d+(?:\.\d+)?)W)?(?:(?P<d>\d+(?:\.\d+)?)D)?"
+    r"(?:T(?:(?P<h>\d+(?:\.\d+)?)H)?(?:(?P<m>\d+(?:\.\d+)?)M)?(?:(?P<s>\d+(?:\.\d+)?)S)?)?$",
+    re.IGNORECASE,
+)
+_SHORT_DURATION = re.compile(r"^(?P<n>\d+(?:\.\d+)?)\s*(?P<u>s|m|min|h|d|w)?$", re.IGNORECASE)
+_UNIT_SECONDS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(text: str) -> timedelta:
+    """An ISO 8601 duration without years or months (``PT2H``, ``P1DT30M``, ``PT90S``) or a short
+    one (``90s``, ``30m``, ``2h``, ``1d``, ``1w``; a bare number is seconds). Raises ValueError
+    for anything else, and for a duration that is not positive."""
+    t = text.strip()
+    seconds: float
+    m = _ISO_DURATION.match(t)
+    if m and t.upper() not in ("P", "PT") and not t.upper().endswith("T"):
+        parts = {k: float(v) for k, v in m.groupdict().items() if v is not None}
+        seconds = (
+            parts.get("w", 0) * 604800
+            + parts.get("d", 0) * 86400
+            + parts.get("h", 0) * 3600
+            + parts.get("m", 0) * 60
+            + parts.get("s", 0)
+        )
+    else:
+        s = _SHORT_DURATION.match(t)
+        if not s:
+            raise ValueError(f"{text!r} is not a duration: give e.g. PT2H, P1D, 30m or 2h")
+        seconds = float(s.group("n")) * _UNIT_SECONDS[(s.group("u") or "s").lower()]
+    if not 0 < seconds <= 366 * 86400:
+        raise ValueError(f"{text!r}: a duration must be more than 0 and at most a year")
+    return timedelta(seconds=seconds)
+
+
+class MqttConfig(Section):
+    username: str | None = Field(
+        default=None,
+        title="MQTT user name",
+        description="this machine's broker user (a store id, hub, staff-ID); $ADAMM_MQTT_USERNAME wins",
+    )
+    password: str | None = Field(
+        default=None,
+        title="MQTT password",
+        description="the user's password (keep the file owner-readable); $ADAMM_MQTT_PASSWORD wins",
+    )
+    ca: str | None = Field(
+        default=None,
+        title="CA certificate",
+        description="path of the CA that signed the broker's certificate, for mqtts:// URLs; "
+        "$ADAMM_MQTT_CA wins; unset: the system's CAs",
+    )
+    session_expiry_s: int = Field(
+        default=7 * 86400,
+        ge=60,
+        title="Session expiry",
+        description="seconds the broker keeps this client's session (subscriptions and queued messages) "
+        "while it is offline: the outage budget",
+    )
+    connect_attempts: int = Field(
+        default=6,
+        ge=1,
+        le=100,
+        title="Connect attempts",
+        description="attempts (exponential backoff with jitter, from 0.5 s up to 30 s) before a "
+        "command gives up on an unreachable broker (exit 3)",
+    )
+
+
+class ActionsConfig(Section):
+    default_expires_in: str = Field(
+        default="PT4H",
+        title="Action expiry",
+        description="how long an action stays open when `adamm action send` gets no --expires-in and for "
+        "the TUI's send-as-action (ISO 8601 duration, PT2H, or 2h)",
+    )
+    resend_base_s: float = Field(
+        default=60.0,
+        gt=0,
+        title="First re-send",
+        description="seconds after a send before an unacknowledged action is re-sent; each re-send "
+        "doubles it",
+    )
+    resend_max_s: float = Field(
+        default=3600.0,
+        gt=0,
+        title="Longest re-send gap",
+        description="the re-send gap never grows beyond this many seconds",
+    )
+
+    @field_validator("default_expires_in")
+    @classmethod
+    def _duration(cls, v: str) -> str:
+        parse_duration(v)
+        return v
+
+
 class AdammConfig(Section):
     retrieval: RetrievalConfig = Field(
         default_factory=RetrievalConfig, description="hybrid retrieval weights"
@@ -123,3 +229,5 @@ class AdammConfig(Section):
     analysis: AnalysisConfig = Field(default_factory=AnalysisConfig, description="honesty rules and evidence")
     encoders: EncoderConfig = Field(default_factory=EncoderConfig, description="model selection")
     llm: LLMConfig = Field(default_factory=LLMConfig, description="optional LLM plan parser")
+    mqtt: MqttConfig = Field(default_factory=MqttConfig, description="broker credentials of this machine")
+    actions: ActionsConfig = Field(default_factory=ActionsConfig, description="action expiry and re-sends")

@@ -1,16 +1,25 @@
-"""Proposing an answer's action: the explicit use case that writes a pending action.
+"""Sending an answer's action (or one given directly) to a role: the use cases that queue an
+action in the store's action outbox.
 
 Asking writes nothing (:mod:`edge.services.ask`); a store manager who wants an answer's action
-carried out proposes it (the TUI's "save as action" key). The row gets the memory's own store
-id, the role in its column, the plan's ``target_metric`` as ``params.subject`` and the evidence's event ids, under an
-``action_id`` that is a stable hash of what is to be done, so proposing the same action twice
-inserts it once.
+carried out sends it to a role (the TUI's "send as action" key, ``adamm action send``). The row
+gets the memory's own store id, the role, the plan's ``target_metric`` as ``params.subject``, the
+answer's summary, confidence and evidence event ids and an expiry, and waits as ``pending`` in
+the outbox until the store's sync worker (or ``adamm action send`` itself when no worker runs:
+:mod:`edge.sync.actions`) publishes it.
+
+The ``action_id`` is a stable hash of what is to be done (store, type, role, params), so sending
+the same action again while it is still open (pending, sent, accepted), for example a rerun after
+a crash, queues it once; once it is done, rejected or expired, the same action sent again is a new
+one (the hash of the content and a generation number).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from edge.errors import UsageError
@@ -22,17 +31,134 @@ if TYPE_CHECKING:
 
 #: the role an action goes to when the payload's action names none
 DEFAULT_ROLE = "store_manager"
+#: a role is one MQTT topic level (``adamm/v1/{store}/action/{role}``)
+ROLE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
+#: an answer below this confidence is weak (CONTRACT.md section 4: low_confidence < 0.5)
+LOW_CONFIDENCE = 0.5
 
 
-def action_id_for(store_id: str, action: dict[str, Any], role: str) -> str:
-    """The stable id of ``action`` for ``role`` at ``store_id`` (a SHA-256 hex digest)."""
-    blob = json.dumps(
-        ["action", store_id, action.get("type"), role, action.get("params") or {}],
-        sort_keys=True,
-        ensure_ascii=False,
-        default=str,
-    )
+def action_id_for(store_id: str, action: dict[str, Any], role: str, generation: int = 0) -> str:
+    """The stable id of ``action`` for ``role`` at ``store_id`` (a SHA-256 hex digest); a later
+    ``generation`` is the same action sent again after the earlier one closed."""
+    parts: list[Any] = ["action", store_id, action.get("type"), role, action.get("params") or {}]
+    if generation:
+        parts.append(generation)
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def check_role(role: str) -> str:
+    """``role`` when it can name a topic level, else a usage error."""
+    if not ROLE_PATTERN.match(role or ""):
+        raise UsageError(
+            f"role {role!r} is not usable: letters, digits, _ . : - (it names the MQTT topic the devices read)"
+        )
+    return role
+
+
+def _open_id(store: Store, store_id: str, action: dict[str, Any], role: str) -> str:
+    """The id for ``action``: that of the same action while it is still open, else a new one."""
+    with store.read() as conn:
+        for generation in range(10_000):
+            aid = action_id_for(store_id, action, role, generation)
+            row = actions.get_action(conn, aid)
+            if row is None or row["state"] not in actions.FINAL_STATES:
+                return aid
+    raise UsageError("this action was sent 10000 times already")
+
+
+def queue_action(
+    store: Store,
+    *,
+    store_id: str,
+    type: str,
+    role: str,
+    params: dict[str, Any],
+    summary: str,
+    confidence: float,
+    evidence: tuple[str, ...] = (),
+    expires_at: datetime | None = None,
+) -> str:
+    """Queue an action in the outbox (idempotent while it is open); its id."""
+    if type not in actions.TYPES:
+        raise UsageError(f"action type must be one of {', '.join(actions.TYPES)}, not {type!r}")
+    check_role(role)
+    if expires_at is not None and expires_at <= datetime.now(UTC):
+        raise UsageError("the action would expire before it is sent: give a later --expires-in")
+    aid = _open_id(store, store_id, {"type": type, "params": params}, role)
+    actions.insert_action(
+        store,
+        actions.ActionRecord(
+            action_id=aid,
+            store_id=store_id,
+            type=type,
+            role=role,
+            summary=summary,
+            confidence=max(0.0, min(1.0, float(confidence))),
+            params=params,
+            evidence=evidence,
+            expires_at=expires_at,
+        ),
+    )
+    return aid
+
+
+def answer_is_weak(payload: dict[str, Any]) -> str | None:
+    """Why an answer must not be pushed without the manager's confirmation (None when it may)."""
+    if payload.get("status") != "ok":
+        return f"the answer is {payload.get('status')!r}, not ok"
+    if payload.get("low_confidence") or float(payload.get("confidence") or 0.0) < LOW_CONFIDENCE:
+        return f"the answer's confidence is low ({float(payload.get('confidence') or 0.0):.2f})"
+    return None
+
+
+def send_answer_action(
+    store: Store,
+    payload: dict[str, Any],
+    *,
+    role: str,
+    store_id: str,
+    question: str,
+    expires_at: datetime | None,
+    confirm: bool = False,
+) -> str:
+    """Queue the action of the answer ``payload`` for ``role``; its id.
+
+    An answer that is not ``ok`` or is low-confidence is refused (a usage error) unless
+    ``confirm``; it then goes as a ``recommendation`` titled with the question, with the answer's
+    (weak) summary, evidence and confidence. An ok answer that suggests no action is refused: send
+    one directly (``--type``/``--title``)."""
+    weak = answer_is_weak(payload)
+    if weak and not confirm:
+        raise UsageError(
+            f"not sent: {weak}; an action from it could send staff after nothing",
+            hint="add --confirm to send it anyway",
+        )
+    action = payload.get("action") if isinstance(payload.get("action"), dict) else None
+    if action is None:
+        if not weak:
+            raise UsageError(
+                "the answer suggests no action", hint="send one directly with --type TYPE --title TEXT"
+            )
+        action = {"type": "recommendation", "params": {"title": question, "confirmed_weak": True}}
+    params = dict(action.get("params") or {})
+    plan = payload.get("plan") if isinstance(payload.get("plan"), dict) else {}
+    subject = plan.get("target_metric") if isinstance(plan, dict) else None
+    if subject:
+        params.setdefault("subject", subject)
+    params.setdefault("question", question)
+    evidence = tuple(str(e["event_id"]) for e in payload.get("evidence") or [] if isinstance(e, dict))
+    return queue_action(
+        store,
+        store_id=store_id,
+        type=str(action["type"]),
+        role=role,
+        params=params,
+        summary=str(payload.get("summary", "")),
+        confidence=float(payload.get("confidence", 0.0)),
+        evidence=evidence,
+        expires_at=expires_at,
+    )
 
 
 def default_role(payload: dict[str, Any]) -> str:
@@ -63,12 +189,20 @@ def own_store_id(store: Store, configured: str | None = None) -> str:
     )
 
 
-def propose_action(store: Store, payload: dict[str, Any], *, role: str, store_id: str) -> str | None:
-    """Write the payload's action as a pending action of ``store_id`` for ``role``.
+def propose_action(
+    store: Store,
+    payload: dict[str, Any],
+    *,
+    role: str,
+    store_id: str,
+    expires_at: datetime | None = None,
+) -> str | None:
+    """Queue the payload's action in the outbox as a pending action of ``store_id`` for ``role``
+    (the TUI's send-as-action).
 
     Returns the action id, or None when the payload has no action (an answer that is not ok or is
     low-confidence never has one). Idempotent: the same action for the same role and store is
-    inserted once."""
+    queued once while it is open."""
     action = payload.get("action")
     if not isinstance(action, dict) or payload.get("status") != "ok" or payload.get("low_confidence"):
         return None
@@ -77,19 +211,15 @@ def propose_action(store: Store, payload: dict[str, Any], *, role: str, store_id
     subject = plan.get("target_metric") if isinstance(plan, dict) else None
     if subject:  # what the action is about: the plan's metric (plan.schema.json target_metric)
         params.setdefault("subject", subject)
-    action_id = action_id_for(store_id, action, role)
     evidence = tuple(str(e["event_id"]) for e in payload.get("evidence") or [] if isinstance(e, dict))
-    actions.insert_action(
+    return queue_action(
         store,
-        actions.ActionRecord(
-            action_id=action_id,
-            store_id=store_id,
-            type=str(action["type"]),
-            role=role,
-            summary=str(payload.get("summary", "")),
-            confidence=float(payload.get("confidence", 0.0)),
-            params=params,
-            evidence=evidence,
-        ),
+        store_id=store_id,
+        type=str(action["type"]),
+        role=role,
+        params=params,
+        summary=str(payload.get("summary", "")),
+        confidence=float(payload.get("confidence", 0.0)),
+        evidence=evidence,
+        expires_at=expires_at,
     )
-    return action_id

@@ -4,17 +4,18 @@
 status); :class:`StoreBackend` implements it over an edge :class:`~edge.memory.store.Store` and
 the loaded config, so the TUI never holds a database connection and a hub can implement the same
 interface over its own store later. Answers come from :class:`edge.services.ask.AskService`
-(asking writes nothing); the only writes are acknowledging and proposing actions.
+(asking writes nothing); the only writes are acknowledging actions and sending them to a role
+(queued in the action outbox).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from edge.analysis.source import EventFilter, EventRow
-from edge.config import AdammConfig, DaemonConfig
+from edge.config import AdammConfig, DaemonConfig, parse_duration
 from edge.memory.semantic import actions, components, events, facts, status
 from edge.memory.semantic.components import StatusCode
 from edge.services import actions as propose
@@ -74,8 +75,9 @@ class ConsoleBackend(Protocol):
         ...
 
     def propose_action(self, payload: dict[str, Any], role: str | None = None) -> str | None:
-        """Save the payload's action as a pending action (role: the action's own, else
-        ``store_manager``); its id, or None when the payload has no action."""
+        """Send the payload's action to ``role`` (default: the action's own, else
+        ``store_manager``): queued in the action outbox for the store's sync worker, expiring after
+        ``[actions] default_expires_in``; its id, or None when the payload has no action."""
         ...
 
     def status(self) -> ConsoleStatus:
@@ -123,8 +125,13 @@ class StoreBackend:
 
     def propose_action(self, payload: dict[str, Any], role: str | None = None) -> str | None:
         store_id = propose.own_store_id(self.store, self.store_id)
+        expires = datetime.now(UTC) + parse_duration(self.config.actions.default_expires_in)
         return propose.propose_action(
-            self.store, payload, role=role or propose.default_role(payload), store_id=store_id
+            self.store,
+            payload,
+            role=role or propose.default_role(payload),
+            store_id=store_id,
+            expires_at=expires,
         )
 
     def status(self) -> ConsoleStatus:

@@ -33,6 +33,12 @@ order-value variance); ``first_event_id``/``last_event_id`` are the store's even
 hub cites as evidence. Fact body: the contract's fact object (section 6), statements scrubbed
 (:func:`scrub`).
 
+An **action** (edge or hub -> staff devices, ``action/{role}``) is the contract's
+``{"action_id", "type", "params", "summary", "evidence", "confidence", "issued_at"}``
+(:func:`action_payload`, :func:`parse_action`), its expiry in the MQTT 5 Message Expiry Interval
+and the ``expires_at`` user property; an **ack** (device -> issuer, ``ack/{action_id}``) is
+``{"by", "at", "state"}`` (:func:`parse_ack`).
+
 A **receipt** (hub -> edge) says what the hub has committed: ``{"stored": [msg_id, …]}``;
 ``"parked": [{"msg_id", "reason"}]`` lists what it kept but could not use (the edge stops
 re-sending those and logs the reason). A **status** is ``{"state": "online"|"offline", "at": ISO}``.
@@ -382,6 +388,177 @@ def scrub(text: str) -> str:
     for pattern in _IDENTIFYING:
         text = pattern.sub("***", text)
     return text
+
+
+# -- actions and acks -----------------------------------------------------------------------
+
+#: the fields of an action message (CONTRACT.md section 5), and the states a staff device acks
+ACTION_FIELDS = ("action_id", "type", "params", "summary", "evidence", "confidence", "issued_at")
+ACTION_TYPES = ("recommendation", "work_order", "alert")
+ACK_STATES = ("accepted", "done", "rejected")
+#: an action id or a role usable as one topic level
+_TOPIC_LEVEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+#: the MQTT 5 user property that carries an action's expiry (the payload keeps to the contract's
+#: fields; the broker enforces the Message Expiry Interval, devices read this to drop one that
+#: waited past it in their own queue)
+EXPIRES_AT_PROPERTY = "expires_at"
+
+
+def valid_topic_level(text: str) -> bool:
+    """True when ``text`` (an action id, a role) can be one MQTT topic level."""
+    return bool(_TOPIC_LEVEL.match(text))
+
+
+def topic_action_id(topic: str) -> str | None:
+    """The action id of an ``adamm/v1/{store}/ack/{action_id}`` topic (else ``None``)."""
+    parts = topic.split("/")
+    if len(parts) == 5 and "/".join(parts[:2]) == TOPIC_ROOT and parts[3] == "ack":
+        return parts[4]
+    return None
+
+
+@dataclass(frozen=True)
+class Action:
+    """A parsed action message (what a staff device receives)."""
+
+    action_id: str
+    type: str
+    params: dict[str, Any]
+    summary: str
+    evidence: tuple[str, ...]
+    confidence: float
+    issued_at: str
+
+    def to_message(self) -> dict[str, Any]:
+        return {
+            "action_id": self.action_id,
+            "type": self.type,
+            "params": self.params,
+            "summary": self.summary,
+            "evidence": list(self.evidence),
+            "confidence": self.confidence,
+            "issued_at": self.issued_at,
+        }
+
+
+def action_payload(
+    action_id: str,
+    type: str,
+    params: dict[str, Any],
+    summary: str,
+    evidence: list[str] | tuple[str, ...],
+    confidence: float,
+    issued_at: str,
+) -> bytes:
+    """The action message of the contract, canonical JSON (raises :class:`MessageError` for a
+    value a device could not read). The summary and text params are scrubbed (:func:`scrub`)."""
+    clean = {k: scrub(v) if isinstance(v, str) else v for k, v in params.items()}
+    a = Action(action_id, type, clean, scrub(summary), tuple(evidence), float(confidence), issued_at)
+    _check_action(a)
+    out = canonical(a.to_message())
+    if len(out) > MAX_MESSAGE_BYTES:
+        raise MessageError("too_large", f"action {action_id} is {len(out)} bytes (limit {MAX_MESSAGE_BYTES})")
+    return out
+
+
+def parse_action(payload: bytes) -> Action:
+    """A received action (raises :class:`MessageError` with a reason: ``not_json``,
+    ``not_object``, ``missing_field``, ``bad_field``, ``too_large``). Unknown extra fields are
+    ignored (a newer issuer may add some)."""
+    if len(payload) > MAX_MESSAGE_BYTES:
+        raise MessageError("too_large", f"{len(payload)} bytes, the limit is {MAX_MESSAGE_BYTES}")
+    obj = _json_object(payload, "an action")
+    missing = [k for k in ACTION_FIELDS if k not in obj]
+    if missing:
+        raise MessageError("missing_field", f"missing {', '.join(missing)}")
+    conf = obj["confidence"]
+    if not _number(conf) or isinstance(conf, bool):
+        raise MessageError("bad_field", "confidence must be a number")
+    evidence = obj["evidence"]
+    if not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
+        raise MessageError("bad_field", "evidence must be a list of event ids")
+    for k in ("action_id", "type", "summary", "issued_at"):
+        if not isinstance(obj[k], str):
+            raise MessageError("bad_field", f"{k} must be a string")
+    if not isinstance(obj["params"], dict):
+        raise MessageError("bad_field", "params must be an object")
+    a = Action(
+        obj["action_id"],
+        obj["type"],
+        obj["params"],
+        obj["summary"],
+        tuple(evidence),
+        float(conf),
+        obj["issued_at"],
+    )
+    _check_action(a)
+    return a
+
+
+def _check_action(a: Action) -> None:
+    if not valid_topic_level(a.action_id):
+        raise MessageError("bad_field", f"action_id {a.action_id!r} is not a valid id")
+    if a.type not in ACTION_TYPES:
+        raise MessageError("bad_field", f"type {a.type!r} is not one of {', '.join(ACTION_TYPES)}")
+    if not _iso(a.issued_at):
+        raise MessageError("bad_field", "issued_at must be an ISO 8601 time")
+    if not _number(a.confidence) or not 0 <= a.confidence <= 1:
+        raise MessageError("bad_field", "confidence must be a number from 0 to 1")
+
+
+@dataclass(frozen=True)
+class Ack:
+    """A staff device's acknowledgement of one action."""
+
+    action_id: str
+    by: str
+    at: str
+    state: str
+
+    def encode(self) -> bytes:
+        return ack_payload(self.by, self.at, self.state)
+
+
+def ack_payload(by: str, at: str, state: str) -> bytes:
+    """The ack message of the contract: ``{"by", "at", "state"}``."""
+    if state not in ACK_STATES:
+        raise MessageError("bad_state", f"state {state!r} is not one of {', '.join(ACK_STATES)}")
+    if not by or not isinstance(by, str):
+        raise MessageError("bad_field", "by must name who acknowledged")
+    if not _iso(at):
+        raise MessageError("bad_field", "at must be an ISO 8601 time")
+    return canonical({"by": by, "at": at, "state": state})
+
+
+def parse_ack(topic: str, payload: bytes) -> Ack:
+    """A received ack (raises :class:`MessageError` with a reason: ``bad_topic``, ``not_json``,
+    ``not_object``, ``missing_field``, ``bad_state``, ``bad_field``, ``too_large``)."""
+    action_id = topic_action_id(topic)
+    if action_id is None or not valid_topic_level(action_id):
+        raise MessageError("bad_topic", f"{topic!r} is not an adamm/v1/STORE/ack/ACTION_ID topic")
+    if len(payload) > MAX_MESSAGE_BYTES:
+        raise MessageError("too_large", f"{len(payload)} bytes, the limit is {MAX_MESSAGE_BYTES}")
+    obj = _json_object(payload, "an ack")
+    missing = [k for k in ("by", "at", "state") if k not in obj]
+    if missing:
+        raise MessageError("missing_field", f"missing {', '.join(missing)}")
+    if obj["state"] not in ACK_STATES:
+        raise MessageError("bad_state", f"state {obj['state']!r} is not one of {', '.join(ACK_STATES)}")
+    if not isinstance(obj["by"], str) or not obj["by"].strip():
+        raise MessageError("bad_field", "by must name who acknowledged")
+    if not _iso(obj["at"]):
+        raise MessageError("bad_field", "at must be an ISO 8601 time")
+    return Ack(action_id, obj["by"], obj["at"], obj["state"])
+
+
+def _json_object(payload: bytes, what: str) -> dict[str, Any]:
+    try:
+        obj = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise MessageError("not_json", f"{what} must be JSON") from None
+    if not isinstance(obj, dict):
+        raise MessageError("not_object", f"{what} must be a JSON object")
+    return obj
 
 
 # -- receipts and status --------------------------------------------------------------------

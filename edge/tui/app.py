@@ -4,7 +4,8 @@ Started by :mod:`edge.cli.cmd_tui`. The app talks only to a
 :class:`edge.services.console.ConsoleBackend` (answers from the ask use case, events, facts,
 actions, status), never to a database. Every backend call runs in a ``@work(thread=True)`` worker
 with a visible loading indicator; results come back as messages; errors become notifications.
-Asking writes nothing; F7 saves the shown answer's action as a pending action. Formatting of
+Asking writes nothing; F7 sends the shown answer's action to a role (asked for, prefilled with the
+action's own): it is queued in the store's action outbox, which the sync worker publishes. Formatting of
 payloads and plot choice come from :mod:`edge.presentation`.
 """
 
@@ -33,7 +34,7 @@ from edge.presentation.tables import evidence_role
 from edge.presentation.text import action_value
 from edge.services.actions import default_role
 from edge.services.console import ConsoleBackend, ConsoleStatus
-from edge.tui.widgets import ActionsTable, FactsTable, HistoryInput, ResultPlot, SortableTable
+from edge.tui.widgets import ActionsTable, FactsTable, HistoryInput, ResultPlot, RoleScreen, SortableTable
 
 logger = logging.getLogger(__name__)
 
@@ -485,24 +486,31 @@ class AdammApp(App[None]):
         self.notify(t("saved", self.lang, path=str(path)))
 
     def action_propose(self) -> None:
-        """Save the shown answer's action as a pending action (for the action's own role)."""
+        """Send the shown answer's action to a role: asks which (prefilled with the action's own),
+        then queues it in the store's action outbox (the sync worker publishes it)."""
         if self.payload is None:
             self.notify(t("nothing_to_save", self.lang), severity="warning")
             return
         if not isinstance(self.payload.get("action"), dict):
             self.notify(t("no_action", self.lang), severity="warning")
             return
-        self.propose(self.payload)
+        payload = self.payload
+
+        def chosen(role: str | None) -> None:
+            if role:
+                self.propose(payload, role)
+
+        self.push_screen(RoleScreen(default_role(payload), self.lang), chosen)
 
     @work(thread=True, group="propose")
-    def propose(self, payload: dict[str, Any]) -> None:
+    def propose(self, payload: dict[str, Any], role: str | None = None) -> None:
         def body() -> None:
-            action_id = self.backend.propose_action(payload)
+            action_id = self.backend.propose_action(payload, role)
             if action_id is None:
                 self.call_from_thread(self.notify, t("no_action", self.lang), severity="warning")
                 return
-            role = action_value(default_role(payload), self.lang)
-            self.call_from_thread(self.notify, t("proposed", self.lang, id=action_id[:8], role=role))
+            role_text = action_value(role or default_role(payload), self.lang)
+            self.call_from_thread(self.notify, t("proposed", self.lang, id=action_id[:8], role=role_text))
             self.call_from_thread(self.load_tables)
 
         self._guard("save as action", body)

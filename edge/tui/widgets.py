@@ -9,12 +9,16 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import DataTable, Input
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Input, Static
 from textual_plotext import PlotextPlot
 
 from edge.presentation import PlotSpec, t
+from edge.services.actions import ROLE_PATTERN
 
 logger = logging.getLogger(__name__)
 
@@ -151,3 +155,37 @@ class ResultPlot(PlotextPlot):
             step = max(1, len(idx) // 6)
             plt.xticks([float(i) for i in idx[::step]], list(spec.x)[::step])
         self.refresh()
+
+
+class RoleScreen(ModalScreen[str | None]):
+    """Asks which role an action goes to (prefilled with the action's own): Enter sends, Esc cancels."""
+
+    DEFAULT_CSS = """
+    RoleScreen { align: center middle; }
+    RoleScreen > Vertical { width: 70; height: auto; border: thick $accent; padding: 1 2; background: $surface; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, role: str, lang: str = "en") -> None:
+        super().__init__()
+        self.role = role
+        self.lang = lang
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(t("role.prompt", self.lang))
+            yield Input(value=self.role, id="role_input")
+            yield Static("", id="role_error")
+
+    def on_mount(self) -> None:
+        self.query_one("#role_input", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        role = event.value.strip()
+        if not ROLE_PATTERN.match(role):
+            self.query_one("#role_error", Static).update(t("role.bad", self.lang))
+            return
+        self.dismiss(role)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -63,9 +63,11 @@ def _forward_sqlite_log() -> None:
 
 
 def _sqlite_log(code: int, message: str) -> None:
-    # SQLITE_NOTICE / WARNING (e.g. WAL recovery) are informational; the rest are real problems.
+    # SQLITE_NOTICE / WARNING (e.g. WAL recovery) are informational, and so is SQLITE_SCHEMA
+    # (a statement prepared before a migration changed the schema: SQLite re-prepares it and
+    # retries); the rest are real problems.
     base = code & 0xFF
-    level = logging.INFO if base in (27, 28) else logging.WARNING
+    level = logging.INFO if base in (17, 27, 28) else logging.WARNING
     logger.log(level, "sqlite (%s): %s", code, message)
 
 

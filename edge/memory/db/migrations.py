@@ -16,7 +16,7 @@ Layout (episodic, semantic and procedural memory plus the edge's own bookkeeping
 - ``vec_text``/``vec_image``/``vec_audio``/``vec_video``: sqlite-vec vec0 tables, 512-d float32,
   cosine metric, ``rowid`` = ``events.id``.
 - ``facts`` (semantic memory), ``procedures`` (procedural memory: registered operators),
-  ``actions`` (issued actions and their acknowledgement state), ``components`` (daemon status
+  ``actions`` (the action outbox: issued actions, their sends, expiry and acknowledgement state), ``components`` (daemon status
   heartbeats), ``outbox`` (durable MQTT outbox), ``settings`` (key/value).
 - ``vocabulary_cache``, ``text_vector_cache``, ``change_counters``: start-up caches of
   ``adamm ask`` (:mod:`edge.memory.caches`); derived data, safe to empty.
@@ -465,6 +465,42 @@ CREATE TABLE fact_marks (
 ) STRICT, WITHOUT ROWID;
 """
 
+#: the action outbox (edge.memory.semantic.actions): a state CHECK with ``sent`` and ``expired``
+#: (SQLite changes a CHECK only by rebuilding the table: every row is copied), the expiry, the
+#: send bookkeeping (last send, attempts, next re-send) and who acknowledged when
+_ACTION_OUTBOX = """
+CREATE TABLE actions_v2 (
+    action_id TEXT PRIMARY KEY,
+    store_id TEXT,
+    type TEXT NOT NULL CHECK (type IN ('recommendation', 'work_order', 'alert')),
+    role TEXT,
+    params_json TEXT NOT NULL DEFAULT '{}',
+    summary TEXT NOT NULL,
+    evidence_json TEXT NOT NULL DEFAULT '[]',
+    confidence REAL NOT NULL,
+    issued_at TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'pending'
+        CHECK (state IN ('pending', 'sent', 'accepted', 'done', 'rejected', 'expired')),
+    acked_by TEXT,
+    updated_at TEXT NOT NULL,
+    expires_at TEXT,
+    sent_at TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_send_at TEXT,
+    acked_at TEXT
+) STRICT;
+INSERT INTO actions_v2 (action_id, store_id, type, role, params_json, summary, evidence_json,
+                        confidence, issued_at, state, acked_by, updated_at, acked_at)
+    SELECT action_id, store_id, type, role, params_json, summary, evidence_json, confidence,
+           issued_at, state, acked_by, updated_at,
+           CASE WHEN state IN ('accepted', 'done', 'rejected') THEN updated_at END
+    FROM actions;
+DROP TABLE actions;
+ALTER TABLE actions_v2 RENAME TO actions;
+CREATE INDEX actions_state ON actions(state, issued_at);
+CREATE INDEX actions_open ON actions(next_send_at) WHERE state IN ('pending', 'sent');
+"""
+
 #: (name, sql) in order. Never edit a shipped entry: append a new one.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
@@ -482,6 +518,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0007_rollup_days", _ROLLUP_DAYS),
     ("0008_rollup_bill_parts", _ROLLUP_BILL_PARTS),
     ("0009_facts_contract", _FACTS_CONTRACT),
+    ("0010_action_outbox", _ACTION_OUTBOX),
 ]
 
 

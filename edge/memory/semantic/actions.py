@@ -1,31 +1,72 @@
-"""Actions (the ``actions`` table): list, insert (idempotent by ``action_id``) and acknowledge.
+"""Actions (the ``actions`` table): the action outbox of the side that issues them.
 
-States: ``pending`` when issued; ``accepted``, ``done`` or ``rejected`` once acknowledged.
+One row per ``action_id``. States and their order (an acknowledgement only moves an action
+forward, so a repeated, reordered or older ack never moves it back)::
+
+    pending (queued, not sent yet) < sent (the broker has it) < accepted < done | rejected
+
+``done`` and ``rejected`` are final (whichever comes first stays). ``expired`` is what an
+action that nobody acknowledged becomes once its ``expires_at`` passes: it is never shown as
+pending or sent again, it is never re-sent, and a later ack counts only when it was made before
+the expiry (``at`` < ``expires_at``: the device acted in time, the ack was late in arriving).
+An accepted action does not expire (someone has taken it on). A row with no ``expires_at``
+(made before the outbox existed) never expires.
+
+Readers (:func:`list_actions`) show the effective state: an open action past its expiry reads
+``expired`` even before a writer (:func:`expire_due`) has marked it, so a read-only command can
+list the truth without writing. Times are UTC ISO 8601 with seconds (:func:`iso`), so they
+compare as text in SQL.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from edge.memory.semantic._sql import rows, utc_now
+from edge.memory.semantic._sql import rows
 
 if TYPE_CHECKING:
     from edge.memory.store import Store
 
-#: every state an action can be in, and the ones an acknowledgement may set
-STATES = ("pending", "accepted", "done", "rejected")
+#: every state an action can be in, the ones an acknowledgement may set, the open ones (in the
+#: outbox: to be sent or re-sent until acknowledged or expired) and the final ones
+STATES = ("pending", "sent", "accepted", "done", "rejected", "expired")
 ACK_STATES = ("accepted", "done", "rejected")
+OPEN_STATES = ("pending", "sent")
+FINAL_STATES = ("done", "rejected", "expired")
+#: the order of :data:`STATES` for acknowledgements (done and rejected share the top)
+RANK = {"pending": 0, "sent": 1, "accepted": 2, "done": 3, "rejected": 3}
 #: the action types the table accepts (payload.schema.json ``action.type``)
 TYPES = ("recommendation", "work_order", "alert")
+
+#: outcomes of :func:`apply_ack`
+RECORDED, UNCHANGED, UNKNOWN, LATE = "recorded", "unchanged", "unknown", "late"
+
+
+def iso(t: datetime) -> str:
+    """``t`` as the table stores times: UTC ISO 8601, seconds (``2025-11-01T09:00:00+00:00``)."""
+    if t.tzinfo is None:
+        raise ValueError("an action time needs a time zone")
+    return t.astimezone(UTC).isoformat(timespec="seconds")
+
+
+def parse_iso(text: str) -> datetime:
+    """A stored or received ISO 8601 time (``Z`` accepted) as an aware datetime."""
+    t = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
+    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+
+
+def _now(now: datetime | None) -> datetime:
+    return now if now is not None else datetime.now(UTC)
 
 
 @dataclass(frozen=True)
 class ActionRecord:
-    """One action row as it is inserted (``state`` starts ``pending``)."""
+    """One action row as it is inserted (``state`` starts ``pending``: queued in the outbox)."""
 
     action_id: str
     store_id: str
@@ -35,26 +76,49 @@ class ActionRecord:
     confidence: float
     params: dict[str, Any] = field(default_factory=dict)
     evidence: tuple[str, ...] = ()
+    expires_at: datetime | None = None
 
 
-def list_actions(conn: apsw.Connection, state: str | None = None) -> list[dict[str, Any]]:
-    """Actions (optionally of one state), most recently issued first."""
-    if state is None:
-        return rows(conn, "SELECT * FROM actions ORDER BY issued_at DESC")
-    return rows(conn, "SELECT * FROM actions WHERE state = ? ORDER BY issued_at DESC", (state,))
+def effective_state(row: dict[str, Any], now: datetime | None = None) -> str:
+    """The row's state as of ``now``: an open action past its expiry is ``expired``."""
+    state = str(row["state"])
+    if state in OPEN_STATES and row.get("expires_at") and parse_iso(row["expires_at"]) <= _now(now):
+        return "expired"
+    return state
 
 
-def insert_action(store: Store, record: ActionRecord) -> bool:
-    """Insert ``record`` as a pending action; False (and nothing changed) when its id exists."""
+def list_actions(
+    conn: apsw.Connection, state: str | None = None, now: datetime | None = None
+) -> list[dict[str, Any]]:
+    """Actions (optionally of one state) with their effective state (:func:`effective_state`),
+    most recently issued first. Reads only."""
+    found = rows(conn, "SELECT * FROM actions ORDER BY issued_at DESC, action_id")
+    for r in found:
+        r["state"] = effective_state(r, now)
+    return [r for r in found if state is None or r["state"] == state]
+
+
+def get_action(conn: apsw.Connection, action_id: str, now: datetime | None = None) -> dict[str, Any] | None:
+    """One action with its effective state, or None."""
+    found = rows(conn, "SELECT * FROM actions WHERE action_id = ?", (action_id,))
+    if not found:
+        return None
+    found[0]["state"] = effective_state(found[0], now)
+    return found[0]
+
+
+def insert_action(store: Store, record: ActionRecord, now: datetime | None = None) -> bool:
+    """Queue ``record`` as a pending action; False (and nothing changed) when its id exists."""
     if record.type not in TYPES:
         raise ValueError(f"action type must be one of {', '.join(TYPES)}, not {record.type!r}")
-    now = utc_now()
+    stamp = iso(_now(now))
+    expires = iso(record.expires_at) if record.expires_at is not None else None
 
     def write(conn: apsw.Connection) -> bool:
         conn.execute(
             "INSERT OR IGNORE INTO actions (action_id, store_id, type, role, params_json, summary,"
-            " evidence_json, confidence, issued_at, state, updated_at)"
-            " VALUES (?,?,?,?,?,?,?,?,?,'pending',?)",
+            " evidence_json, confidence, issued_at, state, updated_at, expires_at, next_send_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,'pending',?,?,?)",
             (
                 record.action_id,
                 record.store_id,
@@ -64,8 +128,10 @@ def insert_action(store: Store, record: ActionRecord) -> bool:
                 record.summary,
                 json.dumps(list(record.evidence), ensure_ascii=False),
                 float(record.confidence),
-                now,
-                now,
+                stamp,
+                stamp,
+                expires,
+                stamp,
             ),
         )
         return bool(conn.changes())
@@ -73,16 +139,101 @@ def insert_action(store: Store, record: ActionRecord) -> bool:
     return bool(store.writer.submit(write).result())
 
 
-def ack_action(store: Store, action_id: str, state: str, by: str) -> bool:
-    """Set an action's state (accepted/done/rejected); False when no such action exists."""
+def apply_ack(
+    store: Store, action_id: str, state: str, by: str, at: datetime | None = None, now: datetime | None = None
+) -> str:
+    """Record an acknowledgement idempotently (the order in the module docstring).
+
+    Returns :data:`RECORDED` (the state moved forward), :data:`UNCHANGED` (a repeated or older
+    ack, or one after a final state), :data:`UNKNOWN` (no such action) or :data:`LATE` (made
+    after the action expired)."""
     if state not in ACK_STATES:
         raise ValueError(f"state must be one of {', '.join(ACK_STATES)}, not {state!r}")
+    current_time = _now(now)
+    ack_time = at if at is not None else current_time
+
+    def write(conn: apsw.Connection) -> str:  # one transaction: the writer's
+        found = rows(conn, "SELECT state, expires_at FROM actions WHERE action_id = ?", (action_id,))
+        if not found:
+            return UNKNOWN
+        cur, expires = str(found[0]["state"]), found[0]["expires_at"]
+        if cur in ("done", "rejected"):
+            return UNCHANGED
+        if cur == "expired" or (cur in OPEN_STATES and expires and parse_iso(expires) <= current_time):
+            if not expires or ack_time >= parse_iso(expires):
+                if cur != "expired":
+                    conn.execute(
+                        "UPDATE actions SET state = 'expired', updated_at = ? WHERE action_id = ?",
+                        (iso(current_time), action_id),
+                    )
+                return LATE
+            cur = "sent"
+        if RANK[state] <= RANK[cur]:
+            return UNCHANGED
+        conn.execute(
+            "UPDATE actions SET state = ?, acked_by = ?, acked_at = ?, updated_at = ? WHERE action_id = ?",
+            (state, by, iso(ack_time), iso(current_time), action_id),
+        )
+        return RECORDED
+
+    return str(store.writer.submit(write).result())
+
+
+def ack_action(store: Store, action_id: str, state: str, by: str, at: datetime | None = None) -> bool:
+    """Acknowledge an action (accepted/done/rejected; :func:`apply_ack`'s order); False when no
+    such action exists."""
+    return apply_ack(store, action_id, state, by, at) != UNKNOWN
+
+
+def due_actions(conn: apsw.Connection, now: datetime | None = None) -> list[dict[str, Any]]:
+    """Open actions whose (re-)send is due at ``now``, oldest first (expired ones included: the
+    sender marks them instead of sending)."""
+    return rows(
+        conn,
+        "SELECT * FROM actions WHERE state IN ('pending', 'sent')"
+        " AND (next_send_at IS NULL OR next_send_at <= ?) ORDER BY issued_at, action_id",
+        (iso(_now(now)),),
+    )
+
+
+def mark_sent(store: Store, action_id: str, next_send_at: datetime, now: datetime | None = None) -> bool:
+    """The broker acknowledged a (re-)send of ``action_id``: ``pending`` becomes ``sent`` (a later
+    state is kept), the attempt is counted and the next re-send scheduled. False when the action
+    is no longer open."""
+    stamp = iso(_now(now))
 
     def write(conn: apsw.Connection) -> bool:
         conn.execute(
-            "UPDATE actions SET state = ?, acked_by = ?, updated_at = ? WHERE action_id = ?",
-            (state, by, utc_now(), action_id),
+            "UPDATE actions SET state = 'sent', sent_at = ?, attempts = attempts + 1, next_send_at = ?,"
+            " updated_at = ? WHERE action_id = ? AND state IN ('pending', 'sent')",
+            (stamp, iso(next_send_at), stamp, action_id),
         )
-        return bool(conn.changes())
+        changed = bool(conn.changes())
+        if not changed:  # acknowledged meanwhile: count the send, keep the state
+            conn.execute("UPDATE actions SET attempts = attempts + 1 WHERE action_id = ?", (action_id,))
+        return changed
 
     return bool(store.writer.submit(write).result())
+
+
+def expire_due(store: Store, now: datetime | None = None) -> list[str]:
+    """Mark every open action past its expiry ``expired``; the ids marked."""
+    stamp = iso(_now(now))
+
+    def write(conn: apsw.Connection) -> list[str]:  # one transaction (the writer's)
+        ids = [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT action_id FROM actions WHERE state IN ('pending', 'sent')"
+                " AND expires_at IS NOT NULL AND expires_at <= ?",
+                (stamp,),
+            )
+        ]
+        conn.execute(
+            "UPDATE actions SET state = 'expired', updated_at = ? WHERE state IN ('pending', 'sent')"
+            " AND expires_at IS NOT NULL AND expires_at <= ?",
+            (stamp, stamp),
+        )
+        return ids
+
+    return list(store.writer.submit(write).result())

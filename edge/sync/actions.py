@@ -1,0 +1,256 @@
+"""The store side of actions: send what the outbox holds, re-send until acknowledged or expired,
+record acks; and who owns the store's MQTT connection.
+
+Plain functions over a :class:`~edge.memory.store.Store` with the transport passed in, so the
+store's sync worker (``adamm sync``, the daemon) and ``adamm action send`` / ``adamm action
+sync`` run the same code:
+
+- :func:`resend_due` marks the open actions past their expiry ``expired``, then publishes every
+  open action whose (re-)send is due (QoS 1, MQTT 5 Message Expiry Interval = the time left to its
+  expiry) through ``publish`` and, once the broker has acknowledged it, marks it ``sent`` and
+  schedules the next re-send (the gap doubles from ``[actions] resend_base_s`` up to
+  ``resend_max_s``). Devices de-duplicate by ``action_id``, so a re-send is harmless.
+- :func:`record_ack` parses an ack (``adamm/v1/{store}/ack/{action_id}``) and applies it in the
+  order of :mod:`edge.memory.semantic.actions` (idempotent; never backwards).
+
+**One process owns a store's MQTT identity** (its client id and persistent session): the one
+holding the store's connection lock, an OS lock (``flock``) on ``{db}.mqtt.lock`` beside the
+memory (:class:`ConnectionLock`). The sync worker holds it for as long as it runs; the kernel
+drops it when the process dies, even by SIGKILL, so a stale lock cannot exist. ``adamm action
+send`` and the TUI only queue the action in the outbox; the command publishes directly only when
+it can take the lock itself (no worker is running), and holds it while it does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import logging
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from edge.config import AdammConfig
+from edge.memory.semantic import actions as rows
+from edge.sync import messages
+from edge.sync.action_transport import Credentials, MqttLink
+
+if TYPE_CHECKING:
+    from edge.memory.store import Store
+
+logger = logging.getLogger(__name__)
+
+#: publish(topic, payload, expiry_s, user_properties): returns once the broker has the message
+#: (PUBACK), raises :class:`~edge.errors.BrokerError` when it does not
+Publish = Callable[[str, bytes, int | None, Sequence[tuple[str, str]]], None]
+
+LOCK_SUFFIX = ".mqtt.lock"
+
+
+def store_client_id(store_id: str) -> str:
+    """The MQTT client id of a store's one connection."""
+    return f"adamm-edge-{store_id}"
+
+
+# -- who owns the connection ---------------------------------------------------------------------
+
+
+def lock_path(db: str | Path) -> Path:
+    """The store's connection lock file: ``{db}.mqtt.lock`` beside the memory."""
+    return Path(str(db) + LOCK_SUFFIX)
+
+
+class ConnectionLock:
+    """The OS lock that makes a process the owner of its store's MQTT identity."""
+
+    def __init__(self, path: Path, fd: int) -> None:
+        self.path = path
+        self._fd: int | None = fd
+
+    @classmethod
+    def try_acquire(cls, db: str | Path) -> ConnectionLock | None:
+        """The lock, or None when another process (a running sync worker) holds it."""
+        path = lock_path(db)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        return cls(path, fd)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+    def __enter__(self) -> ConnectionLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def worker_running(db: str | Path) -> bool:
+    """True when another process holds the store's connection lock."""
+    lock = ConnectionLock.try_acquire(db)
+    if lock is None:
+        return True
+    lock.release()
+    return False
+
+
+# -- sending -------------------------------------------------------------------------------------
+
+
+@dataclass
+class SendReport:
+    sent: list[str] = field(default_factory=list)
+    expired: list[str] = field(default_factory=list)
+    acks: dict[str, int] = field(default_factory=dict)
+
+
+def action_message(
+    row: dict[str, Any], now: datetime
+) -> tuple[str, bytes, int | None, list[tuple[str, str]]]:
+    """The topic, payload, expiry (seconds left, None when the action never expires) and user
+    properties of an action row."""
+    payload = messages.action_payload(
+        row["action_id"],
+        row["type"],
+        json.loads(row["params_json"] or "{}"),
+        row["summary"],
+        json.loads(row["evidence_json"] or "[]"),
+        max(0.0, min(1.0, float(row["confidence"]))),
+        row["issued_at"],
+    )
+    expiry: int | None = None
+    props: list[tuple[str, str]] = []
+    if row.get("expires_at"):
+        left = (rows.parse_iso(row["expires_at"]) - now).total_seconds()
+        expiry = max(1, math.ceil(left))
+        props.append((messages.EXPIRES_AT_PROPERTY, row["expires_at"]))
+    return messages.action_topic(row["store_id"], row["role"]), payload, expiry, props
+
+
+def resend_gap(attempts: int, base_s: float, max_s: float) -> timedelta:
+    """The wait before the re-send that follows send number ``attempts + 1``."""
+    return timedelta(seconds=min(max_s, base_s * 2 ** min(attempts, 30)))
+
+
+def resend_due(
+    store: Store,
+    publish: Publish,
+    *,
+    now: datetime | None = None,
+    resend_base_s: float = 60.0,
+    resend_max_s: float = 3600.0,
+) -> SendReport:
+    """Expire what is past its expiry, then (re-)send every open action that is due (module
+    docstring). A publish that fails raises; what was sent before stays recorded."""
+    t = now or datetime.now(UTC)
+    report = SendReport(expired=rows.expire_due(store, t))
+    with store.read() as conn:
+        due = rows.due_actions(conn, t)
+    for row in due:
+        if row.get("expires_at") and rows.parse_iso(row["expires_at"]) <= t:
+            continue
+        if not row.get("role") or not messages.valid_topic_level(str(row["role"])):
+            logger.warning("action %s has no usable role (%r); not sent", row["action_id"], row["role"])
+            continue
+        topic, payload, expiry, props = action_message(row, t)
+        publish(topic, payload, expiry, props)
+        gap = resend_gap(int(row["attempts"]), resend_base_s, resend_max_s)
+        rows.mark_sent(store, row["action_id"], t + gap, now=t)
+        report.sent.append(row["action_id"])
+    return report
+
+
+def record_ack(store: Store, topic: str, payload: bytes, *, now: datetime | None = None) -> str:
+    """Apply one received ack; the outcome (``recorded``, ``unchanged``, ``unknown``, ``late``)
+    or the :class:`~edge.sync.messages.MessageError` reason of a message that is not one."""
+    try:
+        ack = messages.parse_ack(topic, payload)
+    except messages.MessageError as exc:
+        logger.warning("ignoring a message on %s: %s", topic, exc)
+        return exc.reason
+    outcome = rows.apply_ack(store, ack.action_id, ack.state, ack.by, rows.parse_iso(ack.at), now=now)
+    if outcome == rows.UNKNOWN:
+        logger.info("ack for an action this store did not issue: %s", ack.action_id)
+    return outcome
+
+
+# -- one connection, used by `adamm action send` and `adamm action sync` ------------------------------
+
+
+def sync_actions(
+    store: Store,
+    store_id: str,
+    url: str,
+    credentials: Credentials,
+    config: AdammConfig,
+    *,
+    listen_s: float = 0.0,
+    quiet_s: float = 1.0,
+) -> SendReport:
+    """Connect as the store (the caller holds its :class:`ConnectionLock`), collect the acks the
+    session holds, (re-)send what is due, and listen for acks up to ``listen_s`` seconds (until
+    ``quiet_s`` pass without one). Messages that are not acks (receipts) are left unacknowledged
+    in the session for the sync worker."""
+    report = SendReport()
+    lock = threading.Lock()
+    last = [time.monotonic()]
+    ack_prefix = messages.ack_topic(store_id, "")
+
+    def on_message(topic: str, payload: bytes, _props: dict[str, str]) -> bool:
+        if not topic.startswith(ack_prefix):
+            return False
+        outcome = record_ack(store, topic, payload)
+        with lock:
+            report.acks[outcome] = report.acks.get(outcome, 0) + 1
+            last[0] = time.monotonic()
+        return True
+
+    link = MqttLink(
+        url,
+        store_client_id(store_id),
+        credentials,
+        session_expiry_s=config.mqtt.session_expiry_s,
+        connect_attempts=config.mqtt.connect_attempts,
+        subscriptions=[messages.ack_topic(store_id, "+")],
+        on_message=on_message,
+    )
+    link.connect()
+    try:
+        sent = resend_due(
+            store,
+            lambda topic, payload, expiry, props: link.publish(
+                topic, payload, expiry_s=expiry, user_properties=props
+            ),
+            resend_base_s=config.actions.resend_base_s,
+            resend_max_s=config.actions.resend_max_s,
+        )
+        report.sent, report.expired = sent.sent, sent.expired
+        with lock:
+            last[0] = max(last[0], time.monotonic())  # the quiet period counts from now
+        deadline = time.monotonic() + listen_s
+        while time.monotonic() < deadline:
+            with lock:
+                idle = time.monotonic() - last[0]
+            if idle >= quiet_s:
+                break
+            time.sleep(0.05)
+    finally:
+        with contextlib.suppress(Exception):
+            link.close()
+    return report
