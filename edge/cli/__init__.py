@@ -30,6 +30,8 @@ COMMANDS: dict[str, str] = {
     "tui": "edge.cli.cmd_tui",
     "run": "edge.cli.cmd_run",
     "check": "edge.cli.cmd_check",
+    "maintain": "edge.cli.cmd_maintain",
+    "restore": "edge.cli.cmd_restore",
 }
 
 

@@ -4,7 +4,7 @@ One TOML file (``--config``; ``ADAMM_CONFIG`` env; else built-in defaults) read 
 :func:`edge.config.load.load_config`. The models:
 
 * :mod:`edge.config.base`: :class:`AdammConfig` with the sections every command reads
-  (``[retrieval]``, ``[analysis]``, ``[encoders]``, ``[llm]``);
+  (``[retrieval]``, ``[analysis]``, ``[encoders]``, ``[llm]``, ``[tiers]``);
 * :mod:`edge.config.capture`: cameras, microphones, ``[sampling]``, ``[quality]``, ``[vad]``, ``[pos]``;
 * :mod:`edge.config.daemon`: :class:`DaemonConfig`, ``adamm run``'s superset of :class:`AdammConfig`.
 
@@ -20,6 +20,7 @@ from edge.config.base import (
     LLMConfig,
     RetrievalConfig,
     Section,
+    TiersConfig,
 )
 from edge.config.capture import (
     CameraConfig,
@@ -81,6 +82,7 @@ __all__ = [
     "Section",
     "SegmentationConfig",
     "SpeechConfig",
+    "TiersConfig",
     "VadConfig",
     "check_sources",
     "format_problem",

@@ -63,9 +63,11 @@ def _forward_sqlite_log() -> None:
 
 
 def _sqlite_log(code: int, message: str) -> None:
-    # SQLITE_NOTICE / WARNING (e.g. WAL recovery) are informational; the rest are real problems.
+    # SQLITE_NOTICE / WARNING (e.g. WAL recovery) are informational, SQLITE_SCHEMA (17: a statement
+    # re-prepared after another connection changed the schema, e.g. a migration or VACUUM) is
+    # retried by SQLite itself; the rest are real problems.
     base = code & 0xFF
-    level = logging.INFO if base in (27, 28) else logging.WARNING
+    level = logging.INFO if base in (17, 27, 28) else logging.WARNING
     logger.log(level, "sqlite (%s): %s", code, message)
 
 

@@ -25,6 +25,8 @@ Layout (episodic, semantic and procedural memory plus the edge's own bookkeeping
   marked stale by triggers when aggregated events of an open day are deleted or changed;
   ``rollup_days`` holds the day states (a ``closed`` day's rollup rows are the record: never
   rebuilt, nor erased when its events are deleted or archived).
+- ``vec_*_warm``, ``archive_files``, ``archive_index``, ``tier_state``, ``maintain_runs``: the
+  hot/warm/cold tiers of :mod:`edge.memory.tiers` (migration ``0008_tiers``).
 """
 
 from __future__ import annotations
@@ -376,6 +378,68 @@ CREATE TRIGGER rollup_stale_on_open_update AFTER UPDATE OF {", ".join(_ROLLUP_WA
 UPDATE rollup_state SET stale = 1;
 """
 
+#: hot/warm/cold tiers (edge.memory.tiers): int8 vectors of warm events (one table per modality,
+#: ``rowid`` = ``events.id``, ``scale`` the per-vector factor), the archive's files (``size`` = the
+#: bytes the database has committed to; anything after it is an interrupted write, cut off by the next
+#: run), its gzip members (offset, length, time span), the archive index (kept small: one row per
+#: archived event with its member and line, store-local day, epoch second, old rowid, the first 8
+#: bytes of its content hash as an integer, ``flags`` (bit 0: the record matches the content hash
+#: exactly; bits 1-4: the vector modalities the imported line carried) and ``restored_at`` when it is
+#: back in the hot tier), the tier
+#: boundaries per store and the log of maintain runs
+_TIERS = (
+    "\n".join(
+        f"CREATE TABLE {table}_warm (rowid INTEGER PRIMARY KEY, scale REAL NOT NULL, q BLOB NOT NULL) STRICT;"
+        for table in MODALITY_VECTOR_TABLES.values()
+    )
+    + """
+CREATE TABLE archive_files (
+    id INTEGER PRIMARY KEY,
+    file TEXT NOT NULL UNIQUE,
+    store_id TEXT NOT NULL,
+    month TEXT NOT NULL,
+    size INTEGER NOT NULL
+) STRICT;
+CREATE TABLE archive_members (
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES archive_files(id),
+    offset INTEGER NOT NULL,
+    length INTEGER NOT NULL,
+    events INTEGER NOT NULL,
+    min_ts REAL NOT NULL,
+    max_ts REAL NOT NULL,
+    archived_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX archive_members_time ON archive_members(min_ts, max_ts);
+CREATE TABLE archive_index (
+    event_id TEXT PRIMARY KEY,
+    member INTEGER NOT NULL REFERENCES archive_members(id),
+    line INTEGER NOT NULL,
+    local_date TEXT NOT NULL,
+    ts INTEGER NOT NULL,
+    rowid_was INTEGER NOT NULL,
+    hash INTEGER NOT NULL,
+    flags INTEGER NOT NULL,
+    restored_at TEXT
+) STRICT, WITHOUT ROWID;
+CREATE INDEX archive_index_time ON archive_index(ts);
+CREATE TABLE tier_state (
+    store_id TEXT PRIMARY KEY,
+    warm_before REAL NOT NULL,
+    cold_before_date TEXT NOT NULL,
+    cold_before REAL NOT NULL,
+    updated_at TEXT NOT NULL
+) STRICT;
+CREATE TABLE maintain_runs (
+    id INTEGER PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    now TEXT NOT NULL,
+    report_json TEXT NOT NULL DEFAULT '{}'
+) STRICT;
+"""
+)
+
 #: (name, sql) in order. Never edit a shipped entry: append a new one.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
@@ -391,6 +455,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0005_hourly_rollup", _HOURLY_ROLLUP),
     ("0006_startup_caches", _STARTUP_CACHES),
     ("0007_rollup_days", _ROLLUP_DAYS),
+    ("0008_tiers", _TIERS),
 ]
 
 
