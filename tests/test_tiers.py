@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from edge.analysis.engine import build_filter
 from edge.analysis.source import EventFilter
 from edge.config import AdammConfig, TiersConfig
 from edge.memory.db.migrations import VECTOR_DIM
@@ -293,6 +294,25 @@ def test_the_payload_names_the_tiers_its_range_reaches(maintained: tuple[Store, 
     assert _ask(store, "What was the revenue last week?")["tiers"] == ["hot"]
     assert _ask(store, "What was the revenue over the last 3 months?")["tiers"] == ["hot", "warm"]
     assert _ask(store, "What was the revenue over the last 12 months?")["tiers"] == ["hot", "warm", "cold"]
+
+
+def test_a_retrieval_over_the_archive_says_so(maintained: tuple[Store, dict[str, Any]]) -> None:
+    store, _ = maintained
+    payload = _ask(store, "pull up video clips of complaints last year")
+    assert payload["plan"]["intent"] == "retrieve" and "cold" in payload["tiers"]
+    flt = build_filter(payload["plan"], NOW, TZ)
+    assert flt.since is not None and flt.until is not None
+    with store.read() as conn:
+        (n,) = conn.execute(
+            "SELECT count(*) FROM archive_index AS a WHERE NOT EXISTS "
+            "(SELECT 1 FROM events AS e WHERE e.event_id = a.event_id) AND a.ts >= ? AND a.ts < ?",
+            (math.floor(flt.since.timestamp()), math.ceil(flt.until.timestamp())),
+        ).fetchone()
+    assert n > 0 and payload["notes"] == [
+        f"{n} older events of this time range are only in the cold archive and were not searched "
+        "(adamm restore brings them back)."
+    ]
+    assert "notes" not in _ask(store, "pull up video clips of complaints last week")
 
 
 def test_search_covers_hot_and_warm_and_notes_the_archive(
