@@ -77,3 +77,16 @@ def test_a_failed_run_is_reported_and_the_schedule_goes_on(store: Store, tmp_pat
         (warm,) = conn.execute("SELECT count(*) FROM events WHERE tier <> 'hot'").fetchone()
     assert warm == 0  # the failed batch was rolled back
     store.close()
+
+
+def test_the_status_tab_counts_cold_events_too(store: Store) -> None:
+    from edge.memory.semantic import status
+    from edge.services.maintain import maintain
+
+    cfg = AdammConfig(tiers=TiersConfig(warm_after_days=10, cold_after_days=40))
+    report = maintain(store, cfg, datetime(2025, 3, 15, tzinfo=UTC))["tiers"]
+    with store.read() as conn:
+        counts = status.tier_counts(conn)
+    assert counts == {k: v for k, v in report["events"].items() if v}
+    assert counts["cold"] == report["cold"]["events"] > 0
+    store.close()

@@ -118,6 +118,8 @@ def _commands(tmp: Path, f: Path) -> dict[str, list[str]]:
         "demo": ["demo", "--db", str(f), "--days", "14"],
         "demo_force": ["demo", "--db", str(f), "--days", "14", "--force"],
         "check": ["check", "--db", str(f)],
+        "maintain": ["maintain", "--db", str(f)],
+        "restore": ["restore", "--db", str(f), "e1"],
     }
 
 
@@ -127,7 +129,20 @@ def _fingerprint(p: Path) -> tuple[bytes, int, list[str]]:
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
 @pytest.mark.parametrize(
-    "command", ["ask", "search", "import", "procedures", "tune", "tui", "demo", "demo_force", "check"]
+    "command",
+    [
+        "ask",
+        "search",
+        "import",
+        "procedures",
+        "tune",
+        "tui",
+        "demo",
+        "demo_force",
+        "check",
+        "maintain",
+        "restore",
+    ],
 )
 def test_a_file_that_is_no_memory_is_refused_and_left_untouched(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, command: str
@@ -165,7 +180,9 @@ def test_the_daemon_refuses_a_file_that_is_no_memory(
     assert not any(Path(f"{f}{s}").exists() for s in SIDECARS)
 
 
-@pytest.mark.parametrize("command", ["ask", "search", "procedures", "tune", "tui", "check"])
+@pytest.mark.parametrize(
+    "command", ["ask", "search", "procedures", "tune", "tui", "check", "maintain", "restore"]
+)
 def test_readers_do_not_create_a_missing_memory(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
