@@ -458,12 +458,31 @@ def test_restore_returns_archived_events_exactly_and_back_into_the_hot_tier(
             5,
         )
         assert {r.event_id for r in rows} <= set(sample) and rows
-        # kept hot for restore_keep_days, then dropped from the events tables again (still archived)
+        # kept hot for restore_keep_days (from the restore, by the clock), then dropped from the
+        # events tables again (still archived)
         assert maintain(store, cfg, NOW)["tiers"]["cold"]["events"] == 0
-        later = maintain(store, cfg, NOW + timedelta(days=31))["tiers"]
-        assert later["cold"]["events"] >= len(sample)
+        wall = datetime.now(UTC)
+        maintain(store, cfg, wall)  # every simulated day is cold by now: the restored ones stay hot
+        with store.read() as conn:
+            held = {
+                str(e): str(t)
+                for e, t in conn.execute(
+                    "SELECT event_id, tier FROM events WHERE event_id IN (SELECT value FROM json_each(?))",
+                    (json.dumps(sample),),
+                )
+            }
+        assert held == {e: "hot" for e in sample}
+        maintain(store, cfg, wall + timedelta(days=31))
+        with store.read() as conn:
+            (left,) = conn.execute("SELECT count(*) FROM events").fetchone()
+            (archived,) = conn.execute(
+                "SELECT count(*) FROM archive_index WHERE event_id IN (SELECT value FROM json_each(?))",
+                (json.dumps(sample),),
+            ).fetchone()
+        assert left == 0 and archived == len(sample)
         assert _imported_total(store) == len(base.lines)
-    assert _cli("check", "--db", str(db)).returncode == 0
+    check = _cli("check", "--db", str(db))
+    assert check.returncode == 0, check.stdout
 
 
 # -- interrupted runs --------------------------------------------------------------------------------

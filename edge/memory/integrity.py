@@ -247,6 +247,11 @@ def _rollup(conn: apsw.Connection, report: Report) -> None:
         lines.close()
         return
     (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone() or (0,)
+    if _has_table(conn, "archive_index"):  # events of closed days moved to the archive had rowids too
+        (archived_top,) = conn.execute(
+            "SELECT coalesce(max(rowid_was), 0) FROM archive_index"
+        ).fetchone() or (0,)
+        top = max(int(top), int(archived_top))
     if st.high_water > int(top):
         lines.add(f"rollup_state says events up to id {st.high_water} are rolled up, the largest is {top}")
     if st.stale:
