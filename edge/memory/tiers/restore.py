@@ -5,8 +5,9 @@ vectors at float32 precision; vectors that were computed at import, not carried 
 left out of the printed record but go back into the memory) and, in one writer transaction:
 
 - an event whose rows were deleted by the cold step is inserted again under its old rowid when it
-  is free (so the rollup, for which that rowid is already counted, does not see it as new: a
-  closed day stays the record and nothing is counted twice), with its media reference pointing
+  is free and the rollup has counted it (so the rollup does not see it as new: a closed day stays
+  the record and nothing is counted twice), else under a new one (the rollup then counts it as a
+  late event of a closed day: kept, not added to the day's figures); its media reference points
   where the warm step moved the file, if it did;
 - a warm event gets its float32 vectors back;
 - either is marked ``restored_at`` (``archive_index``), which keeps it hot for ``[tiers]
@@ -138,7 +139,8 @@ def _reinsert(
     tz = zones.get(str(mev["store_id"]), "UTC")
     rows = build(checked, 1, LocalTime(zone(tz)), imported_at)
     taken = conn.execute("SELECT 1 FROM events WHERE id = ?", (rowid_was,)).fetchone()
-    if taken is None:
+    (high,) = conn.execute("SELECT high_water FROM rollup_state WHERE id = 1").fetchone() or (0,)
+    if taken is None and rowid_was <= int(high):  # the rollup has counted that rowid: it stays counted once
         rid = rowid_was
     else:
         (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone() or (0,)
