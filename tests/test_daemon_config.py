@@ -162,7 +162,17 @@ def test_example_config_is_valid_and_shows_the_defaults() -> None:
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     assert data["store_id"] == cfg.store_id
     defaults = DaemonConfig(store_id=cfg.store_id)
-    for section in ("sampling", "vad", "segmentation", "quality", "merge", "pos", "speech", "detector"):
+    for section in (
+        "sampling",
+        "vad",
+        "segmentation",
+        "quality",
+        "merge",
+        "pos",
+        "speech",
+        "detector",
+        "tiers",
+    ):
         for key, value in data[section].items():
             assert getattr(getattr(defaults, section), key) == value, (section, key)
 

@@ -122,6 +122,8 @@ def _commands(tmp: Path, f: Path) -> dict[str, list[str]]:
                    "--type", "alert", "--title", "x"],
         "action_sync": ["action", "sync", "--db", str(f), "--broker", "mqtt://127.0.0.1:1"],
         "actions": ["actions", "--db", str(f)],
+        "maintain": ["maintain", "--db", str(f)],
+        "restore": ["restore", "--db", str(f), "e1"],
     }  # fmt: skip
 
 
@@ -133,7 +135,7 @@ def _fingerprint(p: Path) -> tuple[bytes, int, list[str]]:
 @pytest.mark.parametrize(
     "command",
     ["ask", "search", "import", "procedures", "tune", "tui", "demo", "demo_force", "check", "action",
-     "action_sync", "actions"],
+     "action_sync", "actions", "maintain", "restore"],
 )  # fmt: skip
 def test_a_file_that_is_no_memory_is_refused_and_left_untouched(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, command: str
@@ -172,7 +174,20 @@ def test_the_daemon_refuses_a_file_that_is_no_memory(
 
 
 @pytest.mark.parametrize(
-    "command", ["ask", "search", "procedures", "tune", "tui", "check", "action", "action_sync", "actions"]
+    "command",
+    [
+        "ask",
+        "search",
+        "procedures",
+        "tune",
+        "tui",
+        "check",
+        "action",
+        "action_sync",
+        "actions",
+        "maintain",
+        "restore",
+    ],
 )
 def test_readers_do_not_create_a_missing_memory(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str

@@ -33,6 +33,8 @@ COMMANDS: dict[str, str] = {
     "facts": "edge.cli.cmd_facts",
     "action": "edge.cli.cmd_action",
     "actions": "edge.cli.cmd_actions",
+    "maintain": "edge.cli.cmd_maintain",
+    "restore": "edge.cli.cmd_restore",
 }
 
 

@@ -1,7 +1,8 @@
 """``adamm search``: filter-first hybrid retrieval from the command line.
 
 Thin: parses the flags into an EventFilter and soft preferences, calls
-:func:`edge.memory.search.retrieval.hybrid_search`, prints JSON (CONTRACT.md) or a table. Called by the
+:func:`edge.memory.search.retrieval.hybrid_search`, prints JSON (CONTRACT.md) or a table. Search covers the hot and the warm tier; when
+events of the searched time range exist only in the cold archive, a note on stderr says how many. Called by the
 ``adamm`` dispatcher in :mod:`edge.cli`.
 """
 
@@ -128,8 +129,18 @@ def run(args: argparse.Namespace) -> int:
             modality="image" if args.image else "text",
             query_vector=_clip_query(config, args.text) if args.image else None,
         )
+        from edge.memory.tiers import archive_only_count
+
+        with store.read() as conn:
+            archived = archive_only_count(conn, since, until, args.store)
     finally:
         store.close()
+    if archived:
+        print(
+            f"adamm search: {archived} older events of this time range are only in the cold archive and were "
+            "not searched (adamm restore --db PATH EVENT_ID brings one back)",
+            file=sys.stderr,
+        )
     if args.json:
         json.dump({"results": [row_to_json(r) for r in rows]}, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")

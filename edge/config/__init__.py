@@ -4,7 +4,7 @@ One TOML file (``--config``; ``ADAMM_CONFIG`` env; else built-in defaults) read 
 :func:`edge.config.load.load_config`. The models:
 
 * :mod:`edge.config.base`: :class:`AdammConfig` with the sections every command reads
-  (``[retrieval]``, ``[analysis]``, ``[encoders]``, ``[llm]``, ``[mqtt]``, ``[actions]``);
+  (``[retrieval]``, ``[analysis]``, ``[encoders]``, ``[llm]``, ``[mqtt]``, ``[actions]``, ``[tiers]``);
 * :mod:`edge.config.capture`: cameras, microphones, ``[sampling]``, ``[quality]``, ``[vad]``, ``[pos]``;
 * :mod:`edge.config.daemon`: :class:`DaemonConfig`, ``adamm run``'s superset of :class:`AdammConfig`.
 
@@ -22,6 +22,7 @@ from edge.config.base import (
     MqttConfig,
     RetrievalConfig,
     Section,
+    TiersConfig,
     parse_duration,
 )
 from edge.config.capture import (
@@ -86,6 +87,7 @@ __all__ = [
     "Section",
     "SegmentationConfig",
     "SpeechConfig",
+    "TiersConfig",
     "VadConfig",
     "check_sources",
     "format_problem",

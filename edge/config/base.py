@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 #: source, camera, microphone, zone and terminal ids
 ID_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
@@ -222,6 +222,80 @@ class ActionsConfig(Section):
         return v
 
 
+class TiersConfig(Section):
+    """``[tiers]``: hot / warm / cold storage by age (CONTRACT.md section 6), run by ``adamm maintain``."""
+
+    warm_after_days: int = Field(
+        30,
+        ge=1,
+        title="Warm after",
+        description="events older than this many days get quantized vectors and their media moved to warm_media_dir",
+    )
+    cold_after_days: int = Field(
+        180,
+        ge=2,
+        title="Cold after",
+        description="store-local days older than this are closed in the rollup and their events moved to the archive",
+    )
+    warm_media_dir: str | None = Field(
+        None,
+        title="Warm media folder",
+        description="where media files of warm events are moved (default: <database>.warm-media beside the database)",
+    )
+    archive_dir: str | None = Field(
+        None,
+        title="Archive folder",
+        description="folder of the compressed event archive, one <database>.<store>.<YYYY-MM>.mev.jsonl.gz per store-month (default: the database's folder)",
+    )
+    restore_keep_days: int = Field(
+        30,
+        ge=0,
+        title="Keep restored events",
+        description="days a restored event stays in the hot tier before maintain drops it again (it stays archived)",
+    )
+    batch_events: int = Field(
+        5000,
+        ge=1,
+        le=1_000_000,
+        title="Events per transaction",
+        description="events moved down a tier per transaction (smaller: shorter write locks)",
+    )
+    vacuum_free_share: float = Field(
+        0.25,
+        ge=0,
+        le=1,
+        title="Compact the file",
+        description=(
+            "after a maintain run, VACUUM the database when at least this share of its pages is free "
+            "(what the cold tier deleted; needs free disk space of the database's size); 1 never compacts"
+        ),
+    )
+    maintain_enabled: bool = Field(
+        True, title="Daemon maintain", description="adamm run runs maintain on its schedule"
+    )
+    maintain_at: str = Field(
+        "03:00",
+        pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$",
+        title="Maintain time",
+        description="store-local time (HH:MM) at which the daemon runs maintain each night",
+    )
+    maintain_every_hours: float = Field(
+        24.0,
+        gt=0,
+        title="Maintain interval",
+        description="hours between daemon maintain runs, counted from maintain_at (24: nightly)",
+    )
+
+    @model_validator(mode="after")
+    def _cold_after_warm(self) -> TiersConfig:
+        if self.cold_after_days <= self.warm_after_days:
+            raise ValueError(
+                f"cold_after_days ({self.cold_after_days}) must be larger than warm_after_days "
+                f"({self.warm_after_days})"
+            )
+        return self
+
+
 class AdammConfig(Section):
     retrieval: RetrievalConfig = Field(
         default_factory=RetrievalConfig, description="hybrid retrieval weights"
@@ -231,3 +305,6 @@ class AdammConfig(Section):
     llm: LLMConfig = Field(default_factory=LLMConfig, description="optional LLM plan parser")
     mqtt: MqttConfig = Field(default_factory=MqttConfig, description="broker credentials of this machine")
     actions: ActionsConfig = Field(default_factory=ActionsConfig, description="action expiry and re-sends")
+    tiers: TiersConfig = Field(
+        default_factory=lambda: TiersConfig(), description="hot/warm/cold tiers and the maintain schedule"
+    )

@@ -6,7 +6,8 @@ nothing else wires components together. Threads:
 - ``capture:<id>`` per camera / microphone (:mod:`edge.capture`), feeding bounded queues;
 - ``video:<id>`` / ``audio:<id>`` workers (:mod:`edge.daemon.workers`), one per source;
 - ``pos`` (POS drop folder), ``event-writer`` (batched import into the store), ``heartbeat``
-  (``components`` rows every ``heartbeat_seconds``).
+  (``components`` rows every ``heartbeat_seconds``), ``maintain`` (:mod:`edge.daemon.maintain`:
+  the tiers on ``[tiers]``'s schedule; its component row shows the last run and each tier's size).
 
 Shutdown (SIGINT/SIGTERM via :meth:`request_stop`, or every file source at EOF with ``until_eof``):
 capture stops and sends end-of-stream markers, the workers finish what is queued, the writer
@@ -46,6 +47,7 @@ from edge.daemon.workers import (
 )
 
 if TYPE_CHECKING:
+    from edge.daemon.maintain import MaintainScheduler
     from edge.memory.store import ImportReport
 
 logger = logging.getLogger(__name__)
@@ -126,6 +128,8 @@ class AdammDaemon:
         self.until_eof = until_eof
         self.stop_event = threading.Event()  # tells capture to stop
         self.hb_stop = threading.Event()
+        self.maintain_stop = threading.Event()
+        self.maintain: MaintainScheduler | None = None
         self.sink = sink
         self.detector = detector
         self.detector_provider: str | None = None
@@ -154,6 +158,7 @@ class AdammDaemon:
             self.start_writer()
             self.start_workers()
             self.start_capture()
+            self.start_maintain()
             self.start_heartbeat()
             self._started = True
             self.wait()
@@ -360,6 +365,17 @@ class AdammDaemon:
             self.pos.start()
         logger.info("capture started: %s", ", ".join(s.name for s in self.captures) or "(no sources)")
 
+    def start_maintain(self) -> None:
+        """The nightly maintain schedule (``[tiers]``), on the daemon's own store."""
+        store = getattr(self.sink, "store", None)
+        if store is None or not self.config.tiers.maintain_enabled:
+            return
+        from edge.daemon.maintain import MaintainScheduler
+
+        self.maintain = MaintainScheduler(store, self.config, self.maintain_stop)
+        self.maintain.start()
+        logger.info("maintain scheduled: next run %s", self.maintain.next_at.isoformat())
+
     def start_heartbeat(self) -> None:
         assert self.sink is not None
         self.heartbeat = Heartbeat(
@@ -406,6 +422,11 @@ class AdammDaemon:
                 logger.error("%s did not finish its queue in 60 s", w.name)
         if self.writer is not None and self.writer.ident is not None:
             self.writer.join(timeout=60)
+        self.maintain_stop.set()
+        if self.maintain is not None and self.maintain.ident is not None:
+            self.maintain.join(timeout=60)
+            if self.maintain.is_alive():
+                logger.warning("maintain is still running; the next run finishes what it leaves")
         self.hb_stop.set()
         if self.heartbeat is not None:
             self.heartbeat.join(timeout=10)
@@ -466,4 +487,9 @@ class AdammDaemon:
             if final:
                 st["state"] = "stopped"
             rows.append(component_row(self.pos.name, "pos", st))
+        if self.maintain is not None:
+            st = self.maintain.status()
+            if final:
+                st["state"] = "stopped"
+            rows.append(component_row("maintain", "maintain", st))
         return rows

@@ -7,7 +7,8 @@ well formed (``VECTOR_DIM`` float32 values, all finite) and belongs to an event;
 in ``events.tier``; and that the derived caches agree with the events: the hourly rollup (fine
 and coarse tables: events and amounts per store, local day and event type, when the rollup says
 it is fresh), its bookkeeping rows, the text-vector cache and the persisted parser vocabulary
-(when its change marker says it is current). A stale cache is not a problem (the next
+(when its change marker says it is current); the tiers (:mod:`edge.memory.tiers.check`: archive
+files and members, rollup vs memory vs archive counts per closed day, warm vectors). A stale cache is not a problem (the next
 ``adamm ask`` rebuilds it); a current one that disagrees is.
 
 Called by :mod:`edge.cli.cmd_check`.
@@ -114,6 +115,7 @@ def check_memory(path: str | Path, *, quick: bool = False) -> Report:
                 except (apsw.CorruptError, apsw.NotADBError) as exc:
                     _Lines(report, run.__name__.strip("_")).add(f"damaged page met: {exc}")
                     return report
+            _archive_tiers(conn, report, Path(path))
             _vocabulary(store, conn, report)
     except (apsw.CorruptError, apsw.NotADBError) as exc:
         report.problems.append(Problem("sqlite", f"damaged page met: {exc}"))
@@ -245,6 +247,11 @@ def _rollup(conn: apsw.Connection, report: Report) -> None:
         lines.close()
         return
     (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone() or (0,)
+    if _has_table(conn, "archive_index"):  # events of closed days moved to the archive had rowids too
+        (archived_top,) = conn.execute(
+            "SELECT coalesce(max(rowid_was), 0) FROM archive_index"
+        ).fetchone() or (0,)
+        top = max(int(top), int(archived_top))
     if st.high_water > int(top):
         lines.add(f"rollup_state says events up to id {st.high_water} are rolled up, the largest is {top}")
     if st.stale:
@@ -282,6 +289,23 @@ def _rollup(conn: apsw.Connection, report: Report) -> None:
     lines.close()
 
 
+def _archive_tiers(conn: apsw.Connection, report: Report, path: Path) -> None:
+    """The tier checks of :mod:`edge.memory.tiers.check` (archive files, counts per closed day,
+    warm vectors)."""
+    from edge.memory.tiers import check as tiers
+
+    folder = tiers.archive_folder_of(conn, path)
+    for name, run in (
+        ("archive", lambda: tiers.check_archive(conn, folder)),
+        ("tier_counts", lambda: tiers.check_counts(conn)),
+        ("warm_vectors", lambda: tiers.check_warm_vectors(conn)),
+    ):
+        lines = _Lines(report, name)
+        for message in run():
+            lines.add(message)
+        lines.close()
+
+
 def _vocabulary(store: Any, conn: apsw.Connection, report: Report) -> None:
     from edge.memory import caches as startup_cache
 
@@ -294,7 +318,7 @@ def _vocabulary(store: Any, conn: apsw.Connection, report: Report) -> None:
     row = conn.execute("SELECT marker, vocabulary_json FROM vocabulary_cache WHERE id = 1").fetchone()
     if marker is not None and row is not None and row[0] == marker:
         source = store.event_source()
-        built = source._build_vocabulary(conn)
+        built = source.events._build_vocabulary(conn)  # the events source behind the rollup builds it
         try:
             stored = json.loads(str(row[1]))
         except ValueError:

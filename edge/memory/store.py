@@ -460,10 +460,13 @@ class Store:
     # -- analysis port ---------------------------------------------------------------------------
 
     def event_source(self) -> RollupSource:
-        """The analysis source over this memory: the rollup, with the events behind it."""
+        """The analysis source over this memory: the rollup, with the events behind it for open
+        days. Strict: a closed day is answered from its rollup alone (its events may be in the cold
+        archive, so reading them could count only the few restored ones); what the rollup cannot
+        express there is ``insufficient_data`` with the reason, never a partial count."""
         from edge.memory.query.rollup_source import RollupSource
 
-        return RollupSource(self, writer=self.writer)
+        return RollupSource(self, writer=self.writer, strict=True)
 
     # -- import ----------------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from edge.analysis import engine
 from edge.analysis.parser import ParseResult
 from edge.config import AdammConfig
+from edge.errors import AdammError
 
 if TYPE_CHECKING:
     from edge.memory.store import Store
@@ -57,24 +58,57 @@ class AskService:
 
     def ask(self, question: str) -> dict[str, Any]:
         """The payload answering ``question`` (zh or en)."""
-        return engine.answer(
+        now = self.now or datetime.now(UTC)
+        payload = engine.answer(
             question,
             self.store.event_source(),
-            now=self.now,
+            now=now,
             config=self.config.analysis,
             embed=self.store.embed_texts_cached,
             parser=self.parser,
         )
+        return self._with_tiers(payload, now)
+
+    def _with_tiers(self, payload: dict[str, Any], now: datetime) -> dict[str, Any]:
+        """``payload["tiers"]``: the storage tiers the plan's time range reaches (CONTRACT.md
+        section 6); for a retrieval, a note when events of the range exist only in the archive."""
+        from edge.memory.tiers import archive_only_count, tiers_for
+
+        plan = payload.get("plan") or {}
+        if not plan:
+            return payload
+        stores = tuple((plan.get("filters") or {}).get("store_id") or ())
+        tz = self.store.timezone(stores[0] if len(stores) == 1 else None)
+        try:
+            flt = engine.build_filter(plan, now, tz)
+            windows = engine._windows(plan, flt, now, tz)
+        except AdammError:
+            return payload
+        with self.store.read() as conn:
+            payload["tiers"] = tiers_for(conn, windows)
+            if plan.get("intent") == "retrieve" and "cold" in payload["tiers"]:
+                n = archive_only_count(conn, flt.since, flt.until, stores)
+                if n:
+                    zh = plan.get("language") == "zh"
+                    payload["notes"] = [
+                        f"该时间范围内有 {n} 条较早的事件只在冷存档中，未参与检索（adamm restore 可取回）。"
+                        if zh
+                        else f"{n} older events of this time range are only in the cold archive and were not "
+                        "searched (adamm restore brings them back)."
+                    ]
+        return payload
 
     def run_plan(self, plan: dict[str, Any], *, question: str = "") -> dict[str, Any]:
         """The payload of a plan (plan.schema.json) without parsing: standing questions, the hub.
 
         ``question`` is the text the payload reports (default: none)."""
-        return engine.run_plan(
+        now = self.now or datetime.now(UTC)
+        payload = engine.run_plan(
             plan,
             self.store.event_source(),
             question=question,
-            now=self.now or datetime.now(UTC),
+            now=now,
             config=self.config.analysis,
             language=str(plan.get("language") or "en"),
         )
+        return self._with_tiers(payload, now)

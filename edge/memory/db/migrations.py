@@ -27,6 +27,8 @@ Layout (episodic, semantic and procedural memory plus the edge's own bookkeeping
   rebuilt, nor erased when its events are deleted or archived); ``rollup_bill_parts`` holds the
   bills split across rollup rows, one row per bill and rollup row (so a closed day's distinct-bill
   counts need no events).
+- ``vec_*_warm``, ``archive_files``, ``archive_index``, ``tier_state``, ``maintain_runs``: the
+  hot/warm/cold tiers of :mod:`edge.memory.tiers` (migration ``0011_tiers``).
 """
 
 from __future__ import annotations
@@ -500,6 +502,67 @@ ALTER TABLE actions_v2 RENAME TO actions;
 CREATE INDEX actions_state ON actions(state, issued_at);
 CREATE INDEX actions_open ON actions(next_send_at) WHERE state IN ('pending', 'sent');
 """
+#: hot/warm/cold tiers (edge.memory.tiers): int8 vectors of warm events (one table per modality,
+#: ``rowid`` = ``events.id``, ``scale`` the per-vector factor), the archive's files (``size`` = the
+#: bytes the database has committed to; anything after it is an interrupted write, cut off by the next
+#: run), its gzip members (offset, length, time span), the archive index (kept small: one row per
+#: archived event with its member and line, store-local day, epoch second, old rowid, the first 8
+#: bytes of its content hash as an integer, ``flags`` (bit 0: the record matches the content hash
+#: exactly; bits 1-4: the vector modalities the imported line carried) and ``restored_at`` when it is
+#: back in the hot tier), the tier
+#: boundaries per store and the log of maintain runs
+_TIERS = (
+    "\n".join(
+        f"CREATE TABLE {table}_warm (rowid INTEGER PRIMARY KEY, scale REAL NOT NULL, q BLOB NOT NULL) STRICT;"
+        for table in MODALITY_VECTOR_TABLES.values()
+    )
+    + """
+CREATE TABLE archive_files (
+    id INTEGER PRIMARY KEY,
+    file TEXT NOT NULL UNIQUE,
+    store_id TEXT NOT NULL,
+    month TEXT NOT NULL,
+    size INTEGER NOT NULL
+) STRICT;
+CREATE TABLE archive_members (
+    id INTEGER PRIMARY KEY,
+    file_id INTEGER NOT NULL REFERENCES archive_files(id),
+    offset INTEGER NOT NULL,
+    length INTEGER NOT NULL,
+    events INTEGER NOT NULL,
+    min_ts REAL NOT NULL,
+    max_ts REAL NOT NULL,
+    archived_at TEXT NOT NULL
+) STRICT;
+CREATE INDEX archive_members_time ON archive_members(min_ts, max_ts);
+CREATE TABLE archive_index (
+    event_id TEXT PRIMARY KEY,
+    member INTEGER NOT NULL REFERENCES archive_members(id),
+    line INTEGER NOT NULL,
+    local_date TEXT NOT NULL,
+    ts INTEGER NOT NULL,
+    rowid_was INTEGER NOT NULL,
+    hash INTEGER NOT NULL,
+    flags INTEGER NOT NULL,
+    restored_at TEXT
+) STRICT, WITHOUT ROWID;
+CREATE INDEX archive_index_time ON archive_index(ts);
+CREATE TABLE tier_state (
+    store_id TEXT PRIMARY KEY,
+    warm_before REAL NOT NULL,
+    cold_before_date TEXT NOT NULL,
+    cold_before REAL NOT NULL,
+    updated_at TEXT NOT NULL
+) STRICT;
+CREATE TABLE maintain_runs (
+    id INTEGER PRIMARY KEY,
+    started_at TEXT NOT NULL,
+    finished_at TEXT,
+    now TEXT NOT NULL,
+    report_json TEXT NOT NULL DEFAULT '{}'
+) STRICT;
+"""
+)
 
 #: (name, sql) in order. Never edit a shipped entry: append a new one.
 MIGRATIONS: list[tuple[str, str]] = [
@@ -519,6 +582,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0008_rollup_bill_parts", _ROLLUP_BILL_PARTS),
     ("0009_facts_contract", _FACTS_CONTRACT),
     ("0010_action_outbox", _ACTION_OUTBOX),
+    ("0011_tiers", _TIERS),
 ]
 
 

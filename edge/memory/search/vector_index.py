@@ -6,6 +6,10 @@ range inside it, since rowids follow import order) select *contiguous* runs of r
 scored as zero-copy slices at memory bandwidth instead of being gathered row by row. Rows added
 since the last layout sit in an unsorted tail and are folded in when the tail grows.
 
+Warm events (:mod:`edge.memory.tiers`) keep int8 vectors with a per-vector scale in
+``<table>_warm``; they are loaded dequantized into the same matrix, so retrieval covers the hot
+and the warm tier alike (the high-water mark and the row count span both tables).
+
 The matrix is loaded lazily from sqlite-vec's shadow tables (``<table>_rowids`` and
 ``<table>_vector_chunks00`` of the pinned sqlite-vec 0.1.9; the public ``SELECT rowid, embedding``
 scan is the fallback) and kept in sync by the rowid high-water mark and the row count, checked
@@ -412,6 +416,11 @@ class VectorIndex:
         (fresh,) = conn.execute(
             f"SELECT count(*) FROM {self.table}_rowids WHERE rowid > ?", (self._high,)
         ).fetchone()  # type: ignore[misc]
+        if self._has_warm(conn):
+            (warm_fresh,) = conn.execute(
+                f"SELECT count(*) FROM {self.table}_warm WHERE rowid > ?", (self._high,)
+            ).fetchone()  # type: ignore[misc]
+            fresh = int(fresh) + int(warm_fresh)
         if self._count + int(fresh) != count:
             logger.info("%s: vectors were deleted, reloading the vector index", self.table)
             self._reset()
@@ -436,7 +445,38 @@ class VectorIndex:
         # two statements: combined, SQLite loses its O(1)-per-page count optimisation
         high = conn.execute(f"SELECT max(rowid) FROM {self.table}_rowids").fetchone()
         count = conn.execute(f"SELECT count(*) FROM {self.table}_rowids").fetchone()
-        return int((high or (0,))[0] or 0), int((count or (0,))[0] or 0)
+        hi, n = int((high or (0,))[0] or 0), int((count or (0,))[0] or 0)
+        if self._has_warm(conn):
+            whigh = conn.execute(f"SELECT max(rowid) FROM {self.table}_warm").fetchone()
+            wcount = conn.execute(f"SELECT count(*) FROM {self.table}_warm").fetchone()
+            hi, n = max(hi, int((whigh or (0,))[0] or 0)), n + int((wcount or (0,))[0] or 0)
+        return hi, n
+
+    def _has_warm(self, conn: apsw.Connection) -> bool:
+        """The memory has the warm tier's int8 table (migration ``0011_tiers``)."""
+        found = conn.execute(
+            "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", (f"{self.table}_warm",)
+        ).fetchone()
+        return found is not None
+
+    def _load_warm(self, conn: apsw.Connection, after: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The warm tier's int8 vectors with rowid > ``after``, dequantized (``q * scale``)."""
+        if not self._has_warm(conn):
+            return _empty(self.dim)
+        rows = conn.execute(
+            f"SELECT w.rowid, w.scale, w.q, e.event_type FROM {self.table}_warm AS w "
+            "JOIN events AS e ON e.id = w.rowid WHERE w.rowid > ?",
+            (after,),
+        ).fetchall()
+        rows = [r for r in rows if isinstance(r[2], bytes) and len(r[2]) == self.dim]
+        if not rows:
+            return _empty(self.dim)
+        rowids = np.array([r[0] for r in rows], dtype=np.int64)
+        q = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.int8).reshape(-1, self.dim)  # type: ignore[misc]
+        scales = np.array([r[1] for r in rows], dtype=np.float32)
+        vectors = q.astype(np.float32) * scales[:, None]
+        keys = np.array([r[3] for r in rows], dtype=object)
+        return rowids, _normalized(vectors), keys
 
     # -- loading ---------------------------------------------------------------------------------
 
@@ -444,10 +484,17 @@ class VectorIndex:
         """(rowids, vectors, partition keys) of the rows with rowid > ``after`` that have an event,
         in layout order (partition key, rowid)."""
         try:
-            return self._load_shadow(conn, after)
+            hot = self._load_shadow(conn, after)
         except (apsw.Error, ValueError) as exc:
             logger.warning("%s: reading shadow tables failed (%s); using the slow scan", self.table, exc)
-            return self._load_public(conn, after)
+            hot = self._load_public(conn, after)
+        warm = self._load_warm(conn, after)
+        if warm[0].shape[0] == 0:
+            return hot
+        rowids = np.concatenate((hot[0], warm[0]))
+        keys = np.concatenate((hot[2], warm[2]))
+        order = np.lexsort((rowids, keys.astype(str)))
+        return rowids[order], np.concatenate((hot[1], warm[1]))[order], keys[order]
 
     def _load_shadow(self, conn: apsw.Connection, after: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         t = self.table

@@ -6,8 +6,15 @@ import apsw
 
 
 def tier_counts(conn: apsw.Connection) -> dict[str, int]:
-    """Number of events per storage tier."""
-    return {str(t): int(n) for t, n in conn.execute("SELECT tier, COUNT(*) FROM events GROUP BY tier")}
+    """Number of events per storage tier (``cold``: archived events no longer in the events
+    tables, :mod:`edge.memory.tiers`; absent while there are none)."""
+    from edge.memory.tiers import archive_only_count
+
+    out = {str(t): int(n) for t, n in conn.execute("SELECT tier, COUNT(*) FROM events GROUP BY tier")}
+    cold = archive_only_count(conn, None, None)
+    if cold:
+        out["cold"] = cold
+    return out
 
 
 def outbox_depth(conn: apsw.Connection) -> int:
