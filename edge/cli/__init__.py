@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "tui": "edge.cli.cmd_tui",
     "run": "edge.cli.cmd_run",
     "check": "edge.cli.cmd_check",
+    "sync": "edge.cli.cmd_sync",
 }
 
 

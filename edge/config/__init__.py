@@ -20,6 +20,7 @@ from edge.config.base import (
     LLMConfig,
     RetrievalConfig,
     Section,
+    SyncConfig,
 )
 from edge.config.capture import (
     CameraConfig,
@@ -81,6 +82,7 @@ __all__ = [
     "Section",
     "SegmentationConfig",
     "SpeechConfig",
+    "SyncConfig",
     "VadConfig",
     "check_sources",
     "format_problem",

@@ -1,0 +1,442 @@
+"""The store side of sync: the durable outbox of summaries (migration ``0008_sync_outbox``).
+
+Tables (:mod:`edge.memory.db.migrations`):
+
+- ``outbox``: one row per ``(store_id, key)`` holding the key's latest summary: ``version``,
+  ``body_hash``, ``msg_id``, the encoded message (``payload``), ``state`` (``pending`` until the
+  hub's receipt says it stored it, then ``done``; ``parked`` when the hub kept it but could not use
+  it, with its ``reason``), ``seq`` (publish order: a new version gets a new, higher seq),
+  ``attempts``/``sent_at`` (publishing), ``done_at``. A done row stays: it is the key's version
+  memory, so a re-derived body equal to the last one is not re-versioned (nor re-sent).
+- ``sync_dirty``: store-local days whose rollup summaries must be derived again, marked by
+  triggers inside the transaction that changed them (events inserted, deleted or changed on a day
+  that is not closed, by ``adamm import`` or the daemon's writer; a day closing). ``gen`` counts
+  marks: :meth:`Outbox.derive` clears a mark only when no change came after it read the day.
+
+Derivation (:meth:`Outbox.derive`): each dirty day becomes one rollup summary per slice of
+:data:`edge.sync.messages.ROLLUP_SLICES`, computed through the store's own rollup source port
+(``Store.event_source()``: ``aggregate`` grouped by (event type, slice key) over the day, and
+``bill_stats`` for ``bill_sq``): the one rollup definition the ask engine and the cold tier use.
+Bodies are computed on reader connections; one short writer transaction per batch of days writes
+the summaries and clears the marks (``adamm sync`` never holds the write lock for long).
+
+Bound (``[sync] max_pending``): a new version of a key that is still pending *replaces* the pending
+row (latest version per key: an outage costs space per key, not per change). When new keys would
+take the pending rows past the bound, derivation stops for this run, logs a warning and leaves the
+remaining days (the newest; days are taken oldest first) marked dirty: nothing is lost, they are
+summarised once the hub has confirmed what is pending. Facts (:func:`enqueue_fact`) always enter
+(they are few, and their marks live in the facts table, not here); past the bound they are logged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import apsw
+
+from edge.analysis.source import EventFilter
+from edge.errors import StoreError
+from edge.sync import messages as m
+
+logger = logging.getLogger(__name__)
+
+#: slice -> the port's grouping key (``None``: the day as a whole)
+SLICE_KEYS: dict[str, str | None] = {
+    "total": None,
+    "hour": "hour",
+    "weather": "weather",
+    "promotion": "promotion",
+    "zone": "zone",
+    "product_category": "product_category",
+}
+assert tuple(SLICE_KEYS) == m.ROLLUP_SLICES
+#: the port components of a rollup row (``bill_sq`` comes from ``bill_stats``)
+_COMPONENTS = tuple(f for f in m.ROLLUP_FIELDS if f != "bill_sq")
+#: days whose summaries one writer transaction stores
+DAYS_PER_TRANSACTION = 16
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def body_hash(body: dict[str, Any]) -> str:
+    return hashlib.sha256(m.canonical(body)).hexdigest()
+
+
+def _num(v: Any) -> int | float:
+    if v is None:
+        return 0
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return v
+    f = float(v)
+    return int(f) if f.is_integer() and abs(f) < 2**53 and not isinstance(v, float) else f
+
+
+def _value(v: Any) -> str | int | None:
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return str(v)
+
+
+# -- deriving rollup bodies ---------------------------------------------------------------------
+
+
+def day_bodies(source: Any, store_id: str, day: str, tz: str, closed: bool) -> dict[str, dict[str, Any]]:
+    """slice -> the rollup body of ``store_id``'s store-local ``day``, through the source port."""
+    base = EventFilter(store_ids=(store_id,), key_equals=(("date", (day,)),))
+    out: dict[str, dict[str, Any]] = {}
+    for slice_, key in SLICE_KEYS.items():
+        keys = ("event_type",) if key is None else ("event_type", key)
+        agg = source.aggregate(base, keys, _COMPONENTS)
+        bills = source.bill_stats(base, key or "date")
+        rows: list[dict[str, Any]] = []
+        requests = []
+        for raw in agg.rows:
+            d = dict(zip(agg.columns, raw, strict=True))
+            value = _value(d[key]) if key is not None else None
+            et = str(d["event_type"])
+            row: dict[str, Any] = {"value": value, "event_type": et}
+            row.update({c: _num(d[c]) for c in _COMPONENTS})
+            b = bills.get(d[key] if key is not None else day) if et == "purchase" else None
+            row["bill_sq"] = float(b[2]) if b is not None else 0
+            rows.append(row)
+            eq = base.key_equals + (((key, (d[key],)),) if key is not None else ())
+            requests.append((base.narrowed(event_types=(et,), key_equals=eq), (), 2))
+        evidence = source.sample_many(requests) if requests else []
+        for row, ev in zip(rows, evidence, strict=True):
+            row["first_event_id"] = ev[-1].event_id if ev else None
+            row["last_event_id"] = ev[0].event_id if ev else None
+        rows.sort(key=lambda r: (r["value"] is None, str(r["value"]), r["event_type"]))
+        out[slice_] = {"day": day, "slice": slice_, "tz": tz, "closed": closed, "rows": rows}
+    return out
+
+
+# -- writing summaries ---------------------------------------------------------------------------
+
+
+def pending_count(conn: apsw.Connection) -> int:
+    return int(conn.execute("SELECT count(*) FROM outbox WHERE state = 'pending'").fetchone()[0])  # type: ignore[index]
+
+
+def upsert_summary(
+    conn: apsw.Connection, store_id: str, kind: str, key: str, body: dict[str, Any], now: str | None = None
+) -> str:
+    """Write ``body`` as the state of ``(store_id, key)`` inside the caller's transaction:
+    ``"unchanged"`` (same body as the key's last version: nothing written), ``"new"`` (a key not
+    pending before: a new row or a done/parked one made pending again) or ``"replaced"`` (a pending
+    older version replaced). Raises :class:`~edge.sync.messages.MessageError` for a body the hub
+    would refuse."""
+    h = body_hash(body)
+    row = conn.execute(
+        "SELECT version, body_hash, state FROM outbox WHERE store_id = ? AND key = ?", (store_id, key)
+    ).fetchone()
+    if row is not None and row[1] == h:
+        return "unchanged"
+    version = int(row[0]) + 1 if row is not None else 1
+    summary = m.make_summary(store_id, kind, key, version, body)
+    (seq,) = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM outbox").fetchone()  # type: ignore[misc]
+    conn.execute(
+        "INSERT INTO outbox(store_id, key, seq, kind, version, body_hash, msg_id, payload, state, "
+        "attempts, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?) "
+        "ON CONFLICT(store_id, key) DO UPDATE SET seq = excluded.seq, kind = excluded.kind, "
+        "version = excluded.version, body_hash = excluded.body_hash, msg_id = excluded.msg_id, "
+        "payload = excluded.payload, state = 'pending', reason = NULL, attempts = 0, "
+        "created_at = excluded.created_at, sent_at = NULL, done_at = NULL",
+        (store_id, key, int(seq), kind, version, h, summary.msg_id, summary.encode(), now or _now()),
+    )
+    return "replaced" if row is not None and row[2] == "pending" else "new"
+
+
+def enqueue_fact(conn: apsw.Connection, fact: dict[str, Any], store_id: str | None = None) -> str:
+    """Queue a semantic fact (CONTRACT.md section 6's fact object) for the hub, inside the caller's
+    transaction (the one that writes the fact). Its statements are scrubbed of phone and ID numbers
+    (:func:`edge.sync.messages.scrub`); only the contract's fields are sent. ``store_id`` defaults
+    to the memory's only store. Returns what :func:`upsert_summary` did."""
+    if store_id is None:
+        ids = [str(s) for (s,) in conn.execute("SELECT store_id FROM stores ORDER BY store_id LIMIT 2")]
+        if len(ids) != 1:
+            raise StoreError(f"enqueue_fact needs a store_id: the memory holds {len(ids) or 'no'} stores")
+        store_id = ids[0]
+    body: dict[str, Any] = {f: fact.get(f) for f in m.FACT_FIELDS}
+    st = body["statement"]
+    if isinstance(st, dict):
+        body["statement"] = {k: m.scrub(str(st.get(k, ""))) for k in ("zh", "en")}
+    evidence = [str(e) for e in (body["evidence"] or [])]
+    body["evidence"] = evidence
+    if body["evidence_count"] is None:
+        body["evidence_count"] = len(evidence)
+    done = upsert_summary(conn, store_id, "fact", m.fact_key(str(body["fact_id"])), body)
+    if done == "new":
+        bound = _configured_bound(conn)
+        if bound is not None and pending_count(conn) > bound:
+            logger.warning(
+                "outbox over its bound (%d pending): fact %s queued anyway", bound, body["fact_id"]
+            )
+    return done
+
+
+def _configured_bound(conn: apsw.Connection) -> int | None:
+    row = conn.execute("SELECT value FROM settings WHERE key = 'sync_max_pending'").fetchone()
+    return int(row[0]) if row is not None else None
+
+
+# -- the outbox over a store ---------------------------------------------------------------------
+
+
+@dataclass
+class DeriveReport:
+    days: int = 0  # dirty days summarised (marks cleared)
+    new: int = 0  # keys that became pending
+    replaced: int = 0  # pending keys given a newer version
+    unchanged: int = 0  # summaries equal to their last version
+    deferred: int = 0  # dirty days left for later (outbox full)
+
+
+@dataclass(frozen=True)
+class PendingRow:
+    seq: int
+    store_id: str
+    key: str
+    msg_id: str
+    payload: bytes
+
+
+class Outbox:
+    """The outbox of one open, writable :class:`edge.memory.store.Store`."""
+
+    def __init__(self, store: Any, max_pending: int = 20000) -> None:
+        self.store = store
+        self.max_pending = max_pending
+        self._source: Any = None
+
+    def _write(self, fn: Any) -> Any:
+        return self.store.writer.submit(fn).result()
+
+    def store_ids(self) -> list[str]:
+        with self.store.read() as conn:
+            return [str(s) for (s,) in conn.execute("SELECT store_id FROM stores ORDER BY store_id")]
+
+    def dirty_days(self) -> list[tuple[str, str, int]]:
+        with self.store.read() as conn:
+            return [
+                (str(s), str(d), int(g))
+                for s, d, g in conn.execute(
+                    "SELECT store_id, local_date, gen FROM sync_dirty ORDER BY local_date, store_id"
+                )
+            ]
+
+    def derive(self) -> DeriveReport:
+        """Turn the dirty days into rollup summaries (oldest first), bounded (module docstring)."""
+        report = DeriveReport()
+        days = self.dirty_days()
+        if not days:
+            return report
+        if self._source is None:
+            self._source = self.store.event_source()
+        bound = self.max_pending
+
+        def setting(conn: apsw.Connection) -> None:
+            conn.execute(
+                "INSERT INTO settings(key, value) VALUES ('sync_max_pending', ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (str(bound),),
+            )
+
+        self._write(setting)
+        full = False
+        for i in range(0, len(days), DAYS_PER_TRANSACTION):
+            chunk = days[i : i + DAYS_PER_TRANSACTION]
+            with self.store.read() as conn:
+                closed = {
+                    (str(s), str(d))
+                    for s, d in conn.execute(
+                        "SELECT store_id, local_date FROM rollup_days WHERE state = 'closed'"
+                    )
+                }
+            computed = [
+                (s, d, g, day_bodies(self._source, s, d, self.store.timezone(s), (s, d) in closed))
+                for s, d, g in chunk
+            ]
+
+            def write(conn: apsw.Connection, computed: Sequence[Any] = computed) -> bool:
+                now = _now()
+                with conn:
+                    pending = pending_count(conn)
+                    for s, d, g, bodies in computed:
+                        keys = [m.rollup_key(d, sl) for sl in bodies]
+                        already = {
+                            str(k)
+                            for (k,) in conn.execute(
+                                "SELECT key FROM outbox WHERE store_id = ? AND state = 'pending' AND key IN "
+                                f"({','.join('?' * len(keys))})",
+                                (s, *keys),
+                            )
+                        }
+                        fresh = [
+                            k
+                            for k, body in zip(keys, bodies.values(), strict=True)
+                            if k not in already and not _same(conn, s, k, body)
+                        ]
+                        if fresh and pending + len(fresh) > bound:
+                            return False
+                        for sl, body in bodies.items():
+                            done = upsert_summary(conn, s, "rollup", m.rollup_key(d, sl), body, now)
+                            if done == "new":
+                                report.new += 1
+                                pending += 1
+                            elif done == "replaced":
+                                report.replaced += 1
+                            else:
+                                report.unchanged += 1
+                        conn.execute(
+                            "DELETE FROM sync_dirty WHERE store_id = ? AND local_date = ? AND gen = ?",
+                            (s, d, g),
+                        )
+                        report.days += 1
+                return True
+
+            if not self._write(write):
+                full = True
+                break
+        if full:
+            report.deferred = len(days) - report.days
+            logger.warning(
+                "outbox full (%d pending summaries, the bound is %d): %d days stay marked and are "
+                "summarised once the hub confirms what is pending (nothing is lost)",
+                bound,
+                bound,
+                report.deferred,
+            )
+        return report
+
+    # -- publishing bookkeeping ----------------------------------------------------------------
+
+    def pending(self, store_id: str, after_seq: int = 0, limit: int = 1000) -> list[PendingRow]:
+        with self.store.read() as conn:
+            return [
+                PendingRow(int(q), store_id, str(k), str(mid), bytes(p))
+                for q, k, mid, p in conn.execute(
+                    "SELECT seq, key, msg_id, payload FROM outbox WHERE store_id = ? AND state = 'pending' "
+                    "AND seq > ? ORDER BY seq LIMIT ?",
+                    (store_id, after_seq, limit),
+                )
+            ]
+
+    def max_pending_seq(self, store_id: str) -> int:
+        with self.store.read() as conn:
+            row = conn.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM outbox WHERE store_id = ? AND state = 'pending'",
+                (store_id,),
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def open_below(self, store_id: str, seq: int) -> int:
+        """Pending rows of ``store_id`` with a seq up to ``seq`` (what ``--once`` waits for)."""
+        with self.store.read() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM outbox WHERE store_id = ? AND state = 'pending' AND seq <= ?",
+                (store_id, seq),
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def counts(self, store_id: str | None = None) -> dict[str, int]:
+        where, params = ("WHERE store_id = ?", (store_id,)) if store_id else ("", ())
+        with self.store.read() as conn:
+            got = {
+                str(s): int(n)
+                for s, n in conn.execute(f"SELECT state, count(*) FROM outbox {where} GROUP BY 1", params)
+            }
+        return {k: got.get(k, 0) for k in ("pending", "done", "parked")}
+
+    def mark_sent(self, seqs: Sequence[int]) -> None:
+        if not seqs:
+            return
+        now = _now()
+
+        def write(conn: apsw.Connection) -> None:
+            with conn:
+                conn.executemany(
+                    "UPDATE outbox SET attempts = attempts + 1, sent_at = ? WHERE seq = ? AND state = 'pending'",
+                    [(now, q) for q in seqs],
+                )
+
+        self._write(write)
+
+    def mark_done(self, store_id: str, msg_ids: Sequence[str]) -> int:
+        """Rows the hub has stored: done. Returns how many pending rows that closed."""
+        if not msg_ids:
+            return 0
+        now = _now()
+
+        def write(conn: apsw.Connection) -> int:
+            n = 0
+            with conn:
+                for mid in dict.fromkeys(msg_ids):
+                    conn.execute(
+                        "UPDATE outbox SET state = 'done', done_at = ? WHERE store_id = ? AND msg_id = ? "
+                        "AND state = 'pending'",
+                        (now, store_id, mid),
+                    )
+                    n += conn.changes()
+            return n
+
+        return int(self._write(write))
+
+    def mark_done_up_to(self, store_id: str, seq: int, sent: Sequence[int]) -> int:
+        """``{"up_to_seq": N}``: every row of ``sent`` (published seqs) up to N is stored."""
+        return self.mark_done(store_id, self._msg_ids(store_id, [q for q in sent if q <= seq]))
+
+    def _msg_ids(self, store_id: str, seqs: Sequence[int]) -> list[str]:
+        if not seqs:
+            return []
+        with self.store.read() as conn:
+            return [
+                str(mid)
+                for (mid,) in conn.execute(
+                    f"SELECT msg_id FROM outbox WHERE store_id = ? AND seq IN ({','.join('?' * len(seqs))})",
+                    (store_id, *seqs),
+                )
+            ]
+
+    def mark_parked(self, store_id: str, parked: Sequence[tuple[str, str]]) -> int:
+        if not parked:
+            return 0
+        now = _now()
+
+        def write(conn: apsw.Connection) -> int:
+            n = 0
+            with conn:
+                for mid, reason in parked:
+                    conn.execute(
+                        "UPDATE outbox SET state = 'parked', reason = ?, done_at = ? WHERE store_id = ? "
+                        "AND msg_id = ? AND state = 'pending'",
+                        (reason, now, store_id, mid),
+                    )
+                    n += conn.changes()
+            return n
+
+        n = int(self._write(write))
+        for mid, reason in parked:
+            logger.warning("the hub parked summary %s: %s (it is not sent again)", mid, reason)
+        return n
+
+
+def _same(conn: apsw.Connection, store_id: str, key: str, body: dict[str, Any]) -> bool:
+    row = conn.execute(
+        "SELECT body_hash FROM outbox WHERE store_id = ? AND key = ?", (store_id, key)
+    ).fetchone()
+    return row is not None and row[0] == body_hash(body)
