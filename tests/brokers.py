@@ -92,9 +92,29 @@ def mosquitto_available() -> bool:
     return bool(shutil.which("mosquitto") or os.path.exists("/usr/sbin/mosquitto"))
 
 
+def password_file(dir: Path, users: dict[str, str]) -> Path:
+    """A Mosquitto password file for ``users`` (name -> password), written by ``mosquitto_passwd -b``."""
+    exe = shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd"
+    path = dir / "passwords"
+    path.unlink(missing_ok=True)
+    for i, (name, password) in enumerate(users.items()):
+        args = [exe, "-b", *(["-c"] if i == 0 else []), str(path), name, password]
+        subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    path.chmod(0o600)
+    return path
+
+
 @contextlib.contextmanager
-def running_mosquitto(dir: Path, *, persistence: bool = False, extra: str = "") -> Iterator[Mosquitto]:
+def running_mosquitto(
+    dir: Path, *, persistence: bool = False, extra: str = "", users: dict[str, str] | None = None
+) -> Iterator[Mosquitto]:
+    """Mosquitto on a free port; with ``users`` (name -> password) anonymous clients are refused
+    and only those users may connect."""
     dir.mkdir(parents=True, exist_ok=True)
+    if users:
+        # mosquitto started as root drops to its own user before reading the password file
+        run_as = "user root\n" if os.geteuid() == 0 else ""
+        extra = f"{run_as}allow_anonymous false\npassword_file {password_file(dir, users)}\n" + extra
     broker = Mosquitto(dir, free_port(), persistence, extra).start()
     try:
         yield broker

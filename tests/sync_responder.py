@@ -23,6 +23,8 @@ from edge.sync import messages as m
 class Responder:
     port: int
     client_id: str = "adamm-test-hub"
+    username: str | None = None
+    password: str | None = None
     #: receipt only every n-th message (0: never receipt); a callable may park some
     receipt: bool = True
     park: Callable[[m.Summary], str | None] | None = None
@@ -41,6 +43,8 @@ class Responder:
         c = paho.Client(
             CallbackAPIVersion.VERSION2, client_id=self.client_id, protocol=MQTTProtocolVersion.MQTTv5
         )
+        if self.username is not None:
+            c.username_pw_set(self.username, self.password)
         c.on_connect = self._on_connect
         c.on_message = self._on_message
         self.client = c

@@ -255,6 +255,7 @@ class SyncRun:
         self.resend_after_s = resend_after_s
         self.progress = progress
         self.syncs: dict[str, StoreSync] = {}
+        self._deferred = 0
 
     def _say(self, text: str) -> None:
         if self.progress is not None:
@@ -283,6 +284,7 @@ class SyncRun:
 
     def derive(self) -> None:
         rep = self.outbox.derive()
+        self._deferred = rep.deferred
         if rep.days:
             self._say(
                 f"summarised {rep.days} days: {rep.new} new, {rep.replaced} newer versions, "
@@ -315,6 +317,14 @@ class SyncRun:
                 left = {sid: self.outbox.open_below(sid, q) for sid, q in targets.items()}
                 connected = all(s.link.connected.is_set() for s in self.syncs.values())
                 if sum(left.values()) == 0 and connected:
+                    if self._deferred:  # the outbox was full: summarise the days that waited
+                        self.derive()
+                        self._ensure_syncs()
+                        targets = {sid: self.outbox.max_pending_seq(sid) for sid in self.syncs}
+                        more = sum(self.outbox.open_below(sid, q) for sid, q in targets.items())
+                        total += more
+                        self._say(f"{more} more summaries to send")
+                        continue
                     self._say(f"all {total} summaries confirmed by the hub")
                     return self.counts()
                 now = time.monotonic()
