@@ -24,13 +24,13 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from brokers import free_port, mosquitto_available, running_mosquitto
+from sync_responder import Responder
 
 from edge.memory.store import Store
 from edge.sim import SimConfig, simulate
 from edge.sync import messages as m
 from edge.sync.outbox import Outbox, enqueue_fact
-from brokers import free_port, mosquitto_available, running_mosquitto
-from sync_responder import Responder
 
 pytestmark = pytest.mark.skipif(not mosquitto_available(), reason="mosquitto is not installed")
 
