@@ -139,6 +139,7 @@ class AdammDaemon:
         self.pos: PosWatcher | None = None
         self.writer: EventWriter | None = None
         self.heartbeat: Heartbeat | None = None
+        self.sync: Any = None  # edge.daemon.sync.SyncWorker when [sync] is configured
         self.events_q: queue.Queue[Any] = queue.Queue(maxsize=1000)
         self.summary = RunSummary()
         self._own_sink = sink is None
@@ -155,6 +156,7 @@ class AdammDaemon:
             self.start_workers()
             self.start_capture()
             self.start_heartbeat()
+            self.start_sync()
             self._started = True
             self.wait()
         finally:
@@ -367,6 +369,18 @@ class AdammDaemon:
         )
         self.heartbeat.start()
 
+    def start_sync(self) -> None:
+        """The sync worker (:mod:`edge.daemon.sync`) when the config has ``[sync]`` and the sink
+        is the memory store (one MQTT connection per store for the whole process)."""
+        store = getattr(self.sink, "store", None)
+        if self.config.sync is None or store is None:
+            return
+        from edge.daemon.sync import SyncWorker
+
+        self.sync = SyncWorker(store, self.config.sync)
+        self.sync.start()
+        logger.info("sync to %s started", self.sync.settings.address.url)
+
     # ---- running ------------------------------------------------------------------------
     def wait(self) -> None:
         """Until stop is requested, or (``until_eof``) every source has ended and all is written."""
@@ -406,6 +420,8 @@ class AdammDaemon:
                 logger.error("%s did not finish its queue in 60 s", w.name)
         if self.writer is not None and self.writer.ident is not None:
             self.writer.join(timeout=60)
+        if self.sync is not None:
+            self.sync.stop()  # after the writer: what it committed is summarised once more
         self.hb_stop.set()
         if self.heartbeat is not None:
             self.heartbeat.join(timeout=10)
@@ -466,4 +482,9 @@ class AdammDaemon:
             if final:
                 st["state"] = "stopped"
             rows.append(component_row(self.pos.name, "pos", st))
+        if self.sync is not None:
+            st = self.sync.status()
+            if final and st["state"] != "failed":
+                st["state"] = "stopped"
+            rows.append(component_row("sync", "sync", st))
         return rows
