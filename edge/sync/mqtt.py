@@ -23,6 +23,7 @@ API:
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import random
@@ -229,6 +230,7 @@ class Link:
         c.on_publish = self._handle_publish
         c.on_message = self._handle_message
         self._client = c
+        self._publish_props = Properties(PacketTypes.PUBLISH)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -303,7 +305,7 @@ class Link:
             return None
         props = None
         if user_properties:
-            props = Properties(PacketTypes.PUBLISH)
+            props = copy.copy(self._publish_props)  # cheaper than building Properties each time
             props.UserProperty = [(k, v) for k, v in user_properties.items()]
         info = self._client.publish(topic, payload, qos=qos, retain=retain, properties=props)
         if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_QUEUE_SIZE):

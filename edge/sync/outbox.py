@@ -3,11 +3,13 @@
 Tables (:mod:`edge.memory.db.migrations`):
 
 - ``outbox``: one row per ``(store_id, key)`` holding the key's latest summary: ``version``,
-  ``body_hash``, ``msg_id``, the encoded message (``payload``), ``state`` (``pending`` until the
+  ``body_hash``, ``msg_id``, ``state`` (``pending`` until the
   hub's receipt says it stored it, then ``done``; ``parked`` when the hub kept it but could not use
   it, with its ``reason``), ``seq`` (publish order: a new version gets a new, higher seq),
   ``attempts``/``sent_at`` (publishing), ``done_at``. A done row stays: it is the key's version
   memory, so a re-derived body equal to the last one is not re-versioned (nor re-sent).
+- ``outbox_payloads``: the encoded message of each pending or parked row, by ``seq`` (deleted
+  when the row is done; a separate table, so the bookkeeping updates stay small).
 - ``sync_dirty``: store-local days whose rollup summaries must be derived again, marked by
   triggers inside the transaction that changed them (events inserted, deleted or changed on a day
   that is not closed, by ``adamm import`` or the daemon's writer; a day closing). ``gen`` counts
@@ -31,11 +33,13 @@ summarised once the hub has confirmed what is pending. Facts (:func:`enqueue_fac
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import apsw
 
@@ -149,15 +153,21 @@ def upsert_summary(
     version = int(row[0]) + 1 if row is not None else 1
     summary = m.make_summary(store_id, kind, key, version, body)
     (seq,) = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM outbox").fetchone()  # type: ignore[misc]
+    if row is not None:
+        conn.execute(
+            "DELETE FROM outbox_payloads WHERE seq = (SELECT seq FROM outbox WHERE store_id = ? AND key = ?)",
+            (store_id, key),
+        )
     conn.execute(
-        "INSERT INTO outbox(store_id, key, seq, kind, version, body_hash, msg_id, payload, state, "
-        "attempts, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?) "
+        "INSERT INTO outbox(store_id, key, seq, kind, version, body_hash, msg_id, state, "
+        "attempts, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?) "
         "ON CONFLICT(store_id, key) DO UPDATE SET seq = excluded.seq, kind = excluded.kind, "
         "version = excluded.version, body_hash = excluded.body_hash, msg_id = excluded.msg_id, "
-        "payload = excluded.payload, state = 'pending', reason = NULL, attempts = 0, "
+        "state = 'pending', reason = NULL, attempts = 0, "
         "created_at = excluded.created_at, sent_at = NULL, done_at = NULL",
-        (store_id, key, int(seq), kind, version, h, summary.msg_id, summary.encode(), now or _now()),
+        (store_id, key, int(seq), kind, version, h, summary.msg_id, now or _now()),
     )
+    conn.execute("INSERT INTO outbox_payloads(seq, payload) VALUES (?, ?)", (int(seq), summary.encode()))
     return "replaced" if row is not None and row[2] == "pending" else "new"
 
 
@@ -330,8 +340,9 @@ class Outbox:
             return [
                 PendingRow(int(q), store_id, str(k), str(mid), bytes(p))
                 for q, k, mid, p in conn.execute(
-                    "SELECT seq, key, msg_id, payload FROM outbox WHERE store_id = ? AND state = 'pending' "
-                    "AND seq > ? ORDER BY seq LIMIT ?",
+                    "SELECT o.seq, o.key, o.msg_id, p.payload FROM outbox AS o JOIN outbox_payloads AS p "
+                    "ON p.seq = o.seq WHERE o.store_id = ? AND o.state = 'pending' AND o.seq > ? "
+                    "ORDER BY o.seq LIMIT ?",
                     (store_id, after_seq, limit),
                 )
             ]
@@ -362,60 +373,60 @@ class Outbox:
             }
         return {k: got.get(k, 0) for k in ("pending", "done", "parked")}
 
-    def mark_sent(self, seqs: Sequence[int]) -> None:
+    def submit_sent(self, seqs: Sequence[int]) -> Future[None] | None:
+        """Record a publish attempt of ``seqs`` (``attempts``, ``sent_at``); returns the writer's
+        future (None when there is nothing to record)."""
         if not seqs:
-            return
+            return None
         now = _now()
 
         def write(conn: apsw.Connection) -> None:
-            with conn:
-                conn.executemany(
-                    "UPDATE outbox SET attempts = attempts + 1, sent_at = ? WHERE seq = ? AND state = 'pending'",
-                    [(now, q) for q in seqs],
-                )
+            conn.execute(
+                "UPDATE outbox SET attempts = attempts + 1, sent_at = ? WHERE state = 'pending' "
+                "AND seq IN (SELECT value FROM json_each(?))",
+                (now, json.dumps(list(seqs))),
+            )
 
-        self._write(write)
+        return cast("Future[None]", self.store.writer.submit(write))
 
     def mark_done(self, store_id: str, msg_ids: Sequence[str]) -> int:
         """Rows the hub has stored: done. Returns how many pending rows that closed."""
-        if not msg_ids:
-            return 0
+        return self.submit_done(store_id, msg_ids).result()
+
+    def submit_done(self, store_id: str, msg_ids: Sequence[str]) -> Future[int]:
+        """:meth:`mark_done` on the writer without waiting: the future's result is the count."""
         now = _now()
 
         def write(conn: apsw.Connection) -> int:
-            n = 0
-            with conn:
-                for mid in dict.fromkeys(msg_ids):
-                    conn.execute(
-                        "UPDATE outbox SET state = 'done', done_at = ? WHERE store_id = ? AND msg_id = ? "
-                        "AND state = 'pending'",
-                        (now, store_id, mid),
-                    )
-                    n += conn.changes()
-            return n
-
-        return int(self._write(write))
-
-    def mark_done_up_to(self, store_id: str, seq: int, sent: Sequence[int]) -> int:
-        """``{"up_to_seq": N}``: every row of ``sent`` (published seqs) up to N is stored."""
-        return self.mark_done(store_id, self._msg_ids(store_id, [q for q in sent if q <= seq]))
-
-    def _msg_ids(self, store_id: str, seqs: Sequence[int]) -> list[str]:
-        if not seqs:
-            return []
-        with self.store.read() as conn:
-            return [
-                str(mid)
-                for (mid,) in conn.execute(
-                    f"SELECT msg_id FROM outbox WHERE store_id = ? AND seq IN ({','.join('?' * len(seqs))})",
-                    (store_id, *seqs),
+            seqs = [
+                int(q)
+                for (q,) in conn.execute(
+                    "SELECT seq FROM outbox WHERE store_id = ? AND state = 'pending' "
+                    "AND msg_id IN (SELECT value FROM json_each(?))",
+                    (store_id, json.dumps(list(msg_ids))),
                 )
             ]
+            if seqs:
+                qs = json.dumps(seqs)
+                conn.execute(
+                    "UPDATE outbox SET state = 'done', done_at = ? WHERE seq IN (SELECT value FROM json_each(?))",
+                    (now, qs),
+                )
+                conn.execute(
+                    "DELETE FROM outbox_payloads WHERE seq IN (SELECT value FROM json_each(?))", (qs,)
+                )
+            return len(seqs)
+
+        return cast("Future[int]", self.store.writer.submit(write))
 
     def mark_parked(self, store_id: str, parked: Sequence[tuple[str, str]]) -> int:
-        if not parked:
-            return 0
+        """Rows the hub parked: parked with its reason (logged). Returns how many."""
+        return self.submit_parked(store_id, parked).result()
+
+    def submit_parked(self, store_id: str, parked: Sequence[tuple[str, str]]) -> Future[int]:
         now = _now()
+        for mid, reason in parked:
+            logger.warning("the hub parked summary %s: %s (it is not sent again)", mid, reason)
 
         def write(conn: apsw.Connection) -> int:
             n = 0
@@ -429,10 +440,7 @@ class Outbox:
                     n += conn.changes()
             return n
 
-        n = int(self._write(write))
-        for mid, reason in parked:
-            logger.warning("the hub parked summary %s: %s (it is not sent again)", mid, reason)
-        return n
+        return cast("Future[int]", self.store.writer.submit(write))
 
 
 def _same(conn: apsw.Connection, store_id: str, key: str, body: dict[str, Any]) -> bool:

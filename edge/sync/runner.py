@@ -23,6 +23,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -33,6 +34,9 @@ from edge.sync.mqtt import Link, LinkSettings, Will
 from edge.sync.outbox import Outbox
 
 logger = logging.getLogger(__name__)
+
+#: see :attr:`StoreSync.window`
+HANDOFF_FACTOR = 10
 
 
 def _now() -> str:
@@ -59,7 +63,11 @@ class SyncCounts:
 
 
 class StoreSync:
-    """One store's session: its own :class:`Link` (client id ``adamm-edge-{store_id}``)."""
+    """One store's session: its own :class:`Link` (client id ``adamm-edge-{store_id}``).
+
+    :meth:`pump` never waits on the store's writer: publish attempts and receipts are written by
+    the writer thread in the background (their futures are collected by later pumps), and rows whose
+    receipt is being written are not published again meanwhile."""
 
     def __init__(
         self,
@@ -69,12 +77,18 @@ class StoreSync:
         *,
         window: int = 100,
         resend_after_s: float = 30.0,
+        wake: threading.Event | None = None,
     ) -> None:
         self.outbox = outbox
         self.store_id = store_id
-        self.window = max(1, window)
+        #: summaries handed to the client awaiting PUBACK: a few times the client's on-the-wire
+        #: window (``window``), so the client always has the next ones queued
+        self.window = max(1, window) * HANDOFF_FACTOR
+        self._batch = max(1, min(100, self.window // 4))
         self.resend_after_s = resend_after_s
         self.counts = SyncCounts()
+        #: set by the network thread when something arrives (receipt, PUBACK, connect)
+        self.wake = wake or threading.Event()
         self._receipts: queue.SimpleQueue[bytes] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._inflight: dict[int, int] = {}  # mid -> seq, PUBACK pending
@@ -82,6 +96,9 @@ class StoreSync:
         self._early: dict[int, tuple[bool, str]] = {}  # PUBACKs of mids not recorded yet
         self._sent: dict[int, tuple[str, float]] = {}  # seq -> (msg_id, when), not yet confirmed
         self._by_msg: dict[str, int] = {}
+        #: background writes: (future, kind, seqs it closes)
+        self._writes: list[tuple[Future[Any], str, tuple[int, ...]]] = []
+        self._closing: set[int] = set()  # seqs whose receipt is being written
         self._cursor = 0
         self._connects = 0
         self._handled_connects = 0
@@ -101,9 +118,11 @@ class StoreSync:
     def _on_connected(self, session_present: bool) -> None:
         with self._lock:
             self._connects += 1
+        self.wake.set()
 
     def _on_message(self, topic: str, payload: bytes, props: Any) -> None:
         self._receipts.put(payload)
+        self.wake.set()
 
     def _on_puback(self, mid: int, ok: bool, reason: str) -> None:
         with self._lock:
@@ -118,6 +137,10 @@ class StoreSync:
                 entry = self._sent.pop(seq, None)
                 if entry is not None:
                     self._by_msg.pop(entry[0], None)
+            # wake the publisher once a batch has room, not at every PUBACK
+            room = self.window - len(self._inflight)
+        if room >= self._batch or not ok:
+            self.wake.set()
 
     # -- the caller's thread --------------------------------------------------------------------
 
@@ -125,11 +148,44 @@ class StoreSync:
         self.link.start()
 
     def close(self) -> None:
+        self.flush()
         self.link.close(final=(self.status_topic, m.status_payload("offline", _now()), True))
+
+    @property
+    def quiet(self) -> bool:
+        """Nothing published is waiting for a PUBACK or a receipt."""
+        with self._lock:
+            return not self._inflight and not self._sent
+
+    @property
+    def busy(self) -> bool:
+        """Background writes not finished yet (the outbox's counts may be behind)."""
+        return bool(self._writes)
+
+    def flush(self) -> None:
+        """Wait for the background writes."""
+        for fut, _kind, _seqs in list(self._writes):
+            fut.exception()
+        self._collect()
+
+    def _collect(self) -> None:
+        keep = []
+        for fut, kind, seqs in self._writes:
+            if not fut.done():
+                keep.append((fut, kind, seqs))
+                continue
+            n = fut.result()  # a failed write raises here (StoreError: exit 3)
+            if kind == "done":
+                self.counts.confirmed += int(n)
+            elif kind == "parked":
+                self.counts.parked += int(n)
+            self._closing.difference_update(seqs)
+        self._writes = keep
 
     def pump(self) -> bool:
         """Handle receipts and reconnects, publish what the window allows. True when it did work."""
         worked = False
+        self._collect()
         with self._lock:
             reconnected = self._connects != self._handled_connects
             self._handled_connects = self._connects
@@ -168,33 +224,36 @@ class StoreSync:
                 up_to = max(up_to or 0, r.up_to_seq)
         if not stored and not parked and up_to is None:
             return False
-        if up_to is not None:
-            with self._lock:
-                covered = [q for q in self._sent if q <= up_to]
-            self.counts.confirmed += self.outbox.mark_done_up_to(self.store_id, up_to, covered)
-            with self._lock:
-                for q in covered:
-                    entry = self._sent.pop(q, None)
-                    if entry is not None:
-                        self._by_msg.pop(entry[0], None)
-        if stored:
-            self.counts.confirmed += self.outbox.mark_done(self.store_id, stored)
-        if parked:
-            self.counts.parked += self.outbox.mark_parked(self.store_id, parked)
         with self._lock:
-            for mid in [*stored, *(p[0] for p in parked)]:
-                seq = self._by_msg.pop(mid, None)
-                if seq is not None:
-                    self._sent.pop(seq, None)
+            if up_to is not None:  # every summary sent with a seq up to N is stored
+                stored.extend(mid for q, (mid, _t) in self._sent.items() if q <= up_to)
+
+            def close(ids: list[str]) -> tuple[int, ...]:
+                seqs = []
+                for mid in ids:
+                    q = self._by_msg.pop(mid, None)
+                    if q is not None:
+                        self._sent.pop(q, None)
+                        seqs.append(q)
+                return tuple(seqs)
+
+            stored_seqs = close(stored)
+            parked_seqs = close([p[0] for p in parked])
+        self._closing.update(stored_seqs, parked_seqs)
+        if stored:
+            self._writes.append((self.outbox.submit_done(self.store_id, stored), "done", stored_seqs))
+        if parked:
+            self._writes.append((self.outbox.submit_parked(self.store_id, parked), "parked", parked_seqs))
         return True
 
     def _publish_more(self) -> bool:
         if not self.link.connected.is_set():
             return False
         with self._lock:
-            room = self.window - len(self._inflight)
-        if room <= 0:
-            return False
+            inflight = len(self._inflight)
+        room = self.window - inflight
+        if room <= 0 or (inflight and room < self._batch):
+            return False  # publish in batches: one read and one write per batch
         rows = self.outbox.pending(self.store_id, self._cursor, limit=max(room, 1) * 2)
         now = time.monotonic()
         if not rows:
@@ -204,21 +263,25 @@ class StoreSync:
                 self._cursor = 0  # rescan: re-send what the hub has not confirmed in time
             return False
         published: list[int] = []
+        stamp = b',"sent_at":"' + _now().encode() + b'"}'
+        topic = m.summary_topic(self.store_id)
         for row in rows:
-            self._cursor = row.seq
+            if row.seq in self._closing:
+                self._cursor = row.seq
+                continue
             with self._lock:
                 entry = self._sent.get(row.seq)
                 if entry is not None and entry[0] == row.msg_id and now - entry[1] < self.resend_after_s:
+                    self._cursor = row.seq
                     continue
                 if len(self._inflight) >= self.window:
-                    self._cursor = row.seq - 1
                     break
-            payload = row.payload[:-1] + b',"sent_at":"' + _now().encode() + b'"}'
             mid = self.link.publish(
-                m.summary_topic(self.store_id), payload, qos=1, user_properties={"seq": str(row.seq)}
+                topic, row.payload[:-1] + stamp, qos=1, user_properties={"seq": str(row.seq)}
             )
             if mid is None:
                 break
+            self._cursor = row.seq
             with self._lock:
                 self._sent[row.seq] = (row.msg_id, now)
                 self._by_msg[row.msg_id] = row.seq
@@ -231,7 +294,9 @@ class StoreSync:
                     self._sent.pop(row.seq, None)
                     self._by_msg.pop(row.msg_id, None)
             published.append(row.seq)
-        self.outbox.mark_sent(published)
+        fut = self.outbox.submit_sent(published)
+        if fut is not None:
+            self._writes.append((fut, "sent", ()))
         return bool(published)
 
 
@@ -256,6 +321,7 @@ class SyncRun:
         self.progress = progress
         self.syncs: dict[str, StoreSync] = {}
         self._deferred = 0
+        self.wake = threading.Event()
 
     def _say(self, text: str) -> None:
         if self.progress is not None:
@@ -268,7 +334,12 @@ class SyncRun:
                     logger.error("store id %r cannot be an MQTT topic level: it is not synced", sid)
                     continue
                 s = StoreSync(
-                    self.outbox, sid, self.settings, window=self.window, resend_after_s=self.resend_after_s
+                    self.outbox,
+                    sid,
+                    self.settings,
+                    window=self.window,
+                    resend_after_s=self.resend_after_s,
+                    wake=self.wake,
                 )
                 s.start()
                 self.syncs[sid] = s
@@ -276,6 +347,7 @@ class SyncRun:
     def counts(self) -> SyncCounts:
         total = SyncCounts()
         for s in self.syncs.values():
+            s.flush()
             total.published += s.counts.published
             total.confirmed += s.counts.confirmed
             total.parked += s.counts.parked
@@ -308,26 +380,33 @@ class SyncRun:
             targets = {sid: self.outbox.max_pending_seq(sid) for sid in self.syncs}
             total = sum(self.outbox.open_below(sid, q) for sid, q in targets.items())
             self._say(f"{total} summaries to send for {len(self.syncs)} store(s)")
-            last_report = started
+            last_report = last_check = started
+            left = dict.fromkeys(targets, 1)
             while True:
                 self._check_fatal()
+                self.wake.clear()
                 worked = False
                 for s in self.syncs.values():
                     worked |= s.pump()
-                left = {sid: self.outbox.open_below(sid, q) for sid, q in targets.items()}
+                now = time.monotonic()
+                idle = not any(s.busy for s in self.syncs.values())
+                quiet = all(s.quiet for s in self.syncs.values())
+                if idle and (now - last_check >= 0.2 or (worked and quiet)):
+                    last_check = now
+                    left = {sid: self.outbox.open_below(sid, q) for sid, q in targets.items()}
                 connected = all(s.link.connected.is_set() for s in self.syncs.values())
-                if sum(left.values()) == 0 and connected:
+                if idle and sum(left.values()) == 0 and connected:
                     if self._deferred:  # the outbox was full: summarise the days that waited
                         self.derive()
                         self._ensure_syncs()
                         targets = {sid: self.outbox.max_pending_seq(sid) for sid in self.syncs}
                         more = sum(self.outbox.open_below(sid, q) for sid, q in targets.items())
                         total += more
+                        left = dict.fromkeys(targets, 1)
                         self._say(f"{more} more summaries to send")
                         continue
                     self._say(f"all {total} summaries confirmed by the hub")
                     return self.counts()
-                now = time.monotonic()
                 if now >= deadline:
                     never = [s for s in self.syncs.values() if not s.link.connected.is_set()]
                     if never:
@@ -341,7 +420,7 @@ class SyncRun:
                     last_report = now
                     self._say(f"{total - sum(left.values())} of {total} confirmed")
                 if not worked:
-                    time.sleep(0.02)
+                    self.wake.wait(0.05)
         finally:
             self.close()
 
@@ -356,11 +435,12 @@ class SyncRun:
                     self._ensure_syncs()
                     next_derive = now + interval_s
                 self._check_fatal()
+                self.wake.clear()
                 worked = False
                 for s in self.syncs.values():
                     worked |= s.pump()
                 if not worked:
-                    stop.wait(0.05)
+                    self.wake.wait(0.1)
         finally:
             self.close()
 

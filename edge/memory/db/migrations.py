@@ -379,7 +379,8 @@ UPDATE rollup_state SET stale = 1;
 
 #: the sync outbox (edge.sync.outbox; replaces the unused ``outbox`` of 0001): one row per summary
 #: key and store with the key's latest version (``state`` pending until the hub's receipt, then
-#: done or parked), and ``sync_dirty``, the store-local days whose rollup summaries must be derived
+#: done or parked); the encoded message of a pending or parked row in ``outbox_payloads`` by its
+#: ``seq`` (apart, so marking a row sent or done does not rewrite its kilobytes), and ``sync_dirty``, the store-local days whose rollup summaries must be derived
 #: again. Triggers mark a day dirty in the same transaction as the change: an event inserted,
 #: deleted or changed on a day that is not closed (every writer: ``adamm import``, the daemon's
 #: writer), and a day's state changing (closing a day). ``gen`` counts the changes, so a sync
@@ -395,7 +396,6 @@ CREATE TABLE outbox (
     version INTEGER NOT NULL,
     body_hash TEXT NOT NULL,
     msg_id TEXT NOT NULL,
-    payload BLOB NOT NULL,
     state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'parked')),
     reason TEXT,
     attempts INTEGER NOT NULL DEFAULT 0,
@@ -406,6 +406,10 @@ CREATE TABLE outbox (
 ) STRICT;
 CREATE INDEX outbox_pending ON outbox(store_id, seq) WHERE state = 'pending';
 CREATE INDEX outbox_msg ON outbox(msg_id);
+CREATE TABLE outbox_payloads (
+    seq INTEGER PRIMARY KEY,
+    payload BLOB NOT NULL
+) STRICT;
 CREATE TABLE sync_dirty (
     store_id TEXT NOT NULL,
     local_date TEXT NOT NULL,
