@@ -25,6 +25,7 @@ class Responder:
     client_id: str = "adamm-test-hub"
     username: str | None = None
     password: str | None = None
+    tls_ca: str | None = None
     #: receipt only every n-th message (0: never receipt); a callable may park some
     receipt: bool = True
     park: Callable[[m.Summary], str | None] | None = None
@@ -43,6 +44,8 @@ class Responder:
         c = paho.Client(
             CallbackAPIVersion.VERSION2, client_id=self.client_id, protocol=MQTTProtocolVersion.MQTTv5
         )
+        if self.tls_ca is not None:
+            c.tls_set(ca_certs=self.tls_ca)
         if self.username is not None:
             c.username_pw_set(self.username, self.password)
         c.on_connect = self._on_connect

@@ -24,7 +24,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from brokers import free_port, mosquitto_available, running_mosquitto
+from brokers import free_port, make_certificates, mosquitto_available, running_mosquitto
 from sync_responder import Responder
 
 from edge.memory.store import Store
@@ -389,3 +389,18 @@ def test_enqueued_facts_sync_scrubbed_and_versioned(db: Path, broker: Any, hub: 
     assert s.kind == "fact" and s.version == 2 and s.body["valid_to"] == "2025-10-01"
     assert "13812345678" not in s.body["statement"]["zh"] and "***" in s.body["statement"]["zh"]
     assert hub.received == DAYS * len(m.ROLLUP_SLICES) + 1  # version 1 was replaced before it went out
+
+
+def test_tls_with_the_ca_from_the_environment(db: Path, tmp_path: Path) -> None:
+    ca, cert, key = make_certificates(tmp_path / "pki")
+    with running_mosquitto(tmp_path / "mq", tls=(cert, key)) as mq:
+        url = f"mqtts://127.0.0.1:{mq.port}"
+        # without the CA the broker's certificate is not trusted: unreachable, exit 3
+        out = sync(db, url, "--once", "--timeout", "2", timeout=60)
+        assert out.returncode == 3 and "unreachable" in out.stderr
+        hub = Responder(mq.port, tls_ca=str(ca)).start()
+        try:
+            got = result(sync(db, url, "--once", env={"ADAMM_MQTT_CA": str(ca)}))
+        finally:
+            hub.stop()
+        assert got["confirmed"] == DAYS * len(m.ROLLUP_SLICES) and got["pending"] == 0

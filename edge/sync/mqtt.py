@@ -12,7 +12,7 @@ API:
   ``ADAMM_MQTT_USERNAME`` / ``ADAMM_MQTT_PASSWORD`` / ``ADAMM_MQTT_CA`` filling what it leaves
   empty (never from the command line).
 - :class:`Link` one MQTT 5 connection: persistent session (``clean_start=False``, Session Expiry
-  Interval), optional last will, TLS for ``mqtts``, reconnect with exponential backoff and full
+  Interval), optional last will, TLS for ``mqtts``, reconnect with exponential backoff and
   jitter (:class:`Backoff`), subscriptions renewed on every connect, every reason code checked
   (CONNACK, SUBACK, PUBACK). Bad credentials ("Bad user name or password", "Not authorized")
   stop it at once with :class:`~edge.errors.BrokerAuthError`. Callbacks run on paho's network
@@ -119,9 +119,9 @@ def credentials(
 
 
 class Backoff:
-    """Exponential backoff with full jitter: the n-th wait is uniform in
-    ``[0, min(maximum, initial * 2**n)]`` (so a fleet of stores reconnecting after a broker restart
-    spreads out); :meth:`reset` after a successful connect."""
+    """Exponential backoff with jitter: the n-th wait is uniform in
+    ``[initial / 2, min(maximum, initial * 2**n)]`` (so a fleet of stores reconnecting after a
+    broker restart spreads out); :meth:`reset` after a successful connect."""
 
     def __init__(self, initial_s: float = 0.5, maximum_s: float = 30.0, rng: random.Random | None = None):
         self.initial_s = max(0.01, float(initial_s))
