@@ -404,3 +404,44 @@ def test_tls_with_the_ca_from_the_environment(db: Path, tmp_path: Path) -> None:
         finally:
             hub.stop()
         assert got["confirmed"] == DAYS * len(m.ROLLUP_SLICES) and got["pending"] == 0
+
+
+def test_closed_days_sync_as_closed_and_deleting_their_events_changes_nothing(
+    db: Path, base: Any, broker: Any, hub: Responder
+) -> None:
+    from edge.memory.db.connect import connect
+    from edge.memory.rollup import build as rollup
+
+    result(sync(db, broker.url, "--once"))
+    days = sorted({d for d, _ in expected(base[1])})
+    conn = connect(db)
+    try:
+        assert rollup.close_days(conn, days[3]) == 3
+    finally:
+        conn.close()
+    result(sync(db, broker.url, "--once"))
+    for d in days[:3]:
+        s = hub.latest[(STORE, m.rollup_key(d, "total"))]
+        assert s.version == 2 and s.body["closed"] is True
+    conn = connect(db)
+    try:  # the closed days' events archived (the rollup is their record), an open day emptied
+        conn.execute("DELETE FROM events WHERE local_date < ?", (days[3],))
+        conn.execute("DELETE FROM events WHERE local_date = ?", (days[-1],))
+    finally:
+        conn.close()
+    got = result(sync(db, broker.url, "--once"))
+    assert got["confirmed"] == len(m.ROLLUP_SLICES)  # only the emptied day's summaries changed
+    for d in days[:3]:
+        assert hub.latest[(STORE, m.rollup_key(d, "total"))].version == 2
+        cats = hub.latest[(STORE, m.rollup_key(d, "product_category"))].body["rows"]
+        assert all(r["bill_sq"] > 0 for r in cats if r["event_type"] == "purchase")
+    assert hub.latest[(STORE, m.rollup_key(days[-1], "total"))].body["rows"] == []
+    assert hub.latest[(STORE, m.rollup_key(days[3], "total"))].version == 1  # untouched
+    zone = ZoneInfo(TZ)
+    kept = [
+        e
+        for e in base[1]
+        if datetime.fromisoformat(e["timestamp"].replace("Z", "+00:00")).astimezone(zone).date().isoformat()
+        != days[-1]
+    ]
+    assert_totals(hub, kept)

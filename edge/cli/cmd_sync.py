@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 signal.signal(sig, on_signal)
             progress(f"syncing to {address.url} until stopped (Ctrl-C)")
-            sync.forever(stop, cfg.interval_s)
+            sync.forever(stop, cfg.interval_s, cfg.open_day_interval_s)
             counts = sync.counts()
     if args.json:
         print(json.dumps(counts.as_dict()))

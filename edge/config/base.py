@@ -145,6 +145,13 @@ class SyncConfig(Section):
         title="Sync interval",
         description="seconds between two derivations of pending rollups in the daemon's sync worker",
     )
+    open_day_interval_s: float = Field(
+        900.0,
+        gt=0,
+        title="Current-day interval",
+        description="the daemon summarises the store's current (still filling) day at most this often "
+        "(seconds): each time is a new version of its six summaries on the wire",
+    )
     max_pending: int = Field(
         20000,
         ge=10,

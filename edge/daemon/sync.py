@@ -68,7 +68,7 @@ class SyncWorker(threading.Thread):
         self.state = "running"
         while not self._halt.is_set():
             try:
-                self.run_.forever(self._halt, self.cfg.interval_s)
+                self.run_.forever(self._halt, self.cfg.interval_s, self.cfg.open_day_interval_s)
             except BrokerAuthError as exc:
                 self.state, self.error = "failed", str(exc)
                 logger.error("sync stopped: %s", exc)

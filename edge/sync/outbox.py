@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -159,13 +159,23 @@ def upsert_summary(
             (store_id, key),
         )
     conn.execute(
-        "INSERT INTO outbox(store_id, key, seq, kind, version, body_hash, msg_id, state, "
-        "attempts, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?) "
+        "INSERT INTO outbox(store_id, key, seq, kind, version, body_hash, msg_id, closed, state, "
+        "attempts, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?) "
         "ON CONFLICT(store_id, key) DO UPDATE SET seq = excluded.seq, kind = excluded.kind, "
         "version = excluded.version, body_hash = excluded.body_hash, msg_id = excluded.msg_id, "
-        "state = 'pending', reason = NULL, attempts = 0, "
+        "closed = excluded.closed, state = 'pending', reason = NULL, attempts = 0, "
         "created_at = excluded.created_at, sent_at = NULL, done_at = NULL",
-        (store_id, key, int(seq), kind, version, h, summary.msg_id, now or _now()),
+        (
+            store_id,
+            key,
+            int(seq),
+            kind,
+            version,
+            h,
+            summary.msg_id,
+            int(body.get("closed") is True),
+            now or _now(),
+        ),
     )
     conn.execute("INSERT INTO outbox_payloads(seq, payload) VALUES (?, ?)", (int(seq), summary.encode()))
     return "replaced" if row is not None and row[2] == "pending" else "new"
@@ -249,10 +259,12 @@ class Outbox:
                 )
             ]
 
-    def derive(self) -> DeriveReport:
-        """Turn the dirty days into rollup summaries (oldest first), bounded (module docstring)."""
+    def derive(self, wait: Callable[[str, str], bool] | None = None) -> DeriveReport:
+        """Turn the dirty days into rollup summaries (oldest first), bounded (module docstring).
+        ``wait(store_id, day)`` true leaves that day marked for a later run (the daemon summarises
+        the store's current day less often)."""
         report = DeriveReport()
-        days = self.dirty_days()
+        days = [d for d in self.dirty_days() if wait is None or not wait(d[0], d[1])]
         if not days:
             return report
         if self._source is None:
@@ -277,8 +289,23 @@ class Outbox:
                         "SELECT store_id, local_date FROM rollup_days WHERE state = 'closed'"
                     )
                 }
+            with self.store.read() as conn:
+                # a closed day already summarised as closed is final: its rollup is the record
+                final = {
+                    (str(s), str(k)[7:17])
+                    for s, k in conn.execute(
+                        "SELECT store_id, key FROM outbox WHERE closed = 1 AND key LIKE 'rollup/%/total'"
+                    )
+                }
             computed = [
-                (s, d, g, day_bodies(self._source, s, d, self.store.timezone(s), (s, d) in closed))
+                (
+                    s,
+                    d,
+                    g,
+                    None
+                    if (s, d) in closed and (s, d) in final
+                    else day_bodies(self._source, s, d, self.store.timezone(s), (s, d) in closed),
+                )
                 for s, d, g in chunk
             ]
 
@@ -287,6 +314,13 @@ class Outbox:
                 with conn:
                     pending = pending_count(conn)
                     for s, d, g, bodies in computed:
+                        if bodies is None:  # final already (see above): only the mark goes
+                            conn.execute(
+                                "DELETE FROM sync_dirty WHERE store_id = ? AND local_date = ? AND gen = ?",
+                                (s, d, g),
+                            )
+                            report.days += 1
+                            continue
                         keys = [m.rollup_key(d, sl) for sl in bodies]
                         already = {
                             str(k)

@@ -27,6 +27,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from edge.errors import BrokerUnreachable
 from edge.sync import messages as m
@@ -150,6 +151,12 @@ class StoreSync:
     def close(self) -> None:
         self.flush()
         self.link.close(final=(self.status_topic, m.status_payload("offline", _now()), True))
+
+    @property
+    def has_connected(self) -> bool:
+        """The broker accepted this session at least once in this run."""
+        with self._lock:
+            return self._connects > 0
 
     @property
     def quiet(self) -> bool:
@@ -354,8 +361,8 @@ class SyncRun:
         total.pending = self.outbox.counts()["pending"]
         return total
 
-    def derive(self) -> None:
-        rep = self.outbox.derive()
+    def derive(self, wait: Callable[[str, str], bool] | None = None) -> None:
+        rep = self.outbox.derive(wait)
         self._deferred = rep.deferred
         if rep.days:
             self._say(
@@ -394,7 +401,7 @@ class SyncRun:
                 if idle and (now - last_check >= 0.2 or (worked and quiet)):
                     last_check = now
                     left = {sid: self.outbox.open_below(sid, q) for sid, q in targets.items()}
-                connected = all(s.link.connected.is_set() for s in self.syncs.values())
+                connected = all(s.has_connected for s in self.syncs.values())
                 if idle and sum(left.values()) == 0 and connected:
                     if self._deferred:  # the outbox was full: summarise the days that waited
                         self.derive()
@@ -408,9 +415,9 @@ class SyncRun:
                     self._say(f"all {total} summaries confirmed by the hub")
                     return self.counts()
                 if now >= deadline:
-                    never = [s for s in self.syncs.values() if not s.link.connected.is_set()]
-                    if never:
-                        raise never[0].link.unreachable(timeout)
+                    down = [s for s in self.syncs.values() if not s.link.connected.is_set()]
+                    if down:  # never connected, or lost and not back within the time
+                        raise down[0].link.unreachable(timeout)
                     raise BrokerUnreachable(
                         f"the hub has not confirmed {sum(left.values())} of {total} summaries within {timeout:g} s",
                         hint="they stay pending and are sent again next time; check that adamm-hub serve "
@@ -424,14 +431,31 @@ class SyncRun:
         finally:
             self.close()
 
-    def forever(self, stop: threading.Event, interval_s: float) -> None:
-        """Derive every ``interval_s`` and keep publishing until ``stop`` is set."""
+    def forever(
+        self, stop: threading.Event, interval_s: float, open_day_interval_s: float | None = None
+    ) -> None:
+        """Derive every ``interval_s`` and keep publishing until ``stop`` is set. A store's current
+        store-local day (still filling) is summarised at most every ``open_day_interval_s`` (default:
+        ``interval_s``): each summary of it is a full new version on the wire."""
         next_derive = 0.0
+        open_every = interval_s if open_day_interval_s is None else open_day_interval_s
+        last_today: dict[tuple[str, str], float] = {}
+
+        def wait(store_id: str, day: str) -> bool:
+            if day != datetime.now(ZoneInfo(self.store.timezone(store_id))).date().isoformat():
+                return False
+            last = last_today.get((store_id, day))
+            now = time.monotonic()
+            if last is not None and now - last < open_every:
+                return True
+            last_today[(store_id, day)] = now
+            return False
+
         try:
             while not stop.is_set():
                 now = time.monotonic()
                 if now >= next_derive:
-                    self.derive()
+                    self.derive(wait)
                     self._ensure_syncs()
                     next_derive = now + interval_s
                 self._check_fatal()

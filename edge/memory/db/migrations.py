@@ -396,6 +396,7 @@ CREATE TABLE outbox (
     version INTEGER NOT NULL,
     body_hash TEXT NOT NULL,
     msg_id TEXT NOT NULL,
+    closed INTEGER NOT NULL DEFAULT 0,
     state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'parked')),
     reason TEXT,
     attempts INTEGER NOT NULL DEFAULT 0,
