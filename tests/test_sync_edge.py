@@ -445,3 +445,21 @@ def test_closed_days_sync_as_closed_and_deleting_their_events_changes_nothing(
         != days[-1]
     ]
     assert_totals(hub, kept)
+
+
+def test_sync_without_once_runs_until_sigterm_and_says_offline(db: Path, broker: Any, hub: Responder) -> None:
+    keys = DAYS * len(m.ROLLUP_SLICES)
+    proc = sync_popen(db, broker.url)
+    try:
+        assert hub.wait(lambda: len(hub.latest) == keys, timeout=60)
+        assert hub.wait(lambda: hub.statuses.get(STORE, {}).get("state") == "online")
+        # confirmed rows are marked done in the background; wait for the outbox to say so
+        deadline = time.monotonic() + 60
+        while outbox_counts(db)["pending"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert json.loads(out) == {"published": keys, "confirmed": keys, "parked": 0, "pending": 0}
+    assert hub.wait(lambda: hub.statuses.get(STORE, {}).get("state") == "offline")

@@ -128,7 +128,10 @@ class StoreSync:
     def _on_puback(self, mid: int, ok: bool, reason: str) -> None:
         with self._lock:
             seq = self._inflight.pop(mid, None)
-            if seq is None:  # came back before publish() returned its mid to us
+            if seq is None:  # came back before publish() returned its mid to us (or paho's own
+                # re-send of a message from before a reconnect): kept until that mid is recorded
+                if len(self._early) > 4 * self.window:
+                    self._early.clear()
                 self._early[mid] = (ok, reason)
                 return
             if ok:
