@@ -6,7 +6,8 @@ Prints, in one run (numbers for docs/benchmarks.md; nothing here is asserted):
 - **outbox drain**: acknowledged summaries per second from the store's outbox through
   :class:`edge.sync.runner.SyncRun` (QoS 1, the publish window, rows marked done in the store)
   until the receipts confirm all of them; the receipts come from a hub stand-in in its own
-  process that reads each msg_id and answers once per batch (100 messages or 10 ms);
+  process that picks each msg_id out of the payload (no validation: the hub's ingest is measured
+  with the hub) and answers once per batch (100 messages or 10 ms);
 - **raw paho**: the same payloads published QoS 1 with a bare paho client (``loop_start``, no
   store, no receipts), until every PUBACK is back; the same stand-in is subscribed;
 - the ratio drain / raw (the goal is >= 0.8x);
@@ -30,6 +31,7 @@ import logging
 import multiprocessing
 import os
 import platform
+import re
 import shutil
 import statistics
 import sys
@@ -57,6 +59,7 @@ from edge.sync.runner import SyncRun  # noqa: E402
 
 logger = logging.getLogger("bench_sync")
 STORE = "sh_xuhui_01"
+MSG_ID = re.compile(rb'"msg_id":"([0-9a-f]{32})"')
 
 
 def build_store(path: Path, n: int) -> tuple[list[bytes], int]:
@@ -117,9 +120,11 @@ def _responder(port: int, ready: Any, stop: Any) -> None:
         ready.set()
 
     def on_message(client: Any, userdata: Any, msg: Any) -> None:
-        obj = json.loads(msg.payload)
+        found = MSG_ID.search(msg.payload)  # a stand-in: no validation, just the id
+        if found is None:
+            return
         with lock:
-            batch.setdefault(obj["store_id"], []).append(obj["msg_id"])
+            batch.setdefault(str(m.topic_store(msg.topic)), []).append(found.group(1).decode())
             full = sum(len(v) for v in batch.values()) >= 100
         if full:
             flush(client)

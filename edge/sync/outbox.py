@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import apsw
 
@@ -226,8 +226,7 @@ class DeriveReport:
     deferred: int = 0  # dirty days left for later (outbox full)
 
 
-@dataclass(frozen=True)
-class PendingRow:
+class PendingRow(NamedTuple):
     seq: int
     store_id: str
     key: str
@@ -372,7 +371,7 @@ class Outbox:
     def pending(self, store_id: str, after_seq: int = 0, limit: int = 1000) -> list[PendingRow]:
         with self.store.read() as conn:
             return [
-                PendingRow(int(q), store_id, str(k), str(mid), bytes(p))
+                PendingRow(q, store_id, k, mid, p)
                 for q, k, mid, p in conn.execute(
                     "SELECT o.seq, o.key, o.msg_id, p.payload FROM outbox AS o JOIN outbox_payloads AS p "
                     "ON p.seq = o.seq WHERE o.store_id = ? AND o.state = 'pending' AND o.seq > ? "

@@ -391,6 +391,7 @@ class SyncRun:
             total = sum(self.outbox.open_below(sid, q) for sid, q in targets.items())
             self._say(f"{total} summaries to send for {len(self.syncs)} store(s)")
             last_report = last_check = started
+            changed = False  # something happened since the outbox was last counted
             left = dict.fromkeys(targets, 1)
             while True:
                 self._check_fatal()
@@ -401,8 +402,10 @@ class SyncRun:
                 now = time.monotonic()
                 idle = not any(s.busy for s in self.syncs.values())
                 quiet = all(s.quiet for s in self.syncs.values())
-                if idle and (now - last_check >= 0.2 or (worked and quiet)):
-                    last_check = now
+                if worked:
+                    changed = True
+                if idle and (now - last_check >= 0.2 or (changed and quiet)):
+                    last_check, changed = now, False
                     left = {sid: self.outbox.open_below(sid, q) for sid, q in targets.items()}
                 connected = all(s.has_connected for s in self.syncs.values())
                 if idle and sum(left.values()) == 0 and connected:
