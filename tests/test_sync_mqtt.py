@@ -3,6 +3,7 @@ backoff's bounds; and the edge's sync command on files that are not memories."""
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
@@ -83,3 +84,19 @@ def test_sync_needs_a_broker(tmp_path: Path) -> None:
         cwd=ROOT,
     )
     assert out.returncode == 2 and "--broker" in out.stderr
+
+
+def test_a_missing_ca_file_is_an_environment_error(tmp_path: Path) -> None:
+    from edge.memory.store import Store
+
+    db = tmp_path / "m.db"
+    Store.open(db, timezone="Asia/Shanghai").close()
+    out = subprocess.run(
+        [sys.executable, "-m", "edge", "sync", "--db", str(db), "--broker", "mqtts://127.0.0.1:1", "--once"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "ADAMM_MQTT_CA": str(tmp_path / "missing.pem")},
+    )
+    assert out.returncode == 3
+    assert "CA certificate" in out.stderr and "missing.pem" in out.stderr

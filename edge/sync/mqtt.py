@@ -118,6 +118,20 @@ def credentials(
     )
 
 
+def tls_context(creds: Credentials) -> ssl.SSLContext:
+    """The TLS context of an ``mqtts://`` connection: the CA file when given, else the system's
+    CAs; the broker's host name is checked. A CA file that cannot be read is a BrokerError (exit 3)."""
+    try:
+        if creds.ca_file:
+            return ssl.create_default_context(cafile=creds.ca_file)
+        return ssl.create_default_context()
+    except (OSError, ssl.SSLError) as exc:
+        raise BrokerError(
+            f"cannot read the CA certificate {creds.ca_file}: {exc}",
+            hint="point [sync] ca_file or ADAMM_MQTT_CA at the broker's CA file (PEM)",
+        ) from None
+
+
 class Backoff:
     """Exponential backoff with jitter: the n-th wait is uniform in
     ``[initial / 2, min(maximum, initial * 2**n)]`` (so a fleet of stores reconnecting after a
@@ -217,12 +231,7 @@ class Link:
         if creds.username is not None:
             c.username_pw_set(creds.username, creds.password)
         if settings.address.tls:
-            ctx = (
-                ssl.create_default_context(cafile=creds.ca_file)
-                if creds.ca_file
-                else ssl.create_default_context()
-            )
-            c.tls_set_context(ctx)
+            c.tls_set_context(tls_context(creds))
         c.on_connect = self._handle_connect
         c.on_connect_fail = self._handle_connect_fail
         c.on_disconnect = self._handle_disconnect
@@ -333,7 +342,8 @@ class Link:
                 )
                 self._stop.set()
                 client.disconnect()
-            logger.warning("%s", self.last_error)
+            else:
+                logger.warning("%s; retrying", self.last_error)
             self._settled.set()
             return
         client.adamm_backoff.reset()

@@ -31,7 +31,7 @@ from zoneinfo import ZoneInfo
 
 from edge.errors import BrokerUnreachable
 from edge.sync import messages as m
-from edge.sync.mqtt import Link, LinkSettings, Will
+from edge.sync.mqtt import Link, LinkSettings, Will, tls_context
 from edge.sync.outbox import Outbox
 
 logger = logging.getLogger(__name__)
@@ -323,6 +323,8 @@ class SyncRun:
         resend_after_s: float = 30.0,
         progress: Callable[[str], None] | None = None,
     ) -> None:
+        if settings.address.tls:
+            tls_context(settings.credentials)  # a CA file that cannot be read fails here, not later
         self.store = store
         self.outbox = Outbox(store, max_pending)
         self.settings = settings
@@ -389,7 +391,10 @@ class SyncRun:
             self._ensure_syncs()
             targets = {sid: self.outbox.max_pending_seq(sid) for sid in self.syncs}
             total = sum(self.outbox.open_below(sid, q) for sid, q in targets.items())
-            self._say(f"{total} summaries to send for {len(self.syncs)} store(s)")
+            if not self.syncs:
+                self._say("nothing to sync: the memory holds no store's events yet")
+            else:
+                self._say(f"{total} summaries to send for {len(self.syncs)} store(s)")
             last_report = last_check = started
             changed = False  # something happened since the outbox was last counted
             left = dict.fromkeys(targets, 1)
@@ -414,10 +419,15 @@ class SyncRun:
                         self._ensure_syncs()
                         targets = {sid: self.outbox.max_pending_seq(sid) for sid in self.syncs}
                         more = sum(self.outbox.open_below(sid, q) for sid, q in targets.items())
-                        total += more
-                        left = dict.fromkeys(targets, 1)
-                        self._say(f"{more} more summaries to send")
-                        continue
+                        if more:
+                            total += more
+                            left = dict.fromkeys(targets, 1)
+                            self._say(f"{more} more summaries to send")
+                            continue
+                        logger.warning(
+                            "the outbox stays full (other summaries are pending): %d days wait for the next run",
+                            self._deferred,
+                        )
                     self._say(f"all {total} summaries confirmed by the hub")
                     return self.counts()
                 if now >= deadline:
