@@ -94,3 +94,27 @@ def test_a_full_outbox_keeps_days_marked_and_a_held_day_waits(
         assert ob.mark_done(ob.store_ids()[0], ids) == 18
         rep = Outbox(store, max_pending=1000).derive(wait=lambda s, d: d == days[-1])
         assert rep.deferred == 0 and [d for _s, d, _g in ob.dirty_days()] == [days[-1]]
+
+
+def test_a_summary_too_large_to_send_is_parked_and_the_rest_goes(tmp_path: Path) -> None:
+    events = [
+        {
+            "event_id": f"p{i}",
+            "store_id": "s1",
+            "timestamp": f"2025-10-01T0{2 + i % 8}:00:{i % 60:02d}Z",
+            "event_type": "purchase",
+            "modality": ["pos"],
+            "stats": {"order_amount": 1.0 + i, "bill_id": f"b{i}", "product_category": f"category_{i:04d}"},
+            "raw_ref": [f"pos://t/b{i}"],
+        }
+        for i in range(700)
+    ]
+    with Store.open(tmp_path / "m.db", timezone=TZ) as store:
+        assert store.import_events(events).accepted == 700
+        ob = Outbox(store)
+        rep = ob.derive()
+        assert rep.days == 1 and rep.new == 5 and rep.unsendable == 1
+        with store.read() as conn:
+            parked = list(conn.execute("SELECT key, reason FROM outbox WHERE state = 'parked'"))
+        assert len(parked) == 1 and parked[0][0].endswith("/product_category") and "too_large" in parked[0][1]
+        assert ob.counts() == {"pending": 5, "done": 0, "parked": 1} and ob.dirty_days() == []

@@ -61,6 +61,8 @@ SLICE_KEYS: dict[str, str | None] = {
 assert tuple(SLICE_KEYS) == m.ROLLUP_SLICES
 #: the port components of a rollup row (``bill_sq`` comes from ``bill_stats``)
 _COMPONENTS = tuple(f for f in m.ROLLUP_FIELDS if f != "bill_sq")
+#: evidence requests per ``sample_many`` call (SQLite allows 500 terms in one compound SELECT)
+SAMPLE_BATCH = 200
 #: days whose summaries one writer transaction stores
 DAYS_PER_TRANSACTION = 16
 
@@ -120,7 +122,9 @@ def day_bodies(source: Any, store_id: str, day: str, tz: str, closed: bool) -> d
             rows.append(row)
             eq = base.key_equals + (((key, (d[key],)),) if key is not None else ())
             requests.append((base.narrowed(event_types=(et,), key_equals=eq), (), 2))
-        evidence = source.sample_many(requests) if requests else []
+        evidence: list[Any] = []
+        for i in range(0, len(requests), SAMPLE_BATCH):  # the port builds one compound SELECT per call
+            evidence.extend(source.sample_many(requests[i : i + SAMPLE_BATCH]))
         for row, ev in zip(rows, evidence, strict=True):
             row["first_event_id"] = ev[-1].event_id if ev else None
             row["last_event_id"] = ev[0].event_id if ev else None
@@ -181,6 +185,35 @@ def upsert_summary(
     return "replaced" if row is not None and row[2] == "pending" else "new"
 
 
+def park_unsendable(
+    conn: apsw.Connection, store_id: str, kind: str, key: str, body: dict[str, Any], exc: Any, now: str
+) -> None:
+    """Record a summary that cannot be sent (``make_summary`` refused it) as ``parked`` with the
+    reason, so ``adamm sync`` goes on with the rest and the store can see it; logged as an error."""
+    logger.error("summary %s of store %s is not sent: %s", key, store_id, exc)
+    (seq,) = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM outbox").fetchone()  # type: ignore[misc]
+    conn.execute(
+        "DELETE FROM outbox_payloads WHERE seq = (SELECT seq FROM outbox WHERE store_id = ? AND key = ?)",
+        (store_id, key),
+    )
+    conn.execute(
+        "INSERT INTO outbox(store_id, key, seq, kind, version, body_hash, msg_id, state, reason, created_at, "
+        "done_at) VALUES (?, ?, ?, ?, 0, ?, '', 'parked', ?, ?, ?) ON CONFLICT(store_id, key) DO UPDATE SET "
+        "seq = excluded.seq, body_hash = excluded.body_hash, msg_id = '', state = 'parked', "
+        "reason = excluded.reason, done_at = excluded.done_at",
+        (
+            store_id,
+            key,
+            int(seq),
+            kind,
+            body_hash(body),
+            f"{getattr(exc, 'reason', 'refused')}: {exc}",
+            now,
+            now,
+        ),
+    )
+
+
 def enqueue_fact(conn: apsw.Connection, fact: dict[str, Any], store_id: str | None = None) -> str:
     """Queue a semantic fact (CONTRACT.md section 6's fact object) for the hub, inside the caller's
     transaction (the one that writes the fact). Its statements are scrubbed of phone and ID numbers
@@ -224,6 +257,7 @@ class DeriveReport:
     replaced: int = 0  # pending keys given a newer version
     unchanged: int = 0  # summaries equal to their last version
     deferred: int = 0  # dirty days left for later (outbox full)
+    unsendable: int = 0  # summaries the hub would refuse (too large): parked here, logged
 
 
 class PendingRow(NamedTuple):
@@ -337,7 +371,12 @@ class Outbox:
                         if fresh and pending + len(fresh) > bound:
                             return False
                         for sl, body in bodies.items():
-                            done = upsert_summary(conn, s, "rollup", m.rollup_key(d, sl), body, now)
+                            try:
+                                done = upsert_summary(conn, s, "rollup", m.rollup_key(d, sl), body, now)
+                            except m.MessageError as exc:  # e.g. too large: kept out, said, not fatal
+                                park_unsendable(conn, s, "rollup", m.rollup_key(d, sl), body, exc, now)
+                                report.unsendable += 1
+                                continue
                             if done == "new":
                                 report.new += 1
                                 pending += 1
