@@ -38,21 +38,25 @@ POS = [
 ]
 
 
-def test_the_daemon_syncs_what_it_stores(tmp_path: Path) -> None:
+def _config(tmp_path: Path, sync: str) -> Path:
     drop = tmp_path / "pos"
     drop.mkdir()
     (drop / "a.jsonl").write_text("\n".join(json.dumps(r) for r in POS) + "\n", encoding="utf-8")
+    cfg = tmp_path / "edge.toml"
+    cfg.write_text(
+        f'store_id = "s1"\ntimezone = "Asia/Shanghai"\ndb = "{tmp_path / "store.db"}"\n'
+        f'media_dir = "{tmp_path / "media"}"\nmodels_dir = "{tmp_path / "models"}"\n'
+        f'[detector]\nenabled = false\n[pos]\nenabled = true\ndrop_folder = "{drop}"\n[sync]\n{sync}',
+        encoding="utf-8",
+    )
+    return cfg
+
+
+def test_the_daemon_syncs_what_it_stores(tmp_path: Path) -> None:
     with running_mosquitto(tmp_path / "mq") as mq:
         hub = Responder(mq.port).start()
         try:
-            cfg = tmp_path / "edge.toml"
-            cfg.write_text(
-                f'store_id = "s1"\ntimezone = "Asia/Shanghai"\ndb = "{tmp_path / "store.db"}"\n'
-                f'media_dir = "{tmp_path / "media"}"\nmodels_dir = "{tmp_path / "models"}"\n'
-                f'[detector]\nenabled = false\n[pos]\nenabled = true\ndrop_folder = "{drop}"\n'
-                f'[sync]\nbroker = "{mq.url}"\ninterval_s = 0.2\n',
-                encoding="utf-8",
-            )
+            cfg = _config(tmp_path, f'broker = "{mq.url}"\ninterval_s = 0.2\n')
             assert main(["run", "--config", str(cfg), "--until-eof"]) == 0
             rows = hub.rows("s1", "total")
             assert {k: (r["events"], r["bills"], r["revenue"]) for k, r in rows.items()} == {
@@ -71,3 +75,23 @@ def test_the_daemon_syncs_what_it_stores(tmp_path: Path) -> None:
         with store.read() as conn:
             (state,) = conn.execute("SELECT state FROM components WHERE name = 'sync'").fetchone()
     assert state == "stopped"
+
+
+def test_refused_credentials_stop_the_sync_worker_not_the_daemon(tmp_path: Path) -> None:
+    with running_mosquitto(tmp_path / "mq", users={"s1": "right"}) as mq:
+        cfg = _config(
+            tmp_path, f'broker = "{mq.url}"\nusername = "s1"\npassword = "wrong"\ninterval_s = 0.2\n'
+        )
+        assert main(["run", "--config", str(cfg), "--until-eof"]) == 0
+    with Store.open(tmp_path / "store.db", readonly=True) as store:
+        with store.read() as conn:
+            (n,) = conn.execute("SELECT count(*) FROM events").fetchone()
+            state, detail = conn.execute(
+                "SELECT state, detail_json FROM components WHERE name = 'sync'"
+            ).fetchone()
+        assert n == 3  # captured and stored all the same
+        assert state == "failed" and "refused" in json.loads(detail)["error"]
+        ob = Outbox(store)
+        counts = ob.counts()
+        # nothing confirmed: the day waits, as its six pending summaries or as its dirty mark
+        assert counts["done"] == 0 and counts["pending"] + 6 * len(ob.dirty_days()) == 6

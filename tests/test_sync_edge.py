@@ -463,3 +463,29 @@ def test_sync_without_once_runs_until_sigterm_and_says_offline(db: Path, broker:
     assert proc.returncode == 0, err
     assert json.loads(out) == {"published": keys, "confirmed": keys, "parked": 0, "pending": 0}
     assert hub.wait(lambda: hub.statuses.get(STORE, {}).get("state") == "offline")
+
+
+def test_a_memory_with_two_stores_syncs_each_under_its_own_id(
+    tmp_path: Path, broker: Any, hub: Responder
+) -> None:
+    a = list(simulate(SimConfig(days=3, seed=31, store_id="sh_a_01")))
+    b = list(simulate(SimConfig(days=2, seed=32, store_id="bj_b_02", timezone="Asia/Shanghai")))
+    db = tmp_path / "two.db"
+    with Store.open(db, timezone=TZ) as store:
+        assert store.import_events([*a, *b]).rejected == 0
+    got = result(sync(db, broker.url, "--once"))
+    assert got["confirmed"] == 5 * len(m.ROLLUP_SLICES) and got["pending"] == 0
+    assert {sid for sid, _k in hub.latest} == {"sh_a_01", "bj_b_02"}
+    for sid, evs in (("sh_a_01", a), ("bj_b_02", b)):
+        per_day = defaultdict(int)
+        for (day, _v, _t), row in hub.rows(sid, "total").items():
+            per_day[day] += row["events"]
+        want = defaultdict(int)
+        for (day, _t), w in expected(evs).items():
+            want[day] += int(w["events"])
+        assert dict(per_day) == dict(want), sid
+    assert hub.wait(
+        lambda: (
+            {s: v["state"] for s, v in hub.statuses.items()} == {"sh_a_01": "offline", "bj_b_02": "offline"}
+        )
+    )
