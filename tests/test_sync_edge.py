@@ -195,7 +195,7 @@ def test_changed_days_get_a_new_version_and_totals_still_equal(
 
 def test_resent_summaries_are_stored_once(db: Path, base: Any, broker: Any) -> None:
     silent = Responder(broker.port, client_id="silent-hub", receipt=False).start()
-    out = sync(db, broker.url, "--once", "--timeout", "3")
+    out = sync(db, broker.url, "--once", "--timeout", "6")
     assert out.returncode == 3, out.stderr
     assert "has not confirmed" in out.stderr
     keys = DAYS * len(m.ROLLUP_SLICES)
