@@ -3,11 +3,12 @@
 Tables (:mod:`edge.memory.db.migrations`):
 
 - ``outbox``: one row per ``(store_id, key)`` holding the key's latest summary: ``version``,
-  ``body_hash``, ``msg_id``, ``state`` (``pending`` until the
-  hub's receipt says it stored it, then ``done``; ``parked`` when the hub kept it but could not use
-  it, with its ``reason``), ``seq`` (publish order: a new version gets a new, higher seq),
-  ``attempts``/``sent_at`` (publishing), ``done_at``. A done row stays: it is the key's version
-  memory, so a re-derived body equal to the last one is not re-versioned (nor re-sent).
+  ``body_hash``, ``msg_id``, ``closed`` (a rollup of a closed day), ``state`` (``pending`` until
+  the hub's receipt says it stored it, then ``done``; ``parked`` when the hub kept it but could not
+  use it, or when it cannot be sent at all (too large), with its ``reason``), ``seq`` (publish
+  order: a new version gets a new, higher seq), ``attempts``/``sent_at`` (publishing), ``done_at``.
+  A done row stays: it is the key's version memory, so a re-derived body equal to the last one is
+  not re-versioned (nor re-sent).
 - ``outbox_payloads``: the encoded message of each pending or parked row, by ``seq`` (deleted
   when the row is done; a separate table, so the bookkeeping updates stay small).
 - ``sync_dirty``: store-local days whose rollup summaries must be derived again, marked by
@@ -20,7 +21,9 @@ Derivation (:meth:`Outbox.derive`): each dirty day becomes one rollup summary pe
 (``Store.event_source()``: ``aggregate`` grouped by (event type, slice key) over the day, and
 ``bill_stats`` for ``bill_sq``): the one rollup definition the ask engine and the cold tier use.
 Bodies are computed on reader connections; one short writer transaction per batch of days writes
-the summaries and clears the marks (``adamm sync`` never holds the write lock for long).
+the summaries and clears the marks (``adamm sync`` never holds the write lock for long). A closed
+day already summarised as closed is final: its mark is cleared without deriving it again (its
+rollup is the record, and its events may be archived).
 
 Bound (``[sync] max_pending``): a new version of a key that is still pending *replaces* the pending
 row (latest version per key: an outage costs space per key, not per change). When new keys would
