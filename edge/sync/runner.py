@@ -136,11 +136,13 @@ class StoreSync:
                 return
             if ok:
                 self._acked.append(seq)
-            else:
-                logger.warning("the broker did not take summary seq %d: %s; it is sent again", seq, reason)
-                entry = self._sent.pop(seq, None)
-                if entry is not None:
-                    self._by_msg.pop(entry[0], None)
+            else:  # kept in _sent: sent again after resend_after_s, not at once
+                logger.warning(
+                    "the broker did not take summary seq %d: %s; it is sent again in %.0f s",
+                    seq,
+                    reason,
+                    self.resend_after_s,
+                )
             # wake the publisher once a batch has room, not at every PUBACK
             room = self.window - len(self._inflight)
         if room >= self._batch or not ok:
@@ -300,9 +302,6 @@ class StoreSync:
                     self._inflight[mid] = row.seq
                 elif early[0]:
                     self._acked.append(row.seq)
-                else:
-                    self._sent.pop(row.seq, None)
-                    self._by_msg.pop(row.msg_id, None)
             published.append(row.seq)
         fut = self.outbox.submit_sent(published)
         if fut is not None:
