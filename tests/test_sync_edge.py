@@ -489,3 +489,45 @@ def test_a_memory_with_two_stores_syncs_each_under_its_own_id(
             {s: v["state"] for s, v in hub.statuses.items()} == {"sh_a_01": "offline", "bj_b_02": "offline"}
         )
     )
+
+
+def test_the_worker_summarises_the_current_day_less_often(
+    tmp_path: Path, broker: Any, hub: Responder
+) -> None:
+    from edge.sync.mqtt import LinkSettings, parse_broker_url
+    from edge.sync.runner import SyncRun
+
+    zone = ZoneInfo(TZ)
+    today = datetime.now(zone).replace(hour=12, minute=0, second=0, microsecond=0)
+    # another day of the store (not today): its summaries go at every interval
+    other = today.replace(day=1) if today.day > 1 else today.replace(day=2)
+
+    def ev(i: int, when: datetime) -> dict[str, Any]:
+        return {
+            "event_id": f"t{i}",
+            "store_id": STORE,
+            "timestamp": when.isoformat(),
+            "event_type": "complaint",
+            "modality": ["text"],
+            "raw_ref": [f"text://{i}"],
+        }
+
+    db = tmp_path / "today.db"
+    stop = threading.Event()
+    with Store.open(db, timezone=TZ) as store:
+        store.import_events([ev(1, today), ev(2, other)])
+        run = SyncRun(store, LinkSettings(parse_broker_url(broker.url)))
+        worker = threading.Thread(target=run.forever, args=(stop, 0.1, 3600.0))
+        worker.start()
+        try:
+            assert hub.wait(lambda: len(hub.latest) == 2 * len(m.ROLLUP_SLICES))
+            store.import_events([ev(3, today), ev(4, other.replace(hour=13))])
+            # the other day is summarised again within an interval; today waits for its hour
+            key_today = (STORE, m.rollup_key(today.date().isoformat(), "total"))
+            key_other = (STORE, m.rollup_key(other.date().isoformat(), "total"))
+            assert hub.wait(lambda: hub.latest[key_other].version == 2)
+            assert hub.latest[key_today].version == 1
+        finally:
+            stop.set()
+            worker.join(30)
+        assert [d for _s, d, _g in Outbox(store).dirty_days()] == [today.date().isoformat()]
