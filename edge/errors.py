@@ -105,9 +105,14 @@ class TimeRangeError(PlanError):
 
 
 class BrokerError(EnvironmentProblem):
-    """The MQTT broker cannot be reached (after the retries) or refused a request; exit 3."""
+    """The MQTT broker could not be used (``adamm sync``, the daemon's sync worker, the hub); exit 3."""
+
+
+class BrokerUnreachable(BrokerError):
+    """The broker did not accept a connection after the retries (down, wrong host/port, TLS
+    failure), or the hub did not confirm what was sent within the time allowed."""
 
 
 class BrokerAuthError(BrokerError):
-    """The broker refused the credentials ("Bad user name or password" / "Not authorized"): retrying
-    cannot help, so the client stops at once; exit 3."""
+    """The broker refused the credentials ("Bad user name or password" / "Not authorized"):
+    retrying cannot help, so the client stops at once."""

@@ -92,9 +92,81 @@ def mosquitto_available() -> bool:
     return bool(shutil.which("mosquitto") or os.path.exists("/usr/sbin/mosquitto"))
 
 
-@contextlib.contextmanager
-def running_mosquitto(dir: Path, *, persistence: bool = False, extra: str = "") -> Iterator[Mosquitto]:
+def password_file(dir: Path, users: dict[str, str]) -> Path:
+    """A Mosquitto password file for ``users`` (name -> password), written by ``mosquitto_passwd -b``."""
+    exe = shutil.which("mosquitto_passwd") or "/usr/bin/mosquitto_passwd"
+    path = dir / "passwords"
+    path.unlink(missing_ok=True)
+    for i, (name, password) in enumerate(users.items()):
+        args = [exe, "-b", *(["-c"] if i == 0 else []), str(path), name, password]
+        subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    path.chmod(0o600)
+    return path
+
+
+def make_certificates(dir: Path) -> tuple[Path, Path, Path]:
+    """A throw-away CA and a server certificate for 127.0.0.1/localhost (``openssl``): (ca.crt,
+    server.crt, server.key)."""
     dir.mkdir(parents=True, exist_ok=True)
+
+    def ossl(*args: str) -> None:
+        subprocess.run(
+            ["openssl", *args], check=True, cwd=dir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+
+    ossl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=adamm-test-ca",
+    )
+    ossl(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    )
+    (dir / "san.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    ossl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+         "-out", "server.crt", "-days", "2", "-extfile", "san.cnf")  # fmt: skip
+    return dir / "ca.crt", dir / "server.crt", dir / "server.key"
+
+
+@contextlib.contextmanager
+def running_mosquitto(
+    dir: Path,
+    *,
+    persistence: bool = False,
+    extra: str = "",
+    users: dict[str, str] | None = None,
+    tls: tuple[Path, Path] | None = None,
+) -> Iterator[Mosquitto]:
+    """Mosquitto on a free port; with ``users`` (name -> password) anonymous clients are refused
+    and only those users may connect; with ``tls`` = (certfile, keyfile) the listener speaks TLS
+    only (``mqtts://``)."""
+    dir.mkdir(parents=True, exist_ok=True)
+    # mosquitto started as root drops to its own user before reading password and key files
+    run_as = "user root\n" if os.geteuid() == 0 and (users or tls) else ""
+    if users:
+        extra = f"allow_anonymous false\npassword_file {password_file(dir, users)}\n" + extra
+    if tls:
+        extra = f"certfile {tls[0]}\nkeyfile {tls[1]}\n" + extra
+    extra = run_as + extra
     broker = Mosquitto(dir, free_port(), persistence, extra).start()
     try:
         yield broker

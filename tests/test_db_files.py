@@ -40,6 +40,8 @@ DATA_TABLES = (
     "actions",
     "components",
     "outbox",
+    "outbox_payloads",
+    "sync_dirty",
     "vec_text",
     "vec_image",
     "vec_audio",

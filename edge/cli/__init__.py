@@ -35,6 +35,7 @@ COMMANDS: dict[str, str] = {
     "actions": "edge.cli.cmd_actions",
     "maintain": "edge.cli.cmd_maintain",
     "restore": "edge.cli.cmd_restore",
+    "sync": "edge.cli.cmd_sync",
 }
 
 

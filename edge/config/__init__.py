@@ -22,6 +22,7 @@ from edge.config.base import (
     MqttConfig,
     RetrievalConfig,
     Section,
+    SyncConfig,
     TiersConfig,
     parse_duration,
 )
@@ -88,6 +89,7 @@ __all__ = [
     "SegmentationConfig",
     "SpeechConfig",
     "TiersConfig",
+    "SyncConfig",
     "VadConfig",
     "check_sources",
     "format_problem",

@@ -296,6 +296,78 @@ class TiersConfig(Section):
         return self
 
 
+class SyncConfig(Section):
+    """``[sync]``: how this store reaches the hub's MQTT broker (``adamm sync``, the daemon's sync
+    worker). The daemon runs the worker only when the section is present."""
+
+    broker: str | None = Field(
+        None,
+        title="Broker URL",
+        description="mqtt://HOST:PORT or mqtts://HOST:PORT (TLS); `adamm sync --broker` overrides it",
+    )
+    username: str | None = Field(
+        None,
+        title="User name",
+        description="MQTT user name (else $ADAMM_MQTT_USERNAME; none: connect anonymously)",
+    )
+    password: str | None = Field(
+        None, title="Password", description="MQTT password (else $ADAMM_MQTT_PASSWORD)"
+    )
+    ca_file: str | None = Field(
+        None,
+        title="CA certificate",
+        description="PEM file of the CA that signed the broker's certificate, for mqtts:// "
+        "(else $ADAMM_MQTT_CA; none: the system's CAs)",
+    )
+    interval_s: float = Field(
+        60.0,
+        gt=0,
+        title="Sync interval",
+        description="seconds between two derivations of pending rollups in the daemon's sync worker",
+    )
+    open_day_interval_s: float = Field(
+        900.0,
+        gt=0,
+        title="Current-day interval",
+        description="the daemon summarises the store's current (still filling) day at most this often "
+        "(seconds): each time is a new version of its six summaries on the wire",
+    )
+    max_pending: int = Field(
+        20000,
+        ge=10,
+        title="Outbox bound",
+        description="most pending (unconfirmed) summaries in the outbox; when full, days not yet "
+        "summarised stay marked dirty and are summarised once the hub confirms what is pending",
+    )
+    window: int = Field(
+        100,
+        ge=1,
+        le=65535,
+        title="Publish window",
+        description="QoS 1 summaries in flight at once (published, broker's PUBACK not yet received)",
+    )
+    resend_after_s: float = Field(
+        30.0,
+        gt=0,
+        title="Resend after",
+        description="re-publish a summary the hub has not confirmed this many seconds after sending it",
+    )
+    session_expiry_s: int = Field(
+        7 * 24 * 3600,
+        ge=0,
+        title="Session expiry",
+        description="MQTT 5 Session Expiry Interval in seconds: the broker keeps this store's session "
+        "(subscriptions, queued receipts) this long while it is away; at least the outage budget",
+    )
+    keepalive_s: int = Field(30, ge=5, le=65535, title="Keepalive", description="MQTT keepalive seconds")
+    backoff_initial_s: float = Field(
+        0.5, gt=0, title="Backoff start", description="first wait before reconnecting (seconds; doubles)"
+    )
+    backoff_max_s: float = Field(
+        30.0, gt=0, title="Backoff cap", description="longest wait between reconnect attempts (seconds)"
+    )
+
+
 class AdammConfig(Section):
     retrieval: RetrievalConfig = Field(
         default_factory=RetrievalConfig, description="hybrid retrieval weights"
@@ -307,4 +379,7 @@ class AdammConfig(Section):
     actions: ActionsConfig = Field(default_factory=ActionsConfig, description="action expiry and re-sends")
     tiers: TiersConfig = Field(
         default_factory=lambda: TiersConfig(), description="hot/warm/cold tiers and the maintain schedule"
+    )
+    sync: SyncConfig | None = Field(
+        None, description="store-to-hub sync over MQTT (absent: the daemon runs no sync worker)"
     )

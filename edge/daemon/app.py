@@ -143,6 +143,7 @@ class AdammDaemon:
         self.pos: PosWatcher | None = None
         self.writer: EventWriter | None = None
         self.heartbeat: Heartbeat | None = None
+        self.sync: Any = None  # edge.daemon.sync.SyncWorker when [sync] is configured
         self.events_q: queue.Queue[Any] = queue.Queue(maxsize=1000)
         self.summary = RunSummary()
         self._own_sink = sink is None
@@ -160,6 +161,7 @@ class AdammDaemon:
             self.start_capture()
             self.start_maintain()
             self.start_heartbeat()
+            self.start_sync()
             self._started = True
             self.wait()
         finally:
@@ -383,6 +385,18 @@ class AdammDaemon:
         )
         self.heartbeat.start()
 
+    def start_sync(self) -> None:
+        """The sync worker (:mod:`edge.daemon.sync`) when the config has ``[sync]`` and the sink
+        is the memory store (one MQTT connection per store for the whole process)."""
+        store = getattr(self.sink, "store", None)
+        if self.config.sync is None or store is None:
+            return
+        from edge.daemon.sync import SyncWorker
+
+        self.sync = SyncWorker(store, self.config.sync)
+        self.sync.start()
+        logger.info("sync to %s started", self.sync.settings.address.url)
+
     # ---- running ------------------------------------------------------------------------
     def wait(self) -> None:
         """Until stop is requested, or (``until_eof``) every source has ended and all is written."""
@@ -427,6 +441,8 @@ class AdammDaemon:
             self.maintain.join(timeout=60)
             if self.maintain.is_alive():
                 logger.warning("maintain is still running; the next run finishes what it leaves")
+        if self.sync is not None:
+            self.sync.stop()  # after the writer: what it committed is summarised once more
         self.hb_stop.set()
         if self.heartbeat is not None:
             self.heartbeat.join(timeout=10)
@@ -492,4 +508,9 @@ class AdammDaemon:
             if final:
                 st["state"] = "stopped"
             rows.append(component_row("maintain", "maintain", st))
+        if self.sync is not None:
+            st = self.sync.status()
+            if final and st["state"] != "failed":
+                st["state"] = "stopped"
+            rows.append(component_row("sync", "sync", st))
         return rows

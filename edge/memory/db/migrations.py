@@ -17,7 +17,8 @@ Layout (episodic, semantic and procedural memory plus the edge's own bookkeeping
   cosine metric, ``rowid`` = ``events.id``.
 - ``facts`` (semantic memory), ``procedures`` (procedural memory: registered operators),
   ``actions`` (the action outbox: issued actions, their sends, expiry and acknowledgement state), ``components`` (daemon status
-  heartbeats), ``outbox`` (durable MQTT outbox), ``settings`` (key/value).
+  heartbeats), ``outbox`` (durable MQTT outbox: one row per summary key, migration 0012) and
+  ``sync_dirty`` (days whose summaries must be derived again), ``settings`` (key/value).
 - ``vocabulary_cache``, ``text_vector_cache``, ``change_counters``: start-up caches of
   ``adamm ask`` (:mod:`edge.memory.caches`); derived data, safe to empty.
 - ``rollup_hourly`` / ``rollup_hourly_coarse`` / ``rollup_split_bills`` / ``rollup_state``: the
@@ -564,6 +565,66 @@ CREATE TABLE maintain_runs (
 """
 )
 
+#: the sync outbox (edge.sync.outbox; replaces the unused ``outbox`` of 0001): one row per summary
+#: key and store with the key's latest version (``state`` pending until the hub's receipt, then
+#: done or parked); the encoded message of a pending or parked row in ``outbox_payloads`` by its
+#: ``seq`` (apart, so marking a row sent or done does not rewrite its kilobytes), and ``sync_dirty``, the store-local days whose rollup summaries must be derived
+#: again. Triggers mark a day dirty in the same transaction as the change: an event inserted,
+#: deleted or changed on a day that is not closed (every writer: ``adamm import``, the daemon's
+#: writer), and a day's state changing (closing a day). ``gen`` counts the changes, so a sync
+#: run clears a mark only if no change came after it read the day
+_SYNC_OUTBOX = """
+DROP INDEX outbox_pending;
+DROP TABLE outbox;
+CREATE TABLE outbox (
+    store_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    seq INTEGER NOT NULL UNIQUE,
+    kind TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    body_hash TEXT NOT NULL,
+    msg_id TEXT NOT NULL,
+    closed INTEGER NOT NULL DEFAULT 0,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'done', 'parked')),
+    reason TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    sent_at TEXT,
+    done_at TEXT,
+    PRIMARY KEY (store_id, key)
+) STRICT;
+CREATE INDEX outbox_pending ON outbox(store_id, seq) WHERE state = 'pending';
+CREATE INDEX outbox_msg ON outbox(msg_id);
+CREATE TABLE outbox_payloads (
+    seq INTEGER PRIMARY KEY,
+    payload BLOB NOT NULL
+) STRICT;
+CREATE TABLE sync_dirty (
+    store_id TEXT NOT NULL,
+    local_date TEXT NOT NULL,
+    gen INTEGER NOT NULL,
+    PRIMARY KEY (store_id, local_date)
+) STRICT, WITHOUT ROWID;
+CREATE TRIGGER sync_dirty_on_insert AFTER INSERT ON events
+    WHEN NOT EXISTS (SELECT 1 FROM rollup_days AS d WHERE d.store_id = new.store_id
+                     AND d.local_date = new.local_date AND d.state = 'closed')
+    BEGIN INSERT INTO sync_dirty VALUES (new.store_id, new.local_date, 1) ON CONFLICT DO UPDATE SET gen = gen + 1; END;
+CREATE TRIGGER sync_dirty_on_delete AFTER DELETE ON events
+    WHEN NOT EXISTS (SELECT 1 FROM rollup_days AS d WHERE d.store_id = old.store_id
+                     AND d.local_date = old.local_date AND d.state = 'closed')
+    BEGIN INSERT INTO sync_dirty VALUES (old.store_id, old.local_date, 1) ON CONFLICT DO UPDATE SET gen = gen + 1; END;
+CREATE TRIGGER sync_dirty_on_update AFTER UPDATE OF {watched} ON events
+    BEGIN
+        INSERT INTO sync_dirty VALUES (old.store_id, old.local_date, 1) ON CONFLICT DO UPDATE SET gen = gen + 1;
+        INSERT INTO sync_dirty VALUES (new.store_id, new.local_date, 1) ON CONFLICT DO UPDATE SET gen = gen + 1;
+    END;
+CREATE TRIGGER sync_dirty_on_day_insert AFTER INSERT ON rollup_days WHEN new.state = 'closed'
+    BEGIN INSERT INTO sync_dirty VALUES (new.store_id, new.local_date, 1) ON CONFLICT DO UPDATE SET gen = gen + 1; END;
+CREATE TRIGGER sync_dirty_on_day_state AFTER UPDATE OF state ON rollup_days WHEN old.state IS NOT new.state
+    BEGIN INSERT INTO sync_dirty VALUES (new.store_id, new.local_date, 1) ON CONFLICT DO UPDATE SET gen = gen + 1; END;
+INSERT INTO sync_dirty SELECT DISTINCT store_id, local_date, 1 FROM events;
+""".replace("{watched}", ", ".join(c for c in _ROLLUP_WATCHED if c != "id"))
+
 #: (name, sql) in order. Never edit a shipped entry: append a new one.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
@@ -583,6 +644,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0009_facts_contract", _FACTS_CONTRACT),
     ("0010_action_outbox", _ACTION_OUTBOX),
     ("0011_tiers", _TIERS),
+    ("0012_sync_outbox", _SYNC_OUTBOX),
 ]
 
 

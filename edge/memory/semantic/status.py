@@ -1,4 +1,4 @@
-"""Status counts of a memory: events per storage tier, outbox messages not yet sent."""
+"""Status counts of a memory: events per storage tier, outbox summaries not yet confirmed by the hub."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ def tier_counts(conn: apsw.Connection) -> dict[str, int]:
 
 
 def outbox_depth(conn: apsw.Connection) -> int:
-    """Number of outbox messages not yet acknowledged by the broker."""
-    return int(next(iter(conn.execute("SELECT COUNT(*) FROM outbox WHERE sent_at IS NULL")))[0])
+    """Number of outbox summaries the hub has not confirmed yet (``adamm sync``)."""
+    return int(next(iter(conn.execute("SELECT COUNT(*) FROM outbox WHERE state = 'pending'")))[0])
 
 
 def store_ids(conn: apsw.Connection) -> list[str]:

@@ -1,0 +1,116 @@
+"""``adamm sync``: publish the memory's pending summaries to the hub over MQTT.
+
+Thin over :class:`edge.sync.runner.SyncRun`: derives the rollup summaries of the days that changed
+into the outbox, publishes what is pending (QoS 1) and marks a summary done only when the hub's
+receipt confirms it. ``--once`` drains what is pending at the start and exits 0, or 3 when the
+broker stays unreachable or the hub has not confirmed within ``--timeout`` seconds (what is
+unconfirmed stays pending); without it, runs until SIGINT/SIGTERM. Progress on stderr; ``--json``
+prints ``{"published", "confirmed", "parked", "pending"}`` on stdout. Credentials come from the
+config file's ``[sync]`` section or ``ADAMM_MQTT_USERNAME`` / ``ADAMM_MQTT_PASSWORD``
+(``ADAMM_MQTT_CA`` for mqtts), never from the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import sys
+import threading
+from typing import Any
+
+from edge.errors import UsageError
+
+logger = logging.getLogger(__name__)
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "sync",
+        help="publish pending summaries to the hub (MQTT)",
+        description=(
+            "Publish the memory's pending daily rollups and facts to the hub's MQTT broker; a summary "
+            "is done only when the hub's receipt confirms it. Resumes where it stopped. Credentials: "
+            "the config file's [sync] section or ADAMM_MQTT_USERNAME / ADAMM_MQTT_PASSWORD "
+            "(ADAMM_MQTT_CA: the CA for mqtts://)."
+        ),
+    )
+    p.add_argument("--db", required=True, help="the memory database file")
+    p.add_argument(
+        "--broker", metavar="URL", help="mqtt://HOST:PORT or mqtts://HOST:PORT (default: [sync] broker)"
+    )
+    p.add_argument(
+        "--once",
+        action="store_true",
+        help="drain what is pending until the hub confirms it, then exit (3 if not within --timeout)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=120.0,
+        metavar="S",
+        help="with --once: seconds to wait for the broker and the hub's receipts (default 120)",
+    )
+    p.add_argument("--json", action="store_true", help="print the counts as JSON on stdout")
+    p.add_argument("--config", help="configuration file (TOML) with a [sync] section")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from edge.cli._common import open_existing_store
+    from edge.config import SyncConfig, load_config
+    from edge.sync.mqtt import LinkSettings, credentials, parse_broker_url
+    from edge.sync.runner import SyncRun
+
+    if not args.timeout > 0:
+        raise UsageError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
+    config = load_config(args.config)
+    cfg = config.sync or SyncConfig()
+    url = args.broker or cfg.broker
+    if not url:
+        raise UsageError("no broker: pass --broker mqtt://HOST:PORT or set broker in the config's [sync]")
+    address = parse_broker_url(url)
+    settings = LinkSettings(
+        address=address,
+        credentials=credentials(cfg.username, cfg.password, cfg.ca_file),
+        session_expiry_s=cfg.session_expiry_s,
+        keepalive_s=cfg.keepalive_s,
+        backoff_initial_s=cfg.backoff_initial_s,
+        backoff_max_s=cfg.backoff_max_s,
+        max_inflight=cfg.window,
+    )
+
+    def progress(text: str) -> None:
+        print(f"adamm sync: {text}", file=sys.stderr, flush=True)
+
+    with open_existing_store(args.db, config, readonly=False) as store:
+        sync = SyncRun(
+            store,
+            settings,
+            max_pending=cfg.max_pending,
+            window=cfg.window,
+            resend_after_s=cfg.resend_after_s,
+            progress=progress,
+        )
+        if args.once:
+            counts = sync.once(args.timeout)
+        else:
+            stop = threading.Event()
+
+            def on_signal(signum: int, frame: Any) -> None:
+                stop.set()
+
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(sig, on_signal)
+            progress(f"syncing to {address.url} until stopped (Ctrl-C)")
+            sync.forever(stop, cfg.interval_s, cfg.open_day_interval_s)
+            counts = sync.counts()
+    if args.json:
+        print(json.dumps(counts.as_dict()))
+    else:
+        progress(
+            f"{counts.published} published, {counts.confirmed} confirmed, {counts.parked} parked, "
+            f"{counts.pending} pending"
+        )
+    return 0

@@ -1,0 +1,423 @@
+"""The MQTT client shared by the edge (``adamm sync``, the daemon's sync worker), the hub and staff
+devices: a small wrapper over paho-mqtt 2.x (``CallbackAPIVersion.VERSION2``, MQTT 5).
+
+Imports only paho, ssl, :mod:`edge.config`, :mod:`edge.errors` and :mod:`edge.sync.messages`
+(the hub imports it; nothing here knows a store's insides). Nothing is Mosquitto-specific.
+
+API:
+
+- :func:`parse_broker_url` ``mqtt://host:port`` / ``mqtts://host:port`` -> :class:`BrokerAddress`
+  (a bad URL is a :class:`~edge.errors.UsageError`, exit 2).
+- :func:`credentials` the user name, password and CA file from the config file, with
+  ``ADAMM_MQTT_USERNAME`` / ``ADAMM_MQTT_PASSWORD`` / ``ADAMM_MQTT_CA`` filling what it leaves
+  empty (never from the command line).
+- :class:`Link` one MQTT 5 connection: persistent session (``clean_start=False``, Session Expiry
+  Interval), optional last will, TLS for ``mqtts``, reconnect with exponential backoff and
+  jitter (:class:`Backoff`), subscriptions renewed on every connect, every reason code checked
+  (CONNACK, SUBACK, PUBACK). Bad credentials ("Bad user name or password", "Not authorized")
+  stop it at once with :class:`~edge.errors.BrokerAuthError`. Callbacks run on paho's network
+  thread: keep them short (put what arrives on a queue).
+- :func:`connect` builds a :class:`Link`, starts it and waits for the first CONNACK (raises
+  :class:`~edge.errors.BrokerUnreachable` after ``timeout`` seconds of retries).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import random
+import ssl
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import paho.mqtt.client as paho
+from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode, MQTTProtocolVersion
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
+
+from edge.errors import BrokerAuthError, BrokerError, BrokerUnreachable, UsageError
+
+logger = logging.getLogger(__name__)
+
+#: default Session Expiry Interval: the broker keeps the session (subscriptions, queued QoS 1
+#: receipts) this long while the client is away; at least the outage budget
+DEFAULT_SESSION_EXPIRY_S = 7 * 24 * 3600
+DEFAULT_KEEPALIVE_S = 30
+#: CONNACK reason codes that retrying cannot fix (MQTT 5: 0x86, 0x87; 3.1.1: 4, 5)
+_AUTH_FAILURES = {134, 135}
+_ENV_USER, _ENV_PASSWORD, _ENV_CA = "ADAMM_MQTT_USERNAME", "ADAMM_MQTT_PASSWORD", "ADAMM_MQTT_CA"
+
+
+@dataclass(frozen=True)
+class BrokerAddress:
+    host: str
+    port: int
+    tls: bool
+
+    @property
+    def url(self) -> str:
+        return f"{'mqtts' if self.tls else 'mqtt'}://{self.host}:{self.port}"
+
+
+def parse_broker_url(url: str) -> BrokerAddress:
+    """``mqtt://host:port`` (plain) or ``mqtts://host:port`` (TLS); the port defaults to 1883 /
+    8883. Anything else (another scheme, user info, a path, a bad port) is a UsageError."""
+    text = (url or "").strip()
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError:
+        raise UsageError(
+            f"--broker {url!r}: the port is not a number from 1 to 65535", hint="e.g. mqtt://hub:1883"
+        ) from None
+    if parts.scheme not in ("mqtt", "mqtts") or not parts.hostname:
+        raise UsageError(
+            f"--broker {url!r} is not an MQTT URL", hint="use mqtt://HOST:PORT or mqtts://HOST:PORT (TLS)"
+        )
+    if parts.username is not None or parts.password is not None:
+        raise UsageError(
+            f"--broker {url!r} carries credentials",
+            hint="put them in the config file's [sync] section or ADAMM_MQTT_USERNAME / ADAMM_MQTT_PASSWORD",
+        )
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        raise UsageError(f"--broker {url!r}: an MQTT URL has no path or query", hint="mqtt://HOST:PORT")
+    tls = parts.scheme == "mqtts"
+    return BrokerAddress(parts.hostname, port or (8883 if tls else 1883), tls)
+
+
+@dataclass(frozen=True)
+class Credentials:
+    username: str | None = None
+    password: str | None = None
+    ca_file: str | None = None
+
+    def __repr__(self) -> str:  # never log a password
+        return f"Credentials(username={self.username!r}, password={'***' if self.password else None}, ca_file={self.ca_file!r})"
+
+
+def credentials(
+    username: str | None = None,
+    password: str | None = None,
+    ca_file: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Credentials:
+    """The config file's values, each one left empty filled from ``ADAMM_MQTT_USERNAME`` /
+    ``ADAMM_MQTT_PASSWORD`` / ``ADAMM_MQTT_CA`` (the ``credentials/NAME.env`` files that
+    ``adamm-hub broker-setup`` writes set exactly these)."""
+    e = os.environ if env is None else env
+    return Credentials(
+        username or e.get(_ENV_USER) or None,
+        password or e.get(_ENV_PASSWORD) or None,
+        ca_file or e.get(_ENV_CA) or None,
+    )
+
+
+def tls_context(creds: Credentials) -> ssl.SSLContext:
+    """The TLS context of an ``mqtts://`` connection: the CA file when given, else the system's
+    CAs; the broker's host name is checked. A CA file that cannot be read is a BrokerError (exit 3)."""
+    try:
+        if creds.ca_file:
+            return ssl.create_default_context(cafile=creds.ca_file)
+        return ssl.create_default_context()
+    except (OSError, ssl.SSLError) as exc:
+        raise BrokerError(
+            f"cannot read the CA certificate {creds.ca_file}: {exc}",
+            hint="point [sync] ca_file or ADAMM_MQTT_CA at the broker's CA file (PEM)",
+        ) from None
+
+
+class Backoff:
+    """Exponential backoff with jitter: the n-th wait is uniform in
+    ``[initial / 2, min(maximum, initial * 2**n)]`` (so a fleet of stores reconnecting after a
+    broker restart spreads out); :meth:`reset` after a successful connect."""
+
+    def __init__(self, initial_s: float = 0.5, maximum_s: float = 30.0, rng: random.Random | None = None):
+        self.initial_s = max(0.01, float(initial_s))
+        self.maximum_s = max(self.initial_s, float(maximum_s))
+        self._n = 0
+        self._rng = rng or random.Random()
+
+    def next(self) -> float:
+        cap = min(self.maximum_s, self.initial_s * (2 ** min(self._n, 30)))
+        self._n += 1
+        return self._rng.uniform(self.initial_s / 2, cap) if cap > self.initial_s / 2 else cap
+
+    def reset(self) -> None:
+        self._n = 0
+
+
+@dataclass(frozen=True)
+class LinkSettings:
+    """How to reach the broker: address, credentials, session expiry, keepalive, backoff."""
+
+    address: BrokerAddress
+    credentials: Credentials = Credentials()
+    session_expiry_s: int = DEFAULT_SESSION_EXPIRY_S
+    keepalive_s: int = DEFAULT_KEEPALIVE_S
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 30.0
+    #: QoS 1 messages in flight (sent, PUBACK not yet received)
+    max_inflight: int = 100
+
+
+@dataclass(frozen=True)
+class Will:
+    """A last will: ``payload()`` is called before every connect attempt (so an ``at`` is fresh)."""
+
+    topic: str
+    payload: Callable[[], bytes]
+    qos: int = 1
+    retain: bool = True
+
+
+class _Client(paho.Client):
+    """paho's client with our backoff (with jitter) between reconnect attempts."""
+
+    adamm_backoff: Backoff
+    adamm_stop: threading.Event
+
+    def _reconnect_wait(self) -> None:  # paho's hook between attempts (loop_forever)
+        self.adamm_stop.wait(self.adamm_backoff.next())
+
+
+class Link:
+    """One MQTT 5 connection with a persistent session (see the module docstring).
+
+    ``on_message(topic, payload, properties)``, ``on_connected(session_present)`` and
+    ``on_puback(mid, ok, reason)`` run on the network thread."""
+
+    def __init__(
+        self,
+        settings: LinkSettings,
+        client_id: str,
+        *,
+        will: Will | None = None,
+        subscriptions: Iterable[tuple[str, int]] = (),
+        on_message: Callable[[str, bytes, Any], None] | None = None,
+        on_connected: Callable[[bool], None] | None = None,
+        on_puback: Callable[[int, bool, str], None] | None = None,
+    ) -> None:
+        self.settings = settings
+        self.client_id = client_id
+        self.will = will
+        self.subscriptions = list(subscriptions)
+        self._on_message = on_message
+        self._on_connected = on_connected
+        self._on_puback = on_puback
+        self.connected = threading.Event()
+        self.fatal: BrokerError | None = None
+        self.last_error: str | None = None
+        self._stop = threading.Event()
+        self._settled = threading.Event()  # first CONNACK seen, or a fatal error
+        self._sub_mids: dict[int, str] = {}
+        self._started = False
+        c = _Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=client_id,
+            protocol=MQTTProtocolVersion.MQTTv5,
+            reconnect_on_failure=True,
+        )
+        c.adamm_backoff = Backoff(settings.backoff_initial_s, settings.backoff_max_s)
+        c.adamm_stop = self._stop
+        c.max_inflight_messages_set(max(1, settings.max_inflight))
+        c.max_queued_messages_set(0)
+        creds = settings.credentials
+        if creds.username is not None:
+            c.username_pw_set(creds.username, creds.password)
+        if settings.address.tls:
+            c.tls_set_context(tls_context(creds))
+        c.on_connect = self._handle_connect
+        c.on_connect_fail = self._handle_connect_fail
+        c.on_disconnect = self._handle_disconnect
+        c.on_subscribe = self._handle_subscribe
+        c.on_publish = self._handle_publish
+        c.on_message = self._handle_message
+        self._client = c
+        self._publish_props = Properties(PacketTypes.PUBLISH)
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> Link:
+        """Connect in the background (retrying with backoff until :meth:`close`)."""
+        props = Properties(PacketTypes.CONNECT)
+        props.SessionExpiryInterval = int(self.settings.session_expiry_s)
+        self._arm_will()
+        a = self.settings.address
+        self._client.connect_async(
+            a.host, a.port, keepalive=self.settings.keepalive_s, clean_start=False, properties=props
+        )
+        self._client.loop_start()
+        self._started = True
+        return self
+
+    def wait_connected(self, timeout: float) -> bool:
+        """True once connected; raises the fatal error (bad credentials) if there is one."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            if self.fatal is not None:
+                raise self.fatal
+            if self.connected.is_set():
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self._settled.wait(min(left, 0.1))
+
+    def unreachable(self, waited_s: float) -> BrokerUnreachable:
+        """The error to raise after waiting ``waited_s`` for a connection in vain."""
+        why = f": {self.last_error}" if self.last_error else ""
+        return BrokerUnreachable(
+            f"broker {self.settings.address.url} unreachable after {waited_s:.0f} s{why}",
+            hint="check that the broker runs and the URL, port and TLS setting are right; nothing was lost, "
+            "what is pending stays in the outbox",
+        )
+
+    def close(self, final: tuple[str, bytes, bool] | None = None, timeout: float = 5.0) -> None:
+        """Stop: publish ``final`` = (topic, payload, retain) at QoS 1 first when connected (the
+        offline status; a clean disconnect does not fire the will), then disconnect."""
+        if not self._started:
+            return
+        if final is not None and self.connected.is_set():
+            try:
+                info = self._client.publish(final[0], final[1], qos=1, retain=final[2])
+                info.wait_for_publish(timeout)
+            except (RuntimeError, ValueError, OSError) as exc:
+                logger.debug("final message not published: %s", exc)
+        self._stop.set()
+        try:
+            self._client.disconnect()
+        except OSError:
+            pass
+        self._client.loop_stop()
+        self.connected.clear()
+        self._started = False
+
+    # -- messages ------------------------------------------------------------------------------
+
+    def publish(
+        self,
+        topic: str,
+        payload: bytes,
+        qos: int = 1,
+        retain: bool = False,
+        user_properties: Mapping[str, str] | None = None,
+    ) -> int | None:
+        """Queue a message; returns its mid (PUBACK comes to ``on_puback``), None when not connected
+        (the caller keeps it and sends it again after the reconnect)."""
+        if not self.connected.is_set():
+            return None
+        props = None
+        if user_properties:
+            props = copy.copy(self._publish_props)  # cheaper than building Properties each time
+            props.UserProperty = [(k, v) for k, v in user_properties.items()]
+        info = self._client.publish(topic, payload, qos=qos, retain=retain, properties=props)
+        if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_QUEUE_SIZE):
+            if info.rc == MQTTErrorCode.MQTT_ERR_NO_CONN:
+                return None
+            raise BrokerError(f"publishing to {topic} failed: {paho.error_string(info.rc)}")
+        return int(info.mid)
+
+    # -- paho callbacks (network thread) -------------------------------------------------------------
+
+    def _arm_will(self) -> None:
+        if self.will is not None:
+            self._client.will_set(
+                self.will.topic, self.will.payload(), qos=self.will.qos, retain=self.will.retain
+            )
+
+    def _handle_connect(self, client: Any, userdata: Any, flags: Any, rc: ReasonCode, props: Any) -> None:
+        if rc.is_failure:
+            self.last_error = f"the broker refused the connection: {rc}"
+            if rc.value in _AUTH_FAILURES:
+                self.fatal = BrokerAuthError(
+                    f"broker {self.settings.address.url} refused client {self.client_id}: {rc}",
+                    hint="check the user name and password in the config file's [sync] section or "
+                    "ADAMM_MQTT_USERNAME / ADAMM_MQTT_PASSWORD",
+                )
+                self._stop.set()
+                client.disconnect()
+            else:
+                logger.warning("%s; retrying", self.last_error)
+            self._settled.set()
+            return
+        client.adamm_backoff.reset()
+        self.last_error = None
+        for topic, qos in self.subscriptions:
+            res, mid = client.subscribe(topic, qos=qos)
+            if res == MQTTErrorCode.MQTT_ERR_SUCCESS and mid is not None:
+                self._sub_mids[int(mid)] = topic
+        logger.info(
+            "connected to %s as %s (session %s)",
+            self.settings.address.url,
+            self.client_id,
+            "resumed" if getattr(flags, "session_present", False) else "new",
+        )
+        self.connected.set()
+        self._settled.set()
+        if self._on_connected is not None:
+            self._on_connected(bool(getattr(flags, "session_present", False)))
+
+    def _handle_connect_fail(self, client: Any, userdata: Any) -> None:
+        self.last_error = f"cannot connect to {self.settings.address.url}"
+        logger.info("%s; retrying", self.last_error)
+        self._arm_will()
+
+    def _handle_disconnect(self, client: Any, userdata: Any, flags: Any, rc: ReasonCode, props: Any) -> None:
+        was = self.connected.is_set()
+        self.connected.clear()
+        self._arm_will()
+        if was and not self._stop.is_set():
+            self.last_error = f"connection to {self.settings.address.url} lost ({rc})"
+            logger.warning("%s; reconnecting", self.last_error)
+
+    def _handle_subscribe(
+        self, client: Any, userdata: Any, mid: int, rcs: list[ReasonCode], props: Any
+    ) -> None:
+        topic = self._sub_mids.pop(int(mid), "?")
+        for rc in rcs:
+            if rc.is_failure:
+                self.fatal = BrokerAuthError(
+                    f"broker {self.settings.address.url} refused the subscription to {topic}: {rc}",
+                    hint="check the broker's ACL for this user",
+                )
+                self._stop.set()
+                self._settled.set()
+                client.disconnect()
+
+    def _handle_publish(self, client: Any, userdata: Any, mid: int, rc: ReasonCode, props: Any) -> None:
+        ok = not rc.is_failure
+        if not ok and rc.value == 135:  # Not authorized: the ACL forbids this topic
+            self.fatal = BrokerAuthError(
+                f"broker {self.settings.address.url} does not let {self.client_id} publish: {rc}",
+                hint="check the broker's ACL for this user",
+            )
+            self._stop.set()
+            self._settled.set()
+        if self._on_puback is not None:
+            self._on_puback(int(mid), ok, str(rc))
+
+    def _handle_message(self, client: Any, userdata: Any, msg: paho.MQTTMessage) -> None:
+        if self._on_message is not None:
+            try:
+                self._on_message(msg.topic, bytes(msg.payload), msg.properties)
+            except Exception:  # a bad message must not kill the network thread
+                logger.exception("handling a message on %s failed", msg.topic)
+
+
+def connect(settings: LinkSettings, client_id: str, *, timeout: float = 30.0, **kwargs: Any) -> Link:
+    """A started :class:`Link`, connected (raises BrokerUnreachable after ``timeout`` s of retries,
+    BrokerAuthError at once on bad credentials)."""
+    link = Link(settings, client_id, **kwargs).start()
+    try:
+        if not link.wait_connected(timeout):
+            raise link.unreachable(timeout)
+    except BaseException:
+        link.close()
+        raise
+    return link
