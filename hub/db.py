@@ -168,27 +168,40 @@ class HubDB:
     def applied(self) -> list[str]:
         return [r[0] for r in self.query("SELECT name FROM hub_migrations ORDER BY name")]
 
-    def migrate(self) -> list[str]:
-        """Apply the migrations not yet applied (each in its own transaction); their names."""
-        done: list[str] = []
-        with self.transaction():
-            if self.dialect == "postgresql":
-                self.execute("SELECT pg_advisory_xact_lock(?)", (0x616461,))  # one migrator at a time
-            self.execute("CREATE TABLE IF NOT EXISTS hub_migrations (name TEXT PRIMARY KEY, applied_at TEXT)")
+    def pending(self) -> list[str]:
+        """The migrations not yet applied (read only)."""
+        try:
             have = set(self.applied())
-            for name, statements in MIGRATIONS:
-                if name in have:
-                    continue
-                for stmt in statements(self.dialect):
-                    self.execute(stmt)
+        except Exception:  # no hub_migrations table yet (a new database)
+            if self.dialect == "postgresql":
+                self.conn.rollback()
+            return [n for n, _ in MIGRATIONS]
+        return [n for n, _ in MIGRATIONS if n not in have]
+
+    def migrate(self) -> list[str]:
+        """Apply the migrations not yet applied (in one transaction); their names. Nothing is
+        written when every migration is applied already (``ask`` and ``status`` only read)."""
+        done: list[str] = []
+        if self.pending():
+            with self.transaction():
+                if self.dialect == "postgresql":
+                    self.execute("SELECT pg_advisory_xact_lock(?)", (0x616461,))  # one migrator at a time
                 self.execute(
-                    "INSERT INTO hub_migrations (name, applied_at) VALUES (?, ?)", (name, _now_text())
+                    "CREATE TABLE IF NOT EXISTS hub_migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
                 )
-                done.append(name)
+                have = set(self.applied())
+                for name, statements in MIGRATIONS:
+                    if name in have:
+                        continue
+                    for stmt in statements(self.dialect):
+                        self.execute(stmt)
+                    self.execute(
+                        "INSERT INTO hub_migrations (name, applied_at) VALUES (?, ?)", (name, _now_text())
+                    )
+                    done.append(name)
         if done:
             logger.info("hub store %s: applied %s", self.target, ", ".join(done))
-        known = {n for n, _ in MIGRATIONS}
-        newer = set(self.applied()) - known
+        newer = set(self.applied()) - {n for n, _ in MIGRATIONS}
         if newer:
             raise HubStoreError(
                 f"the hub database {self.target} was written by a newer adamm-hub ({', '.join(sorted(newer))})",

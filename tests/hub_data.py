@@ -96,3 +96,96 @@ def state(db: HubDB) -> dict[str, Any]:
 def pg_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with running_postgres(tmp_path_factory.mktemp("pg")) as pg:
         yield pg.dsn
+
+
+# -- a store's side of the wire, for the serve tests ------------------------------------------------
+
+
+#: seconds without a receipt after which the test publisher re-sends what is unconfirmed
+RESEND_QUIET_S = 3.0
+
+
+class Publisher:
+    """A test publisher built on edge.sync.messages: publishes summaries QoS 1 (waiting for each
+    PUBACK) and collects the hub's receipts (``stored`` and ``parked`` msg_ids)."""
+
+    def __init__(self, port: int, client_id: str = "test-edge") -> None:
+        import threading
+
+        import paho.mqtt.client as mqtt
+
+        self.stored: set[str] = set()
+        self.parked: dict[str, str] = {}
+        self.receipts = 0
+        self.resent = 0
+        self._lock = threading.Lock()
+        self._subscribed = threading.Event()
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
+        self.client.on_message = self._on_message
+        self.client.on_subscribe = lambda *a: self._subscribed.set()
+        self.client.connect("127.0.0.1", port)
+        self.client.loop_start()
+        self.client.subscribe(f"{m.TOPIC_ROOT}/+/receipt", qos=1)
+        assert self._subscribed.wait(10), "no SUBACK for the receipt topic"
+
+    def _on_message(self, _c: Any, _u: Any, msg: Any) -> None:
+        r = m.parse_receipt(msg.payload)
+        with self._lock:
+            self.receipts += 1
+            self.stored.update(r.stored)
+            self.parked.update(dict(r.parked))
+
+    def publish(self, topic: str, payload: bytes, retain: bool = False) -> None:
+        info = self.client.publish(topic, payload, qos=1, retain=retain)
+        info.wait_for_publish(10)
+        assert info.is_published(), f"no PUBACK for a message to {topic}"
+
+    def send(self, s: m.Summary) -> None:
+        self.publish(m.summary_topic(s.store_id), s.encode())
+
+    def wait_stored(
+        self, ids: set[str], timeout: float = 60.0, resend: list[m.Summary] | None = None
+    ) -> bool:
+        """Wait until every id in ``ids`` is receipted as stored (False on timeout). With
+        ``resend``: as the edge's outbox does, re-send what is still unconfirmed whenever no
+        receipt has come for :data:`RESEND_QUIET_S` (a receipt, not the broker's PUBACK, is done)."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        seen, quiet_since = -1, time.monotonic()
+        while time.monotonic() < deadline:
+            with self._lock:
+                if ids <= self.stored:
+                    return True
+                count = self.receipts
+                missing = [s for s in resend or () if s.msg_id not in self.stored]
+            if count != seen:
+                seen, quiet_since = count, time.monotonic()
+            elif missing and time.monotonic() - quiet_since > RESEND_QUIET_S:
+                self.resent += len(missing)
+                for s in missing:
+                    self.send(s)
+                quiet_since = time.monotonic()
+            time.sleep(0.05)
+        return False
+
+    def close(self) -> None:
+        self.client.loop_stop()
+        self.client.disconnect()
+
+
+def day_summaries(stores: list[str], days: int, seed: int = 1) -> tuple[list[m.Summary], dict[str, float]]:
+    """Total-slice rollups for ``days`` days of ``stores`` (version 1) and each store's event total."""
+    import random
+    from datetime import date, timedelta
+
+    rng = random.Random(seed)
+    out: list[m.Summary] = []
+    totals: dict[str, float] = {}
+    for s in stores:
+        for i in range(days):
+            day = (date(2025, 10, 1) + timedelta(days=i)).isoformat()
+            n = rng.randint(1, 500)
+            out.append(rollup(s, day, "total", [row(None, "customer_enter", events=n, footfall=n)]))
+            totals[s] = totals.get(s, 0.0) + n
+    return out, totals
