@@ -16,7 +16,7 @@ from edge.errors import AdammError
 
 HUB_COMMANDS = ("serve", "ask", "console", "status")
 #: commands of CONTRACT.md not built yet (they say so and exit 3)
-NOT_BUILT = ("ask", "console")
+NOT_BUILT = ("console",)
 
 logger = logging.getLogger("hub")
 
@@ -53,6 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--db", required=True, help="hub store: a SQLite file path, or a postgresql:// URL")
     p.add_argument("--json", action="store_true", help="print JSON on stdout")
+    p = sub.add_parser(
+        "ask", help="answer a cross-store question (Chinese or English) from the stores' summaries"
+    )
+    p.add_argument("--db", required=True, help="hub store: a SQLite file path, or a postgresql:// URL")
+    p.add_argument("--now", help="ISO time relative times count back from (default: the clock)")
+    p.add_argument("--json", action="store_true", help="print the payload (payload.schema.json) on stdout")
+    p.add_argument("--config", help="TOML config ([analysis])")
+    p.add_argument("question", nargs="+", help="the question")
     for name in NOT_BUILT:
         sub.add_parser(name, help=f"{name} (not built yet: see the hub issue)")
     return parser
@@ -104,5 +112,16 @@ def _run(args: Any) -> int:
             print(json.dumps(st, ensure_ascii=False, indent=2))
         else:
             print(render(st))
+        return 0
+    if args.command == "ask":
+        from edge.presentation import payload_text
+        from hub.ask import ask, parse_now
+
+        payload = ask(args.db, " ".join(args.question), now=parse_now(args.now), config=_config(args.config))
+        if args.json:
+            json.dump(payload, sys.stdout, ensure_ascii=False, indent=2)
+            sys.stdout.write("\n")
+        else:
+            sys.stdout.write(payload_text(payload) + "\n")
         return 0
     raise AssertionError(args.command)
