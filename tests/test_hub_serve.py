@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -203,3 +204,27 @@ def test_usage_errors_are_exit_2(tmp_path: Path) -> None:
     r = hub_run("serve", "--db", str(tmp_path / "h.db"), "--broker", "mqtt://user:pw@x:1")
     assert r.returncode == 2 and "ADAMM_MQTT_USERNAME" in r.stderr
     assert not (tmp_path / "h.db").exists()
+
+
+@pytest.mark.skipif(shutil.which("mosquitto_passwd") is None, reason="mosquitto_passwd is not installed")
+def test_bad_credentials_stop_at_once_with_exit_3(tmp_path: Path) -> None:
+    pw = tmp_path / "passwd"
+    subprocess.run(["mosquitto_passwd", "-b", "-c", str(pw), "hub", "right"], check=True, capture_output=True)
+    pw.chmod(0o644)
+    for d in (tmp_path, *tmp_path.parents):  # the broker reads it as its own user (mosquitto, when root)
+        if str(d) in ("/", "/tmp"):
+            break
+        d.chmod(d.stat().st_mode | 0o755)
+    with running_mosquitto(tmp_path / "mq", extra=f"allow_anonymous false\npassword_file {pw}") as b:
+        for env in ({"ADAMM_MQTT_USERNAME": "hub", "ADAMM_MQTT_PASSWORD": "wrong"}, {}):
+            r = subprocess.run(
+                [sys.executable, "-m", "hub", "serve", "--db", str(tmp_path / "h.db"), "--broker", b.url],
+                cwd=ROOT,
+                env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert r.returncode == 3, r.stderr
+            assert "refused the hub's credentials" in r.stderr and "ADAMM_MQTT_PASSWORD" in r.stderr
+            assert r.stdout == ""
