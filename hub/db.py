@@ -10,6 +10,10 @@ Tables (migration ``0001_hub``):
   every :data:`~edge.sync.messages.ROLLUP_FIELDS` column and the cited first/last event ids.
   ``value`` is the slice value as text (NULL for the ``total`` slice and events without one);
   ``vkey`` is its non-NULL surrogate for the primary key (``''`` for NULL, ``'v'`` + value).
+- ``hub_catalog``: per (store, slice, slice value, event type) the first and last day held and
+  the days holding it and the events summed over them, kept by ingest with ``hub_rollup`` (what
+  the vocabulary and coverage read instead of a year of rows); an entry whose last day goes is
+  removed; otherwise a day that loses a value leaves the span as it was (widened only).
 - ``hub_summaries``: the per-key state: per (store, key) the kind, the highest version stored,
   its ``msg_id``, when it arrived, and the body of a fact (rollup rows live in ``hub_rollup``).
 - ``hub_messages``: every ``msg_id`` received once (what a redelivery is recognised by).
@@ -76,6 +80,10 @@ def _migration_0001(d: str) -> list[str]:
         f"{_columns_ddl(real)}, first_event_id TEXT, last_event_id TEXT, "
         "PRIMARY KEY (store_id, local_date, slice, vkey, event_type))",
         "CREATE INDEX hub_rollup_slice ON hub_rollup (slice, local_date)",
+        "CREATE TABLE hub_catalog (store_id TEXT NOT NULL, slice TEXT NOT NULL, vkey TEXT NOT NULL, value TEXT, "
+        f"event_type TEXT NOT NULL, first_date TEXT NOT NULL, last_date TEXT NOT NULL, days {big} NOT NULL, "
+        f"events {real} NOT NULL, "
+        "PRIMARY KEY (store_id, slice, vkey, event_type))",
         f"CREATE TABLE hub_parked (id {serial}, topic TEXT NOT NULL, store_id TEXT, msg_id TEXT, "
         "reason TEXT NOT NULL, detail TEXT NOT NULL, payload TEXT NOT NULL, received_at TEXT NOT NULL)",
     ]
@@ -83,7 +91,15 @@ def _migration_0001(d: str) -> list[str]:
 
 #: the named migrations, in order (name, statements for a dialect)
 MIGRATIONS: tuple[tuple[str, Any], ...] = (("0001_hub", _migration_0001),)
-HUB_TABLES = ("hub_rollup", "hub_summaries", "hub_messages", "hub_facts", "hub_stores", "hub_parked")
+HUB_TABLES = (
+    "hub_rollup",
+    "hub_catalog",
+    "hub_summaries",
+    "hub_messages",
+    "hub_facts",
+    "hub_stores",
+    "hub_parked",
+)
 
 
 def is_postgres(target: str) -> bool:
@@ -149,6 +165,13 @@ class HubDB:
         if self.dialect == "postgresql":
             k = zlib.crc32(f"{store_id}\x00{key}".encode()) - 2**31
             self.execute("SELECT pg_advisory_xact_lock(?)", (k,))
+
+    def least(self, a: str, b: str) -> str:
+        """SQL for the smaller of two values (``min`` on SQLite, ``least`` on PostgreSQL)."""
+        return f"{'least' if self.dialect == 'postgresql' else 'min'}({a}, {b})"
+
+    def greatest(self, a: str, b: str) -> str:
+        return f"{'greatest' if self.dialect == 'postgresql' else 'max'}({a}, {b})"
 
     def insert_ignore(self, table: str, columns: Sequence[str], values: Sequence[Any], conflict: str) -> bool:
         """INSERT that does nothing when ``conflict`` (the primary key) exists; True if inserted."""

@@ -137,10 +137,12 @@ def _apply_rollup(db: HubDB, s: m.Summary) -> None:
     body = s.body
     day = date.fromisoformat(body["day"])
     slice_ = body["slice"]
-    db.execute(
-        "DELETE FROM hub_rollup WHERE store_id = ? AND local_date = ? AND slice = ?",
-        (s.store_id, body["day"], slice_),
+    at = (s.store_id, body["day"], slice_)
+    old = db.query(
+        "SELECT vkey, event_type, events FROM hub_rollup WHERE store_id = ? AND local_date = ? AND slice = ?",
+        at,
     )
+    db.execute("DELETE FROM hub_rollup WHERE store_id = ? AND local_date = ? AND slice = ?", at)
     week = (day - timedelta(days=day.weekday())).isoformat()
     rows = []
     for r in body["rows"]:
@@ -161,6 +163,41 @@ def _apply_rollup(db: HubDB, s: m.Summary) -> None:
             )
         )
     db.executemany(_INSERT_ROLLUP, rows)
+    _catalog(db, s.store_id, body["day"], slice_, old, body["rows"])
+
+
+def _catalog(
+    db: HubDB, store: str, day: str, slice_: str, old: list[tuple[Any, ...]], new: list[dict[str, Any]]
+) -> None:
+    """Keep ``hub_catalog`` in step: days and events by the difference, the span widened."""
+    gone: dict[tuple[str, str], float] = {(str(v), str(et)): float(n) for v, et, n in old}
+    fresh = []
+    for r in new:
+        k = (vkey_of(r["value"]), r["event_type"])
+        was = gone.pop(k, None)
+        events = float(r["events"]) - (was or 0.0)
+        fresh.append(
+            (store, slice_, k[0], value_text(r["value"]), k[1], day, day, 0 if was is not None else 1, events)
+        )
+    db.executemany(
+        "INSERT INTO hub_catalog (store_id, slice, vkey, value, event_type, first_date, last_date, days, events) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (store_id, slice, vkey, event_type) DO UPDATE SET "
+        "days = hub_catalog.days + excluded.days, events = hub_catalog.events + excluded.events, "
+        f"first_date = {db.least('hub_catalog.first_date', 'excluded.first_date')}, "
+        f"last_date = {db.greatest('hub_catalog.last_date', 'excluded.last_date')}",
+        fresh,
+    )
+    for (vkey, et), n in gone.items():
+        key = (store, slice_, vkey, et)
+        db.execute(
+            "UPDATE hub_catalog SET days = days - 1, events = events - ? "
+            "WHERE store_id = ? AND slice = ? AND vkey = ? AND event_type = ?",
+            (n, *key),
+        )
+        db.execute(
+            "DELETE FROM hub_catalog WHERE store_id = ? AND slice = ? AND vkey = ? AND event_type = ? AND days <= 0",
+            key,
+        )
 
 
 def _apply_fact(db: HubDB, s: m.Summary, body_text: str) -> None:

@@ -417,15 +417,21 @@ class HubSource:
         if limit < 0:
             raise ValueError(f"limit must not be negative, got {limit}")
         q = self._compile(flt, (), periods)
-        (total,) = self.db.one(
-            f"SELECT coalesce(sum(events), 0) FROM hub_rollup WHERE {q.where}", q.params
-        ) or (0,)
+        (total, count) = self.db.one(
+            f"SELECT coalesce(sum(events), 0), count(*) FROM hub_rollup WHERE {q.where}", q.params
+        ) or (0, 0)
         if limit == 0 or not total:
             return [], int(total or 0)
+        # rows numbered in time, the evenly spaced ones kept (first and last among them)
+        want = list(range(1, count + 1)) if count <= limit else (
+            [count] if limit == 1 else sorted({1 + (i * (count - 1)) // (limit - 1) for i in range(limit)})
+        )  # fmt: skip
         rows = self.db.query(
-            "SELECT store_id, local_date, event_type, first_event_id, last_event_id FROM hub_rollup "
-            f"WHERE {q.where} ORDER BY local_date, store_id, event_type, vkey",
-            q.params,
+            "SELECT store_id, local_date, event_type, first_event_id, last_event_id FROM ("
+            "SELECT store_id, local_date, event_type, first_event_id, last_event_id, row_number() OVER "
+            f"(ORDER BY local_date, store_id, event_type, vkey) AS rn FROM hub_rollup WHERE {q.where}) AS r "
+            f"WHERE rn IN ({', '.join('?' * len(want))}) ORDER BY rn",
+            (*q.params, *want),
         )
         cited: list[tuple[str, str, str, str]] = []
         seen: set[str] = set()
@@ -435,11 +441,7 @@ class HubSource:
                     seen.add(eid)
                     cited.append((str(eid), str(s), str(d), str(et)))
                     break
-        if len(cited) > limit:
-            if limit == 1:
-                cited = [cited[-1]]
-            else:
-                cited = [cited[(i * (len(cited) - 1)) // (limit - 1)] for i in range(limit)]
+        cited = cited[:limit]
         zones = self.zones()
         out = [
             EventRow(
@@ -454,14 +456,19 @@ class HubSource:
 
     def coverage(self, flt: EventFilter) -> Coverage:
         """The days held for ``flt`` (its window ignored): from the first held day's local
-        midnight to the end of the last, and the number of events."""
+        midnight to the end of the last, and the number of events. Read from ``hub_catalog``
+        unless the filter names weekdays or groups (then from the rows)."""
         q = self._compile(flt, (), strict=False, windowed=False)
+        if not flt.days_of_week and not flt.key_equals:
+            table, lo_col, hi_col = "hub_catalog", "first_date", "last_date"
+        else:
+            table, lo_col, hi_col = "hub_rollup", "local_date", "local_date"
         zones = self.zones()
         lo_t: datetime | None = None
         hi_t: datetime | None = None
         n = 0
         for s, lo, hi, c in self.db.query(
-            f"SELECT store_id, min(local_date), max(local_date), sum(events) FROM hub_rollup "
+            f"SELECT store_id, min({lo_col}), max({hi_col}), sum(events) FROM {table} "
             f"WHERE {q.where} GROUP BY store_id",
             q.params,
         ):
@@ -482,7 +489,7 @@ class HubSource:
         types = [
             str(t)
             for t, _n in self.db.query(
-                "SELECT event_type, sum(events) FROM hub_rollup WHERE slice = 'total' "
+                "SELECT event_type, sum(events) FROM hub_catalog WHERE slice = 'total' "
                 "GROUP BY event_type ORDER BY 2 DESC, 1"
             )
         ]
@@ -491,7 +498,7 @@ class HubSource:
             vals = [
                 str(v)
                 for v, _n in self.db.query(
-                    "SELECT value, sum(events) FROM hub_rollup WHERE slice = ? AND value IS NOT NULL "
+                    "SELECT value, sum(events) FROM hub_catalog WHERE slice = ? AND value IS NOT NULL "
                     "GROUP BY value ORDER BY 2 DESC, 1",
                     (sl,),
                 )

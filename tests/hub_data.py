@@ -88,6 +88,11 @@ def state(db: HubDB) -> dict[str, Any]:
             db.query("SELECT * FROM hub_rollup"), key=lambda r: tuple("" if v is None else str(v) for v in r)
         ),
         "facts": sorted(db.query("SELECT store_id, fact_id, body FROM hub_facts")),
+        # the catalog's day spans only widen (documented); its days and events are exact
+        "catalog": sorted(
+            db.query("SELECT store_id, slice, vkey, event_type, days, events FROM hub_catalog"),
+            key=lambda r: tuple(str(v) for v in r),
+        ),
         "messages": sorted(r[0] for r in db.query("SELECT msg_id FROM hub_messages")),
     }
 

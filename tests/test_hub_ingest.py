@@ -167,7 +167,14 @@ def test_any_order_and_duplication_ends_in_the_highest_versions(
     @given(order=st.permutations(range(len(msgs))), dups=st.lists(st.integers(0, len(msgs) - 1), max_size=12))
     def check(order: list[int], dups: list[int]) -> None:
         with db.transaction():
-            for table in ("hub_rollup", "hub_summaries", "hub_messages", "hub_facts", "hub_stores"):
+            for table in (
+                "hub_rollup",
+                "hub_catalog",
+                "hub_summaries",
+                "hub_messages",
+                "hub_facts",
+                "hub_stores",
+            ):
                 db.execute(f"DELETE FROM {table}")
         seq = [msgs[i] for i in order]
         for j, d in enumerate(dups):  # re-deliveries anywhere in the stream
@@ -175,6 +182,11 @@ def test_any_order_and_duplication_ends_in_the_highest_versions(
         for s in seq:
             assert _send(db, s).receipt == m.Receipt(stored=(s.msg_id,))
         got = state(db)
+        from_rows = db.query(
+            "SELECT store_id, slice, vkey, event_type, count(*), sum(events) FROM hub_rollup "
+            "GROUP BY store_id, slice, vkey, event_type"
+        )
+        assert got["catalog"] == sorted(from_rows, key=lambda r: tuple(str(v) for v in r))
         assert got["messages"] == sorted({s.msg_id for s in msgs})
         assert {k: v for k, v in got.items() if k != "messages"} == {
             k: v for k, v in want.items() if k != "messages"
