@@ -138,6 +138,8 @@ CROSS_PLANS: dict[str, dict[str, Any]] = {
     "revenue_all": {"intent": "aggregate", "target_metric": "revenue", "filters": dict(RANGE)},
     "trend_all": {"intent": "trend", "target_metric": "revenue", "time_bucket": "week"},
     "breakdown_store": {"intent": "breakdown", "target_metric": "footfall", "group_by": ["store_id"]},
+    "rain_effect_by_store": {"intent": "compare", "target_metric": "avg_order_value", "group_by": ["store_id"],
+                             "compare": {"dimension": "weather", "groups": ["rain", "sunny"]}},
 }  # fmt: skip
 
 
@@ -264,3 +266,31 @@ def test_adamm_hub_ask_prints_the_payload(world: dict[str, Any]) -> None:
         cwd=ROOT,
     )
     assert missing.returncode == 3 and "no hub database" in missing.stderr and missing.stdout == ""
+
+
+@pytest.mark.parametrize(
+    "question", ["which store's rainy-day order value rose most", "哪个门店雨天客单价提升最多？"]
+)
+def test_which_stores_rainy_day_order_value_rose_most(world: dict[str, Any], question: str) -> None:
+    """Rain against sunny days within each store, ranked by the change (compare ``within``)."""
+    src = HubSource(world["db"])
+    got = answer(question, src, now=NOW)
+    assert got["status"] == "ok", got
+    assert got["plan"]["compare"] == {"dimension": "weather", "groups": ["rain", "sunny"]}
+    assert got["plan"]["group_by"] == ["store_id"]
+    items = got["result"]["within"]["items"]
+    assert {i["key"] for i in items} == {"s1", "s2"}
+    # each store's effect is its own rain vs sunny comparison, recomputed from its events
+    for i in items:
+        zone = world["zones"][i["key"]]
+        own = InMemorySource(
+            [e for e in world["events"] if e.store_id == i["key"]], {i["key"]: zone}, timezone=zone
+        )
+        plan = {"intent": "compare", "target_metric": "avg_order_value",
+                "compare": {"dimension": "weather", "groups": ["rain", "sunny"]}}  # fmt: skip
+        vals = {g["key"]: g["value"] for g in _run(own, plan)["result"]["groups"]}
+        assert i["effect_pct"] == pytest.approx(
+            (vals["rain"] - vals["sunny"]) / abs(vals["sunny"]) * 100, abs=1e-3
+        )
+    assert [i["effect_pct"] for i in items] == sorted((i["effect_pct"] for i in items), reverse=True)
+    assert items[0]["key"] in got["summary"]
