@@ -21,6 +21,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from hub_data import pg_dsn  # noqa: F401  (fixture)
 from sqlsource_data import Ev, random_events
 from test_source_contract import same_answer
 
@@ -294,3 +295,25 @@ def test_which_stores_rainy_day_order_value_rose_most(world: dict[str, Any], que
         )
     assert [i["effect_pct"] for i in items] == sorted((i["effect_pct"] for i in items), reverse=True)
     assert items[0]["key"] in got["summary"]
+
+
+def test_a_postgresql_hub_answers_as_the_sqlite_one(
+    world: dict[str, Any], request: pytest.FixtureRequest
+) -> None:
+    if world["zones"] != SAME_ZONE:
+        pytest.skip("one PostgreSQL copy is enough")
+    from hub_data import fresh_pg_dsn
+
+    pg = open_hub(fresh_pg_dsn(request.getfixturevalue("pg_dsn")))
+    try:
+        for s in summaries(world["events"], world["zones"]):
+            assert ingest(pg, m.summary_topic(s.store_id), s.encode()).outcome == "stored"
+        for plan in (*CROSS_PLANS.values(), STORE_PLANS["top_hours"], STORE_PLANS["aov_rain_vs_sunny"]):
+            plan = _localised(plan, "Asia/Shanghai")
+            want = _run(HubSource(world["db"]), plan)
+            got = _run(HubSource(pg), plan)
+            _same(got, want)
+            assert got["evidence"] == want["evidence"]
+        assert HubSource(pg).vocabulary() == HubSource(world["db"]).vocabulary()
+    finally:
+        pg.close()
