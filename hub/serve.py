@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import logging
 import signal
+import sqlite3
 import threading
 import time
 from collections import Counter
 from typing import Any
 
+import psycopg
+
 from edge.config.hub import HubConfig
 from edge.sync import messages as m
-from hub.db import HubDB, open_hub
+from hub.db import HubDB, HubStoreError, open_hub
 from hub.ingest import ingest
 from hub.transport import Credentials, MqttLink, parse_broker_url
 
@@ -59,7 +62,15 @@ class Server:
         )
 
     def handle(self, link: MqttLink, msg: Any) -> None:
-        got = ingest(self.db, msg.topic, bytes(msg.payload))
+        try:
+            got = ingest(self.db, msg.topic, bytes(msg.payload))
+        except (sqlite3.Error, psycopg.Error) as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise HubStoreError(
+                f"the hub store failed while storing a message from {msg.topic} ({first}); "
+                "it was not acknowledged, so the broker delivers it again",
+                hint="check the database, then start adamm-hub serve again",
+            ) from None
         if got.receipt is not None and got.store_id is not None:
             link.publish(m.receipt_topic(got.store_id), got.receipt.encode(), qos=1)
         link.ack(msg)
