@@ -128,9 +128,11 @@ class Publisher:
         self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, protocol=mqtt.MQTTv5)
         self.client.on_message = self._on_message
         self.client.on_subscribe = lambda *a: self._subscribed.set()
+        # (re)subscribe on every connection: a broker restarted without persistence forgets it
+        self.client.on_connect = lambda c, *a: c.subscribe(f"{m.TOPIC_ROOT}/+/receipt", qos=1)
+        self.client.reconnect_delay_set(0.1, 1)
         self.client.connect("127.0.0.1", port)
         self.client.loop_start()
-        self.client.subscribe(f"{m.TOPIC_ROOT}/+/receipt", qos=1)
         assert self._subscribed.wait(10), "no SUBACK for the receipt topic"
 
     def _on_message(self, _c: Any, _u: Any, msg: Any) -> None:
@@ -142,7 +144,7 @@ class Publisher:
 
     def publish(self, topic: str, payload: bytes, retain: bool = False) -> None:
         info = self.client.publish(topic, payload, qos=1, retain=retain)
-        info.wait_for_publish(10)
+        info.wait_for_publish(30)
         assert info.is_published(), f"no PUBACK for a message to {topic}"
 
     def send(self, s: m.Summary) -> None:

@@ -262,3 +262,33 @@ def test_the_database_lost_mid_ingest_is_exit_3_and_nothing_is_lost(tmp_path: Pa
             pub.close()
             if hub.proc.poll() is None:
                 assert hub.stop() == 0, hub.log()
+
+
+def test_the_broker_killed_and_restarted_without_persistence(tmp_path: Path, broker: object) -> None:
+    """The hub reconnects (back-off), subscribes again on the new broker and keeps storing;
+    what the dead broker held is re-sent by the store's side: exact totals, nothing doubled."""
+    msgs, totals = day_summaries(["sh_01", "bj_02"], 100, seed=13)
+    db = str(tmp_path / "hub.db")
+    hub = Hub(tmp_path, "--db", db, "--broker", broker.url)  # type: ignore[attr-defined]
+    pub = Publisher(broker.port)  # type: ignore[attr-defined]
+    try:
+        hub.wait_subscribed()
+        half = len(msgs) // 2
+        for s in msgs[:half]:
+            pub.send(s)
+        broker.kill()  # type: ignore[attr-defined]  # SIGKILL, whatever was in flight
+        broker.start()  # type: ignore[attr-defined]  # same port, no persistence: sessions gone
+        deadline = time.monotonic() + 60
+        while hub.log().count("subscribed to") < 2 and time.monotonic() < deadline:
+            assert hub.proc.poll() is None, hub.log()
+            time.sleep(0.05)
+        assert hub.log().count("subscribed to") >= 2, hub.log()
+        for s in msgs[half:]:
+            pub.send(s)
+        ids = {s.msg_id for s in msgs}
+        assert pub.wait_stored(ids, timeout=90, resend=msgs), (len(ids - pub.stored), hub.log()[-2000:])
+        got, n = _totals(db)
+        assert got == totals and n == len(msgs)
+    finally:
+        pub.close()
+        assert hub.stop() == 0, hub.log()
