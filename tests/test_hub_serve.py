@@ -252,7 +252,14 @@ def test_the_database_lost_mid_ingest_is_exit_3_and_nothing_is_lost(tmp_path: Pa
                 pub.send(s)
             assert hub.proc.wait(60) == 3, hub.log()
             assert "hub store failed" in hub.log() or "cannot connect" in hub.log(), hub.log()
-            pg.start()
+            for attempt in range(5):  # the stopped server's socket and lock may linger a moment
+                try:
+                    pg.start()
+                    break
+                except subprocess.CalledProcessError:
+                    if attempt == 4:
+                        raise
+                    time.sleep(1)
             hub = Hub(tmp_path, "--db", target, "--broker", url)
             ids = {s.msg_id for s in msgs}
             assert pub.wait_stored(ids, timeout=90, resend=msgs), (len(ids - pub.stored), hub.log()[-2000:])
