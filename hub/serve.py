@@ -23,9 +23,10 @@ from typing import Any
 import psycopg
 
 from edge.config.hub import HubConfig
+from edge.errors import AdammError
 from edge.sync import messages as m
 from hub.db import HubDB, HubStoreError, open_hub
-from hub.ingest import ingest
+from hub.ingest import ingest, park
 from hub.transport import Credentials, MqttLink, parse_broker_url
 
 logger = logging.getLogger(__name__)
@@ -71,6 +72,11 @@ class Server:
                 "it was not acknowledged, so the broker delivers it again",
                 hint="check the database, then start adamm-hub serve again",
             ) from None
+        except AdammError:
+            raise
+        except Exception as exc:  # a hub bug must not wedge the stream on one message: park it
+            logger.exception("could not store a message from %s", msg.topic)
+            got = park(self.db, msg.topic, bytes(msg.payload), "hub_error", f"{type(exc).__name__}: {exc}")
         if got.receipt is not None and got.store_id is not None:
             link.publish(m.receipt_topic(got.store_id), got.receipt.encode(), qos=1)
         link.ack(msg)
