@@ -40,6 +40,7 @@ logger = logging.getLogger(__name__)
 
 #: PBKDF2 iterations of Mosquitto's ``$7$`` password hashes (``mosquitto_passwd``'s default)
 PBKDF2_ITERATIONS = 101
+DEFAULT_PORT = 8883
 CA_DAYS = 3650
 SERVER_DAYS = 825
 #: a server certificate closer than this to its end is renewed on a rerun
@@ -277,7 +278,7 @@ def broker_setup(
     dir: Path,
     stores: Sequence[str],
     *,
-    port: int = 8883,
+    port: int | None = None,
     staff_devices: int = 0,
     hub_workers: int = 1,
     hostnames: Sequence[str] | None = None,
@@ -288,6 +289,10 @@ def broker_setup(
         raise UsageError(
             f"store ids must be letters, digits, '_', '.', '-' (not 'hub', 'hub-N' or 'staff-...'): {', '.join(bad) or 'none given'}"
         )
+    if port is None:  # a rerun keeps the port of the set-up it extends
+        conf = dir / "mosquitto.conf"
+        old = re.search(r"^listener (\d+)", conf.read_text(), re.M) if conf.exists() else None
+        port = int(old.group(1)) if old else DEFAULT_PORT
     if not 1 <= port <= 65535 or staff_devices < 0 or hub_workers < 1:
         raise UsageError("--port must be 1-65535, --staff-devices >= 0, --hub-workers >= 1")
     dir.mkdir(parents=True, exist_ok=True)

@@ -1,24 +1,185 @@
-"""The ``adamm-hub`` command line (thin). The hub's commands are not built yet."""
+"""The ``adamm-hub`` command line (thin): parses flags, sets up logging to stderr, maps errors to
+exit codes (CONTRACT.md section 1: 2 usage, 3 environment) and calls :mod:`hub.serve`,
+:mod:`hub.status` and :mod:`hub.ask`. ``--json`` output goes to stdout and nothing else does."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import logging
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-HUB_COMMANDS = ("serve", "ask", "console")
+from edge.config.hub import HubConfig
+from edge.errors import AdammError
+
+HUB_COMMANDS = ("serve", "ask", "console", "status", "broker-setup")
+#: commands of CONTRACT.md not built yet (they say so and exit 3)
+NOT_BUILT = ("console",)
+
+logger = logging.getLogger("hub")
+
+
+def _config(path: str | None) -> HubConfig:
+    if not path:
+        return HubConfig()
+    from edge.config.load import load_config
+
+    return load_config(path, HubConfig)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="adamm-hub",
+        description="adamm hub: receives store summaries over MQTT, answers cross-store questions.",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="count", default=0, help="more logging on stderr (-vv: debug)"
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    p = sub.add_parser("serve", help="receive store summaries over MQTT and store them (idempotent)")
+    p.add_argument("--db", required=True, help="hub store: a SQLite file path, or a postgresql:// URL")
+    p.add_argument("--broker", required=True, help="mqtt://HOST:PORT or mqtts://HOST:PORT")
+    p.add_argument(
+        "--worker",
+        type=int,
+        default=1,
+        help="this worker's number (client id adamm-hub-N; give each PostgreSQL worker its own, the same after a restart)",
+    )
+    p.add_argument("--config", help="TOML config ([mqtt] credentials and session, [analysis])")
+    p = sub.add_parser(
+        "status", help="stores known to the hub: last status, summaries received, parked messages"
+    )
+    p.add_argument("--db", required=True, help="hub store: a SQLite file path, or a postgresql:// URL")
+    p.add_argument("--json", action="store_true", help="print JSON on stdout")
+    p = sub.add_parser(
+        "ask", help="answer a cross-store question (Chinese or English) from the stores' summaries"
+    )
+    p.add_argument("--db", required=True, help="hub store: a SQLite file path, or a postgresql:// URL")
+    p.add_argument("--now", help="ISO time relative times count back from (default: the clock)")
+    p.add_argument("--json", action="store_true", help="print the payload (payload.schema.json) on stdout")
+    p.add_argument("--config", help="TOML config ([analysis])")
+    p.add_argument("question", nargs="+", help="the question")
+    p = sub.add_parser(
+        "broker-setup",
+        help="write a locked-down Mosquitto set-up (TLS, per-store users, the ACL, credentials files)",
+    )
+    p.add_argument(
+        "--dir", required=True, help="folder to write (created; rerun to add stores, keeping credentials)"
+    )
+    p.add_argument("--stores", required=True, help="store ids, comma-separated (sh_01,sh_02)")
+    p.add_argument(
+        "--port", type=int, help="the TLS listener's port (default 8883; a rerun keeps the set-up's)"
+    )
+    p.add_argument(
+        "--staff-devices", type=int, default=0, help="also staff-ID-1..N per store (several devices at once)"
+    )
+    p.add_argument(
+        "--hub-workers",
+        type=int,
+        default=1,
+        help="also hub-2..N users (one per extra adamm-hub serve worker)",
+    )
+    p.add_argument(
+        "--hostname",
+        action="append",
+        help="a name the server certificate must be valid for (repeatable; default: localhost and this host's names)",
+    )
+    p.add_argument("--json", action="store_true", help="print what was written as JSON on stdout")
+    for name in NOT_BUILT:
+        sub.add_parser(name, help=f"{name} (not built yet: see the hub issue)")
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="adamm-hub", description="adamm hub: cross-store memory and analysis (not built yet)."
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in HUB_COMMANDS:
-        sub.add_parser(name, help=f"{name} (not built yet: see the hub issue)")
+    parser = build_parser()
     args = parser.parse_args(argv)
+    level = logging.INFO if args.verbose <= 1 else logging.DEBUG
+    if args.command != "serve" and args.verbose == 0:
+        level = logging.WARNING
+    logging.basicConfig(
+        level=level, stream=sys.stderr, format="adamm-hub: %(levelname)s %(name)s: %(message)s"
+    )
     if not args.command:
         parser.print_help(sys.stderr)
         return 2
-    print(f"adamm-hub {args.command}: the hub is not built yet in this version", file=sys.stderr)
-    return 3
+    if args.command in NOT_BUILT:
+        print(f"adamm-hub {args.command}: not built yet in this version", file=sys.stderr)
+        return 3
+    try:
+        return _run(args)
+    except AdammError as exc:
+        print(f"adamm-hub {args.command}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+def _run(args: Any) -> int:
+    if args.command == "serve":
+        if args.worker < 1:
+            from edge.errors import UsageError
+
+            raise UsageError(f"--worker {args.worker}: give a number from 1")
+        from hub.serve import serve
+
+        return serve(args.db, args.broker, worker=args.worker, config=_config(args.config))
+    if args.command == "status":
+        from hub.db import open_hub
+        from hub.status import hub_status, render
+
+        db = open_hub(args.db)
+        try:
+            st = hub_status(db)
+        finally:
+            db.close()
+        if args.json:
+            print(json.dumps(st, ensure_ascii=False, indent=2))
+        else:
+            print(render(st))
+        return 0
+    if args.command == "ask":
+        from edge.presentation import payload_text
+        from hub.ask import ask, parse_now
+
+        payload = ask(args.db, " ".join(args.question), now=parse_now(args.now), config=_config(args.config))
+        if args.json:
+            json.dump(payload, sys.stdout, ensure_ascii=False, indent=2)
+            sys.stdout.write("\n")
+        else:
+            sys.stdout.write(payload_text(payload) + "\n")
+        return 0
+    if args.command == "broker-setup":
+        from pathlib import Path
+
+        from hub.broker_setup import broker_setup
+
+        stores = [s.strip() for s in args.stores.split(",") if s.strip()]
+        hostnames = (["localhost", *args.hostname]) if args.hostname else None
+        done = broker_setup(
+            Path(args.dir),
+            stores,
+            port=args.port,
+            staff_devices=args.staff_devices,
+            hub_workers=args.hub_workers,
+            hostnames=hostnames,
+        )
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "dir": str(done.dir),
+                        "port": done.port,
+                        "users": list(done.users),
+                        "added": list(done.added),
+                    }
+                )
+            )
+        else:
+            print(
+                f"wrote {done.dir}: {len(done.users)} users ({len(done.added)} new); run: mosquitto -c {done.dir / 'mosquitto.conf'}",
+                file=sys.stderr,
+            )
+        return 0
+    raise AssertionError(args.command)

@@ -218,3 +218,36 @@ def test_server_certificate_names(setup_dir: Path) -> None:
     with broker(setup_dir) as port, socket.create_connection(("127.0.0.1", port)) as raw:
         with ctx.wrap_socket(raw, server_hostname="localhost") as tls:
             assert tls.version() in ("TLSv1.2", "TLSv1.3")
+
+
+def test_the_command_writes_the_setup_and_reruns_keep_it(tmp_path: Path) -> None:
+    d = tmp_path / "cmd"
+    args = [
+        "adamm-hub",
+        "broker-setup",
+        "--dir",
+        str(d),
+        "--stores",
+        "sh_01,sh_02",
+        "--port",
+        "18883",
+        "--json",
+    ]
+    first = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0, first.stderr
+    import json
+
+    out = json.loads(first.stdout)
+    assert out["port"] == 18883 and set(out["added"]) == {
+        "hub",
+        "sh_01",
+        "staff-sh_01",
+        "sh_02",
+        "staff-sh_02",
+    }
+    again = subprocess.run([*args[:5], "sh_03", "--json"], capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0, again.stderr
+    assert set(json.loads(again.stdout)["added"]) == {"sh_03", "staff-sh_03"}
+    assert "listener 18883" in (d / "mosquitto.conf").read_text()  # a rerun keeps the port
+    bad = subprocess.run([*args[:5], "a/b"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "store ids" in bad.stderr

@@ -192,6 +192,17 @@ class MqttConfig(Section):
         description="attempts (exponential backoff with jitter, from 0.5 s up to 30 s) before a "
         "command gives up on an unreachable broker (exit 3)",
     )
+    keepalive_s: int = Field(30, ge=5, le=3600, title="Keep-alive", description="MQTT keep-alive seconds")
+    connect_timeout_s: float = Field(
+        60.0,
+        gt=0,
+        title="Connect timeout",
+        description="seconds a long-running client (adamm-hub serve) keeps retrying a broker it has "
+        "never reached before it exits 3",
+    )
+    backoff_max_s: float = Field(
+        30.0, gt=0, title="Longest back-off", description="longest wait between reconnection attempts"
+    )
 
 
 class ActionsConfig(Section):

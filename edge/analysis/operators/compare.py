@@ -136,6 +136,9 @@ class CompareOperator(Operator):
     # -- compute -----------------------------------------------------------------------------------
 
     def compute(self, ctx: Context) -> Outcome:
+        within = self._within_key(ctx)
+        if within is not None:
+            return self._within(ctx, within)
         metric = ctx.metric or "event_count"
         g = self._grouping(ctx)
         comps = M.components(metric)
@@ -246,6 +249,83 @@ class CompareOperator(Operator):
             evidence_count=sum(x["n"] for x in groups),
         )
 
+    # -- within each group of another key ("which store's rainy-day order value rose most") -------
+
+    @staticmethod
+    def _within_key(ctx: Context) -> str | None:
+        """``group_by`` naming a key other than the compared dimension, with exactly two listed
+        groups: the comparison is made within each value of that key and ranked by its effect."""
+        cmp = ctx.plan.get("compare") or {}
+        dim = cmp.get("dimension")
+        groups = cmp.get("groups") or []
+        others = [k for k in ctx.plan.get("group_by") or [] if k not in (dim, "period")]
+        if not dim or cmp.get("periods") or len(groups) != 2 or not others:
+            return None
+        return str(others[0])
+
+    def _within(self, ctx: Context, by: str) -> Outcome:
+        """The standard comparison of the two listed groups within each value of ``by``; ranked
+        by ``effect_pct`` = (first listed - second listed) / |second| * 100, highest first. The
+        result's contract keys are the top value's comparison; ``within`` lists the ranking."""
+        from dataclasses import replace
+
+        metric = ctx.metric or "event_count"
+        first, second = (key_text(v) for v in (ctx.plan["compare"]["groups"]))
+        sub_plan = {k: v for k, v in ctx.plan.items() if k != "group_by"}
+        values = sorted({r[by] for r in ctx.rows([by], M.components(metric))}, key=key_text)
+        ranked: list[tuple[float, Any, Outcome]] = []
+        thin: list[str] = []
+        for w in values:
+            sub = replace(
+                ctx, plan=sub_plan, flt=ctx.flt.narrowed(key_equals=(*ctx.flt.key_equals, (by, (w,))))
+            )
+            out = self.compute(sub)
+            vals = {key_text(x["key"]): x for x in out.result.get("groups", [])}
+            a, b = vals.get(first), vals.get(second)
+            if out.status != "ok" or a is None or b is None or not b["value"]:
+                thin.append(key_text(w))
+                continue
+            ranked.append((round((a["value"] - b["value"]) / abs(b["value"]) * 100, 4), w, out))
+        if not ranked:
+            return insufficient(
+                [
+                    say(
+                        ctx.language,
+                        f"for some {by}: at least {ctx.config.min_events_per_group} events behind {metric} "
+                        f"in each of {first} and {second}",
+                        f"至少一个 {by}：{first} 与 {second} 各有 {ctx.config.min_events_per_group} 条以上"
+                        f"{M.label(metric, 'zh')}相关事件",
+                    )
+                ]
+            )
+        ranked.sort(key=lambda t: (-t[0], key_text(t[1])))
+        effect, top_key, top = ranked[0]
+        result = dict(top.result)
+        result["within"] = {
+            "by": by,
+            "first": first,
+            "second": second,
+            "items": [
+                {
+                    "key": w,
+                    "effect_pct": e,
+                    "p_value": o.result.get("p_value"),
+                    "significant": o.result.get("significant"),
+                    "n": o.n,
+                }
+                for e, w, o in ranked
+            ],
+            "left_out": thin,
+        }
+        return Outcome(
+            status="ok",
+            result=result,
+            n=top.n,
+            p_value=top.p_value,
+            evidence=top.evidence,
+            evidence_count=sum(o.evidence_count for _e, _w, o in ranked),
+        )
+
     @staticmethod
     def _wanted(ctx: Context, g: _Grouping) -> list[str]:
         cmp = ctx.plan.get("compare") or {}
@@ -338,6 +418,20 @@ class CompareOperator(Operator):
         return [label for _, _, label in sorted(starts)]
 
     @staticmethod
+    def _summarize_within(ctx: Context, result: Mapping[str, Any], metric: str, lang: str) -> str:
+        w = result["within"]
+        dim = str((ctx.plan.get("compare") or {}).get("dimension"))
+        fa, fb = W.value_label(dim, w["first"], lang), W.value_label(dim, w["second"], lang)
+        items = w["items"]
+        label = M.label(metric, lang)
+        by = w["by"]
+        if lang == "zh":
+            rank = "；".join(f"{W.keys_label([by], i['key'], lang)} {fmt(i['effect_pct'])}%" for i in items)
+            return f"{fa}相对{fb}的{label}变化，按{by}排名：{rank}（最高：{W.keys_label([by], items[0]['key'], lang)}）。"
+        rank = "; ".join(f"{W.keys_label([by], i['key'], lang)} {fmt(i['effect_pct'])}%" for i in items)
+        return f"{label} with {fa} vs {fb}, change ranked by {by}: {rank} (largest: {W.keys_label([by], items[0]['key'], lang)})."
+
+    @staticmethod
     def _relation(a: str, b: str, diff: float | None, lang: str) -> str:
         """``a`` against ``b`` in words: "rainy days 32.7% higher than sunny days" / "雨天比晴天高 32.7%"."""
         if diff is None:
@@ -355,6 +449,8 @@ class CompareOperator(Operator):
     def summarize(self, ctx: Context, result: Mapping[str, Any]) -> str:
         metric = ctx.metric or "event_count"
         lang = "zh" if ctx.language == "zh" else "en"
+        if "within" in result:
+            return self._summarize_within(ctx, result, metric, lang)
         a, b = result["groups"][0], result["groups"][1]
         if result["p_value"] is None:
             sig = "，无法检验显著性" if lang == "zh" else "; significance could not be tested"

@@ -603,6 +603,7 @@ def _rules_plan(
         plan["filters"] = filters
     plan["language"] = lang
 
+    _effect_within(plan, cue, vocab)
     errors = plan_errors(plan)
     if errors:  # a parser bug: say so rather than emit an invalid plan
         logger.error("rule parser built an invalid plan for %r: %s (%s)", question, errors, plan)
@@ -610,6 +611,34 @@ def _rules_plan(
             lang, question, understood, "内部错误" if lang == "zh" else "internal parser error"
         )
     return ParseResult(plan=plan, status="ok", explanation=None, language=lang, matches=tuple(matches))
+
+
+def _effect_within(plan: dict[str, Any], cue: set[str], vocab: Vocabulary) -> None:
+    """ "Which store's rainy-day order value rose most": a ranking of stores by the change one
+    weather brings. Rewritten (in place) to a compare of that weather against a baseline weather
+    within each store (``group_by: [store_id]``, which the compare operator ranks by effect). The
+    baseline is ``sunny`` when the memory knows it, else its most frequent other weather."""
+    f = plan.get("filters") or {}
+    attrs = f.get("attributes") or {}
+    cond = attrs.get("weather")
+    ranks_stores = (plan.get("intent") == "top_k" and plan.get("group_by") == ["store_id"]) or (
+        plan.get("intent") == "compare" and plan.get("compare") == {"dimension": "store_id"}
+    )
+    if not (ranks_stores and isinstance(cond, str) and "change" in cue and plan.get("target_metric")):
+        return
+    known = [str(v) for v in vocab.attributes.get("weather", ()) if str(v) != cond]
+    if not known:
+        return
+    base = "sunny" if "sunny" in known else known[0]
+    del attrs["weather"]
+    if not attrs:
+        f.pop("attributes", None)
+    if not f:
+        plan.pop("filters", None)
+    plan.pop("top_k", None)
+    plan["intent"] = "compare"
+    plan["compare"] = {"dimension": "weather", "groups": [cond, base]}
+    plan["group_by"] = ["store_id"]
 
 
 def _intent_hint(cue: set[str], info: TimeInfo, metrics: list[str], types: list[TypeHit]) -> str | None:

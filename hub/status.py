@@ -1,0 +1,99 @@
+"""``adamm-hub status``: the stores the hub knows, what it received from each and what it parked.
+
+:func:`hub_status` reads (never writes) the hub store into one JSON-ready dict::
+
+    {"stores": [{"store_id", "tz", "status", "status_at", "status_received_at",
+                 "last_summary_at", "counts": {"rollup": N, "fact": N}, "days": N,
+                 "first_day", "last_day", "parked": N}],
+     "parked": {"count": N, "by_reason": {reason: N}, "latest": [{"received_at", "topic",
+                "store_id", "msg_id", "reason", "detail"}]}}
+
+``counts`` are the keys held per kind (one per rollup day and slice, one per fact).
+:func:`render` words it for a terminal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from edge.sync.messages import KINDS
+from hub.db import HubDB
+
+LATEST_PARKED = 10
+
+
+def hub_status(db: HubDB) -> dict[str, Any]:
+    stores: dict[str, dict[str, Any]] = {}
+    for sid, tz, status, at, rec, last in db.query(
+        "SELECT store_id, tz, status, status_at, status_received_at, last_summary_at FROM hub_stores"
+    ):
+        stores[sid] = {
+            "store_id": sid,
+            "tz": tz,
+            "status": status,
+            "status_at": at,
+            "status_received_at": rec,
+            "last_summary_at": last,
+            "counts": dict.fromkeys(KINDS, 0),
+            "days": 0,
+            "first_day": None,
+            "last_day": None,
+            "parked": 0,
+        }
+    for sid, kind, n in db.query(
+        "SELECT store_id, kind, count(*) FROM hub_summaries GROUP BY store_id, kind"
+    ):
+        if sid in stores:
+            stores[sid]["counts"][kind] = int(n)
+    for sid, days, lo, hi in db.query(
+        "SELECT store_id, count(DISTINCT local_date), min(local_date), max(local_date) FROM hub_rollup "
+        "WHERE slice = 'total' GROUP BY store_id"
+    ):
+        if sid in stores:
+            stores[sid].update(days=int(days), first_day=lo, last_day=hi)
+    by_reason: dict[str, int] = {}
+    total = 0
+    for sid, reason, n in db.query(
+        "SELECT store_id, reason, count(*) FROM hub_parked GROUP BY store_id, reason ORDER BY reason"
+    ):
+        total += int(n)
+        by_reason[reason] = by_reason.get(reason, 0) + int(n)
+        if sid in stores:
+            stores[sid]["parked"] += int(n)
+    latest = [
+        {"received_at": r[0], "topic": r[1], "store_id": r[2], "msg_id": r[3], "reason": r[4], "detail": r[5]}
+        for r in db.query(
+            "SELECT received_at, topic, store_id, msg_id, reason, detail FROM hub_parked "
+            f"ORDER BY id DESC LIMIT {LATEST_PARKED}"
+        )
+    ]
+    return {
+        "stores": [stores[s] for s in sorted(stores)],
+        "parked": {"count": total, "by_reason": by_reason, "latest": latest},
+    }
+
+
+def render(status: dict[str, Any]) -> str:
+    """A readable status for a terminal."""
+    lines: list[str] = []
+    stores = status["stores"]
+    lines.append(f"{len(stores)} store{'s' if len(stores) != 1 else ''} known to the hub")
+    for s in stores:
+        state = s["status"] or "no status yet"
+        when = f" since {s['status_at']}" if s["status_at"] else ""
+        span = f", days {s['first_day']} to {s['last_day']} ({s['days']})" if s["days"] else ""
+        counts = ", ".join(f"{k} {v}" for k, v in s["counts"].items())
+        lines.append(
+            f"  {s['store_id']} ({s['tz'] or 'zone unknown'}): {state}{when}; "
+            f"last summary {s['last_summary_at'] or 'never'}; {counts}{span}"
+            + (f"; parked {s['parked']}" if s["parked"] else "")
+        )
+    p = status["parked"]
+    if p["count"]:
+        reasons = ", ".join(f"{r} {n}" for r, n in p["by_reason"].items())
+        lines.append(f"parked messages: {p['count']} ({reasons}); latest:")
+        for x in p["latest"]:
+            lines.append(f"  {x['received_at']} {x['topic']}: {x['reason']}: {x['detail']}")
+    else:
+        lines.append("parked messages: none")
+    return "\n".join(lines)

@@ -1,0 +1,221 @@
+"""Hub store and ingest on real SQLite and real PostgreSQL: idempotent, highest version wins in any
+order, bad messages parked with their reason, statuses kept, files that are not hubs refused."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hub_data import fact, hub_factory, pg_dsn, rollup, row, state  # noqa: F401  (pg_dsn: fixture)
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from edge.sync import messages as m
+from hub.db import HubDB, NotAHubError, open_hub
+from hub.ingest import ingest
+
+TOPIC = m.summary_topic("sh_01")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def make_hub(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], HubDB]:
+    dsn = request.getfixturevalue("pg_dsn") if request.param == "postgresql" else None
+    return hub_factory(request.param, tmp_path, dsn)
+
+
+def _send(db: HubDB, s: m.Summary) -> Any:
+    return ingest(db, m.summary_topic(s.store_id), s.encode())
+
+
+def test_a_rollup_is_stored_once_and_receipted_every_time(make_hub: Callable[[], HubDB]) -> None:
+    db = make_hub()
+    s = rollup("sh_01", "2025-10-01", "hour", [row(14, revenue=812.5, bills=12), row(15, events=3)])
+    first = _send(db, s)
+    again = _send(db, s)
+    assert (first.outcome, again.outcome) == ("stored", "kept")
+    assert first.receipt == again.receipt == m.Receipt(stored=(s.msg_id,))
+    rows = db.query(
+        "SELECT value, vkey, revenue, bills, local_weekday, local_week, local_month FROM hub_rollup"
+    )
+    assert sorted(rows) == [
+        ("14", "v14", 812.5, 12.0, 2, "2025-09-29", "2025-10"),
+        ("15", "v15", 0.0, 0.0, 2, "2025-09-29", "2025-10"),
+    ]
+    assert db.query("SELECT count(*) FROM hub_messages") == [(1,)]
+    assert db.query("SELECT store_id, tz FROM hub_stores") == [("sh_01", "Asia/Shanghai")]
+
+
+def test_a_higher_version_replaces_the_keys_rows_an_older_one_is_a_no_op(
+    make_hub: Callable[[], HubDB],
+) -> None:
+    db = make_hub()
+    v1 = rollup("sh_01", "2025-10-01", "total", [row(None, events=5), row(None, "dwell", events=2)], 1)
+    v2 = rollup("sh_01", "2025-10-01", "total", [row(None, events=7)], 2)
+    other = rollup("sh_01", "2025-10-02", "total", [row(None, events=1)], 1)
+    for s in (v2, other, v1):
+        assert _send(db, s).receipt == m.Receipt(stored=(s.msg_id,))
+    assert sorted(db.query("SELECT local_date, value, event_type, events FROM hub_rollup")) == [
+        ("2025-10-01", None, "purchase", 7.0),
+        ("2025-10-02", None, "purchase", 1.0),
+    ]
+    assert db.query("SELECT version, msg_id FROM hub_summaries WHERE key = ?", (v1.key,)) == [(2, v2.msg_id)]
+
+
+def test_a_null_slice_value_and_a_text_one_are_different_rows(make_hub: Callable[[], HubDB]) -> None:
+    db = make_hub()
+    s = rollup("sh_01", "2025-10-01", "weather", [row(None), row("None"), row("rain")])
+    _send(db, s)
+    assert sorted(db.query("SELECT vkey FROM hub_rollup")) == [("",), ("vNone",), ("vrain",)]
+
+
+def test_facts_keep_the_highest_version(make_hub: Callable[[], HubDB]) -> None:
+    db = make_hub()
+    f2 = fact("sh_01", "f1", 2, valid_to="2025-11-01")
+    f1 = fact("sh_01", "f1", 1)
+    _send(db, f2)
+    _send(db, f1)
+    (body,) = db.query("SELECT body FROM hub_facts")[0]
+    assert json.loads(body)["valid_to"] == "2025-11-01"
+    assert db.query("SELECT kind, version FROM hub_summaries") == [("fact", 2)]
+
+
+BAD: list[tuple[str, Callable[[bytes], bytes], str]] = [
+    ("not_json", lambda good: b"{not json", TOPIC),
+    (
+        "unknown_schema_version",
+        lambda good: good.replace(b'"schema_version":1', b'"schema_version":9'),
+        TOPIC,
+    ),
+    ("too_large", lambda good: b" " * (m.MAX_MESSAGE_BYTES + 1), TOPIC),
+    ("wrong_store", lambda good: good, m.summary_topic("bj_02")),
+    ("bad_msg_id", lambda good: good.replace(b'"version":1', b'"version":2'), TOPIC),
+]
+
+
+@pytest.mark.parametrize(("reason", "mangle", "topic"), BAD, ids=[b[0] for b in BAD])
+def test_bad_messages_are_parked_with_their_reason(
+    make_hub: Callable[[], HubDB], reason: str, mangle: Callable[[bytes], bytes], topic: str
+) -> None:
+    db = make_hub()
+    good = rollup("sh_01", "2025-10-01", "hour", [row(14)])
+    got = ingest(db, topic, mangle(good.encode()))
+    assert (got.outcome, got.reason) == ("parked", reason)
+    assert db.query("SELECT topic, reason FROM hub_parked") == [(topic, reason)]
+    assert db.query("SELECT count(*) FROM hub_rollup") == [(0,)]
+    # the hub keeps serving: the good message after it is stored
+    assert _send(db, good).outcome == "stored"
+    if got.receipt is not None:
+        assert got.receipt.parked[0][1] == reason and not got.receipt.stored
+
+
+def test_statuses_keep_the_newest(make_hub: Callable[[], HubDB]) -> None:
+    db = make_hub()
+    t = m.status_topic("sh_01")
+    ingest(db, t, m.status_payload("online", "2025-10-01T08:00:00+00:00"))
+    ingest(db, t, m.status_payload("offline", "2025-10-01T09:00:00+00:00"))
+    ingest(db, t, m.status_payload("online", "2025-10-01T07:00:00+00:00"))  # late, older
+    assert db.query("SELECT status, status_at FROM hub_stores") == [("offline", "2025-10-01T09:00:00+00:00")]
+    assert ingest(db, t, b'{"state": "asleep"}').reason == "bad_status"
+
+
+# -- any order, any duplication ------------------------------------------------------------------
+
+KEYS = [("sh_01", "2025-10-01", "hour"), ("sh_01", "2025-10-02", "total"), ("bj_02", "2025-10-01", "weather")]
+
+
+def _versions(seed: int) -> list[m.Summary]:
+    out = []
+    for i, (store, day, sl) in enumerate(KEYS):
+        for v in (1, 2, 3):
+            value = None if sl == "total" else (10 + v if sl == "hour" else f"w{v}")
+            rows = [row(value, events=v * 10 + i + seed), row(value, "dwell", dwell_sum=v * 1.5)][
+                : 1 + (v % 2)
+            ]
+            out.append(rollup(store, day, sl, rows, v))
+        out.append(fact(store, f"f{i}", 1))
+        out.append(fact(store, f"f{i}", 2, value=float(i)))
+    return out
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_any_order_and_duplication_ends_in_the_highest_versions(
+    kind: str, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    dsn = request.getfixturevalue("pg_dsn") if kind == "postgresql" else None
+    make = hub_factory(kind, tmp_path_factory.mktemp("prop"), dsn)
+    msgs = _versions(0)
+    highest: dict[tuple[str, str], m.Summary] = {}
+    for s in msgs:
+        if (s.store_id, s.key) not in highest or s.version > highest[(s.store_id, s.key)].version:
+            highest[(s.store_id, s.key)] = s
+    ref = make()
+    for s in highest.values():
+        _send(ref, s)
+    want = state(ref)
+    ref.close()
+    db = make()
+
+    @settings(
+        max_examples=30 if kind == "sqlite" else 15,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )
+    @given(order=st.permutations(range(len(msgs))), dups=st.lists(st.integers(0, len(msgs) - 1), max_size=12))
+    def check(order: list[int], dups: list[int]) -> None:
+        with db.transaction():
+            for table in (
+                "hub_rollup",
+                "hub_catalog",
+                "hub_summaries",
+                "hub_messages",
+                "hub_facts",
+                "hub_stores",
+            ):
+                db.execute(f"DELETE FROM {table}")
+        seq = [msgs[i] for i in order]
+        for j, d in enumerate(dups):  # re-deliveries anywhere in the stream
+            seq.insert((j * 7) % (len(seq) + 1), msgs[d])
+        for s in seq:
+            assert _send(db, s).receipt == m.Receipt(stored=(s.msg_id,))
+        got = state(db)
+        from_rows = db.query(
+            "SELECT store_id, slice, vkey, event_type, count(*), sum(events) FROM hub_rollup "
+            "GROUP BY store_id, slice, vkey, event_type"
+        )
+        assert got["catalog"] == sorted(from_rows, key=lambda r: tuple(str(v) for v in r))
+        assert got["messages"] == sorted({s.msg_id for s in msgs})
+        assert {k: v for k, v in got.items() if k != "messages"} == {
+            k: v for k, v in want.items() if k != "messages"
+        }
+
+    check()
+    db.close()
+
+
+# -- files that are not hubs -----------------------------------------------------------------------
+
+
+def test_files_that_are_not_hub_databases_are_refused_untouched(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    other = tmp_path / "other.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    conn.close()
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    for p in (empty, other, text):
+        before = p.read_bytes()
+        with pytest.raises(NotAHubError):
+            open_hub(str(p), create=True)
+        assert p.read_bytes() == before
+    db = open_hub(str(tmp_path / "new.db"), create=True)
+    db.close()
+    again = open_hub(str(tmp_path / "new.db"))  # re-opening a hub applies nothing twice
+    assert again.applied() == ["0001_hub"]
+    again.close()
