@@ -459,10 +459,10 @@ def test_full_disk_cli_exit_3_and_rerun_continues(tmp_path: Path) -> None:
     src.write_bytes(b"\n".join(_full_disk_input()) + b"\n")
     disk = tmp_path / "disk"
     disk.mkdir()
-    # an empty memory takes ~0.4 MB (its WAL as much again); each event ~0.5 KB
+    # an empty memory takes ~0.5 MB (its WAL as much again); each event ~0.5 KB
     script = f"""
 set -u
-mount -t tmpfs -o size=900k tmpfs {disk}
+mount -t tmpfs -o size=1300k tmpfs {disk}
 {sys.executable} -m edge import --db {disk}/m.db --tz Asia/Shanghai --json --batch-size 100 {src} \
   > {tmp_path}/out1 2> {tmp_path}/err1
 echo $? > {tmp_path}/rc1
