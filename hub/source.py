@@ -39,6 +39,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from edge.analysis.source import (
     AGGREGATE,
     BILL_STATS,
+    COMPONENT_EVENT_TYPES,
     COMPONENTS,
     AggResult,
     Coverage,
@@ -47,9 +48,8 @@ from edge.analysis.source import (
     Period,
     Scalar,
     Vocabulary,
-    is_valid_key,
+    check_aggregate_args,
 )
-from edge.analysis.testing import ABOUT
 from edge.sync.messages import ROLLUP_FIELDS
 from hub.db import HubDB
 
@@ -302,20 +302,9 @@ class HubSource:
         periods: Sequence[Period] = (),
     ) -> AggResult:
         """Group the hub's rows for ``flt`` by ``keys``; sums of the rollup's columns."""
-        unknown = [c for c in components if c not in COMPONENTS and c != "bill_sq"]
-        if unknown:
-            raise ValueError(f"unknown component(s) {unknown}: use {', '.join(COMPONENTS)}")
-        bad = [k for k in keys if not is_valid_key(k)]
-        if bad:
-            raise ValueError(f"unknown key(s) {bad}")
-        if not components and not keys:
-            raise ValueError("aggregate needs at least one key or component")
-        if len(set(keys)) != len(keys):
-            raise ValueError(f"keys repeat: {list(keys)}")
-        if "period" in keys and not periods:
-            raise ValueError("the key 'period' needs the query's periods")
+        check_aggregate_args(keys, components, periods, known=[*COMPONENTS, "bill_sq"])
         q = self._compile(flt, keys, periods)
-        abouts = [ABOUT.get(c) for c in components]
+        abouts = [COMPONENT_EVENT_TYPES.get(c) for c in components]
         where, params = q.where, list(q.params)
         if components and all(a is not None for a in abouts):
             types = sorted({t for a in abouts if a is not None for t in a})

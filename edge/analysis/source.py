@@ -48,12 +48,14 @@ promotion day, ``"true"``, else ``"false"``). Promotion values are normalised to
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any, Protocol, runtime_checkable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from edge.errors import UnknownKeyError
 
 Scalar = str | int | float | bool
 
@@ -84,6 +86,34 @@ COMPONENTS: dict[str, str] = {
     "first_ts": "earliest timestamp (UTC ISO string)",
     "last_ts": "latest timestamp (UTC ISO string)",
 }
+
+#: component -> the event types it is about (None: every event)
+COMPONENT_EVENT_TYPES: dict[str, tuple[str, ...] | None] = {
+    "events": None,
+    "footfall": ("customer_enter",),
+    "enter_events": ("customer_enter",),
+    "bills": ("purchase",),
+    "purchase_events": ("purchase",),
+    "revenue": ("purchase",),
+    "revenue_sq": ("purchase",),
+    "dwell_sum": ("dwell",),
+    "dwell_sq": ("dwell",),
+    "dwell_n": ("dwell",),
+    "queue_sum": ("checkout_queue",),
+    "queue_sq": ("checkout_queue",),
+    "queue_n": ("checkout_queue",),
+    "complaints": ("complaint",),
+    "emotion_n": None,
+    "negative_n": None,
+    "staff_error_n": ("staff_error",),
+    "staff_op_n": ("staff_operation",),
+    "days": None,
+    "hour_sum": None,
+    "hour_sq": None,
+    "first_ts": None,
+    "last_ts": None,
+}
+assert set(COMPONENT_EVENT_TYPES) == set(COMPONENTS), "every component of the port has its meaning here"
 
 KEYS: tuple[str, ...] = (
     "weather",
@@ -422,3 +452,28 @@ def sample_many_of(source: Any) -> BatchSampleSource | None:
 def retrieval_of(source: Any) -> RetrievalSource | None:
     """The source as a :class:`RetrievalSource` when it declares :data:`RETRIEVAL`."""
     return source if has_capability(source, RETRIEVAL) else None
+
+
+def check_aggregate_args(
+    keys: Sequence[str],
+    components: Sequence[str],
+    periods: Sequence[Period],
+    *,
+    known: Collection[str] = COMPONENTS.keys(),
+    check_keys: bool = True,
+) -> None:
+    """The port's rules for :meth:`AggregateSource.aggregate`'s arguments, for every source:
+    known components (``known``) and keys, at least one of either, no key twice, ``period`` only
+    with periods. Raises :class:`~edge.errors.UnknownKeyError` (a ``ValueError``)."""
+    unknown = [c for c in components if c not in known]
+    if unknown:
+        raise UnknownKeyError(f"unknown component(s) {', '.join(map(repr, unknown))}: use {', '.join(known)}")
+    bad = [k for k in keys if not is_valid_key(k)] if check_keys else []
+    if bad:
+        raise UnknownKeyError(f"unknown key(s) {bad}")
+    if not components and not keys:
+        raise UnknownKeyError("aggregate needs at least one key or component")
+    if len(set(keys)) != len(keys):
+        raise UnknownKeyError(f"keys repeat: {list(keys)}")
+    if "period" in keys and not periods:
+        raise UnknownKeyError("the key 'period' needs the query's periods")

@@ -23,15 +23,15 @@ from zoneinfo import ZoneInfo
 from edge.analysis.source import (
     AGGREGATE,
     BILL_STATS,
-    COMPONENTS,
+    COMPONENT_EVENT_TYPES,
     AggResult,
     Coverage,
     EventFilter,
     EventRow,
     Period,
     Vocabulary,
+    check_aggregate_args,
     frame_instant,
-    is_valid_key,
     store_window,
 )
 
@@ -62,32 +62,7 @@ _VOCAB_KEYS = ("product_id", "product_category", "weather", "speech_emotion", "s
 VOCAB_VALUES_PER_KEY = 50
 
 #: component -> the event types it is about (None: every event)
-ABOUT: dict[str, tuple[str, ...] | None] = {
-    "events": None,
-    "footfall": ("customer_enter",),
-    "enter_events": ("customer_enter",),
-    "bills": ("purchase",),
-    "purchase_events": ("purchase",),
-    "revenue": ("purchase",),
-    "revenue_sq": ("purchase",),
-    "dwell_sum": ("dwell",),
-    "dwell_sq": ("dwell",),
-    "dwell_n": ("dwell",),
-    "queue_sum": ("checkout_queue",),
-    "queue_sq": ("checkout_queue",),
-    "queue_n": ("checkout_queue",),
-    "complaints": ("complaint",),
-    "emotion_n": None,
-    "negative_n": None,
-    "staff_error_n": ("staff_error",),
-    "staff_op_n": ("staff_operation",),
-    "days": None,
-    "hour_sum": None,
-    "hour_sq": None,
-    "first_ts": None,
-    "last_ts": None,
-}
-assert set(ABOUT) == set(COMPONENTS), "every component of the port has its meaning here"
+ABOUT = COMPONENT_EVENT_TYPES
 
 
 class EventLike(Protocol):
@@ -376,18 +351,7 @@ class InMemorySource:
         components: Sequence[str],
         periods: Sequence[Period] = (),
     ) -> AggResult:
-        unknown = [c for c in components if c not in COMPONENTS]
-        if unknown:
-            raise ValueError(f"unknown component(s) {unknown}: use {', '.join(COMPONENTS)}")
-        bad = [k for k in keys if not is_valid_key(k)]
-        if bad:
-            raise ValueError(f"unknown key(s) {bad}")
-        if not components and not keys:
-            raise ValueError("aggregate needs at least one key or component")
-        if len(set(keys)) != len(keys):
-            raise ValueError(f"keys repeat: {list(keys)}")
-        if "period" in keys and not periods:
-            raise ValueError("the key 'period' needs the query's periods")
+        check_aggregate_args(keys, components, periods)
         got = self.ref.aggregate(flt, keys, components, periods)
         rows = tuple((*k, *self._values(v, components)) for k, v in got.items())
         return AggResult(columns=(*keys, *components), rows=rows)

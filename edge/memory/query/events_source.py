@@ -41,9 +41,10 @@ from edge.analysis.source import (
     Period,
     StoreZones,
     Vocabulary,
+    check_aggregate_args,
     frame_instant,
 )
-from edge.errors import UnknownKeyError, UsageError
+from edge.errors import UsageError
 from edge.memory.db.migrations import WELL_KNOWN_STATS
 from edge.memory.query.filters import QueryBuilder, Sql, normalise_promotion
 from edge.memory.query.rows import fetch_rows
@@ -410,17 +411,7 @@ def _store_cache(store: Any, value: tuple[Any, Vocabulary]) -> None:
 
 
 def check_aggregate(keys: Sequence[str], components: Sequence[str], periods: Sequence[Period]) -> None:
-    unknown = [c for c in components if c not in COMPONENT_SQL]
-    if unknown:
-        raise UnknownKeyError(
-            f"unknown component(s) {', '.join(map(repr, unknown))}: use {', '.join(COMPONENT_SQL)}"
-        )
-    if not components and not keys:
-        raise UnknownKeyError("aggregate needs at least one key or component")
-    if len(set(keys)) != len(keys):
-        raise UnknownKeyError(f"keys repeat: {list(keys)}")
-    if "period" in keys and not periods:
-        raise UnknownKeyError("the key 'period' needs the query's periods")
+    check_aggregate_args(keys, components, periods, known=COMPONENT_SQL.keys(), check_keys=False)
 
 
 def pushdown_types(components: Sequence[str]) -> tuple[str, ...] | None:
