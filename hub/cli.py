@@ -140,8 +140,9 @@ def _run(args: Any) -> int:
             print(render(st))
         return 0
     if args.command == "ask":
+        from edge.config import parse_now
         from edge.presentation import payload_text
-        from hub.ask import ask, parse_now
+        from hub.ask import ask
 
         payload = ask(args.db, " ".join(args.question), now=parse_now(args.now), config=_config(args.config))
         if args.json:

@@ -34,26 +34,6 @@ def open_existing_store(db: str, config: Any, *, readonly: bool | None = True) -
     return Store.open(db, config=config, readonly=readonly, create=False)
 
 
-def parse_now(text: str | None) -> datetime | None:
-    """``--now`` as a datetime (naive = store-local; None when not given); a bad value is a usage error."""
-    if text is None:
-        return None
-    t = text.strip()
-    if t.endswith(("Z", "z")):
-        t = t[:-1] + "+00:00"
-    try:
-        now = datetime.fromisoformat(t)
-    except ValueError:
-        raise UsageError(
-            f"--now {text!r} is not an ISO 8601 time", hint="e.g. 2025-12-01T09:00:00+08:00"
-        ) from None
-    if not 1900 <= now.year <= 9000:
-        raise UsageError(
-            f"--now {text!r} is too far from any store's data: give a year between 1900 and 9000"
-        )
-    return now
-
-
 # -- search flags, shared by ``adamm search`` and the ``adamm tune`` labels file ----------------------
 
 

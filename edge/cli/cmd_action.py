@@ -101,8 +101,8 @@ def _store_id(store: Any, config: Any) -> str:
 
 
 def run_send(args: argparse.Namespace) -> int:
-    from edge.cli._common import open_existing_store, parse_now
-    from edge.config import load_config, parse_duration
+    from edge.cli._common import open_existing_store
+    from edge.config import load_config, parse_duration, parse_now
     from edge.memory.semantic import actions as rows
     from edge.services import actions as use
     from edge.sync.action_transport import parse_broker_url

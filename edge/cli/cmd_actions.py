@@ -63,7 +63,8 @@ def as_json(row: dict[str, Any]) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from datetime import UTC
 
-    from edge.cli._common import open_existing_store, parse_now
+    from edge.cli._common import open_existing_store
+    from edge.config import parse_now
     from edge.memory.semantic import actions as rows
 
     now = parse_now(args.now)

@@ -41,8 +41,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from edge.cli._common import open_existing_store, parse_now
-    from edge.config import load_config
+    from edge.cli._common import open_existing_store
+    from edge.config import load_config, parse_now
     from edge.presentation import payload_text
     from edge.services.ask import AskService
 

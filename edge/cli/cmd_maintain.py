@@ -37,8 +37,8 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from edge.cli._common import open_existing_store, parse_now
-    from edge.config import load_config
+    from edge.cli._common import open_existing_store
+    from edge.config import load_config, parse_now
     from edge.services.maintain import maintain
 
     now = parse_now(args.now)

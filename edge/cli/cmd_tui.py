@@ -36,8 +36,7 @@ def run(args: argparse.Namespace) -> int:
     db = Path(args.db)
     if not db.exists():
         raise StoreError(f"database {db} not found; create it with adamm import or adamm demo")
-    from edge.cli._common import parse_now
-    from edge.config import load_config
+    from edge.config import load_config, parse_now
     from edge.memory.store import Store
     from edge.services.console import StoreBackend
     from edge.tui.app import AdammApp

@@ -25,6 +25,7 @@ from edge.config.base import (
     SyncConfig,
     TiersConfig,
     parse_duration,
+    parse_now,
 )
 from edge.config.capture import (
     CameraConfig,
@@ -102,6 +103,7 @@ __all__ = [
     "parse_daemon_config",
     "parse_daemon_text",
     "parse_duration",
+    "parse_now",
     "parse_toml_text",
     "read_config_bytes",
     "validate_config_data",

@@ -14,9 +14,11 @@ types (TOML values are typed, so ``true`` is not a number and ``"5"`` is not one
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from edge.errors import UsageError
 
 #: source, camera, microphone, zone and terminal ids
 ID_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
@@ -132,6 +134,26 @@ _ISO_DURATION = re.compile(
 )
 _SHORT_DURATION = re.compile(r"^(?P<n>\d+(?:\.\d+)?)\s*(?P<u>s|m|min|h|d|w)?$", re.IGNORECASE)
 _UNIT_SECONDS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_now(text: str | None) -> datetime | None:
+    """``--now`` as a datetime (naive = store-local; None when not given); a bad value is a usage error."""
+    if text is None:
+        return None
+    t = text.strip()
+    if t.endswith(("Z", "z")):
+        t = t[:-1] + "+00:00"
+    try:
+        now = datetime.fromisoformat(t)
+    except ValueError:
+        raise UsageError(
+            f"--now {text!r} is not an ISO 8601 time", hint="e.g. 2025-12-01T09:00:00+08:00"
+        ) from None
+    if not 1900 <= now.year <= 9000:
+        raise UsageError(
+            f"--now {text!r} is too far from any store's data: give a year between 1900 and 9000"
+        )
+    return now
 
 
 def parse_duration(text: str) -> timedelta:
