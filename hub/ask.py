@@ -1,7 +1,7 @@
 """``adamm-hub ask``: a cross-store question answered by the pure engine over the hub's rollups.
 
 :func:`ask` opens the hub store (reading only), builds a :class:`hub.source.HubSource` and calls
-:func:`edge.analysis.engine.answer`, the same engine, operators and honesty rules as ``adamm ask``
+:class:`edge.services.answer.SourceAsk` (the ask use case's core: parser with every ``[llm]`` setting, engine with ``[analysis]``), the same engine, operators and honesty rules as ``adamm ask``
 on a store; the payload is the same (payload.schema.json).
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from edge.analysis.engine import answer
 from edge.config.hub import HubConfig
 from edge.errors import UsageError
+from edge.services.answer import SourceAsk
 from hub.db import open_hub
 from hub.source import HubSource
 
@@ -26,6 +26,7 @@ def ask(
     cfg = config or HubConfig()
     db = open_hub(target)
     try:
-        return answer(question, HubSource(db), now=now, config=cfg.analysis)
+        source = HubSource(db)
+        return SourceAsk(lambda: source, cfg, now=now).ask(question)
     finally:
         db.close()

@@ -1,7 +1,8 @@
 """The ask use case: a question (or a plan) into a payload (payload.schema.json).
 
-One place wires the parser and the engine, so ``adamm ask``, the TUI, ``adamm demo`` and (later)
-standing questions and the hub get the same answer to the same question:
+One place wires the parser and the engine (its store-free core: :mod:`edge.services.answer`), so
+``adamm ask``, the TUI, ``adamm demo``, the standing questions of ``adamm maintain`` and (through
+the core, over its rollups) ``adamm-hub ask`` get the same answer to the same question:
 
 - the parser: the rule parser with the memory's embedding matcher
   (:meth:`edge.memory.store.Store.embed_texts_cached`) at ``[analysis] similarity_threshold``, or,
@@ -18,55 +19,33 @@ use case (:func:`edge.services.actions.propose_action`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from edge.analysis import engine
-from edge.analysis.parser import ParseResult
 from edge.config import AdammConfig
 from edge.errors import AdammError
+from edge.services.answer import Parser, SourceAsk, build_parser
 
 if TYPE_CHECKING:
     from edge.memory.store import Store
 
-Parser = Callable[..., ParseResult]
+__all__ = ["AskService", "Parser", "build_parser"]
 
 
-def build_parser(config: AdammConfig) -> Parser | None:
-    """The question parser of ``config``: the LLM parser (all ``[llm]`` settings) when enabled,
-    else None (the engine's rule parser). Both use the embedding matcher the engine passes in."""
-    if not config.llm.enabled:
-        return None
-    from edge.llm import LLMPlanParser
-
-    parse: Parser = LLMPlanParser(config.llm).parse
-    return parse
-
-
-class AskService:
+class AskService(SourceAsk):
     """Answers questions and plans from one open memory with one loaded config.
 
     ``config`` is the caller's loaded config (the edge config or the daemon's, which extends it);
-    ``now`` anchors relative times (None: the clock at each ask)."""
+    ``now`` anchors relative times (None: the clock at each ask). The core is
+    :class:`edge.services.answer.SourceAsk`; the memory adds its embedding matcher and the
+    payload's ``tiers``."""
 
     def __init__(self, store: Store, config: AdammConfig, *, now: datetime | None = None) -> None:
+        super().__init__(store.event_source, config, now=now, embed=store.embed_texts_cached)
         self.store = store
-        self.config = config
-        self.now = now
-        self.parser = build_parser(config)
 
-    def ask(self, question: str) -> dict[str, Any]:
-        """The payload answering ``question`` (zh or en)."""
-        now = self.now or datetime.now(UTC)
-        payload = engine.answer(
-            question,
-            self.store.event_source(),
-            now=now,
-            config=self.config.analysis,
-            embed=self.store.embed_texts_cached,
-            parser=self.parser,
-        )
+    def finish(self, payload: dict[str, Any], now: datetime) -> dict[str, Any]:
         return self._with_tiers(payload, now)
 
     def _with_tiers(self, payload: dict[str, Any], now: datetime) -> dict[str, Any]:
@@ -97,18 +76,3 @@ class AskService:
                         "searched (adamm restore brings them back)."
                     ]
         return payload
-
-    def run_plan(self, plan: dict[str, Any], *, question: str = "") -> dict[str, Any]:
-        """The payload of a plan (plan.schema.json) without parsing: standing questions, the hub.
-
-        ``question`` is the text the payload reports (default: none)."""
-        now = self.now or datetime.now(UTC)
-        payload = engine.run_plan(
-            plan,
-            self.store.event_source(),
-            question=question,
-            now=now,
-            config=self.config.analysis,
-            language=str(plan.get("language") or "en"),
-        )
-        return self._with_tiers(payload, now)
