@@ -105,7 +105,7 @@ def run_send(args: argparse.Namespace) -> int:
     from edge.config import load_config, parse_duration
     from edge.memory.semantic import actions as rows
     from edge.services import actions as use
-    from edge.sync.action_transport import parse_broker_url
+    from edge.sync.mqtt import parse_broker_url
 
     if args.type and not (args.title or "").strip():
         raise UsageError("--type needs --title: say what is to be done")
@@ -155,7 +155,7 @@ def run_send(args: argparse.Namespace) -> int:
         except BrokerError as exc:
             raise type(exc)(
                 f"action {aid} is queued in the outbox but not sent: {exc.message}",
-                hint=exc.hint or "run `adamm action sync` (or the sync worker) once the broker is back",
+                hint=exc.hint or "run `adamm sync` (or `adamm action sync`) once the broker is back",
             ) from None
         with store.read() as conn:
             row = rows.get_action(conn, aid)
@@ -183,7 +183,6 @@ def _deliver(
 ) -> tuple[str, Any]:
     """Publish the outbox directly when no worker owns the store's connection (``direct`` and
     the :class:`~edge.sync.actions.SendReport`); else leave it to the worker (``worker``, None)."""
-    from edge.sync.action_transport import credentials_from
     from edge.sync.actions import ConnectionLock, sync_actions
 
     lock = ConnectionLock.try_acquire(args.db)
@@ -194,16 +193,14 @@ def _deliver(
         )
         return "worker", None
     with lock:
-        report = sync_actions(
-            store, store_id, args.broker, credentials_from(config.mqtt), config, listen_s=listen_s
-        )
+        report = sync_actions(store, store_id, args.broker, config, listen_s=listen_s)
     return "direct", report
 
 
 def run_sync(args: argparse.Namespace) -> int:
     from edge.cli._common import open_existing_store
     from edge.config import load_config
-    from edge.sync.action_transport import parse_broker_url
+    from edge.sync.mqtt import parse_broker_url
 
     parse_broker_url(args.broker)
     if args.listen < 0:
