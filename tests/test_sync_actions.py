@@ -152,3 +152,34 @@ def test_the_worker_marks_an_action_nobody_acknowledged_expired(tmp_path: Path, 
     finally:
         assert sync.stop() == 0, sync.log.read_text()
     assert actions(db, e)[aid]["state"] == "expired"
+
+
+def test_the_daemons_sync_worker_owns_the_connection_and_carries_the_actions(
+    tmp_path: Path, broker: Mosquitto
+) -> None:
+    """The daemon's worker (:class:`edge.daemon.sync.SyncWorker`, as ``adamm run`` starts it):
+    it holds the lock while it runs, so `adamm action send` queues; it sends, records the ack."""
+    from edge.config import ActionsConfig, MqttConfig, SyncConfig
+    from edge.daemon.sync import SyncWorker
+
+    db = make_memory(tmp_path / "m.db")
+    e = env(tmp_path)
+    register_device(broker.url, e)
+    with Store.open(db) as store:
+        worker = SyncWorker(
+            store, SyncConfig(broker=broker.url, interval_s=0.2), MqttConfig(), ActionsConfig(), drain_s=0.0
+        )
+        worker.start()
+        try:
+            assert eventually(lambda: worker_running(db) and bool(worker.run_.syncs), 60)
+            assert eventually(lambda: worker.run_.syncs["sh_01"].link.connected.is_set(), 60)
+            queued = _send(db, broker.url, e, "Check the fitting rooms")
+            assert (queued["via"], queued["state"]) == ("worker", "pending")
+            rc, shown, err = Staff(broker.url, e, "--json", "--ack", "accepted", "--once").finish()
+            assert rc == 0 and [a["action_id"] for a in shown] == [queued["action_id"]], err
+            assert eventually(lambda: actions(db, e)[queued["action_id"]]["state"] == "accepted", 60)
+        finally:
+            worker.stop()
+        assert worker.state == "stopped" and not worker.is_alive()
+    assert not worker_running(db)
+    assert [s for s, _n, _b in _states(db).values()] == ["accepted"]

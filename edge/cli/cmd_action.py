@@ -6,11 +6,14 @@ given directly with ``--type``/``--title``) and prints its ``action_id``. The st
 connection belongs to one process (:mod:`edge.sync.actions`): when a sync worker holds the
 store's connection lock the action waits in the outbox for it (state ``pending``); else this
 command takes the lock, publishes the action itself (QoS 1, expiring with the action; state
-``sent`` once the broker has it) and lets go. ``sync`` is the same connection without a new
-action: collect the acks the store's session holds, re-send what is due, mark what expired (what
-``adamm sync`` does in its loop). Credentials come from ``$ADAMM_MQTT_USERNAME`` /
-``$ADAMM_MQTT_PASSWORD`` / ``$ADAMM_MQTT_CA`` or the config's ``[mqtt]``, never from the command
-line. Called by the ``adamm`` dispatcher in :mod:`edge.cli`.
+``sent`` once the broker has it) and lets go. The sync worker (``adamm sync``, the daemon's)
+carries the actions on its own connection. ``sync`` is the direct connection without a new action
+and without the hub, for a store that runs no sync worker: collect the acks the store's session
+holds, re-send what is due, mark what expired (what the sync worker does in its loop); beside a
+running worker it does nothing. Credentials come from ``$ADAMM_MQTT_USERNAME`` /
+``$ADAMM_MQTT_PASSWORD`` / ``$ADAMM_MQTT_CA`` or the config's ``[mqtt]`` (one resolution,
+:func:`edge.sync.mqtt.credentials`), never from the command line. Called by the ``adamm``
+dispatcher in :mod:`edge.cli`.
 """
 
 from __future__ import annotations
@@ -66,7 +69,9 @@ def register(subparsers: Any) -> None:
         help="collect acks, re-send unacknowledged actions, mark expired ones (when no worker runs)",
         description=(
             "Connect as the store (only when no sync worker runs), record the acks waiting in its "
-            "session, re-send the unacknowledged actions that are due and mark the expired ones."
+            "session, re-send the unacknowledged actions that are due and mark the expired ones. "
+            "A running `adamm sync` or daemon does this itself; this is for a store without one "
+            "(no hub needed)."
         ),
     )
     _common(y)
