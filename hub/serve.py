@@ -3,16 +3,20 @@
 Subscribes (QoS 1, persistent MQTT 5 session, client id ``adamm-hub-{worker}``) to every store's
 ``summary`` topic (with PostgreSQL through the shared subscription
 ``$share/adamm-hub/adamm/v1/+/summary``, so several workers split the stream) and ``status``
-topic. Per message, in the client's thread: :func:`hub.ingest.ingest` commits it (or parks it),
-then the receipt is published on ``adamm/v1/{store}/receipt`` (QoS 1), then the message is
-acknowledged (PUBACK, ``manual_ack``). A worker killed before its commit has not acknowledged: the
+topic, through the shared client :mod:`edge.sync.mqtt` (``[mqtt]`` of ``--config``). Per message,
+in the worker's main thread (the network thread only queues what arrives):
+:func:`hub.ingest.ingest` commits it (or parks it), then the receipt is published on
+``adamm/v1/{store}/receipt`` (QoS 1), then the message is acknowledged (PUBACK, ``manual_ack``;
+a message of an earlier connection is not acknowledged: the broker delivers it again). A worker killed before its commit has not acknowledged: the
 broker redelivers the message on the session's next connection; killed after the commit, the
 redelivery is recognised by its ``msg_id`` and receipted again. SIGINT/SIGTERM stop it cleanly.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import queue
 import signal
 import sqlite3
 import threading
@@ -25,9 +29,9 @@ import psycopg
 from edge.config.hub import HubConfig
 from edge.errors import AdammError
 from edge.sync import messages as m
+from edge.sync.mqtt import Link, Message, link_settings, parse_broker_url
 from hub.db import HubDB, HubStoreError, open_hub
 from hub.ingest import ingest, park
-from hub.transport import Credentials, MqttLink, parse_broker_url
 
 logger = logging.getLogger(__name__)
 
@@ -49,22 +53,26 @@ class Server:
         self.db = db
         self.counts: Counter[str] = Counter()
         self._last_log = time.monotonic()
-        mq = config.mqtt
-        self.link = MqttLink(
-            parse_broker_url(broker),
+        self.connect_timeout_s = config.mqtt.connect_timeout_s
+        # a long-running worker retries until connect_timeout_s, not a number of attempts
+        settings = dataclasses.replace(link_settings(broker, config.mqtt), connect_attempts=None)
+        self._inbox: queue.SimpleQueue[Message] = queue.SimpleQueue()
+        self.link = Link(
+            settings,
             f"adamm-hub-{worker}",
-            subscriptions(db),
-            self.handle,
-            credentials=Credentials.resolve(mq.username, mq.password, mq.ca),
-            session_expiry_s=mq.session_expiry_s,
-            keepalive_s=mq.keepalive_s,
-            connect_timeout_s=mq.connect_timeout_s,
-            backoff_max_s=mq.backoff_max_s,
+            subscriptions=subscriptions(db),
+            on_message=self._receive,
+            manual_ack=True,
+            credentials_label="the hub's credentials",
         )
 
-    def handle(self, link: MqttLink, msg: Any) -> None:
+    def _receive(self, msg: Message) -> bool:  # the network thread: queue it, acknowledge later
+        self._inbox.put(msg)
+        return False
+
+    def handle(self, msg: Message) -> None:
         try:
-            got = ingest(self.db, msg.topic, bytes(msg.payload))
+            got = ingest(self.db, msg.topic, msg.payload)
         except (sqlite3.Error, psycopg.Error) as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise HubStoreError(
@@ -76,19 +84,38 @@ class Server:
             raise
         except Exception as exc:  # a hub bug must not wedge the stream on one message: park it
             logger.exception("could not store a message from %s", msg.topic)
-            got = park(self.db, msg.topic, bytes(msg.payload), "hub_error", f"{type(exc).__name__}: {exc}")
+            got = park(self.db, msg.topic, msg.payload, "hub_error", f"{type(exc).__name__}: {exc}")
         if got.receipt is not None and got.store_id is not None:
-            link.publish(m.receipt_topic(got.store_id), got.receipt.encode(), qos=1)
-        link.ack(msg)
+            self.link.publish(m.receipt_topic(got.store_id), got.receipt.encode(), qos=1)
+        self.link.ack(msg)
         self.counts[got.outcome] += 1
         if time.monotonic() - self._last_log > 10:
             self._last_log = time.monotonic()
             logger.info("received so far: %s", dict(self.counts))
 
     def run(self, stop: threading.Event) -> None:
+        """Serve until ``stop`` is set; raises the link's fatal error (refused credentials or
+        subscriptions), BrokerUnreachable when the broker is never reached within
+        ``[mqtt] connect_timeout_s``, HubStoreError when the store fails."""
+        started = time.monotonic()
+        reached = False
+        self.link.start()
         try:
-            self.link.run(stop)
+            while not stop.is_set():
+                if self.link.fatal is not None:
+                    raise self.link.fatal
+                if not reached:
+                    reached = self.link.connected.is_set()
+                    waited = time.monotonic() - started
+                    if not reached and waited > self.connect_timeout_s:
+                        raise self.link.unreachable(waited)
+                try:
+                    msg = self._inbox.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                self.handle(msg)
         finally:
+            self.link.close()
             logger.info("stopped; received %s", dict(self.counts) or "nothing")
 
 

@@ -80,7 +80,7 @@ def test_the_daemon_syncs_what_it_stores(tmp_path: Path) -> None:
 def test_refused_credentials_stop_the_sync_worker_not_the_daemon(tmp_path: Path) -> None:
     with running_mosquitto(tmp_path / "mq", users={"s1": "right"}) as mq:
         cfg = _config(
-            tmp_path, f'broker = "{mq.url}"\nusername = "s1"\npassword = "wrong"\ninterval_s = 0.2\n'
+            tmp_path, f'broker = "{mq.url}"\ninterval_s = 0.2\n[mqtt]\nusername = "s1"\npassword = "wrong"\n'
         )
         assert main(["run", "--config", str(cfg), "--until-eof"]) == 0
     with Store.open(tmp_path / "store.db", readonly=True) as store:

@@ -248,7 +248,7 @@ def test_broker_killed_mid_drain_and_restarted_without_persistence(
     hub.park = on_summary
     # what went out while the hub had not re-subscribed yet is re-sent after resend_after_s
     cfg = db.parent / "edge.toml"
-    cfg.write_text("[sync]\nresend_after_s = 2.0\nbackoff_max_s = 1.0\n")
+    cfg.write_text("[sync]\nresend_after_s = 2.0\n[mqtt]\nbackoff_max_s = 1.0\n")
     got = result(sync(db, broker.url, "--once", "--timeout", "60", "--config", str(cfg)))
     assert fired.is_set()
     assert got["pending"] == 0 and got["confirmed"] == keys
@@ -334,7 +334,7 @@ def test_bad_credentials_exit_3_at_once_and_good_ones_sync(db: Path, tmp_path: P
         assert "refused" in out.stderr and ("password" in out.stderr.lower() or "authorized" in out.stderr)
         assert outbox_counts(db)["pending"] == DAYS * len(m.ROLLUP_SLICES)
         cfg = tmp_path / "edge.toml"
-        cfg.write_text(f'[sync]\nusername = "{STORE}"\npassword = "right"\n')
+        cfg.write_text(f'[mqtt]\nusername = "{STORE}"\npassword = "right"\n')
         hub = Responder(mq.port, username="hub", password="hubpw").start()
         try:
             got = result(sync(db, mq.url, "--once", "--config", str(cfg)))

@@ -1,5 +1,6 @@
-"""edge.sync.mqtt without a broker: broker URLs, credentials from config and environment, the
-backoff's bounds; and the edge's sync command on files that are not memories."""
+"""edge.sync.mqtt without a broker: broker URLs, credentials from the environment and ``[mqtt]``
+(the environment wins), the backoff's bounds, action durations; and the edge's sync command on
+files that are not memories."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from edge.config import MqttConfig, parse_duration
 from edge.errors import UsageError
-from edge.sync.mqtt import Backoff, BrokerAddress, credentials, parse_broker_url
+from edge.sync.mqtt import Backoff, BrokerAddress, credentials, link_settings, parse_broker_url
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,13 +44,45 @@ def test_bad_broker_urls_are_usage_errors(url: str) -> None:
     assert e.value.exit_code == 2 and "mqtt://" in str(e.value)
 
 
-def test_credentials_come_from_the_config_then_the_environment() -> None:
-    env = {"ADAMM_MQTT_USERNAME": "envuser", "ADAMM_MQTT_PASSWORD": "envpw", "ADAMM_MQTT_CA": "/ca.pem"}
-    assert credentials(env=env) == credentials("envuser", "envpw", "/ca.pem", env={})
-    c = credentials("cfguser", None, None, env=env)
-    assert (c.username, c.password, c.ca_file) == ("cfguser", "envpw", "/ca.pem")
-    assert credentials(env={}).username is None
-    assert "envpw" not in repr(credentials(env=env))
+def test_the_environment_wins_over_the_config_file() -> None:
+    cfg = MqttConfig(username="file-user", password="file-pw", ca="/file/ca.crt")
+    c = credentials(cfg, {})
+    assert (c.username, c.password, c.ca_file) == ("file-user", "file-pw", "/file/ca.crt")
+    env = {"ADAMM_MQTT_USERNAME": "env-user", "ADAMM_MQTT_PASSWORD": "env-pw", "ADAMM_MQTT_CA": "/env/ca"}
+    c = credentials(cfg, env)
+    assert (c.username, c.password, c.ca_file) == ("env-user", "env-pw", "/env/ca")
+    c = credentials(cfg, {"ADAMM_MQTT_PASSWORD": "env-pw"})  # each value on its own
+    assert (c.username, c.password, c.ca_file) == ("file-user", "env-pw", "/file/ca.crt")
+    assert credentials(None, {}).username is None
+    assert "env-pw" not in repr(credentials(cfg, env))
+
+
+def test_link_settings_come_from_the_mqtt_section() -> None:
+    cfg = MqttConfig(
+        username="u", session_expiry_s=3600, keepalive_s=10, backoff_initial_s=0.2, backoff_max_s=2.0,
+        connect_attempts=3,
+    )  # fmt: skip
+    s = link_settings("mqtts://hub:8883", cfg, max_inflight=7, env={})
+    assert s.address == BrokerAddress("hub", 8883, True)
+    assert (s.credentials.username, s.session_expiry_s, s.keepalive_s) == ("u", 3600, 10)
+    assert (s.backoff_initial_s, s.backoff_max_s, s.max_inflight, s.connect_attempts) == (0.2, 2.0, 7, 3)
+
+
+def test_credentials_in_the_broker_url_are_refused() -> None:
+    with pytest.raises(UsageError, match="carries credentials") as e:
+        parse_broker_url("mqtt://sh_01:secret@h:1883")
+    assert "ADAMM_MQTT_USERNAME" in (e.value.hint or "")
+
+
+def test_durations() -> None:
+    assert parse_duration("PT2H").total_seconds() == 7200
+    assert parse_duration("P1DT30M").total_seconds() == 86400 + 1800
+    assert parse_duration("2h").total_seconds() == 7200
+    assert parse_duration("45").total_seconds() == 45
+    assert parse_duration("1w").total_seconds() == 7 * 86400
+    for bad in ("", "P", "PT", "soon", "0s", "P2Y", "-1h", "400d"):
+        with pytest.raises(ValueError):
+            parse_duration(bad)
 
 
 def test_backoff_doubles_with_jitter_up_to_the_cap_and_resets() -> None:

@@ -6,11 +6,14 @@ given directly with ``--type``/``--title``) and prints its ``action_id``. The st
 connection belongs to one process (:mod:`edge.sync.actions`): when a sync worker holds the
 store's connection lock the action waits in the outbox for it (state ``pending``); else this
 command takes the lock, publishes the action itself (QoS 1, expiring with the action; state
-``sent`` once the broker has it) and lets go. ``sync`` is the same connection without a new
-action: collect the acks the store's session holds, re-send what is due, mark what expired (what
-``adamm sync`` does in its loop). Credentials come from ``$ADAMM_MQTT_USERNAME`` /
-``$ADAMM_MQTT_PASSWORD`` / ``$ADAMM_MQTT_CA`` or the config's ``[mqtt]``, never from the command
-line. Called by the ``adamm`` dispatcher in :mod:`edge.cli`.
+``sent`` once the broker has it) and lets go. The sync worker (``adamm sync``, the daemon's)
+carries the actions on its own connection. ``sync`` is the direct connection without a new action
+and without the hub, for a store that runs no sync worker: collect the acks the store's session
+holds, re-send what is due, mark what expired (what the sync worker does in its loop); beside a
+running worker it does nothing. Credentials come from ``$ADAMM_MQTT_USERNAME`` /
+``$ADAMM_MQTT_PASSWORD`` / ``$ADAMM_MQTT_CA`` or the config's ``[mqtt]`` (one resolution,
+:func:`edge.sync.mqtt.credentials`), never from the command line. Called by the ``adamm``
+dispatcher in :mod:`edge.cli`.
 """
 
 from __future__ import annotations
@@ -66,7 +69,9 @@ def register(subparsers: Any) -> None:
         help="collect acks, re-send unacknowledged actions, mark expired ones (when no worker runs)",
         description=(
             "Connect as the store (only when no sync worker runs), record the acks waiting in its "
-            "session, re-send the unacknowledged actions that are due and mark the expired ones."
+            "session, re-send the unacknowledged actions that are due and mark the expired ones. "
+            "A running `adamm sync` or daemon does this itself; this is for a store without one "
+            "(no hub needed)."
         ),
     )
     _common(y)
@@ -105,7 +110,7 @@ def run_send(args: argparse.Namespace) -> int:
     from edge.config import load_config, parse_duration, parse_now
     from edge.memory.semantic import actions as rows
     from edge.services import actions as use
-    from edge.sync.action_transport import parse_broker_url
+    from edge.sync.mqtt import parse_broker_url
 
     if args.type and not (args.title or "").strip():
         raise UsageError("--type needs --title: say what is to be done")
@@ -155,7 +160,7 @@ def run_send(args: argparse.Namespace) -> int:
         except BrokerError as exc:
             raise type(exc)(
                 f"action {aid} is queued in the outbox but not sent: {exc.message}",
-                hint=exc.hint or "run `adamm action sync` (or the sync worker) once the broker is back",
+                hint=exc.hint or "run `adamm sync` (or `adamm action sync`) once the broker is back",
             ) from None
         with store.read() as conn:
             row = rows.get_action(conn, aid)
@@ -183,7 +188,6 @@ def _deliver(
 ) -> tuple[str, Any]:
     """Publish the outbox directly when no worker owns the store's connection (``direct`` and
     the :class:`~edge.sync.actions.SendReport`); else leave it to the worker (``worker``, None)."""
-    from edge.sync.action_transport import credentials_from
     from edge.sync.actions import ConnectionLock, sync_actions
 
     lock = ConnectionLock.try_acquire(args.db)
@@ -194,16 +198,14 @@ def _deliver(
         )
         return "worker", None
     with lock:
-        report = sync_actions(
-            store, store_id, args.broker, credentials_from(config.mqtt), config, listen_s=listen_s
-        )
+        report = sync_actions(store, store_id, args.broker, config, listen_s=listen_s)
     return "direct", report
 
 
 def run_sync(args: argparse.Namespace) -> int:
     from edge.cli._common import open_existing_store
     from edge.config import load_config
-    from edge.sync.action_transport import parse_broker_url
+    from edge.sync.mqtt import parse_broker_url
 
     parse_broker_url(args.broker)
     if args.listen < 0:

@@ -2,17 +2,21 @@
 
 Thin over :class:`edge.sync.runner.SyncRun`: derives the rollup summaries of the days that changed
 into the outbox, publishes what is pending (QoS 1) and marks a summary done only when the hub's
-receipt confirms it. ``--once`` drains what is pending at the start and exits 0, or 3 when the
-broker stays unreachable or the hub has not confirmed within ``--timeout`` seconds (what is
-unconfirmed stays pending); without it, runs until SIGINT/SIGTERM. Progress on stderr; ``--json``
-prints ``{"published", "confirmed", "parked", "pending"}`` on stdout. Credentials come from the
-config file's ``[sync]`` section or ``ADAMM_MQTT_USERNAME`` / ``ADAMM_MQTT_PASSWORD``
-(``ADAMM_MQTT_CA`` for mqtts), never from the command line.
+receipt confirms it. The same connection carries the store's actions: it collects the staff
+devices' acks, re-sends unacknowledged actions and marks expired ones (:mod:`edge.sync.runner`);
+the command holds the store's connection lock (``{db}.mqtt.lock``, :mod:`edge.sync.actions`) while
+it runs, so ``adamm action send`` only queues. ``--once`` drains what is pending at the start and
+exits 0, or 3 when the broker stays unreachable or the hub has not confirmed within ``--timeout``
+seconds (what is unconfirmed stays pending); without it, runs until SIGINT/SIGTERM. Progress on
+stderr; ``--json`` prints ``{"published", "confirmed", "parked", "pending"}`` on stdout.
+Credentials come from ``ADAMM_MQTT_USERNAME`` / ``ADAMM_MQTT_PASSWORD`` (``ADAMM_MQTT_CA`` for
+mqtts) or the config file's ``[mqtt]`` section, never from the command line.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import signal
@@ -24,6 +28,11 @@ from edge.errors import UsageError
 
 logger = logging.getLogger(__name__)
 
+#: seconds to wait for the store's connection lock (an ``adamm action send`` publishing directly
+#: holds it for a moment; a running sync worker holds it for good: exit 3); with ``--once`` at
+#: most ``--timeout``
+LOCK_WAIT_S = 30.0
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
@@ -31,9 +40,9 @@ def register(subparsers: Any) -> None:
         help="publish pending summaries to the hub (MQTT)",
         description=(
             "Publish the memory's pending daily rollups and facts to the hub's MQTT broker; a summary "
-            "is done only when the hub's receipt confirms it. Resumes where it stopped. Credentials: "
-            "the config file's [sync] section or ADAMM_MQTT_USERNAME / ADAMM_MQTT_PASSWORD "
-            "(ADAMM_MQTT_CA: the CA for mqtts://)."
+            "is done only when the hub's receipt confirms it. Resumes where it stopped. Also collects "
+            "action acks and re-sends unacknowledged actions. Credentials: ADAMM_MQTT_USERNAME / "
+            "ADAMM_MQTT_PASSWORD (ADAMM_MQTT_CA: the CA for mqtts://) or the config file's [mqtt]."
         ),
     )
     p.add_argument("--db", required=True, help="the memory database file")
@@ -53,14 +62,15 @@ def register(subparsers: Any) -> None:
         help="with --once: seconds to wait for the broker and the hub's receipts (default 120)",
     )
     p.add_argument("--json", action="store_true", help="print the counts as JSON on stdout")
-    p.add_argument("--config", help="configuration file (TOML) with a [sync] section")
+    p.add_argument("--config", help="configuration file (TOML) with [sync] and [mqtt] sections")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from edge.cli._common import open_existing_store
     from edge.config import SyncConfig, load_config
-    from edge.sync.mqtt import LinkSettings, credentials, parse_broker_url
+    from edge.sync.actions import ConnectionLock
+    from edge.sync.mqtt import link_settings, parse_broker_url
     from edge.sync.runner import SyncRun
 
     if not args.timeout > 0:
@@ -71,20 +81,19 @@ def run(args: argparse.Namespace) -> int:
     if not url:
         raise UsageError("no broker: pass --broker mqtt://HOST:PORT or set broker in the config's [sync]")
     address = parse_broker_url(url)
-    settings = LinkSettings(
-        address=address,
-        credentials=credentials(cfg.username, cfg.password, cfg.ca_file),
-        session_expiry_s=cfg.session_expiry_s,
-        keepalive_s=cfg.keepalive_s,
-        backoff_initial_s=cfg.backoff_initial_s,
-        backoff_max_s=cfg.backoff_max_s,
-        max_inflight=cfg.window,
+    # --once waits --timeout for the broker, not a number of attempts
+    settings = dataclasses.replace(
+        link_settings(address, config.mqtt, max_inflight=cfg.window), connect_attempts=None
     )
 
     def progress(text: str) -> None:
         print(f"adamm sync: {text}", file=sys.stderr, flush=True)
 
-    with open_existing_store(args.db, config, readonly=False) as store:
+    lock_wait = min(LOCK_WAIT_S, args.timeout) if args.once else LOCK_WAIT_S
+    with (
+        open_existing_store(args.db, config, readonly=False) as store,
+        ConnectionLock.acquire(args.db, lock_wait),
+    ):
         sync = SyncRun(
             store,
             settings,
@@ -92,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
             window=cfg.window,
             resend_after_s=cfg.resend_after_s,
             progress=progress,
+            actions=config.actions,
         )
         if args.once:
             counts = sync.once(args.timeout)

@@ -222,6 +222,12 @@ class MqttConfig(Section):
         description="seconds a long-running client (adamm-hub serve) keeps retrying a broker it has "
         "never reached before it exits 3",
     )
+    backoff_initial_s: float = Field(
+        0.5,
+        gt=0,
+        title="First back-off",
+        description="first wait before reconnecting (seconds; doubles, with jitter)",
+    )
     backoff_max_s: float = Field(
         30.0, gt=0, title="Longest back-off", description="longest wait between reconnection attempts"
     )
@@ -330,27 +336,14 @@ class TiersConfig(Section):
 
 
 class SyncConfig(Section):
-    """``[sync]``: how this store reaches the hub's MQTT broker (``adamm sync``, the daemon's sync
-    worker). The daemon runs the worker only when the section is present."""
+    """``[sync]``: what this store syncs to the hub and how often (``adamm sync``, the daemon's sync
+    worker); the connection itself (credentials, CA, session, keep-alive, back-off) is ``[mqtt]``.
+    The daemon runs the worker only when the section is present."""
 
     broker: str | None = Field(
         None,
         title="Broker URL",
         description="mqtt://HOST:PORT or mqtts://HOST:PORT (TLS); `adamm sync --broker` overrides it",
-    )
-    username: str | None = Field(
-        None,
-        title="User name",
-        description="MQTT user name (else $ADAMM_MQTT_USERNAME; none: connect anonymously)",
-    )
-    password: str | None = Field(
-        None, title="Password", description="MQTT password (else $ADAMM_MQTT_PASSWORD)"
-    )
-    ca_file: str | None = Field(
-        None,
-        title="CA certificate",
-        description="PEM file of the CA that signed the broker's certificate, for mqtts:// "
-        "(else $ADAMM_MQTT_CA; none: the system's CAs)",
     )
     interval_s: float = Field(
         60.0,
@@ -384,20 +377,6 @@ class SyncConfig(Section):
         gt=0,
         title="Resend after",
         description="re-publish a summary the hub has not confirmed this many seconds after sending it",
-    )
-    session_expiry_s: int = Field(
-        7 * 24 * 3600,
-        ge=0,
-        title="Session expiry",
-        description="MQTT 5 Session Expiry Interval in seconds: the broker keeps this store's session "
-        "(subscriptions, queued receipts) this long while it is away; at least the outage budget",
-    )
-    keepalive_s: int = Field(30, ge=5, le=65535, title="Keepalive", description="MQTT keepalive seconds")
-    backoff_initial_s: float = Field(
-        0.5, gt=0, title="Backoff start", description="first wait before reconnecting (seconds; doubles)"
-    )
-    backoff_max_s: float = Field(
-        30.0, gt=0, title="Backoff cap", description="longest wait between reconnect attempts (seconds)"
     )
 
 

@@ -393,7 +393,7 @@ class AdammDaemon:
             return
         from edge.daemon.sync import SyncWorker
 
-        self.sync = SyncWorker(store, self.config.sync)
+        self.sync = SyncWorker(store, self.config.sync, self.config.mqtt, self.config.actions)
         self.sync.start()
         logger.info("sync to %s started", self.sync.settings.address.url)
 

@@ -1,9 +1,12 @@
 """The daemon's sync worker: :class:`SyncWorker`, one thread running
 :meth:`edge.sync.runner.SyncRun.forever` over the daemon's store when the config has ``[sync]``.
 
-One MQTT connection per store (client id ``adamm-edge-{store_id}``) for the whole process; the
-action issue reuses it (:attr:`SyncWorker.run`). The worker summarises changed days every
-``[sync] interval_s`` and publishes as summaries appear. Refused credentials end the worker (logged
+One MQTT connection per store (client id ``adamm-edge-{store_id}``, settings from ``[mqtt]``) for
+the whole process, held under the store's connection lock (``{db}.mqtt.lock``,
+:mod:`edge.sync.actions`): it also carries the store's actions (acks recorded, unacknowledged
+actions re-sent, expired ones marked), so ``adamm action send`` and the TUI only queue. The worker
+summarises changed days every ``[sync] interval_s`` and publishes as summaries appear; while
+another process (``adamm sync``) holds the lock it waits, retrying every interval. Refused credentials end the worker (logged
 as an error, its component ``failed``; the daemon keeps capturing and the outbox keeps everything);
 any other failure is logged and retried after the interval. On stop it summarises once more and
 gives the hub up to ``drain_s`` seconds to confirm, then publishes ``offline`` and disconnects:
@@ -12,41 +15,47 @@ what is unconfirmed stays in the outbox for the next run.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
 from typing import Any
 
-from edge.config import SyncConfig
+from edge.config import ActionsConfig, MqttConfig, SyncConfig
 from edge.errors import AdammError, BrokerAuthError, ConfigError
-from edge.sync.mqtt import LinkSettings, credentials, parse_broker_url
+from edge.sync.actions import ConnectionLock
+from edge.sync.mqtt import LinkSettings, link_settings
 from edge.sync.runner import SyncRun
 
 logger = logging.getLogger(__name__)
 
 
-def link_settings(cfg: SyncConfig) -> LinkSettings:
-    """The connection settings of a ``[sync]`` section (its broker is required here)."""
+def worker_link_settings(cfg: SyncConfig, mqtt: MqttConfig | None = None) -> LinkSettings:
+    """The connection settings of the worker: ``[sync] broker`` (required here) and ``[mqtt]``;
+    a worker keeps retrying an unreachable broker (no attempt limit)."""
     if not cfg.broker:
         raise ConfigError('[sync] needs broker = "mqtt://HOST:PORT" (or mqtts://) for the daemon to sync')
-    return LinkSettings(
-        address=parse_broker_url(cfg.broker),
-        credentials=credentials(cfg.username, cfg.password, cfg.ca_file),
-        session_expiry_s=cfg.session_expiry_s,
-        keepalive_s=cfg.keepalive_s,
-        backoff_initial_s=cfg.backoff_initial_s,
-        backoff_max_s=cfg.backoff_max_s,
-        max_inflight=cfg.window,
+    return dataclasses.replace(
+        link_settings(cfg.broker, mqtt, max_inflight=cfg.window), connect_attempts=None
     )
 
 
 class SyncWorker(threading.Thread):
     """Runs the store's sync until :meth:`stop`."""
 
-    def __init__(self, store: Any, cfg: SyncConfig, *, drain_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        store: Any,
+        cfg: SyncConfig,
+        mqtt: MqttConfig | None = None,
+        actions: ActionsConfig | None = None,
+        *,
+        drain_s: float = 5.0,
+    ) -> None:
         super().__init__(name="sync", daemon=True)
         self.cfg = cfg
-        self.settings = link_settings(cfg)
+        self.store = store
+        self.settings = worker_link_settings(cfg, mqtt)
         self.drain_s = drain_s
         self.run_: SyncRun = SyncRun(
             store,
@@ -54,6 +63,7 @@ class SyncWorker(threading.Thread):
             max_pending=cfg.max_pending,
             window=cfg.window,
             resend_after_s=cfg.resend_after_s,
+            actions=actions or ActionsConfig(),
         )
         self._halt = threading.Event()
         self.state = "starting"
@@ -66,6 +76,23 @@ class SyncWorker(threading.Thread):
 
     def run(self) -> None:
         self.state = "running"
+        lock = None
+        while lock is None and not self._halt.is_set():
+            lock = ConnectionLock.try_acquire(self.store.path)
+            if lock is None:
+                self.error = "another process holds the store's MQTT connection (adamm sync?)"
+                logger.warning("sync: %s; retrying in %.0f s", self.error, self.cfg.interval_s)
+                self._halt.wait(self.cfg.interval_s)
+        if lock is None:
+            self.state = "stopped"
+            return
+        self.error = None
+        try:
+            self._run_locked()
+        finally:
+            lock.release()
+
+    def _run_locked(self) -> None:
         while not self._halt.is_set():
             try:
                 self.run_.forever(self._halt, self.cfg.interval_s, self.cfg.open_day_interval_s)

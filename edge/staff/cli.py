@@ -121,45 +121,51 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     from edge.config import load_config
     from edge.staff.state import StaffState, default_path
     from edge.sync import messages
-    from edge.sync.action_transport import MqttLink, credentials_from
+    from edge.sync.mqtt import Message, connect, link_settings, parse_broker_url
 
     for name, value in (("--store", args.store), ("--role", args.role)):
         if not messages.valid_topic_level(value):
             raise UsageError(f"{name} {value!r} is not usable: letters, digits, _ . : - only")
+    address = parse_broker_url(args.broker)
     config = load_config(args.config)
-    creds = credentials_from(config.mqtt)
+    settings = link_settings(address, config.mqtt)
+    creds = settings.credentials
     state = StaffState(Path(args.state) if args.state else default_path(args.store, args.role))
     by = args.by or creds.username or f"{args.role}@{socket.gethostname()}"
     topic = messages.action_topic(args.store, args.role)
     inbox: queue.Queue[tuple[bytes, dict[str, str]]] = queue.Queue()
 
-    def on_message(t: str, payload: bytes, props: dict[str, str]) -> bool:
-        if t == topic:
-            inbox.put((payload, props))
+    def on_message(msg: Message) -> bool:
+        if msg.topic == topic:
+            inbox.put((msg.payload, msg.user_properties))
         else:  # the user's session also holds another role's subscription: not for this device
-            logger.info("dropping a message on %s (this device is %s)", t, topic)
+            logger.info("dropping a message on %s (this device is %s)", msg.topic, topic)
         return True
 
-    link = MqttLink(
-        args.broker,
+    link = connect(
+        settings,
         args.client_id or f"adamm-staff-{args.store}-{args.role}",
-        creds,
-        session_expiry_s=config.mqtt.session_expiry_s,
-        connect_attempts=config.mqtt.connect_attempts,
-        subscriptions=[topic],
+        subscriptions=[(topic, 1)],
         on_message=on_message,
+        manual_ack=True,
     )
-    link.connect()
+    try:
+        link.wait_subscribed(15.0)
+    except BaseException:
+        link.close()
+        raise
     logger.info("listening on %s", topic)
 
     def ack(action_id: str, ack_state: str, at: str) -> None:
-        link.publish(messages.ack_topic(args.store, action_id), messages.ack_payload(by, at, ack_state))
+        link.publish_wait(messages.ack_topic(args.store, action_id), messages.ack_payload(by, at, ack_state))
 
     try:
         while True:
             try:
                 payload, props = inbox.get(timeout=0.5)
             except queue.Empty:
+                if link.fatal is not None:
+                    raise link.fatal from None
                 continue
             try:
                 action = messages.parse_action(payload)

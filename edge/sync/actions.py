@@ -38,9 +38,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from edge.config import AdammConfig
+from edge.errors import EnvironmentProblem
 from edge.memory.semantic import actions as rows
 from edge.sync import messages
-from edge.sync.action_transport import Credentials, MqttLink
+from edge.sync.mqtt import Message, connect, link_settings
 
 if TYPE_CHECKING:
     from edge.memory.store import Store
@@ -49,7 +50,7 @@ logger = logging.getLogger(__name__)
 
 #: publish(topic, payload, expiry_s, user_properties): returns once the broker has the message
 #: (PUBACK), raises :class:`~edge.errors.BrokerError` when it does not
-Publish = Callable[[str, bytes, int | None, Sequence[tuple[str, str]]], None]
+Publish = Callable[[str, bytes, int | None, Sequence[tuple[str, str]]], object]
 
 LOCK_SUFFIX = ".mqtt.lock"
 
@@ -87,6 +88,24 @@ class ConnectionLock:
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         return cls(path, fd)
+
+    @classmethod
+    def acquire(cls, db: str | Path, timeout: float, stop: threading.Event | None = None) -> ConnectionLock:
+        """The lock, waiting up to ``timeout`` seconds for another holder to let go (an ``adamm
+        action send`` publishing directly holds it for a moment); an
+        :class:`~edge.errors.EnvironmentProblem` (exit 3) when it does not."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            lock = cls.try_acquire(db)
+            if lock is not None:
+                return lock
+            if time.monotonic() >= deadline or (stop is not None and stop.is_set()):
+                raise EnvironmentProblem(
+                    f"another process holds the store's MQTT connection ({lock_path(db)})",
+                    hint="a sync worker (adamm sync, adamm run) is already running for this memory; "
+                    "stop it or let it sync",
+                )
+            (stop or threading.Event()).wait(0.2)
 
     def release(self) -> None:
         if self._fd is not None:
@@ -155,14 +174,18 @@ def resend_due(
     now: datetime | None = None,
     resend_base_s: float = 60.0,
     resend_max_s: float = 3600.0,
+    store_id: str | None = None,
 ) -> SendReport:
     """Expire what is past its expiry, then (re-)send every open action that is due (module
-    docstring). A publish that fails raises; what was sent before stays recorded."""
+    docstring); ``store_id``: only that store's (a connection publishes under its own store
+    only). A publish that fails raises; what was sent before stays recorded."""
     t = now or datetime.now(UTC)
     report = SendReport(expired=rows.expire_due(store, t))
     with store.read() as conn:
         due = rows.due_actions(conn, t)
     for row in due:
+        if store_id is not None and row["store_id"] != store_id:
+            continue
         if row.get("expires_at") and rows.parse_iso(row["expires_at"]) <= t:
             continue
         if not row.get("role") or not messages.valid_topic_level(str(row["role"])):
@@ -197,7 +220,6 @@ def sync_actions(
     store: Store,
     store_id: str,
     url: str,
-    credentials: Credentials,
     config: AdammConfig,
     *,
     listen_s: float = 0.0,
@@ -206,39 +228,39 @@ def sync_actions(
     """Connect as the store (the caller holds its :class:`ConnectionLock`), collect the acks the
     session holds, (re-)send what is due, and listen for acks up to ``listen_s`` seconds (until
     ``quiet_s`` pass without one). Messages that are not acks (receipts) are left unacknowledged
-    in the session for the sync worker."""
+    in the session for the sync worker (``manual_ack``)."""
     report = SendReport()
     lock = threading.Lock()
     last = [time.monotonic()]
     ack_prefix = messages.ack_topic(store_id, "")
 
-    def on_message(topic: str, payload: bytes, _props: dict[str, str]) -> bool:
-        if not topic.startswith(ack_prefix):
+    def on_message(msg: Message) -> bool:
+        if not msg.topic.startswith(ack_prefix):
             return False
-        outcome = record_ack(store, topic, payload)
+        outcome = record_ack(store, msg.topic, msg.payload)
         with lock:
             report.acks[outcome] = report.acks.get(outcome, 0) + 1
             last[0] = time.monotonic()
         return True
 
-    link = MqttLink(
-        url,
+    settings = link_settings(url, config.mqtt)
+    link = connect(
+        settings,
         store_client_id(store_id),
-        credentials,
-        session_expiry_s=config.mqtt.session_expiry_s,
-        connect_attempts=config.mqtt.connect_attempts,
-        subscriptions=[messages.ack_topic(store_id, "+")],
+        subscriptions=[(messages.ack_topic(store_id, "+"), 1)],
         on_message=on_message,
+        manual_ack=True,
     )
-    link.connect()
     try:
+        link.wait_subscribed(15.0)
         sent = resend_due(
             store,
-            lambda topic, payload, expiry, props: link.publish(
-                topic, payload, expiry_s=expiry, user_properties=props
+            lambda topic, payload, expiry, props: link.publish_wait(
+                topic, payload, expiry_s=expiry, user_properties=dict(props)
             ),
             resend_base_s=config.actions.resend_base_s,
             resend_max_s=config.actions.resend_max_s,
+            store_id=store_id,
         )
         report.sent, report.expired = sent.sent, sent.expired
         with lock:

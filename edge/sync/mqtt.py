@@ -8,21 +8,30 @@ API:
 
 - :func:`parse_broker_url` ``mqtt://host:port`` / ``mqtts://host:port`` -> :class:`BrokerAddress`
   (a bad URL is a :class:`~edge.errors.UsageError`, exit 2).
-- :func:`credentials` the user name, password and CA file from the config file, with
-  ``ADAMM_MQTT_USERNAME`` / ``ADAMM_MQTT_PASSWORD`` / ``ADAMM_MQTT_CA`` filling what it leaves
-  empty (never from the command line).
+- :func:`credentials` the user name, password and CA file of this machine: ``ADAMM_MQTT_USERNAME``
+  / ``ADAMM_MQTT_PASSWORD`` / ``ADAMM_MQTT_CA`` where set (they win), else the config's ``[mqtt]``
+  (:class:`~edge.config.MqttConfig`); never from the command line. The one place edge, hub and
+  staff devices resolve them; :func:`link_settings` builds a :class:`LinkSettings` from a URL and
+  ``[mqtt]``.
 - :class:`Link` one MQTT 5 connection: persistent session (``clean_start=False``, Session Expiry
   Interval), optional last will, TLS for ``mqtts``, reconnect with exponential backoff and
   jitter (:class:`Backoff`), subscriptions renewed on every connect, every reason code checked
   (CONNACK, SUBACK, PUBACK). Bad credentials ("Bad user name or password", "Not authorized")
   stop it at once with :class:`~edge.errors.BrokerAuthError`. Callbacks run on paho's network
-  thread: keep them short (put what arrives on a queue).
+  thread: keep them short (put what arrives on a queue). :meth:`Link.publish` queues a message
+  (the PUBACK comes to ``on_puback``); :meth:`Link.publish_wait` waits for its PUBACK and raises
+  :class:`~edge.errors.BrokerError` on a failure reason code; both take an MQTT 5 Message Expiry
+  Interval (``expiry_s``) and user properties. With ``manual_ack=True`` a received message is
+  acknowledged when ``on_message`` returns True, or later with :meth:`Link.ack` (after the
+  receiver committed it); one never acknowledged is delivered again on the next connection.
 - :func:`connect` builds a :class:`Link`, starts it and waits for the first CONNACK (raises
-  :class:`~edge.errors.BrokerUnreachable` after ``timeout`` seconds of retries).
+  :class:`~edge.errors.BrokerUnreachable` after ``timeout`` seconds or ``attempts`` failed
+  attempts).
 """
 
 from __future__ import annotations
 
+import collections
 import copy
 import logging
 import os
@@ -40,8 +49,10 @@ from paho.mqtt.enums import CallbackAPIVersion, MQTTErrorCode, MQTTProtocolVersi
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
+from paho.mqtt.subscribeoptions import SubscribeOptions
 
-from edge.errors import BrokerAuthError, BrokerError, BrokerUnreachable, UsageError
+from edge.config import MqttConfig
+from edge.errors import AdammError, BrokerAuthError, BrokerError, BrokerUnreachable, UsageError
 
 logger = logging.getLogger(__name__)
 
@@ -49,8 +60,11 @@ logger = logging.getLogger(__name__)
 #: receipts) this long while the client is away; at least the outage budget
 DEFAULT_SESSION_EXPIRY_S = 7 * 24 * 3600
 DEFAULT_KEEPALIVE_S = 30
-#: CONNACK reason codes that retrying cannot fix (MQTT 5: 0x86, 0x87; 3.1.1: 4, 5)
-_AUTH_FAILURES = {134, 135}
+#: CONNACK reason codes that retrying cannot fix: bad user name or password, not authorized,
+#: banned, bad authentication method
+_AUTH_FAILURES = {134, 135, 138, 140}
+#: seconds a :meth:`Link.publish_wait` waits for its PUBACK
+PUBACK_TIMEOUT_S = 15.0
 _ENV_USER, _ENV_PASSWORD, _ENV_CA = "ADAMM_MQTT_USERNAME", "ADAMM_MQTT_PASSWORD", "ADAMM_MQTT_CA"
 
 
@@ -83,7 +97,7 @@ def parse_broker_url(url: str) -> BrokerAddress:
     if parts.username is not None or parts.password is not None:
         raise UsageError(
             f"--broker {url!r} carries credentials",
-            hint="put them in the config file's [sync] section or ADAMM_MQTT_USERNAME / ADAMM_MQTT_PASSWORD",
+            hint="put them in the config file's [mqtt] section or ADAMM_MQTT_USERNAME / ADAMM_MQTT_PASSWORD",
         )
     if parts.path not in ("", "/") or parts.query or parts.fragment:
         raise UsageError(f"--broker {url!r}: an MQTT URL has no path or query", hint="mqtt://HOST:PORT")
@@ -101,20 +115,16 @@ class Credentials:
         return f"Credentials(username={self.username!r}, password={'***' if self.password else None}, ca_file={self.ca_file!r})"
 
 
-def credentials(
-    username: str | None = None,
-    password: str | None = None,
-    ca_file: str | None = None,
-    env: Mapping[str, str] | None = None,
-) -> Credentials:
-    """The config file's values, each one left empty filled from ``ADAMM_MQTT_USERNAME`` /
-    ``ADAMM_MQTT_PASSWORD`` / ``ADAMM_MQTT_CA`` (the ``credentials/NAME.env`` files that
-    ``adamm-hub broker-setup`` writes set exactly these)."""
+def credentials(config: MqttConfig | None = None, env: Mapping[str, str] | None = None) -> Credentials:
+    """This machine's broker credentials: ``ADAMM_MQTT_USERNAME`` / ``ADAMM_MQTT_PASSWORD`` /
+    ``ADAMM_MQTT_CA`` where set (the ``credentials/NAME.env`` files that ``adamm-hub
+    broker-setup`` writes set exactly these), else the config's ``[mqtt]`` values."""
     e = os.environ if env is None else env
+    cfg = config or MqttConfig()
     return Credentials(
-        username or e.get(_ENV_USER) or None,
-        password or e.get(_ENV_PASSWORD) or None,
-        ca_file or e.get(_ENV_CA) or None,
+        e.get(_ENV_USER) or cfg.username or None,
+        e.get(_ENV_PASSWORD) or cfg.password or None,
+        e.get(_ENV_CA) or cfg.ca or None,
     )
 
 
@@ -128,7 +138,7 @@ def tls_context(creds: Credentials) -> ssl.SSLContext:
     except (OSError, ssl.SSLError) as exc:
         raise BrokerError(
             f"cannot read the CA certificate {creds.ca_file}: {exc}",
-            hint="point [sync] ca_file or ADAMM_MQTT_CA at the broker's CA file (PEM)",
+            hint="point [mqtt] ca or ADAMM_MQTT_CA at the broker's CA file (PEM)",
         ) from None
 
 
@@ -164,6 +174,47 @@ class LinkSettings:
     backoff_max_s: float = 30.0
     #: QoS 1 messages in flight (sent, PUBACK not yet received)
     max_inflight: int = 100
+    #: failed connection attempts before :func:`connect` gives up (None: only its timeout)
+    connect_attempts: int | None = None
+
+
+def link_settings(
+    url: str | BrokerAddress,
+    config: MqttConfig | None = None,
+    *,
+    max_inflight: int = 100,
+    env: Mapping[str, str] | None = None,
+) -> LinkSettings:
+    """The settings of a connection to ``url`` from the config's ``[mqtt]`` section (credentials
+    through :func:`credentials`)."""
+    cfg = config or MqttConfig()
+    return LinkSettings(
+        address=url if isinstance(url, BrokerAddress) else parse_broker_url(url),
+        credentials=credentials(cfg, env),
+        session_expiry_s=cfg.session_expiry_s,
+        keepalive_s=cfg.keepalive_s,
+        backoff_initial_s=cfg.backoff_initial_s,
+        backoff_max_s=cfg.backoff_max_s,
+        max_inflight=max_inflight,
+        connect_attempts=cfg.connect_attempts,
+    )
+
+
+@dataclass(frozen=True)
+class Message:
+    """A received message: ``generation`` counts the connections of its :class:`Link` (an ack
+    for a message of an earlier connection is not sent: the broker delivers it again)."""
+
+    topic: str
+    payload: bytes
+    properties: Any
+    mid: int
+    qos: int
+    generation: int
+
+    @property
+    def user_properties(self) -> dict[str, str]:
+        return dict(getattr(self.properties, "UserProperty", None) or [])
 
 
 @dataclass(frozen=True)
@@ -189,8 +240,11 @@ class _Client(paho.Client):
 class Link:
     """One MQTT 5 connection with a persistent session (see the module docstring).
 
-    ``on_message(topic, payload, properties)``, ``on_connected(session_present)`` and
-    ``on_puback(mid, ok, reason)`` run on the network thread."""
+    ``on_message(message) -> bool | None``, ``on_connected(session_present)`` and
+    ``on_puback(mid, ok, reason)`` run on the network thread. With ``manual_ack`` a message is
+    acknowledged when ``on_message`` returns True, else only by :meth:`ack`. A handler that
+    raises an :class:`~edge.errors.AdammError` (the receiver's database failed) stops the link
+    with it as :attr:`fatal`, the message unacknowledged."""
 
     def __init__(
         self,
@@ -199,9 +253,11 @@ class Link:
         *,
         will: Will | None = None,
         subscriptions: Iterable[tuple[str, int]] = (),
-        on_message: Callable[[str, bytes, Any], None] | None = None,
+        on_message: Callable[[Message], bool | None] | None = None,
         on_connected: Callable[[bool], None] | None = None,
         on_puback: Callable[[int, bool, str], None] | None = None,
+        manual_ack: bool = False,
+        credentials_label: str | None = None,
     ) -> None:
         self.settings = settings
         self.client_id = client_id
@@ -211,17 +267,32 @@ class Link:
         self._on_connected = on_connected
         self._on_puback = on_puback
         self.connected = threading.Event()
-        self.fatal: BrokerError | None = None
+        self.fatal: AdammError | None = None
         self.last_error: str | None = None
+        self.manual_ack = manual_ack
+        user = settings.credentials.username
+        #: how errors name the credentials ("the credentials of sh_01")
+        self.credentials_label = credentials_label or (
+            f"the credentials of {user}" if user else "an anonymous client"
+        )
+        self._subscribed = threading.Event()  # every subscription of this connection SUBACKed
+        #: connections made so far (see :class:`Message`)
+        self.generation = 0
+        #: failed connection attempts since the last successful one
+        self.failed_attempts = 0
+        #: reason codes of recent PUBACKs by mid (read by :meth:`publish_wait`)
+        self._pubacks: collections.OrderedDict[int, tuple[bool, str]] = collections.OrderedDict()
+        self._pubacks_lock = threading.Lock()
         self._stop = threading.Event()
         self._settled = threading.Event()  # first CONNACK seen, or a fatal error
-        self._sub_mids: dict[int, str] = {}
+        self._sub_mids: dict[int, list[str]] = {}
         self._started = False
         c = _Client(
             CallbackAPIVersion.VERSION2,
             client_id=client_id,
             protocol=MQTTProtocolVersion.MQTTv5,
             reconnect_on_failure=True,
+            manual_ack=manual_ack,
         )
         c.adamm_backoff = Backoff(settings.backoff_initial_s, settings.backoff_max_s)
         c.adamm_stop = self._stop
@@ -256,8 +327,9 @@ class Link:
         self._started = True
         return self
 
-    def wait_connected(self, timeout: float) -> bool:
-        """True once connected; raises the fatal error (bad credentials) if there is one."""
+    def wait_connected(self, timeout: float, attempts: int | None = None) -> bool:
+        """True once connected; False after ``timeout`` seconds or ``attempts`` failed attempts;
+        raises the fatal error (bad credentials) if there is one."""
         deadline = time.monotonic() + max(0.0, timeout)
         while True:
             if self.fatal is not None:
@@ -265,15 +337,35 @@ class Link:
             if self.connected.is_set():
                 return True
             left = deadline - time.monotonic()
-            if left <= 0:
+            if left <= 0 or (attempts is not None and self.failed_attempts >= attempts):
                 return False
             self._settled.wait(min(left, 0.1))
+
+    def wait_subscribed(self, timeout: float) -> bool:
+        """True once the broker granted every subscription of the current connection; raises the
+        fatal error (a refused subscription) if there is one."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            if self.fatal is not None:
+                raise self.fatal
+            if self._subscribed.is_set():
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self._subscribed.wait(min(left, 0.1))
 
     def unreachable(self, waited_s: float) -> BrokerUnreachable:
         """The error to raise after waiting ``waited_s`` for a connection in vain."""
         why = f": {self.last_error}" if self.last_error else ""
+        attempts = self.settings.connect_attempts
+        after = (
+            f"{self.failed_attempts} attempts ({waited_s:.0f} s)"
+            if attempts is not None and self.failed_attempts >= attempts
+            else f"{waited_s:.0f} s"
+        )
         return BrokerUnreachable(
-            f"broker {self.settings.address.url} unreachable after {waited_s:.0f} s{why}",
+            f"broker {self.settings.address.url} unreachable after {after}{why}",
             hint="check that the broker runs and the URL, port and TLS setting are right; nothing was lost, "
             "what is pending stays in the outbox",
         )
@@ -307,21 +399,87 @@ class Link:
         qos: int = 1,
         retain: bool = False,
         user_properties: Mapping[str, str] | None = None,
+        expiry_s: int | None = None,
     ) -> int | None:
         """Queue a message; returns its mid (PUBACK comes to ``on_puback``), None when not connected
-        (the caller keeps it and sends it again after the reconnect)."""
+        (the caller keeps it and sends it again after the reconnect). ``expiry_s``: the MQTT 5
+        Message Expiry Interval (the broker drops the message once it passes)."""
+        info = self._publish(topic, payload, qos, retain, user_properties, expiry_s)
+        return None if info is None else int(info.mid)
+
+    def publish_wait(
+        self,
+        topic: str,
+        payload: bytes,
+        *,
+        qos: int = 1,
+        retain: bool = False,
+        user_properties: Mapping[str, str] | None = None,
+        expiry_s: int | None = None,
+        timeout: float = PUBACK_TIMEOUT_S,
+    ) -> int:
+        """Publish and wait for the broker's PUBACK; returns the mid. A
+        :class:`~edge.errors.BrokerError` when not connected within ``timeout``, when no PUBACK
+        comes within ``timeout`` or when its reason code is a failure."""
+        if not self.connected.is_set():
+            self.connected.wait(timeout)
+        info = self._publish(topic, payload, qos, retain, user_properties, expiry_s)
+        if info is None:
+            raise BrokerError(f"not connected to {self.settings.address.url}: {topic} not published")
+        if qos == 0:
+            return int(info.mid)
+        try:
+            info.wait_for_publish(timeout)
+            done = info.is_published()
+        except (RuntimeError, ValueError) as exc:
+            raise BrokerError(f"publishing to {topic} failed: {exc}") from None
+        if not done:
+            raise BrokerError(
+                f"the broker {self.settings.address.url} did not acknowledge the publish to {topic}"
+            )
+        with self._pubacks_lock:
+            ok, reason = self._pubacks.pop(int(info.mid), (True, "Success"))
+        if not ok:
+            raise BrokerError(
+                f"the broker {self.settings.address.url} refused the publish to {topic}: {reason}",
+                hint="check the broker's ACL for this user (adamm-hub broker-setup)",
+            )
+        return int(info.mid)
+
+    def _publish(
+        self,
+        topic: str,
+        payload: bytes,
+        qos: int,
+        retain: bool,
+        user_properties: Mapping[str, str] | None,
+        expiry_s: int | None,
+    ) -> paho.MQTTMessageInfo | None:
         if not self.connected.is_set():
             return None
         props = None
-        if user_properties:
+        if user_properties or expiry_s is not None:
             props = copy.copy(self._publish_props)  # cheaper than building Properties each time
-            props.UserProperty = [(k, v) for k, v in user_properties.items()]
+            if user_properties:
+                props.UserProperty = [(k, v) for k, v in user_properties.items()]
+            if expiry_s is not None:
+                props.MessageExpiryInterval = max(1, int(expiry_s))
         info = self._client.publish(topic, payload, qos=qos, retain=retain, properties=props)
         if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_QUEUE_SIZE):
             if info.rc == MQTTErrorCode.MQTT_ERR_NO_CONN:
                 return None
             raise BrokerError(f"publishing to {topic} failed: {paho.error_string(info.rc)}")
-        return int(info.mid)
+        return info
+
+    def ack(self, message: Message) -> None:
+        """Acknowledge a received message (``manual_ack``): call once it is committed. A message of
+        an earlier connection is not acknowledged (the broker delivers it again, with the same
+        content: the receiver is idempotent)."""
+        if not self.manual_ack or message.qos == 0:
+            return
+        if message.generation != self.generation or not self.connected.is_set():
+            return
+        self._client.ack(message.mid, message.qos)
 
     # -- paho callbacks (network thread) -------------------------------------------------------------
 
@@ -336,22 +494,32 @@ class Link:
             self.last_error = f"the broker refused the connection: {rc}"
             if rc.value in _AUTH_FAILURES:
                 self.fatal = BrokerAuthError(
-                    f"broker {self.settings.address.url} refused client {self.client_id}: {rc}",
-                    hint="check the user name and password in the config file's [sync] section or "
-                    "ADAMM_MQTT_USERNAME / ADAMM_MQTT_PASSWORD",
+                    f"the broker {self.settings.address.url} refused {self.credentials_label} "
+                    f"(client {self.client_id}: {rc})",
+                    hint="check ADAMM_MQTT_USERNAME / ADAMM_MQTT_PASSWORD or the user name and password "
+                    "in the config file's [mqtt] section",
                 )
                 self._stop.set()
                 client.disconnect()
             else:
+                self.failed_attempts += 1
                 logger.warning("%s; retrying", self.last_error)
             self._settled.set()
             return
         client.adamm_backoff.reset()
         self.last_error = None
-        for topic, qos in self.subscriptions:
-            res, mid = client.subscribe(topic, qos=qos)
+        self.failed_attempts = 0
+        self.generation += 1
+        self._subscribed.clear()
+        self._sub_mids.clear()
+        if not self.subscriptions:
+            self._subscribed.set()
+        if self.subscriptions:  # one SUBSCRIBE for all of them, one SUBACK
+            res, mid = client.subscribe([(t, SubscribeOptions(qos=q)) for t, q in self.subscriptions])
             if res == MQTTErrorCode.MQTT_ERR_SUCCESS and mid is not None:
-                self._sub_mids[int(mid)] = topic
+                self._sub_mids[int(mid)] = [t for t, _ in self.subscriptions]
+            else:
+                logger.warning("subscribing to %s not sent (%s)", self.subscriptions, paho.error_string(res))
         logger.info(
             "connected to %s as %s (session %s)",
             self.settings.address.url,
@@ -365,6 +533,7 @@ class Link:
 
     def _handle_connect_fail(self, client: Any, userdata: Any) -> None:
         self.last_error = f"cannot connect to {self.settings.address.url}"
+        self.failed_attempts += 1
         logger.info("%s; retrying", self.last_error)
         self._arm_will()
 
@@ -379,19 +548,28 @@ class Link:
     def _handle_subscribe(
         self, client: Any, userdata: Any, mid: int, rcs: list[ReasonCode], props: Any
     ) -> None:
-        topic = self._sub_mids.pop(int(mid), "?")
-        for rc in rcs:
-            if rc.is_failure:
-                self.fatal = BrokerAuthError(
-                    f"broker {self.settings.address.url} refused the subscription to {topic}: {rc}",
-                    hint="check the broker's ACL for this user",
-                )
-                self._stop.set()
-                self._settled.set()
-                client.disconnect()
+        topics = self._sub_mids.pop(int(mid), ["?"])
+        bad = [f"{t}: {rc}" for t, rc in zip(topics, rcs, strict=False) if rc.is_failure]
+        if bad:
+            self.fatal = BrokerAuthError(
+                f"broker {self.settings.address.url} refused the subscription ({'; '.join(bad)})",
+                hint="check the broker's ACL for this user (and, for a shared subscription, that the "
+                "broker speaks MQTT 5)",
+            )
+            self._stop.set()
+            self._settled.set()
+            client.disconnect()
+            return
+        logger.info("subscribed to %s", ", ".join(topics))
+        if not self._sub_mids:
+            self._subscribed.set()
 
     def _handle_publish(self, client: Any, userdata: Any, mid: int, rc: ReasonCode, props: Any) -> None:
         ok = not rc.is_failure
+        with self._pubacks_lock:  # before paho marks the message published (publish_wait reads it)
+            self._pubacks[int(mid)] = (ok, str(rc))
+            while len(self._pubacks) > 4096:
+                self._pubacks.popitem(last=False)
         if not ok and rc.value == 135:  # Not authorized: the ACL forbids this topic
             self.fatal = BrokerAuthError(
                 f"broker {self.settings.address.url} does not let {self.client_id} publish: {rc}",
@@ -403,20 +581,33 @@ class Link:
             self._on_puback(int(mid), ok, str(rc))
 
     def _handle_message(self, client: Any, userdata: Any, msg: paho.MQTTMessage) -> None:
+        message = Message(
+            msg.topic, bytes(msg.payload), msg.properties, int(msg.mid), int(msg.qos), self.generation
+        )
+        taken: bool | None = None
         if self._on_message is not None:
             try:
-                self._on_message(msg.topic, bytes(msg.payload), msg.properties)
+                taken = self._on_message(message)
+            except AdammError as exc:  # the receiver cannot store it: stop, unacknowledged
+                self.fatal = exc
+                self._stop.set()
+                self._settled.set()
+                client.disconnect()
+                return
             except Exception:  # a bad message must not kill the network thread
                 logger.exception("handling a message on %s failed", msg.topic)
+        if taken and self.manual_ack and message.qos > 0:
+            client.ack(message.mid, message.qos)
 
 
 def connect(settings: LinkSettings, client_id: str, *, timeout: float = 30.0, **kwargs: Any) -> Link:
-    """A started :class:`Link`, connected (raises BrokerUnreachable after ``timeout`` s of retries,
-    BrokerAuthError at once on bad credentials)."""
+    """A started :class:`Link`, connected (raises BrokerUnreachable after ``timeout`` s of retries
+    or ``settings.connect_attempts`` failed attempts, BrokerAuthError at once on bad credentials)."""
     link = Link(settings, client_id, **kwargs).start()
+    started = time.monotonic()
     try:
-        if not link.wait_connected(timeout):
-            raise link.unreachable(timeout)
+        if not link.wait_connected(timeout, settings.connect_attempts):
+            raise link.unreachable(time.monotonic() - started)
     except BaseException:
         link.close()
         raise

@@ -10,6 +10,14 @@ not confirmed is published again after every reconnect and ``resend_after_s`` af
 (the hub stores each ``msg_id`` once). Status: retained ``online`` on every connect, a retained
 ``offline`` last will, and ``offline`` published on a clean stop.
 
+The same connection carries the store's actions (:mod:`edge.sync.actions`; the caller holds the
+store's connection lock): it subscribes to ``adamm/v1/{store_id}/ack/+`` on the persistent
+session, records each ack (:func:`~edge.sync.actions.record_ack`) and acknowledges it to the
+broker only once recorded (``manual_ack``: an ack not yet recorded when the process dies is
+delivered again), and about every second marks expired actions and (re-)sends the due ones
+(:func:`~edge.sync.actions.resend_due`, QoS 1, message expiry = the time left). A re-send the
+broker does not take is logged and tried again on the next pass.
+
 :class:`SyncRun` drives the stores of one memory: :meth:`SyncRun.once` (``adamm sync --once``:
 derive, then drain until the receipts confirm every row that was pending at the start, reconnecting
 through broker restarts) and :meth:`SyncRun.forever` (the daemon's worker and ``adamm sync`` without
@@ -22,22 +30,26 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from edge.errors import BrokerUnreachable
+from edge.config import ActionsConfig
+from edge.errors import BrokerError, BrokerUnreachable
+from edge.sync import actions as act
 from edge.sync import messages as m
-from edge.sync.mqtt import Link, LinkSettings, Will, tls_context
+from edge.sync.mqtt import Link, LinkSettings, Message, Will, tls_context
 from edge.sync.outbox import Outbox
 
 logger = logging.getLogger(__name__)
 
 #: see :attr:`StoreSync.window`
 HANDOFF_FACTOR = 10
+#: seconds between two passes over the action outbox (expire, re-send what is due)
+ACTIONS_EVERY_S = 1.0
 
 
 def _now() -> str:
@@ -79,8 +91,16 @@ class StoreSync:
         window: int = 100,
         resend_after_s: float = 30.0,
         wake: threading.Event | None = None,
+        actions: ActionsConfig | None = None,
     ) -> None:
         self.outbox = outbox
+        #: the action settings; None: this connection does not carry actions
+        self.actions = actions
+        #: actions (re-)sent and acks received in this run (logged, not in ``adamm sync --json``)
+        self.actions_sent = 0
+        self.acks_recorded = 0
+        self._acks: queue.SimpleQueue[Message] = queue.SimpleQueue()
+        self._next_actions = 0.0
         self.store_id = store_id
         #: summaries handed to the client awaiting PUBACK: a few times the client's on-the-wire
         #: window (``window``), so the client always has the next ones queued
@@ -104,14 +124,19 @@ class StoreSync:
         self._connects = 0
         self._handled_connects = 0
         self.status_topic = m.status_topic(store_id)
+        self._ack_prefix = m.ack_topic(store_id, "")
+        subs = [(m.receipt_topic(store_id), 1)]
+        if actions is not None:
+            subs.append((m.ack_topic(store_id, "+"), 1))
         self.link = Link(
             settings,
-            f"adamm-edge-{store_id}",
+            act.store_client_id(store_id),
             will=Will(self.status_topic, lambda: m.status_payload("offline", _now())),
-            subscriptions=[(m.receipt_topic(store_id), 1)],
+            subscriptions=subs,
             on_message=self._on_message,
             on_connected=self._on_connected,
             on_puback=self._on_puback,
+            manual_ack=True,
         )
 
     # -- network thread ------------------------------------------------------------------------
@@ -121,9 +146,13 @@ class StoreSync:
             self._connects += 1
         self.wake.set()
 
-    def _on_message(self, topic: str, payload: bytes, props: Any) -> None:
-        self._receipts.put(payload)
+    def _on_message(self, msg: Message) -> bool:
         self.wake.set()
+        if msg.topic.startswith(self._ack_prefix):
+            self._acks.put(msg)  # acknowledged once recorded
+            return False
+        self._receipts.put(msg.payload)
+        return True
 
     def _on_puback(self, mid: int, ok: bool, reason: str) -> None:
         with self._lock:
@@ -214,7 +243,55 @@ class StoreSync:
         self.counts.published += len(acked)
         worked |= self._handle_receipts()
         worked |= self._publish_more()
+        worked |= self.pump_actions()
         return worked
+
+    def pump_actions(self, force: bool = False) -> bool:
+        """Record the acks that arrived; about every :data:`ACTIONS_EVERY_S` (or when ``force``)
+        mark expired actions and (re-)send the due ones. True when it did work."""
+        if self.actions is None:
+            return False
+        store = self.outbox.store
+        worked = False
+        while True:
+            try:
+                msg = self._acks.get_nowait()
+            except queue.Empty:
+                break
+            outcome = act.record_ack(store, msg.topic, msg.payload)
+            self.link.ack(msg)
+            if outcome == "recorded":
+                self.acks_recorded += 1
+            worked = True
+        now = time.monotonic()
+        if not self.link.connected.is_set() or (now < self._next_actions and not force):
+            return worked
+        self._next_actions = now + ACTIONS_EVERY_S
+        try:
+            report = act.resend_due(
+                store,
+                self._publish_action,
+                store_id=self.store_id,
+                resend_base_s=self.actions.resend_base_s,
+                resend_max_s=self.actions.resend_max_s,
+            )
+        except BrokerError as exc:  # stays due: tried again on the next pass
+            logger.warning("actions of %s not sent: %s", self.store_id, exc)
+            return worked
+        if report.sent or report.expired:
+            self.actions_sent += len(report.sent)
+            logger.info(
+                "actions of %s: %d sent, %d expired", self.store_id, len(report.sent), len(report.expired)
+            )
+            worked = True
+        return worked
+
+    def _publish_action(
+        self, topic: str, payload: bytes, expiry: int | None, props: Sequence[tuple[str, str]]
+    ) -> None:
+        mid = self.link.publish_wait(topic, payload, expiry_s=expiry, user_properties=dict(props))
+        with self._lock:  # its PUBACK is not a summary's
+            self._early.pop(mid, None)
 
     def _handle_receipts(self) -> bool:
         stored: list[str] = []
@@ -321,7 +398,9 @@ class SyncRun:
         window: int = 100,
         resend_after_s: float = 30.0,
         progress: Callable[[str], None] | None = None,
+        actions: ActionsConfig | None = None,
     ) -> None:
+        """``actions``: carry the store's actions too (the caller holds its connection lock)."""
         if settings.address.tls:
             tls_context(settings.credentials)  # a CA file that cannot be read fails here, not later
         self.store = store
@@ -330,6 +409,7 @@ class SyncRun:
         self.window = window
         self.resend_after_s = resend_after_s
         self.progress = progress
+        self.actions = actions
         self.syncs: dict[str, StoreSync] = {}
         self._deferred = 0
         self.wake = threading.Event()
@@ -351,6 +431,7 @@ class SyncRun:
                     window=self.window,
                     resend_after_s=self.resend_after_s,
                     wake=self.wake,
+                    actions=self.actions,
                 )
                 s.start()
                 self.syncs[sid] = s
@@ -428,6 +509,8 @@ class SyncRun:
                             self._deferred,
                         )
                     self._say(f"all {total} summaries confirmed by the hub")
+                    for s in self.syncs.values():  # the acks that came, the actions due
+                        s.pump_actions(force=True)
                     return self.counts()
                 if now >= deadline:
                     down = [s for s in self.syncs.values() if not s.link.connected.is_set()]
