@@ -302,7 +302,15 @@ def broker_setup(
     known = sorted({p.stem for p in creds.glob("*.env")} - {"hub"})
     old_stores = [u for u in known if not u.startswith(("staff-", "hub-"))]
     all_stores = list(dict.fromkeys([*old_stores, *stores]))
-    old_staff = max([int(m.group(1)) for u in known if (m := re.match(r"^staff-.+-(\d+)$", u))] + [0])
+    old_staff = max(
+        [
+            int(u[len(f"staff-{st}-") :])
+            for st in old_stores
+            for u in known
+            if re.fullmatch(rf"staff-{re.escape(st)}-\d+", u)
+        ]
+        + [0]
+    )
     old_hubs = max([int(u.split("-")[1]) for u in known if re.match(r"^hub-\d+$", u)] + [1])
     staff_devices = max(staff_devices, old_staff)
     hub_workers = max(hub_workers, old_hubs)

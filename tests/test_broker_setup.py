@@ -251,3 +251,18 @@ def test_the_command_writes_the_setup_and_reruns_keep_it(tmp_path: Path) -> None
     assert "listener 18883" in (d / "mosquitto.conf").read_text()  # a rerun keeps the port
     bad = subprocess.run([*args[:5], "a/b"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "store ids" in bad.stderr
+
+
+def test_store_ids_ending_in_a_number_do_not_read_as_staff_devices(tmp_path: Path) -> None:
+    d = tmp_path / "n"
+    broker_setup(d, ["store-12"], port=free_port(), hostnames=["localhost"])
+    again = broker_setup(d, ["store-13"], hostnames=["localhost"])
+    assert set(again.users) == {"hub", "store-12", "staff-store-12", "store-13", "staff-store-13"}
+    grown = broker_setup(d, ["store-12"], staff_devices=2, hostnames=["localhost"])
+    assert set(grown.added) == {
+        "staff-store-12-1",
+        "staff-store-12-2",
+        "staff-store-13-1",
+        "staff-store-13-2",
+    }
+    assert set(broker_setup(d, ["store-12"], hostnames=["localhost"]).users) == set(grown.users)  # kept
