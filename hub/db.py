@@ -22,6 +22,11 @@ Tables (migration ``0001_hub``):
   last summary arrived.
 - ``hub_parked``: messages the hub could not use: topic, ``msg_id`` when readable, reason code,
   detail, the first :data:`PARKED_PAYLOAD_CHARS` characters of the payload, when.
+- ``hub_actions`` (migration ``0002_hub_actions``): the outbox of actions the hub issues to a
+  store's role, keyed by ``action_id``: store, role, type, ``params_json``, summary,
+  ``evidence_json``, confidence, ``issued_at``, ``expires_at``, state (``pending`` < ``sent`` <
+  ``accepted`` < ``done`` | ``rejected``; ``expired``), ``acked_by``, ``acked_at``, ``attempts``,
+  ``sent_at``, ``next_send_at``, ``updated_at`` (:mod:`hub.actions` reads and writes it).
 
 Nothing here knows MQTT; :mod:`hub.ingest` writes, :mod:`hub.source` and :mod:`hub.status` read.
 """
@@ -89,8 +94,24 @@ def _migration_0001(d: str) -> list[str]:
     ]
 
 
+def _migration_0002_hub_actions(d: str) -> list[str]:
+    real = "DOUBLE PRECISION" if d == "postgresql" else "REAL"
+    big = "BIGINT" if d == "postgresql" else "INTEGER"
+    return [
+        "CREATE TABLE hub_actions (action_id TEXT PRIMARY KEY, store_id TEXT NOT NULL, role TEXT NOT NULL, "
+        "type TEXT NOT NULL, params_json TEXT NOT NULL, summary TEXT NOT NULL, evidence_json TEXT NOT NULL, "
+        f"confidence {real} NOT NULL, issued_at TEXT NOT NULL, expires_at TEXT, state TEXT NOT NULL, "
+        f"acked_by TEXT, acked_at TEXT, attempts {big} NOT NULL DEFAULT 0, sent_at TEXT, next_send_at TEXT, "
+        "updated_at TEXT NOT NULL)",
+        "CREATE INDEX hub_actions_due ON hub_actions (state, next_send_at)",
+    ]
+
+
 #: the named migrations, in order (name, statements for a dialect)
-MIGRATIONS: tuple[tuple[str, Any], ...] = (("0001_hub", _migration_0001),)
+MIGRATIONS: tuple[tuple[str, Any], ...] = (
+    ("0001_hub", _migration_0001),
+    ("0002_hub_actions", _migration_0002_hub_actions),
+)
 HUB_TABLES = (
     "hub_rollup",
     "hub_catalog",
@@ -99,6 +120,7 @@ HUB_TABLES = (
     "hub_facts",
     "hub_stores",
     "hub_parked",
+    "hub_actions",
 )
 
 

@@ -8,6 +8,11 @@ then the receipt is published on ``adamm/v1/{store}/receipt`` (QoS 1), then the 
 acknowledged (PUBACK, ``manual_ack``). A worker killed before its commit has not acknowledged: the
 broker redelivers the message on the session's next connection; killed after the commit, the
 redelivery is recognised by its ``msg_id`` and receipted again. SIGINT/SIGTERM stop it cleanly.
+
+Hub-issued actions (:mod:`hub.actions`): the worker also subscribes to every store's
+``ack/+`` (shared on PostgreSQL) and records the acks of the actions the hub issued (then
+acknowledges the message); its :class:`hub.actions.Sender` thread publishes the due actions of
+the ``hub_actions`` outbox through the same connection.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import psycopg
 from edge.config.hub import HubConfig
 from edge.errors import AdammError
 from edge.sync import messages as m
+from hub import actions as hub_actions
 from hub.db import HubDB, HubStoreError, open_hub
 from hub.ingest import ingest, park
 from hub.transport import Credentials, MqttLink, parse_broker_url
@@ -39,13 +45,18 @@ def subscriptions(db: HubDB) -> list[tuple[str, int]]:
     summary = f"{m.TOPIC_ROOT}/+/summary"
     if db.dialect == "postgresql":
         summary = f"$share/{SHARE_GROUP}/{summary}"
-    return [(summary, 1), (f"{m.TOPIC_ROOT}/+/status", 1)]
+    ack = f"{m.TOPIC_ROOT}/+/ack/+"
+    if db.dialect == "postgresql":
+        ack = f"$share/{SHARE_GROUP}/{ack}"
+    return [(summary, 1), (f"{m.TOPIC_ROOT}/+/status", 1), (ack, 1)]
 
 
 class Server:
     """One serve worker: a hub store and an MQTT link."""
 
-    def __init__(self, db: HubDB, broker: str, worker: int, config: HubConfig) -> None:
+    def __init__(
+        self, db: HubDB, broker: str, worker: int, config: HubConfig, target: str | None = None
+    ) -> None:
         self.db = db
         self.counts: Counter[str] = Counter()
         self._last_log = time.monotonic()
@@ -61,8 +72,21 @@ class Server:
             connect_timeout_s=mq.connect_timeout_s,
             backoff_max_s=mq.backoff_max_s,
         )
+        self.actions = hub_actions.Sender(
+            target or db.target,
+            lambda topic, payload, expiry, props: self.link.publish(
+                topic, payload, qos=1, expiry_s=expiry, user_properties=props
+            ),
+            self.link.connected.is_set,
+            resend_base_s=config.actions.resend_base_s,
+            resend_max_s=config.actions.resend_max_s,
+        )
 
     def handle(self, link: MqttLink, msg: Any) -> None:
+        if hub_actions.is_ack_topic(msg.topic):  # an ack of an action (the hub's or a store's)
+            self.counts[f"ack_{hub_actions.record_ack(self.db, msg.topic, bytes(msg.payload))}"] += 1
+            link.ack(msg)
+            return
         try:
             got = ingest(self.db, msg.topic, bytes(msg.payload))
         except (sqlite3.Error, psycopg.Error) as exc:
@@ -86,9 +110,11 @@ class Server:
             logger.info("received so far: %s", dict(self.counts))
 
     def run(self, stop: threading.Event) -> None:
+        self.actions.start()
         try:
             self.link.run(stop)
         finally:
+            self.actions.stop()
             logger.info("stopped; received %s", dict(self.counts) or "nothing")
 
 
@@ -106,7 +132,7 @@ def serve(target: str, broker: str, *, worker: int = 1, config: HubConfig | None
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         logger.info("adamm-hub serve: %s <- %s (worker %d)", db.target, broker, worker)
-        Server(db, broker, worker, cfg).run(stop)
+        Server(db, broker, worker, cfg, target).run(stop)
     finally:
         for s, h in old.items():
             signal.signal(s, h)

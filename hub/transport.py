@@ -206,8 +206,26 @@ class MqttLink:
         if msg.qos > 0:
             self.client.ack(msg.mid, msg.qos)
 
-    def publish(self, topic: str, payload: bytes, qos: int = 1, retain: bool = False) -> None:
-        info = self.client.publish(topic, payload, qos=qos, retain=retain)
+    def publish(
+        self,
+        topic: str,
+        payload: bytes,
+        qos: int = 1,
+        retain: bool = False,
+        *,
+        expiry_s: int | None = None,
+        user_properties: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        """Publish (thread-safe); ``expiry_s``: the MQTT 5 Message Expiry Interval (as
+        :meth:`edge.sync.action_transport.MqttLink.publish`)."""
+        props = None
+        if expiry_s is not None or user_properties:
+            props = Properties(PacketTypes.PUBLISH)
+            if expiry_s is not None:
+                props.MessageExpiryInterval = max(1, int(expiry_s))
+            if user_properties:
+                props.UserProperty = list(user_properties)
+        info = self.client.publish(topic, payload, qos=qos, retain=retain, properties=props)
         if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN, mqtt.MQTT_ERR_QUEUE_SIZE):
             logger.warning("publish to %s failed: %s", topic, mqtt.error_string(info.rc))
 
