@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from edge.errors import UsageError
+from edge.errors import BrokerError, UsageError
 from edge.sync import messages as m
 from hub.db import HubDB, open_hub
 
@@ -285,8 +285,9 @@ def resend_due(
     resend_base_s: float = 60.0,
     resend_max_s: float = 3600.0,
 ) -> SendReport:
-    """Expire what is past its expiry, then publish every open action whose (re-)send is due and
-    mark it ``sent`` with its next re-send. A publish that raises stops the round."""
+    """Expire what is past its expiry, then publish every open action whose (re-)send is due and,
+    once ``publish`` returns (the broker's PUBACK), mark it ``sent`` with its next re-send. A
+    publish that raises stops the round (the action stays due)."""
     t = _now(now)
     report = SendReport(expired=expire_due(db, t))
     due = _rows(
@@ -366,6 +367,22 @@ def record_ack(db: HubDB, topic: str, payload: bytes, *, now: datetime | None = 
     return RECORDED
 
 
+#: seconds the sender waits for the broker's PUBACK before it tries again in the next round
+PUBACK_TIMEOUT_S = 15.0
+
+
+def published(info: Any, timeout_s: float = PUBACK_TIMEOUT_S) -> None:
+    """Wait for the PUBACK of a publish (a paho ``MQTTMessageInfo``); a
+    :class:`~edge.errors.BrokerError` when it does not come (the action stays due)."""
+    try:
+        info.wait_for_publish(timeout_s)
+        ok = info.is_published()
+    except (RuntimeError, ValueError) as exc:  # not connected, queue full
+        raise BrokerError(f"the broker did not take the action ({exc})") from None
+    if not ok:
+        raise BrokerError(f"the broker did not acknowledge the action within {timeout_s:.0f} s")
+
+
 class Sender:
     """The serve worker's action sender: a thread with its own hub connection that (re-)sends
     due hub actions through ``publish`` every ``period_s`` while ``connected()`` is true."""
@@ -409,6 +426,8 @@ class Sender:
                     )
                     if got.sent or got.expired:
                         logger.info("hub actions: sent %d, expired %d", len(got.sent), len(got.expired))
+                except BrokerError as exc:
+                    logger.warning("sending hub actions: %s; trying again", exc)
                 except Exception:  # the next round tries again; serving summaries goes on
                     logger.exception("sending hub actions failed")
                     if db is not None:

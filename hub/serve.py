@@ -74,8 +74,8 @@ class Server:
         )
         self.actions = hub_actions.Sender(
             target or db.target,
-            lambda topic, payload, expiry, props: self.link.publish(
-                topic, payload, qos=1, expiry_s=expiry, user_properties=props
+            lambda topic, payload, expiry, props: hub_actions.published(
+                self.link.publish(topic, payload, qos=1, expiry_s=expiry, user_properties=props)
             ),
             self.link.connected.is_set,
             resend_base_s=config.actions.resend_base_s,
@@ -84,7 +84,15 @@ class Server:
 
     def handle(self, link: MqttLink, msg: Any) -> None:
         if hub_actions.is_ack_topic(msg.topic):  # an ack of an action (the hub's or a store's)
-            self.counts[f"ack_{hub_actions.record_ack(self.db, msg.topic, bytes(msg.payload))}"] += 1
+            try:
+                outcome = hub_actions.record_ack(self.db, msg.topic, bytes(msg.payload))
+            except (sqlite3.Error, psycopg.Error) as exc:
+                raise HubStoreError(
+                    f"the hub store failed while recording an ack from {msg.topic} ({type(exc).__name__}); "
+                    "it was not acknowledged, so the broker delivers it again",
+                    hint="check the database, then start adamm-hub serve again",
+                ) from None
+            self.counts[f"ack_{outcome}"] += 1
             link.ack(msg)
             return
         try:

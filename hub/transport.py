@@ -215,8 +215,9 @@ class MqttLink:
         *,
         expiry_s: int | None = None,
         user_properties: Sequence[tuple[str, str]] = (),
-    ) -> None:
-        """Publish (thread-safe); ``expiry_s``: the MQTT 5 Message Expiry Interval (as
+    ) -> mqtt.MQTTMessageInfo:
+        """Publish (thread-safe; the returned info's ``wait_for_publish`` waits for the PUBACK from
+        another thread); ``expiry_s``: the MQTT 5 Message Expiry Interval (as
         :meth:`edge.sync.action_transport.MqttLink.publish`)."""
         props = None
         if expiry_s is not None or user_properties:
@@ -228,6 +229,7 @@ class MqttLink:
         info = self.client.publish(topic, payload, qos=qos, retain=retain, properties=props)
         if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN, mqtt.MQTT_ERR_QUEUE_SIZE):
             logger.warning("publish to %s failed: %s", topic, mqtt.error_string(info.rc))
+        return info
 
     def _connect_once(self) -> bool:
         props = Properties(PacketTypes.CONNECT)

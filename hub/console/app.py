@@ -26,6 +26,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Header, Input, LoadingIndicator, Static, TabbedContent, TabPane
 
+from edge.config.hub import HubConfig
 from edge.presentation import t
 from edge.presentation.format import fmt_value, local_time
 from edge.presentation.text import action_value
@@ -310,7 +311,7 @@ class HubConsoleApp(AdammApp):
         self._guard("send as action", body)
 
 
-def run_console(target: str, config: Any = None, lang: str | None = None) -> int:
+def run_console(target: str, config: HubConfig | None = None, lang: str | None = None) -> int:
     """``adamm-hub console``: open the hub store (exit 3 when it is not one), run the app."""
     HubConsoleApp(HubBackend(target, config), lang).run()
     return 0
