@@ -35,7 +35,7 @@ from typing import Any
 
 from edge.errors import BrokerError, UsageError
 from edge.sync import messages as m
-from hub.db import HubDB, open_hub
+from hub.db import HubDB
 
 logger = logging.getLogger(__name__)
 
@@ -384,12 +384,12 @@ def published(info: Any, timeout_s: float = PUBACK_TIMEOUT_S) -> None:
 
 
 class Sender:
-    """The serve worker's action sender: a thread with its own hub connection that (re-)sends
+    """The serve worker's action sender: a thread with its own connection (``db.reopen()``) that (re-)sends
     due hub actions through ``publish`` every ``period_s`` while ``connected()`` is true."""
 
     def __init__(
         self,
-        target: str,
+        db: HubDB,
         publish: Publish,
         connected: Callable[[], bool],
         *,
@@ -397,7 +397,7 @@ class Sender:
         resend_max_s: float,
         period_s: float = 1.0,
     ) -> None:
-        self.target = target
+        self.main_db = db  # reopened in the thread (never opened again by path: see HubDB.reopen)
         self.publish = publish
         self.connected = connected
         self.resend_base_s = resend_base_s
@@ -420,7 +420,7 @@ class Sender:
                 if not self.connected():
                     continue
                 try:
-                    db = db or open_hub(self.target)
+                    db = db or self.main_db.reopen()
                     got = resend_due(
                         db, self.publish, resend_base_s=self.resend_base_s, resend_max_s=self.resend_max_s
                     )

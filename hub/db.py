@@ -132,10 +132,11 @@ class HubDB:
     """One connection to the hub store. SQL is written with ``?`` placeholders (translated for
     PostgreSQL); :meth:`transaction` is one atomic unit (``BEGIN IMMEDIATE`` on SQLite)."""
 
-    def __init__(self, conn: Any, dialect: str, target: str) -> None:
+    def __init__(self, conn: Any, dialect: str, target: str, dsn: str | None = None) -> None:
         self.conn = conn
         self.dialect = dialect
         self.target = target
+        self._dsn = dsn or target  # what reopen() connects to (a PostgreSQL URL keeps its password)
 
     # -- SQL -------------------------------------------------------------------------------------
 
@@ -207,6 +208,15 @@ class HubDB:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.conn.close()
+
+    def reopen(self) -> HubDB:
+        """Another connection to this (opened, migrated) store, for another thread of this
+        process. No file check: opening and closing the SQLite file in a process that holds a
+        connection drops that connection's POSIX locks, and another process's reader could then
+        checkpoint and delete the WAL this one still writes to."""
+        if self.dialect == "postgresql":
+            return _open_postgres(self._dsn)
+        return HubDB(_sqlite_connect(Path(self.target)), "sqlite", self.target)
 
     # -- migrations ------------------------------------------------------------------------------
 
@@ -295,6 +305,16 @@ def open_hub(target: str, *, create: bool = False) -> HubDB:
             )
     else:
         _check_existing_sqlite(path)
+    db = HubDB(_sqlite_connect(path), "sqlite", str(path))
+    try:
+        db.migrate()
+    except sqlite3.Error as exc:
+        db.close()
+        raise _sqlite_error(exc, str(path)) from None
+    return db
+
+
+def _sqlite_connect(path: Path) -> sqlite3.Connection:
     try:
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
@@ -302,13 +322,7 @@ def open_hub(target: str, *, create: bool = False) -> HubDB:
         conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
     except sqlite3.Error as exc:
         raise _sqlite_error(exc, str(path)) from None
-    db = HubDB(conn, "sqlite", str(path))
-    try:
-        db.migrate()
-    except sqlite3.Error as exc:
-        db.close()
-        raise _sqlite_error(exc, str(path)) from None
-    return db
+    return conn
 
 
 def _check_existing_sqlite(path: Path) -> None:
@@ -349,7 +363,7 @@ def _open_postgres(dsn: str) -> HubDB:
             f"cannot connect to the hub's PostgreSQL ({first})",
             hint="check that the server runs and the postgresql:// URL",
         ) from None
-    db = HubDB(conn, "postgresql", _safe_dsn(dsn))
+    db = HubDB(conn, "postgresql", _safe_dsn(dsn), dsn)
     try:
         db.migrate()
     except psycopg.Error as exc:

@@ -54,9 +54,7 @@ def subscriptions(db: HubDB) -> list[tuple[str, int]]:
 class Server:
     """One serve worker: a hub store and an MQTT link."""
 
-    def __init__(
-        self, db: HubDB, broker: str, worker: int, config: HubConfig, target: str | None = None
-    ) -> None:
+    def __init__(self, db: HubDB, broker: str, worker: int, config: HubConfig) -> None:
         self.db = db
         self.counts: Counter[str] = Counter()
         self._last_log = time.monotonic()
@@ -73,7 +71,7 @@ class Server:
             backoff_max_s=mq.backoff_max_s,
         )
         self.actions = hub_actions.Sender(
-            target or db.target,
+            db,
             lambda topic, payload, expiry, props: hub_actions.published(
                 self.link.publish(topic, payload, qos=1, expiry_s=expiry, user_properties=props)
             ),
@@ -140,7 +138,7 @@ def serve(target: str, broker: str, *, worker: int = 1, config: HubConfig | None
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         logger.info("adamm-hub serve: %s <- %s (worker %d)", db.target, broker, worker)
-        Server(db, broker, worker, cfg, target).run(stop)
+        Server(db, broker, worker, cfg).run(stop)
     finally:
         for s, h in old.items():
             signal.signal(s, h)

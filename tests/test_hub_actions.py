@@ -215,3 +215,40 @@ def test_serve_publishes_staff_acknowledges_the_hub_records_done(tmp_path: Path,
         peer.disconnect()
         assert hub.stop() == 0, hub.log()
     assert "ack_recorded" in hub.log()
+
+
+def test_an_offline_device_gets_the_action_when_it_connects_and_an_unacked_one_expires(
+    tmp_path: Path, broker: Any
+) -> None:
+    from actions_helpers import register_device
+
+    e = env(tmp_path)
+    register_device(broker.url, e)  # the device's session and subscription wait at the broker
+    target = str(tmp_path / "hub.db")
+    db = open_hub(target, create=True)
+    now = datetime.now(UTC)
+    kept = _issue(db, now=now, expires_at=now + timedelta(hours=2))
+    lapsing = _issue(db, "Count the till", role="nobody", now=now, expires_at=now + timedelta(seconds=3))
+    db.close()
+    hub = Hub(tmp_path, "--db", target, "--broker", broker.url)
+    try:
+        hub.wait_subscribed()
+        assert eventually(lambda: _state(target, kept).get("state") == "sent"), hub.log()
+        device = Staff(broker.url, e, "--json", "--ack", "done", "--once", "--by", "bo").wait_listening()
+        rc, shown, err = device.finish()  # offline when it was sent: delivered now
+        assert rc == 0, err
+        assert [a["action_id"] for a in shown] == [kept]
+        assert eventually(lambda: _state(target, kept).get("state") == "done"), hub.log()
+
+        def marked_expired() -> bool:  # the stored state, as the sender wrote it
+            d = open_hub(target)
+            try:
+                return d.one("SELECT state FROM hub_actions WHERE action_id = ?", (lapsing,)) == ("expired",)
+            finally:
+                d.close()
+
+        assert eventually(marked_expired), hub.log()
+    finally:
+        assert hub.stop() == 0, hub.log()
+    row = _state(target, kept)
+    assert (row["acked_by"], row["state"]) == ("bo", "done")
