@@ -325,3 +325,56 @@ def test_a_store_console_sends_only_to_its_own_store(tmp_path: Path) -> None:
         assert [(a["action_id"], a["store_id"]) for a in backend.list_actions()] == [
             (aid, actions_helpers.STORE)
         ]
+
+
+EDGE_WITH_WILL = """
+import sys, time
+import paho.mqtt.client as mqtt
+from edge.sync import messages as m
+port, store = int(sys.argv[1]), sys.argv[2]
+c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"edge-{store}", protocol=mqtt.MQTTv5)
+c.will_set(m.status_topic(store), m.status_payload("offline", "2025-12-10T09:00:00Z"), qos=1, retain=True)
+c.connect("127.0.0.1", port)
+c.loop_start()
+c.publish(m.status_topic(store), m.status_payload("online", "2025-12-10T08:30:00Z"), qos=1, retain=True).wait_for_publish(10)
+print("online", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not mosquitto_available(), reason="mosquitto is not installed")
+def test_a_store_whose_connection_dies_shows_offline(hub_db: Path, tmp_path: Path) -> None:
+    """The edge's last will (retained ``offline``) reaches the hub when its process is SIGKILLed."""
+
+    def status(store: str) -> str | None:
+        db = open_hub(str(hub_db))
+        try:
+            row = db.one("SELECT status, status_at FROM hub_stores WHERE store_id = ?", (store,))
+            return f"{row[0]} {row[1]}" if row else None
+        finally:
+            db.close()
+
+    with running_mosquitto(tmp_path / "mq") as broker:
+        hub = Hub(tmp_path, "--db", str(hub_db), "--broker", broker.url)
+        edge = subprocess.Popen(
+            [sys.executable, "-c", EDGE_WITH_WILL, str(broker.port), "s2"],
+            stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env(tmp_path),
+        )  # fmt: skip
+        try:
+            hub.wait_subscribed()
+            assert edge.stdout is not None and edge.stdout.readline().strip() == "online"
+            assert eventually(lambda: status("s2") == "online 2025-12-10T08:30:00Z"), hub.log()
+            edge.kill()  # SIGKILL: no DISCONNECT, the broker publishes the will
+            edge.wait(30)
+            assert eventually(lambda: status("s2") == "offline 2025-12-10T09:00:00Z"), hub.log()
+        finally:
+            if edge.poll() is None:
+                edge.kill()
+                edge.wait(30)
+            assert hub.stop() == 0, hub.log()
+
+    async def steps(app: HubConsoleApp, pilot: Pilot[None]) -> list[str]:
+        await pilot.press("f2")
+        return _column(app, "stores", "store.status")
+
+    assert _drive(hub_db, steps) == ["online", "offline"]
