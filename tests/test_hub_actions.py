@@ -252,3 +252,35 @@ def test_an_offline_device_gets_the_action_when_it_connects_and_an_unacked_one_e
         assert hub.stop() == 0, hub.log()
     row = _state(target, kept)
     assert (row["acked_by"], row["state"]) == ("bo", "done")
+
+
+def test_broker_killed_between_send_and_ack_the_action_still_arrives_once(
+    tmp_path: Path, broker: Any
+) -> None:
+    """The broker is SIGKILLed after the hub sent (and restarted without persistence: what it held
+    is gone); the hub reconnects and re-sends until the device acknowledges; the device shows the
+    action once."""
+    config = tmp_path / "hub.toml"
+    config.write_text("[actions]\nresend_base_s = 1\nresend_max_s = 2\n\n[mqtt]\nbackoff_max_s = 1\n")
+    target = str(tmp_path / "hub.db")
+    db = open_hub(target, create=True)
+    now = datetime.now(UTC)
+    aid = _issue(db, now=now, expires_at=now + timedelta(hours=2))
+    db.close()
+    hub = Hub(tmp_path, "--db", target, "--broker", broker.url, "--config", str(config))
+    try:
+        hub.wait_subscribed()
+        assert eventually(lambda: _state(target, aid).get("state") == "sent"), hub.log()
+        broker.kill()  # SIGKILL
+        broker.start()  # same port, no persistence
+        device = Staff(broker.url, env(tmp_path), "--json", "--ack", "done", "--by", "cy").wait_listening()
+        try:
+            assert eventually(lambda: _state(target, aid).get("state") == "done", timeout=60), hub.log()
+        finally:
+            device.proc.kill()
+            _rc, shown, err = device.finish()
+        assert [a["action_id"] for a in shown] == [aid], err
+        row = _state(target, aid)
+        assert (row["state"], row["acked_by"]) == ("done", "cy") and row["attempts"] >= 2
+    finally:
+        assert hub.stop() == 0, hub.log()
