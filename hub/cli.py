@@ -1,6 +1,6 @@
 """The ``adamm-hub`` command line (thin): parses flags, sets up logging to stderr, maps errors to
 exit codes (CONTRACT.md section 1: 2 usage, 3 environment) and calls :mod:`hub.serve`,
-:mod:`hub.status` and :mod:`hub.ask`. ``--json`` output goes to stdout and nothing else does."""
+:mod:`hub.status`, :mod:`hub.ask` and :mod:`hub.console`. ``--json`` output goes to stdout and nothing else does."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from edge.errors import AdammError
 
 HUB_COMMANDS = ("serve", "ask", "console", "status", "broker-setup")
 #: commands of CONTRACT.md not built yet (they say so and exit 3)
-NOT_BUILT = ("console",)
+NOT_BUILT: tuple[str, ...] = ()
 
 logger = logging.getLogger("hub")
 
@@ -61,6 +61,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the payload (payload.schema.json) on stdout")
     p.add_argument("--config", help="TOML config ([analysis])")
     p.add_argument("question", nargs="+", help="the question")
+    p = sub.add_parser(
+        "console",
+        help="the HQ analyst's terminal app: stores, cross-store questions, facts, actions to a store's role",
+    )
+    p.add_argument("--db", required=True, help="hub store: a SQLite file path, or a postgresql:// URL")
+    p.add_argument("--config", help="TOML config ([analysis], [actions] default_expires_in)")
+    p.add_argument(
+        "--lang", choices=("zh", "en"), help="the app's language (default: the locale, else the stores' zone)"
+    )
     p = sub.add_parser(
         "broker-setup",
         help="write a locked-down Mosquitto set-up (TLS, per-store users, the ACL, credentials files)",
@@ -151,6 +160,10 @@ def _run(args: Any) -> int:
         else:
             sys.stdout.write(payload_text(payload) + "\n")
         return 0
+    if args.command == "console":
+        from hub.console.app import run_console
+
+        return run_console(args.db, _config(args.config), args.lang)
     if args.command == "broker-setup":
         from pathlib import Path
 

@@ -22,6 +22,11 @@ Tables (migration ``0001_hub``):
   last summary arrived.
 - ``hub_parked``: messages the hub could not use: topic, ``msg_id`` when readable, reason code,
   detail, the first :data:`PARKED_PAYLOAD_CHARS` characters of the payload, when.
+- ``hub_actions`` (migration ``0002_hub_actions``): the outbox of actions the hub issues to a
+  store's role, keyed by ``action_id``: store, role, type, ``params_json``, summary,
+  ``evidence_json``, confidence, ``issued_at``, ``expires_at``, state (``pending`` < ``sent`` <
+  ``accepted`` < ``done`` | ``rejected``; ``expired``), ``acked_by``, ``acked_at``, ``attempts``,
+  ``sent_at``, ``next_send_at``, ``updated_at`` (:mod:`hub.actions` reads and writes it).
 
 Nothing here knows MQTT; :mod:`hub.ingest` writes, :mod:`hub.source` and :mod:`hub.status` read.
 """
@@ -89,8 +94,24 @@ def _migration_0001(d: str) -> list[str]:
     ]
 
 
+def _migration_0002_hub_actions(d: str) -> list[str]:
+    real = "DOUBLE PRECISION" if d == "postgresql" else "REAL"
+    big = "BIGINT" if d == "postgresql" else "INTEGER"
+    return [
+        "CREATE TABLE hub_actions (action_id TEXT PRIMARY KEY, store_id TEXT NOT NULL, role TEXT NOT NULL, "
+        "type TEXT NOT NULL, params_json TEXT NOT NULL, summary TEXT NOT NULL, evidence_json TEXT NOT NULL, "
+        f"confidence {real} NOT NULL, issued_at TEXT NOT NULL, expires_at TEXT, state TEXT NOT NULL, "
+        f"acked_by TEXT, acked_at TEXT, attempts {big} NOT NULL DEFAULT 0, sent_at TEXT, next_send_at TEXT, "
+        "updated_at TEXT NOT NULL)",
+        "CREATE INDEX hub_actions_due ON hub_actions (state, next_send_at)",
+    ]
+
+
 #: the named migrations, in order (name, statements for a dialect)
-MIGRATIONS: tuple[tuple[str, Any], ...] = (("0001_hub", _migration_0001),)
+MIGRATIONS: tuple[tuple[str, Any], ...] = (
+    ("0001_hub", _migration_0001),
+    ("0002_hub_actions", _migration_0002_hub_actions),
+)
 HUB_TABLES = (
     "hub_rollup",
     "hub_catalog",
@@ -99,6 +120,7 @@ HUB_TABLES = (
     "hub_facts",
     "hub_stores",
     "hub_parked",
+    "hub_actions",
 )
 
 
@@ -110,10 +132,11 @@ class HubDB:
     """One connection to the hub store. SQL is written with ``?`` placeholders (translated for
     PostgreSQL); :meth:`transaction` is one atomic unit (``BEGIN IMMEDIATE`` on SQLite)."""
 
-    def __init__(self, conn: Any, dialect: str, target: str) -> None:
+    def __init__(self, conn: Any, dialect: str, target: str, dsn: str | None = None) -> None:
         self.conn = conn
         self.dialect = dialect
         self.target = target
+        self._dsn = dsn or target  # what reopen() connects to (a PostgreSQL URL keeps its password)
 
     # -- SQL -------------------------------------------------------------------------------------
 
@@ -185,6 +208,15 @@ class HubDB:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.conn.close()
+
+    def reopen(self) -> HubDB:
+        """Another connection to this (opened, migrated) store, for another thread of this
+        process. No file check: opening and closing the SQLite file in a process that holds a
+        connection drops that connection's POSIX locks, and another process's reader could then
+        checkpoint and delete the WAL this one still writes to."""
+        if self.dialect == "postgresql":
+            return _open_postgres(self._dsn)
+        return HubDB(_sqlite_connect(Path(self.target)), "sqlite", self.target)
 
     # -- migrations ------------------------------------------------------------------------------
 
@@ -273,6 +305,16 @@ def open_hub(target: str, *, create: bool = False) -> HubDB:
             )
     else:
         _check_existing_sqlite(path)
+    db = HubDB(_sqlite_connect(path), "sqlite", str(path))
+    try:
+        db.migrate()
+    except sqlite3.Error as exc:
+        db.close()
+        raise _sqlite_error(exc, str(path)) from None
+    return db
+
+
+def _sqlite_connect(path: Path) -> sqlite3.Connection:
     try:
         conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
@@ -280,13 +322,7 @@ def open_hub(target: str, *, create: bool = False) -> HubDB:
         conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
     except sqlite3.Error as exc:
         raise _sqlite_error(exc, str(path)) from None
-    db = HubDB(conn, "sqlite", str(path))
-    try:
-        db.migrate()
-    except sqlite3.Error as exc:
-        db.close()
-        raise _sqlite_error(exc, str(path)) from None
-    return db
+    return conn
 
 
 def _check_existing_sqlite(path: Path) -> None:
@@ -327,7 +363,7 @@ def _open_postgres(dsn: str) -> HubDB:
             f"cannot connect to the hub's PostgreSQL ({first})",
             hint="check that the server runs and the postgresql:// URL",
         ) from None
-    db = HubDB(conn, "postgresql", _safe_dsn(dsn))
+    db = HubDB(conn, "postgresql", _safe_dsn(dsn), dsn)
     try:
         db.migrate()
     except psycopg.Error as exc:

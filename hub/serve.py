@@ -10,6 +10,11 @@ in the worker's main thread (the network thread only queues what arrives):
 a message of an earlier connection is not acknowledged: the broker delivers it again). A worker killed before its commit has not acknowledged: the
 broker redelivers the message on the session's next connection; killed after the commit, the
 redelivery is recognised by its ``msg_id`` and receipted again. SIGINT/SIGTERM stop it cleanly.
+
+Hub-issued actions (:mod:`hub.actions`): the worker also subscribes to every store's
+``ack/+`` (shared on PostgreSQL) and records the acks of the actions the hub issued (then
+acknowledges the message); its :class:`hub.actions.Sender` thread publishes the due actions of
+the ``hub_actions`` outbox through the same connection.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from edge.config.hub import HubConfig
 from edge.errors import AdammError
 from edge.sync import messages as m
 from edge.sync.mqtt import Link, Message, link_settings, parse_broker_url
+from hub import actions as hub_actions
 from hub.db import HubDB, HubStoreError, open_hub
 from hub.ingest import ingest, park
 
@@ -43,7 +49,10 @@ def subscriptions(db: HubDB) -> list[tuple[str, int]]:
     summary = f"{m.TOPIC_ROOT}/+/summary"
     if db.dialect == "postgresql":
         summary = f"$share/{SHARE_GROUP}/{summary}"
-    return [(summary, 1), (f"{m.TOPIC_ROOT}/+/status", 1)]
+    ack = f"{m.TOPIC_ROOT}/+/ack/+"
+    if db.dialect == "postgresql":
+        ack = f"$share/{SHARE_GROUP}/{ack}"
+    return [(summary, 1), (f"{m.TOPIC_ROOT}/+/status", 1), (ack, 1)]
 
 
 class Server:
@@ -65,12 +74,33 @@ class Server:
             manual_ack=True,
             credentials_label="the hub's credentials",
         )
+        self.actions = hub_actions.Sender(
+            db,
+            lambda topic, payload, expiry, props: self.link.publish_wait(
+                topic, payload, qos=1, expiry_s=expiry, user_properties=dict(props)
+            ),
+            self.link.connected.is_set,
+            resend_base_s=config.actions.resend_base_s,
+            resend_max_s=config.actions.resend_max_s,
+        )
 
     def _receive(self, msg: Message) -> bool:  # the network thread: queue it, acknowledge later
         self._inbox.put(msg)
         return False
 
     def handle(self, msg: Message) -> None:
+        if hub_actions.is_ack_topic(msg.topic):  # an ack of an action (the hub's or a store's)
+            try:
+                outcome = hub_actions.record_ack(self.db, msg.topic, bytes(msg.payload))
+            except (sqlite3.Error, psycopg.Error) as exc:
+                raise HubStoreError(
+                    f"the hub store failed while recording an ack from {msg.topic} ({type(exc).__name__}); "
+                    "it was not acknowledged, so the broker delivers it again",
+                    hint="check the database, then start adamm-hub serve again",
+                ) from None
+            self.counts[f"ack_{outcome}"] += 1
+            self.link.ack(msg)
+            return
         try:
             got = ingest(self.db, msg.topic, msg.payload)
         except (sqlite3.Error, psycopg.Error) as exc:
@@ -100,6 +130,7 @@ class Server:
         started = time.monotonic()
         reached = False
         self.link.start()
+        self.actions.start()
         try:
             while not stop.is_set():
                 if self.link.fatal is not None:
@@ -115,6 +146,7 @@ class Server:
                     continue
                 self.handle(msg)
         finally:
+            self.actions.stop()
             self.link.close()
             logger.info("stopped; received %s", dict(self.counts) or "nothing")
 

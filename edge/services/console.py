@@ -2,8 +2,9 @@
 
 :class:`ConsoleBackend` is what a console front end talks to (ask, events, facts, actions,
 status); :class:`StoreBackend` implements it over an edge :class:`~edge.memory.store.Store` and
-the loaded config, so the TUI never holds a database connection and a hub can implement the same
-interface over its own store later. Answers come from :class:`edge.services.ask.AskService`
+the loaded config, so the TUI never holds a database connection; the hub implements the same
+interface over its own store (``hub.console.backend.HubBackend``), so the HQ console reuses the
+TUI's answer view. Answers come from :class:`edge.services.ask.AskService`
 (asking writes nothing); the only writes are acknowledging actions and sending them to a role
 (queued in the action outbox).
 """
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from edge.analysis.source import EventFilter, EventRow
 from edge.config import AdammConfig, DaemonConfig, parse_duration
+from edge.errors import UsageError
 from edge.memory.semantic import actions, components, events, facts, status
 from edge.memory.semantic.components import StatusCode
 from edge.services import actions as propose
@@ -74,10 +76,14 @@ class ConsoleBackend(Protocol):
         """Set an action's state; False when there is no such action."""
         ...
 
-    def propose_action(self, payload: dict[str, Any], role: str | None = None) -> str | None:
+    def propose_action(
+        self, payload: dict[str, Any], role: str | None = None, store_id: str | None = None
+    ) -> str | None:
         """Send the payload's action to ``role`` (default: the action's own, else
-        ``store_manager``): queued in the action outbox for the store's sync worker, expiring after
-        ``[actions] default_expires_in``; its id, or None when the payload has no action."""
+        ``store_manager``) of ``store_id`` (a store's console: its own, the default; the hub's:
+        any store, by default the one the finding points at): queued in the issuer's action
+        outbox, expiring after ``[actions] default_expires_in``; its id, or None when the payload
+        has no action to send."""
         ...
 
     def status(self) -> ConsoleStatus:
@@ -123,8 +129,13 @@ class StoreBackend:
     def ack_action(self, action_id: str, state: str, by: str) -> bool:
         return actions.ack_action(self.store, action_id, state, by)
 
-    def propose_action(self, payload: dict[str, Any], role: str | None = None) -> str | None:
-        store_id = propose.own_store_id(self.store, self.store_id)
+    def propose_action(
+        self, payload: dict[str, Any], role: str | None = None, store_id: str | None = None
+    ) -> str | None:
+        own = propose.own_store_id(self.store, self.store_id)
+        if store_id is not None and store_id != own:
+            raise UsageError(f"this memory is store {own}'s: it sends actions to its own staff only")
+        store_id = own
         expires = datetime.now(UTC) + parse_duration(self.config.actions.default_expires_in)
         return propose.propose_action(
             self.store,

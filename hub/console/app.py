@@ -1,0 +1,317 @@
+"""The HQ analyst's terminal app (``adamm-hub console``): Ask, Stores, Learned and Actions tabs.
+
+:class:`HubConsoleApp` is the store manager's app (:class:`edge.tui.app.AdammApp`) over a
+:class:`hub.console.backend.HubBackend`: the Ask tab is the store's answer view unchanged
+(numbers, evidence, confidence, plots, Ctrl+S to save the payload), answering cross-store
+questions with the hub's engine. The hub's own tabs: Stores (each store's online/offline status
+and its last summary, from ``hub_stores``), Learned (every store's facts, ``c`` shows closed
+ones) and Actions (the actions the hub issued, across stores, with their state and who
+acknowledged). F7 sends the shown finding as an action to a store's role (asked for, prefilled
+with the store the finding points at and the action's own role): it is queued in the hub's
+action outbox, which ``adamm-hub serve`` publishes. Every backend call runs in a
+``@work(thread=True)`` worker; F5 refreshes.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from textual import events, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, Header, Input, LoadingIndicator, Static, TabbedContent, TabPane
+
+from edge.config.hub import HubConfig
+from edge.presentation import t
+from edge.presentation.format import fmt_value, local_time
+from edge.presentation.text import action_value
+from edge.sync import messages as m
+from edge.tui.app import AdammApp, TableLoaded, action_title
+from edge.tui.widgets import FactsTable, HistoryInput, ResultPlot, SortableTable
+from hub import actions as hub_actions
+from hub.console.backend import HubBackend
+
+logger = logging.getLogger(__name__)
+
+#: the hub console's own labels (the rest are the store console's, edge.presentation)
+LABELS: dict[str, dict[str, str]] = {
+    "subtitle": {"zh": "总部控制台", "en": "HQ console"},
+    "tab.stores": {"zh": "门店", "en": "Stores"},
+    "store": {"zh": "门店", "en": "store"},
+    "store.zone": {"zh": "时区", "en": "zone"},
+    "store.status": {"zh": "连接", "en": "status"},
+    "store.since": {"zh": "自", "en": "since"},
+    "store.last_summary": {"zh": "最近汇总", "en": "last summary"},
+    "store.days": {"zh": "天数", "en": "days"},
+    "store.span": {"zh": "日期", "en": "span"},
+    "store.facts": {"zh": "结论数", "en": "facts"},
+    "store.parked": {"zh": "搁置", "en": "parked"},
+    "status.online": {"zh": "在线", "en": "online"},
+    "status.offline": {"zh": "离线", "en": "offline"},
+    "status.none": {"zh": "未知", "en": "no status"},
+    "action.acked": {"zh": "确认于", "en": "acked"},
+    "action.role": {"zh": "角色", "en": "role"},
+    "target.prompt": {"zh": "发送到哪个门店的哪个角色？", "en": "Send to which store and role?"},
+    "target.bad_store": {"zh": "未知门店", "en": "not a store the hub knows"},
+    "target.bad_role": {"zh": "角色只能包含字母、数字和 _ . : -", "en": "a role is letters, digits, _ . : -"},
+    "queued": {
+        "zh": "动作 {id} 已排队发送给 {store} 的 {role}",
+        "en": "action {id} queued for {role} at {store}",
+    },
+    "none_yet": {"zh": "从未", "en": "never"},
+}
+
+
+def ht(key: str, lang: str, **fmt: object) -> str:
+    """A hub console label (English as the fallback)."""
+    entry = LABELS[key]
+    text = entry.get(lang) or entry["en"]
+    return text.format(**fmt) if fmt else text
+
+
+class StoresLoaded(Message):
+    """A worker read the stores."""
+
+    def __init__(self, rows: list[dict[str, Any]]) -> None:
+        super().__init__()
+        self.rows = rows
+
+
+class TargetScreen(ModalScreen[tuple[str, str] | None]):
+    """Asks which store and role an action goes to: Enter (on the role) sends, Esc cancels."""
+
+    DEFAULT_CSS = """
+    TargetScreen { align: center middle; }
+    TargetScreen > Vertical { width: 70; height: auto; border: thick $accent; padding: 1 2; background: $surface; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, store: str, role: str, stores: list[str], lang: str = "en") -> None:
+        super().__init__()
+        self.store, self.role, self.stores, self.lang = store, role, stores, lang
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(ht("target.prompt", self.lang))
+            yield Input(value=self.store, placeholder=ht("store", self.lang), id="store_input")
+            yield Input(value=self.role, placeholder=ht("action.role", self.lang), id="role_input")
+            yield Static("", id="target_error")
+
+    def on_mount(self) -> None:
+        self.query_one("#role_input", Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        store = self.query_one("#store_input", Input).value.strip()
+        role = self.query_one("#role_input", Input).value.strip()
+        if store not in self.stores:
+            self.query_one("#target_error", Static).update(ht("target.bad_store", self.lang))
+            self.query_one("#store_input", Input).focus()
+            return
+        if not m.valid_topic_level(role):
+            self.query_one("#target_error", Static).update(ht("target.bad_role", self.lang))
+            self.query_one("#role_input", Input).focus()
+            return
+        self.dismiss((store, role))
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class HubConsoleApp(AdammApp):
+    """Ask cross-store questions, see the stores, their facts and the hub's actions."""
+
+    CSS = (
+        AdammApp.CSS
+        + """
+    #stores { height: 1fr; min-height: 6; }
+    """
+    )
+
+    def __init__(self, backend: HubBackend, lang: str | None = None, out_dir: Path | None = None) -> None:
+        super().__init__(backend, lang, out_dir)
+        self.hub = backend
+        self.store_ids: list[str] = []
+        self.title = "adamm-hub"
+        self.sub_title = ht("subtitle", self.lang)
+        keys = self._bindings.key_to_bindings
+        for key in ("f2", "f6"):  # the store's Events and Status tabs: the hub has Stores instead
+            keys.pop(key, None)
+        self.bind("f2", "tab('stores')", description=ht("tab.stores", self.lang))
+
+    def compose(self) -> ComposeResult:
+        lang = self.lang
+        yield Header()
+        with TabbedContent(id="tabs"):
+            # the store console's answer view: the same widgets, filled by AdammApp.on_answered
+            with TabPane(t("tab.ask", lang), id="ask"), VerticalScroll():
+                yield HistoryInput(placeholder=t("ask.placeholder", lang), id="question")
+                yield LoadingIndicator(id="loading")
+                yield Static("", id="warning")
+                yield Static(t("ask.empty", lang), id="answer")
+                with Horizontal(classes="filters"):
+                    yield SortableTable(lang=lang, id="result")
+                    yield SortableTable(lang=lang, id="evidence")
+                yield ResultPlot(id="plot")
+                yield Static("", id="evidence_detail", classes="detail")
+            with TabPane(ht("tab.stores", lang), id="stores_tab"):
+                yield SortableTable(lang=lang, id="stores")
+            with TabPane(t("tab.learned", lang), id="learned"):
+                yield FactsTable(lang=lang, id="facts")
+            with TabPane(t("tab.actions", lang), id="actions_tab"):
+                yield SortableTable(lang=lang, id="actions")
+        yield Footer()
+
+    def on_mount(self, event: events.Mount | None = None) -> None:
+        if event is not None:  # instead of the store app's (its Events and Status tabs)
+            event.prevent_default()
+        for wid in ("#loading", "#warning", "#plot", "#result", "#evidence"):
+            self.query_one(wid).display = False
+        lang = self.lang
+        stores = self.query_one("#stores", DataTable)
+        for key in ("store", "store.status", "store.since", "store.last_summary", "store.days", "store.span",
+                    "store.facts", "store.parked", "store.zone"):  # fmt: skip
+            stores.add_column(ht(key, lang), key=key)
+        facts = self.query_one("#facts", DataTable)
+        facts.add_column(ht("store", lang), key="store")
+        for key in ("fact.state", "fact.valid", "fact.evidence", "confidence", "fact.statement"):
+            facts.add_column(t(key, lang), key=key)
+        actions = self.query_one("#actions", DataTable)
+        actions.add_column(ht("store", lang), key="store")
+        actions.add_column(ht("action.role", lang), key="role")
+        for key in (
+            "action.state",
+            "action.type",
+            "title",
+            "summary",
+            "confidence",
+            "action.issued",
+            "action.by",
+        ):
+            actions.add_column(t(key, lang), key=key)
+        actions.add_column(ht("action.acked", lang), key="acked")
+        self.query_one("#question", Input).focus()
+        self.action_refresh()
+
+    def action_tab(self, tab: str) -> None:
+        pane = {"stores": "stores_tab", "actions": "actions_tab"}.get(tab, tab)
+        self.screen.set_focus(None)
+        self.query_one("#tabs", TabbedContent).active = pane
+        target = {"ask": "#question", "stores_tab": "#stores", "learned": "#facts", "actions_tab": "#actions"}
+        if pane in target:
+            self.query_one(target[pane]).focus()
+
+    def load_events(self) -> None:
+        """The hub holds no events (it has no Events tab)."""
+
+    # -- stores ----------------------------------------------------------------------------------
+
+    @work(thread=True, group="status")
+    def action_refresh(self) -> None:
+        def body() -> None:
+            self.post_message(StoresLoaded(self.hub.stores()))
+            self.call_from_thread(self.load_tables)
+
+        self._guard("stores", body)
+
+    def on_stores_loaded(self, message: StoresLoaded) -> None:
+        lang, tz = self.lang, self.tz
+        self.store_ids = [str(s["store_id"]) for s in message.rows]
+        table = self.query_one("#stores", SortableTable)
+        table.clear()
+        for s in message.rows:
+            state = s.get("status")
+            span = f"{s['first_day']} .. {s['last_day']}" if s.get("days") else ""
+            table.add_row(
+                s["store_id"],
+                ht(f"status.{state}", lang) if state in ("online", "offline") else ht("status.none", lang),
+                local_time(s.get("status_at"), s.get("tz") or tz),
+                local_time(s.get("last_summary_at"), s.get("tz") or tz) or ht("none_yet", lang),
+                str(s.get("days") or 0),
+                span,
+                str((s.get("counts") or {}).get("fact", 0)),
+                str(s.get("parked") or 0),
+                s.get("tz") or "",
+                key=s["store_id"],
+            )
+
+    # -- learned and actions across stores ----------------------------------------------------------
+
+    def on_table_loaded(self, message: TableLoaded) -> None:
+        message.prevent_default()  # instead of the store app's (a store column; the hub's actions)
+        table = self.query_one(f"#{message.target}", SortableTable)
+        table.clear()
+        lang = self.lang
+        for row in message.rows:
+            if message.target == "facts":
+                until = row.get("valid_to") or t("fact.until_now", lang)
+                statement = row.get("statement") or {}
+                table.add_row(
+                    row["store_id"],
+                    t("fact.closed" if row.get("valid_to") else "fact.current", lang),
+                    f"{row.get('valid_from')} .. {until}",
+                    str(row.get("evidence_count", "")),
+                    fmt_value(row.get("confidence"), "score"),
+                    statement.get(lang) or statement.get("en", ""),
+                    key=f"{row['store_id']}/{row['fact_id']}",
+                )
+            else:
+                table.add_row(
+                    row["store_id"],
+                    action_value(row["role"], lang),
+                    t(f"state.{row['state']}", lang),
+                    t(f"action.{row['type']}", lang),
+                    action_title(row),
+                    row["summary"],
+                    fmt_value(row["confidence"], "score"),
+                    local_time(row["issued_at"], self.tz),
+                    row.get("acked_by") or "",
+                    local_time(row.get("acked_at"), self.tz),
+                    key=row["action_id"],
+                )
+
+    # -- send as action --------------------------------------------------------------------------
+
+    def action_propose(self) -> None:
+        """Send the shown finding as an action: asks which store and role (prefilled with the
+        store the finding points at and the action's own role), then queues it in the hub's
+        outbox (``adamm-hub serve`` publishes it)."""
+        payload = self.payload
+        if payload is None:
+            self.notify(t("nothing_to_save", self.lang), severity="warning")
+            return
+        if hub_actions.answer_is_weak(payload):
+            self.notify(t("no_action", self.lang), severity="warning")
+            return
+        store = hub_actions.finding_store(payload, self.store_ids) or ""
+
+        def chosen(target: tuple[str, str] | None) -> None:
+            if target:
+                self.send_action(payload, *target)
+
+        self.push_screen(
+            TargetScreen(store, hub_actions.default_role(payload), self.store_ids, self.lang), chosen
+        )
+
+    @work(thread=True, group="propose")
+    def send_action(self, payload: dict[str, Any], store: str, role: str) -> None:
+        def body() -> None:
+            action_id = self.backend.propose_action(payload, role, store_id=store)
+            if action_id is None:
+                self.call_from_thread(self.notify, t("no_action", self.lang), severity="warning")
+                return
+            text = ht("queued", self.lang, id=action_id[:8], store=store, role=action_value(role, self.lang))
+            self.call_from_thread(self.notify, text)
+            self.call_from_thread(self.load_tables)
+
+        self._guard("send as action", body)
+
+
+def run_console(target: str, config: HubConfig | None = None, lang: str | None = None) -> int:
+    """``adamm-hub console``: open the hub store (exit 3 when it is not one), run the app."""
+    HubConsoleApp(HubBackend(target, config), lang).run()
+    return 0

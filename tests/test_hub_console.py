@@ -1,0 +1,380 @@
+"""Pilot tests of the HQ console (``adamm-hub console``, hub.console) on a hub store filled
+through the real ingest path with the summaries, facts and statuses two stores publish (built
+with edge.sync.messages, as tests/test_hub_ask.py does): the Stores tab and its online/offline
+flip, a cross-store question in the store console's answer view (equal to ``adamm-hub ask``),
+every store's facts, send-as-action to a store's role, and end to end over a real Mosquitto:
+the console sends, ``adamm-hub serve`` publishes, ``adamm-staff --ack done --once --json``
+acknowledges, the console's action log shows ``done``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import actions_helpers
+import pytest
+from actions_helpers import ROOT, Staff, env, eventually
+from brokers import mosquitto_available, running_mosquitto
+from hub_data import fact
+from test_hub_ask import NOW, ZONES, store_events, summaries
+from test_hub_serve import Hub
+from test_tui import settle
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input, Static
+
+from edge.presentation import payload_text, result_table
+from edge.sync import messages as m
+from hub import actions as ha
+from hub.ask import ask
+from hub.console.app import HubConsoleApp
+from hub.console.backend import HubBackend
+from hub.db import open_hub
+from hub.ingest import ingest
+
+QUESTION = "Which store had the highest revenue?"
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A hub store with two stores' rollups, facts (one closed) and online statuses."""
+    path = tmp_path_factory.mktemp("hubconsole") / "hub.db"
+    db = open_hub(str(path), create=True)
+    msgs = list(summaries(store_events(ZONES), ZONES))
+    msgs += [
+        fact("s1", "f_rain"),
+        fact("s2", "f_rain", statement={"zh": "促销日排队更长", "en": "queues longer on promotion days"}),
+        fact("s2", "f_old", valid_to="2025-11-20", statement={"zh": "旧结论", "en": "an old finding"}),
+    ]
+    for s in msgs:
+        assert ingest(db, m.summary_topic(s.store_id), s.encode()).outcome == "stored"
+    for sid in ZONES:
+        ingest(db, m.status_topic(sid), m.status_payload("online", "2025-12-10T08:00:00Z"))
+    db.close()
+    return path
+
+
+@pytest.fixture
+def hub_db(filled: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "hub.db"
+    shutil.copy(filled, path)
+    return path
+
+
+def _drive(target: Path, steps: Callable[[HubConsoleApp, Pilot[None]], Awaitable[Any]]) -> Any:
+    async def go() -> Any:
+        app = HubConsoleApp(HubBackend(str(target), now=NOW), "en")
+        async with app.run_test(size=(120, 36)) as pilot:
+            await settle(app, pilot)  # type: ignore[arg-type]
+            return await steps(app, pilot)
+
+    return asyncio.run(go())
+
+
+def _column(app: HubConsoleApp, table: str, key: str) -> list[str]:
+    return [str(v) for v in app.query_one(f"#{table}", DataTable).get_column(key)]
+
+
+async def _ask(app: HubConsoleApp, pilot: Pilot[None], question: str) -> None:
+    await pilot.press("f1")
+    box = app.query_one("#question", Input)
+    box.value = question
+    box.focus()
+    await pilot.press("enter")
+    await settle(app, pilot)  # type: ignore[arg-type]
+
+
+def test_stores_tab_shows_status_and_last_summary_and_flips_offline(hub_db: Path) -> None:
+    async def steps(app: HubConsoleApp, pilot: Pilot[None]) -> dict[str, Any]:
+        await pilot.press("f2")
+        out = {
+            "stores": _column(app, "stores", "store"),
+            "status": _column(app, "stores", "store.status"),
+            "last": _column(app, "stores", "store.last_summary"),
+            "facts": _column(app, "stores", "store.facts"),
+            "days": _column(app, "stores", "store.days"),
+        }
+        db = open_hub(str(hub_db))  # s2's connection dies: the broker publishes its last will
+        ingest(db, m.status_topic("s2"), m.status_payload("offline", "2025-12-10T09:00:00Z"))
+        db.close()
+        await pilot.press("f5")
+        await settle(app, pilot)  # type: ignore[arg-type]
+        out["after"] = _column(app, "stores", "store.status")
+        return out
+
+    out = _drive(hub_db, steps)
+    assert out["stores"] == ["s1", "s2"]
+    assert out["status"] == ["online", "online"]
+    assert out["after"] == ["online", "offline"]
+    assert out["facts"] == ["1", "2"]
+    db = open_hub(str(hub_db))
+    try:
+        days = dict(
+            db.query(
+                "SELECT store_id, count(DISTINCT local_date) FROM hub_rollup GROUP BY store_id ORDER BY 1"
+            )
+        )
+    finally:
+        db.close()
+    assert out["days"] == [str(days["s1"]), str(days["s2"])]
+    assert all(x and x != "never" for x in out["last"])
+
+
+def test_cross_store_question_uses_the_store_answer_view(hub_db: Path) -> None:
+    expected = ask(str(hub_db), QUESTION, now=NOW)
+    assert expected["status"] == "ok" and not expected["low_confidence"]
+
+    async def steps(app: HubConsoleApp, pilot: Pilot[None]) -> dict[str, Any]:
+        await _ask(app, pilot, QUESTION)
+        ev = app.query_one("#evidence", DataTable)
+        out: dict[str, Any] = {
+            "payload": app.payload,
+            "answer": str(app.query_one("#answer", Static).render()),
+            "evidence": _column(app, "evidence", "event_id"),
+            "result_rows": app.query_one("#result", DataTable).row_count,
+            "plot": app.query_one("#plot").display,
+        }
+        ev.focus()
+        await pilot.press("enter")
+        await settle(app, pilot)  # type: ignore[arg-type]
+        out["detail"] = str(app.query_one("#evidence_detail", Static).render())
+        return out
+
+    out = _drive(hub_db, steps)
+    payload = out["payload"]
+    same = {k: v for k, v in payload.items() if k != "elapsed_ms"}
+    assert same == {k: v for k, v in expected.items() if k != "elapsed_ms"}  # as adamm-hub ask
+    assert out["answer"] == payload_text(payload, "en", compact=True)
+    assert f"{payload['confidence']:.2f}" in out["answer"]
+    assert out["evidence"] == [e["event_id"] for e in payload["evidence"]]
+    assert out["result_rows"] == len(result_table(payload, "en")[1]) == len(payload["result"]["items"])
+    assert out["plot"] is True
+    first = payload["evidence"][0]["event_id"]
+    assert first in out["detail"] and "cited by the hub's daily summary" in out["detail"]
+
+
+def test_learned_tab_lists_every_store_facts_and_c_shows_closed(hub_db: Path) -> None:
+    async def steps(app: HubConsoleApp, pilot: Pilot[None]) -> dict[str, Any]:
+        await pilot.press("f3")
+        out = {"stores": _column(app, "facts", "store"), "text": _column(app, "facts", "fact.statement")}
+        await pilot.press("c")
+        await settle(app, pilot)  # type: ignore[arg-type]
+        out["all"] = _column(app, "facts", "fact.statement")
+        return out
+
+    out = _drive(hub_db, steps)
+    assert out["stores"] == ["s1", "s2"]
+    assert out["text"] == ["rainy-day order value +33% vs sunny", "queues longer on promotion days"]
+    assert sorted(out["all"]) == sorted([*out["text"], "an old finding"])
+
+
+def _actions(target: Path) -> list[dict[str, Any]]:
+    db = open_hub(str(target))
+    try:
+        return ha.list_actions(db)
+    finally:
+        db.close()
+
+
+async def _send(app: HubConsoleApp, pilot: Pilot[None], role: str | None = None) -> dict[str, str]:
+    await pilot.press("f7")
+    await pilot.pause()
+    prefilled = {
+        "store": app.screen.query_one("#store_input", Input).value,
+        "role": app.screen.query_one("#role_input", Input).value,
+    }
+    if role is not None:
+        app.screen.query_one("#role_input", Input).value = role
+    await pilot.press("enter")
+    await settle(app, pilot)  # type: ignore[arg-type]
+    return prefilled
+
+
+def test_send_as_action_goes_to_the_finding_store_and_shows_in_the_log(hub_db: Path) -> None:
+    async def steps(app: HubConsoleApp, pilot: Pilot[None]) -> dict[str, Any]:
+        await pilot.press("f7")  # nothing asked yet: nothing to send
+        await pilot.pause()
+        out: dict[str, Any] = {"before": _actions(hub_db)}
+        await _ask(app, pilot, QUESTION)
+        out["prefilled"] = await _send(app, pilot, role="cash ier")  # not a topic level
+        out["bad_role"] = str(app.screen.query_one("#target_error", Static).render())
+        app.screen.query_one("#role_input", Input).value = "store_manager"
+        await pilot.press("enter")
+        await settle(app, pilot)  # type: ignore[arg-type]
+        out["sent"] = _actions(hub_db)
+        await _send(app, pilot)  # the same open action again: queued once
+        out["again"] = _actions(hub_db)
+        await pilot.press("f7")
+        await pilot.pause()
+        await pilot.press("escape")  # cancelled
+        await settle(app, pilot)  # type: ignore[arg-type]
+        out["cancelled"] = _actions(hub_db)
+        await pilot.press("f4")
+        out["log"] = {k: _column(app, "actions", k) for k in ("store", "role", "action.state", "title")}
+        return out
+
+    out = _drive(hub_db, steps)
+    top = ask(str(hub_db), QUESTION, now=NOW)["result"]["items"][0]["key"]
+    assert out["before"] == []
+    assert out["prefilled"] == {"store": top, "role": "store_manager"}
+    assert out["bad_role"] != ""
+    assert [(a["store_id"], a["role"], a["type"], a["state"]) for a in out["sent"]] == [
+        (top, "store_manager", "recommendation", "pending")
+    ]
+    assert json.loads(out["sent"][0]["params_json"])["title"] == QUESTION
+    assert out["again"] == out["sent"] == out["cancelled"]
+    assert out["log"] == {
+        "store": [top],
+        "role": ["store manager"],
+        "action.state": ["pending"],
+        "title": [QUESTION],
+    }
+
+
+def test_weak_answers_are_not_sent(hub_db: Path) -> None:
+    async def steps(app: HubConsoleApp, pilot: Pilot[None]) -> Any:
+        await _ask(app, pilot, "revenue trend by week")
+        assert app.payload is not None and app.payload["status"] != "ok"
+        await pilot.press("f7")
+        await settle(app, pilot)  # type: ignore[arg-type]
+        return type(app.screen).__name__
+
+    assert _drive(hub_db, steps) != "TargetScreen"
+    assert _actions(hub_db) == []
+
+
+def test_console_command_refuses_what_is_not_a_hub_store(tmp_path: Path) -> None:
+    other = tmp_path / "notes.txt"
+    other.write_text("hello")
+    for target, code in ((other, 3), (tmp_path / "missing.db", 3)):
+        r = subprocess.run(
+            [sys.executable, "-m", "hub", "console", "--db", str(target)],
+            capture_output=True, text=True, cwd=ROOT, env=env(tmp_path), timeout=60,
+        )  # fmt: skip
+        assert r.returncode == code, r.stderr
+        assert r.stdout == "" and "adamm-hub console:" in r.stderr
+    assert other.read_text() == "hello"
+    r = subprocess.run([sys.executable, "-m", "hub", "console"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2
+
+
+@pytest.mark.skipif(not mosquitto_available(), reason="mosquitto is not installed")
+def test_console_sends_serve_publishes_staff_acks_console_shows_done(
+    hub_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def send(app: HubConsoleApp, pilot: Pilot[None]) -> None:
+        await _ask(app, pilot, QUESTION)
+        await _send(app, pilot, role="cashier")
+
+    _drive(hub_db, send)
+    (action,) = _actions(hub_db)
+    assert action["state"] == "pending"
+    store = action["store_id"]
+    monkeypatch.setattr(actions_helpers, "STORE", store)  # the device of the finding's store
+    with running_mosquitto(tmp_path / "mq") as broker:
+        device = Staff(
+            broker.url, env(tmp_path), "--json", "--ack", "done", "--once", "--by", "ann"
+        ).wait_listening()
+        hub = Hub(tmp_path, "--db", str(hub_db), "--broker", broker.url)
+        try:
+            hub.wait_subscribed()
+            rc, shown, err = device.finish()
+            assert rc == 0, err
+            assert [(a["action_id"], a["type"]) for a in shown] == [(action["action_id"], "recommendation")]
+            assert shown[0]["summary"] == action["summary"]
+            assert eventually(lambda: _actions(hub_db)[0]["state"] == "done"), hub.log()
+        finally:
+            assert hub.stop() == 0, hub.log()
+
+    async def log(app: HubConsoleApp, pilot: Pilot[None]) -> dict[str, list[str]]:
+        await pilot.press("f4")
+        return {k: _column(app, "actions", k) for k in ("store", "action.state", "action.by")}
+
+    assert _drive(hub_db, log) == {"store": [store], "action.state": ["done"], "action.by": ["ann"]}
+    (done,) = _actions(hub_db)
+    assert done["acked_by"] == "ann" and ha.parse_iso(done["acked_at"]) <= datetime.now(UTC)
+
+
+def test_a_store_console_sends_only_to_its_own_store(tmp_path: Path) -> None:
+    from edge.config import AdammConfig
+    from edge.errors import UsageError
+    from edge.memory.store import Store
+    from edge.services.console import StoreBackend
+
+    payload = {
+        "status": "ok",
+        "summary": "queues are long",
+        "confidence": 0.9,
+        "low_confidence": False,
+        "plan": {"target_metric": "queue_length"},
+        "evidence": [{"event_id": "e1"}],
+        "action": {"type": "work_order", "params": {"title": "Open checkout 3"}},
+    }
+    with Store.open(actions_helpers.make_memory(tmp_path / "m.db")) as store:
+        backend = StoreBackend(store, AdammConfig())
+        with pytest.raises(UsageError):
+            backend.propose_action(payload, "cashier", store_id="sh_02")
+        assert backend.list_actions() == []
+        aid = backend.propose_action(payload, "cashier", store_id=actions_helpers.STORE)
+        assert [(a["action_id"], a["store_id"]) for a in backend.list_actions()] == [
+            (aid, actions_helpers.STORE)
+        ]
+
+
+EDGE_WITH_WILL = """
+import sys, time
+import paho.mqtt.client as mqtt
+from edge.sync import messages as m
+port, store = int(sys.argv[1]), sys.argv[2]
+c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"edge-{store}", protocol=mqtt.MQTTv5)
+c.will_set(m.status_topic(store), m.status_payload("offline", "2025-12-10T09:00:00Z"), qos=1, retain=True)
+c.connect("127.0.0.1", port)
+c.loop_start()
+c.publish(m.status_topic(store), m.status_payload("online", "2025-12-10T08:30:00Z"), qos=1, retain=True).wait_for_publish(10)
+print("online", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.skipif(not mosquitto_available(), reason="mosquitto is not installed")
+def test_a_store_whose_connection_dies_shows_offline(hub_db: Path, tmp_path: Path) -> None:
+    """The edge's last will (retained ``offline``) reaches the hub when its process is SIGKILLed."""
+
+    def status(store: str) -> str | None:
+        db = open_hub(str(hub_db))
+        try:
+            row = db.one("SELECT status, status_at FROM hub_stores WHERE store_id = ?", (store,))
+            return f"{row[0]} {row[1]}" if row else None
+        finally:
+            db.close()
+
+    with running_mosquitto(tmp_path / "mq") as broker:
+        hub = Hub(tmp_path, "--db", str(hub_db), "--broker", broker.url)
+        edge = subprocess.Popen(
+            [sys.executable, "-c", EDGE_WITH_WILL, str(broker.port), "s2"],
+            stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env(tmp_path),
+        )  # fmt: skip
+        try:
+            hub.wait_subscribed()
+            assert edge.stdout is not None and edge.stdout.readline().strip() == "online"
+            assert eventually(lambda: status("s2") == "online 2025-12-10T08:30:00Z"), hub.log()
+            edge.kill()  # SIGKILL: no DISCONNECT, the broker publishes the will
+            edge.wait(30)
+            assert eventually(lambda: status("s2") == "offline 2025-12-10T09:00:00Z"), hub.log()
+        finally:
+            if edge.poll() is None:
+                edge.kill()
+                edge.wait(30)
+            assert hub.stop() == 0, hub.log()
+
+    async def steps(app: HubConsoleApp, pilot: Pilot[None]) -> list[str]:
+        await pilot.press("f2")
+        return _column(app, "stores", "store.status")
+
+    assert _drive(hub_db, steps) == ["online", "offline"]
