@@ -35,8 +35,8 @@ from edge.memory.db import migrations
 from edge.memory.db.connect import load_vec
 from edge.memory.semantic import facts as repo
 from edge.memory.store import Store
-from edge.services.console import StoreBackend
 from edge.services.facts import STANDING_QUESTIONS, distil_facts
+from edge.services.store_console import StoreBackend
 from edge.sim import Effects, SimConfig, expected, simulate
 from edge.tui.app import AdammApp
 

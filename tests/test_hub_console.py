@@ -305,7 +305,7 @@ def test_a_store_console_sends_only_to_its_own_store(tmp_path: Path) -> None:
     from edge.config import AdammConfig
     from edge.errors import UsageError
     from edge.memory.store import Store
-    from edge.services.console import StoreBackend
+    from edge.services.store_console import StoreBackend
 
     payload = {
         "status": "ok",

@@ -22,7 +22,7 @@ from edge.memory.store import Store
 from edge.presentation import daemon_warning
 from edge.services.actions import own_store_id, propose_action
 from edge.services.ask import AskService
-from edge.services.console import StoreBackend
+from edge.services.store_console import StoreBackend
 
 RAIN = "下雨天和晴天相比，哪种天气客单价更高？"
 

@@ -25,7 +25,7 @@ from edge.memory.semantic import actions as action_rows
 from edge.memory.semantic import events as event_rows
 from edge.memory.semantic import facts as fact_rows
 from edge.memory.store import Store
-from edge.services.console import StoreBackend
+from edge.services.store_console import StoreBackend
 from edge.sim import SimConfig, simulate
 from edge.tui.app import AdammApp, Answered, build_filter
 from edge.tui.widgets import HistoryInput, ResultPlot

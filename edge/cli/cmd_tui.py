@@ -3,7 +3,7 @@ Textual app.
 
 Registered by :mod:`edge.cli`; loads the config (``[analysis]`` and ``[llm]`` shape the answers,
 as in ``adamm ask``), opens the memory and runs :class:`edge.tui.app.AdammApp` over a
-:class:`edge.services.console.StoreBackend`.
+:class:`edge.services.store_console.StoreBackend`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
         raise StoreError(f"database {db} not found; create it with adamm import or adamm demo")
     from edge.config import load_config, parse_now
     from edge.memory.store import Store
-    from edge.services.console import StoreBackend
+    from edge.services.store_console import StoreBackend
     from edge.tui.app import AdammApp
 
     now = parse_now(args.now)

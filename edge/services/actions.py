@@ -16,44 +16,38 @@ one (the hash of the content and a generation number).
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
+__all__ = [
+    "DEFAULT_ROLE",
+    "LOW_CONFIDENCE",
+    "ROLE_PATTERN",
+    "action_id_for",
+    "answer_is_weak",
+    "check_role",
+    "default_role",
+    "own_store_id",
+    "propose_action",
+    "queue_action",
+    "send_answer_action",
+]
+
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from edge.errors import UsageError
 from edge.memory.semantic import actions
 from edge.memory.semantic.status import store_ids
+from edge.services.action_rules import (
+    DEFAULT_ROLE,
+    LOW_CONFIDENCE,
+    ROLE_PATTERN,
+    action_id_for,
+    answer_is_weak,
+    check_role,
+    default_role,
+)
 
 if TYPE_CHECKING:
     from edge.memory.store import Store
-
-#: the role an action goes to when the payload's action names none
-DEFAULT_ROLE = "store_manager"
-#: a role is one MQTT topic level (``adamm/v1/{store}/action/{role}``)
-ROLE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
-#: an answer below this confidence is weak (CONTRACT.md section 4: low_confidence < 0.5)
-LOW_CONFIDENCE = 0.5
-
-
-def action_id_for(store_id: str, action: dict[str, Any], role: str, generation: int = 0) -> str:
-    """The stable id of ``action`` for ``role`` at ``store_id`` (a SHA-256 hex digest); a later
-    ``generation`` is the same action sent again after the earlier one closed."""
-    parts: list[Any] = ["action", store_id, action.get("type"), role, action.get("params") or {}]
-    if generation:
-        parts.append(generation)
-    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
-def check_role(role: str) -> str:
-    """``role`` when it can name a topic level, else a usage error."""
-    if not ROLE_PATTERN.match(role or ""):
-        raise UsageError(
-            f"role {role!r} is not usable: letters, digits, _ . : - (it names the MQTT topic the devices read)"
-        )
-    return role
 
 
 def _open_id(store: Store, store_id: str, action: dict[str, Any], role: str) -> str:
@@ -103,15 +97,6 @@ def queue_action(
     return aid
 
 
-def answer_is_weak(payload: dict[str, Any]) -> str | None:
-    """Why an answer must not be pushed without the manager's confirmation (None when it may)."""
-    if payload.get("status") != "ok":
-        return f"the answer is {payload.get('status')!r}, not ok"
-    if payload.get("low_confidence") or float(payload.get("confidence") or 0.0) < LOW_CONFIDENCE:
-        return f"the answer's confidence is low ({float(payload.get('confidence') or 0.0):.2f})"
-    return None
-
-
 def send_answer_action(
     store: Store,
     payload: dict[str, Any],
@@ -159,14 +144,6 @@ def send_answer_action(
         evidence=evidence,
         expires_at=expires_at,
     )
-
-
-def default_role(payload: dict[str, Any]) -> str:
-    """The role the payload's action is meant for (its ``params.role``), else ``store_manager``."""
-    action = payload.get("action")
-    params = action.get("params") if isinstance(action, dict) else None
-    role = params.get("role") if isinstance(params, dict) else None
-    return str(role) if role else DEFAULT_ROLE
 
 
 def own_store_id(store: Store, configured: str | None = None) -> str:

@@ -1,8 +1,9 @@
 """The store manager's console backend: everything the TUI asks of a memory, as one interface.
 
 :class:`ConsoleBackend` is what a console front end talks to (ask, events, facts, actions,
-status); :class:`StoreBackend` implements it over an edge :class:`~edge.memory.store.Store` and
-the loaded config, so the TUI never holds a database connection; the hub implements the same
+status); :class:`edge.services.store_console.StoreBackend` implements it over an edge memory and
+the loaded config, so the TUI never holds a database connection (this module is the port alone:
+it imports no store, so the TUI and the HQ console built on it load none); the hub implements the same
 interface over its own store (``hub.console.backend.HubBackend``), so the HQ console reuses the
 TUI's answer view. Answers come from :class:`edge.services.ask.AskService`
 (asking writes nothing); the only writes are acknowledging actions and sending them to a role
@@ -12,19 +13,12 @@ TUI's answer view. Answers come from :class:`edge.services.ask.AskService`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Literal, Protocol
 
 from edge.analysis.source import EventFilter, EventRow
-from edge.config import AdammConfig, DaemonConfig, parse_duration
-from edge.errors import UsageError
-from edge.memory.semantic import actions, components, events, facts, status
-from edge.memory.semantic.components import StatusCode
-from edge.services import actions as propose
-from edge.services.ask import AskService
 
-if TYPE_CHECKING:
-    from edge.memory.store import Store
+#: a daemon state code (as ``edge.memory.semantic.components.StatusCode``; worded by presentation)
+StatusCode = Literal["running", "stale", "down"]
 
 
 @dataclass(frozen=True)
@@ -89,65 +83,3 @@ class ConsoleBackend(Protocol):
     def status(self) -> ConsoleStatus:
         """Components, daemon state, tiers and outbox."""
         ...
-
-
-class StoreBackend:
-    """:class:`ConsoleBackend` over an open edge memory and its loaded config."""
-
-    def __init__(self, store: Store, config: AdammConfig, *, now: datetime | None = None) -> None:
-        self.store = store
-        self.config = config
-        self.asker = AskService(store, config, now=now)
-        daemon = config if isinstance(config, DaemonConfig) else None
-        self.store_id: str | None = daemon.store_id if daemon else None
-        self.heartbeat_seconds = daemon.heartbeat_seconds if daemon else components.DEFAULT_HEARTBEAT_SECONDS
-
-    def timezone(self) -> str:
-        return self.store.timezone(self.store_id)
-
-    def ask(self, question: str) -> dict[str, Any]:
-        return self.asker.ask(question)
-
-    def list_events(self, flt: EventFilter, limit: int) -> tuple[list[EventRow], int]:
-        return self.store.event_source().sample_events(flt, limit)
-
-    def search_events(self, text: str, flt: EventFilter, k: int) -> list[EventRow]:
-        return self.store.event_source().retrieve(text, flt, k)
-
-    def get_event(self, event_id: str) -> dict[str, Any] | None:
-        with self.store.read() as conn:
-            return events.get_event(conn, event_id)
-
-    def list_facts(self, include_closed: bool = False) -> list[dict[str, Any]]:
-        with self.store.read() as conn:
-            return facts.list_facts(conn, current_only=not include_closed)
-
-    def list_actions(self, state: str | None = None) -> list[dict[str, Any]]:
-        with self.store.read() as conn:
-            return actions.list_actions(conn, state)
-
-    def ack_action(self, action_id: str, state: str, by: str) -> bool:
-        return actions.ack_action(self.store, action_id, state, by)
-
-    def propose_action(
-        self, payload: dict[str, Any], role: str | None = None, store_id: str | None = None
-    ) -> str | None:
-        own = propose.own_store_id(self.store, self.store_id)
-        if store_id is not None and store_id != own:
-            raise UsageError(f"this memory is store {own}'s: it sends actions to its own staff only")
-        store_id = own
-        expires = datetime.now(UTC) + parse_duration(self.config.actions.default_expires_in)
-        return propose.propose_action(
-            self.store,
-            payload,
-            role=role or propose.default_role(payload),
-            store_id=store_id,
-            expires_at=expires,
-        )
-
-    def status(self) -> ConsoleStatus:
-        with self.store.read() as conn:
-            comp = components.component_status(conn, heartbeat_seconds=self.heartbeat_seconds)
-            tiers = status.tier_counts(conn)
-            depth = status.outbox_depth(conn)
-        return ConsoleStatus(comp.rows, comp.code, comp.age_s, tiers, depth)

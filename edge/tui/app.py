@@ -32,7 +32,7 @@ from edge.presentation.format import event_type_label, fmt_value, local_time, ti
 from edge.presentation.labels import ui_lang
 from edge.presentation.tables import evidence_role
 from edge.presentation.text import action_value
-from edge.services.actions import default_role
+from edge.services.action_rules import default_role
 from edge.services.console import ConsoleBackend, ConsoleStatus
 from edge.tui.widgets import ActionsTable, FactsTable, HistoryInput, ResultPlot, RoleScreen, SortableTable
 

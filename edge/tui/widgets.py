@@ -18,7 +18,7 @@ from textual.widgets import DataTable, Input, Static
 from textual_plotext import PlotextPlot
 
 from edge.presentation import PlotSpec, t
-from edge.services.actions import ROLE_PATTERN
+from edge.services.action_rules import ROLE_PATTERN
 
 logger = logging.getLogger(__name__)
 
