@@ -29,6 +29,8 @@ from edge.services.facts import distil_facts
 from edge.sim import SimConfig, simulate
 from edge.sync import messages as m
 from edge.sync.outbox import Outbox, fact_body
+from hub.db import open_hub
+from hub.ingest import ingest
 
 ROOT = Path(__file__).resolve().parents[1]
 SIM = SimConfig(days=63, customers_per_day=40, with_text=False)
@@ -80,16 +82,25 @@ def _marks(path: Path) -> list[tuple[Any, ...]]:
         ]
 
 
-def _fact_summaries(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
-    """Derive the outbox and return its fact summaries: key -> (version, body)."""
+def _fact_payloads(path: Path) -> dict[str, bytes]:
+    """Derive the outbox and return its pending fact messages: key -> encoded summary."""
     with Store.open(path, create=False) as store:
         Outbox(store).derive()
         with store.read() as conn:
             rows = conn.execute(
-                "SELECT o.key, o.version, p.payload FROM outbox AS o JOIN outbox_payloads AS p ON p.seq = o.seq "
+                "SELECT o.key, p.payload FROM outbox AS o JOIN outbox_payloads AS p ON p.seq = o.seq "
                 "WHERE o.kind = 'fact' AND o.state = 'pending'"
             ).fetchall()
-    return {str(k): (int(v), json.loads(bytes(p))["body"]) for k, v, p in rows}
+    return {str(k): bytes(p) for k, p in rows}
+
+
+def _fact_summaries(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
+    """Derive the outbox and return its fact summaries: key -> (version, body)."""
+    out = {}
+    for k, p in _fact_payloads(path).items():
+        msg = json.loads(p)
+        out[k] = (int(msg["version"]), msg["body"])
+    return out
 
 
 def test_maintain_json_reports_the_facts_step_before_the_tiers_and_adamm_facts_lists_them(
@@ -206,6 +217,7 @@ def test_facts_reach_the_outbox_and_a_closed_fact_is_sent_again_with_its_valid_t
             first = {f["fact_id"]: f for f in repo.list_facts(conn)}
             (marked,) = conn.execute("SELECT count(*) FROM sync_dirty_facts").fetchone()
     assert first and marked == len(first)
+    first_payloads = _fact_payloads(path)
     sent = _fact_summaries(path)
     assert sent == {m.fact_key(fid): (1, fact_body(f)) for fid, f in first.items()}
     for _v, body in sent.values():
@@ -223,6 +235,7 @@ def test_facts_reach_the_outbox_and_a_closed_fact_is_sent_again_with_its_valid_t
         fid for fid, f in later.items() if fid in first and first[fid]["valid_to"] is None and f["valid_to"]
     }
     assert closed, "the later run closes a fact the first one opened"
+    again_payloads = _fact_payloads(path)
     again = _fact_summaries(path)
     changed = {fid for fid, f in later.items() if fid not in first or f != first[fid]}
     assert set(again) == {m.fact_key(fid) for fid in changed}
@@ -232,6 +245,15 @@ def test_facts_reach_the_outbox_and_a_closed_fact_is_sent_again_with_its_valid_t
         assert version == (2 if fid in first else 1)
     for fid in closed:
         assert again[m.fact_key(fid)][1]["valid_to"] == later[fid]["valid_to"] is not None
+    # the hub keeps the highest version per fact, whatever the order it gets them in
+    hub = open_hub(str(tmp_path / "hub.db"), create=True)
+    try:
+        for payload in [*again_payloads.values(), *first_payloads.values(), *again_payloads.values()]:
+            assert ingest(hub, m.summary_topic(SIM.store_id), payload).outcome in ("stored", "kept")
+        held = {str(f): json.loads(str(b)) for f, b in hub.query("SELECT fact_id, body FROM hub_facts")}
+    finally:
+        hub.close()
+    assert held == {fid: fact_body(f) for fid, f in later.items()}
     # a rerun with nothing new sends nothing
     with Store.open(path, create=False) as store:
         distil_facts(store, AdammConfig(), END)
