@@ -18,7 +18,8 @@ Prints, in one run (numbers for docs/benchmarks.md; nothing here is asserted):
 The outbox is filled with N copies of real daily rollup bodies (from a simulated store) under
 distinct days, so the messages have the real size. A real Mosquitto is started on a free port
 with the project's config (tests/brokers.py). The hub parts (ingest with 1 and 2 workers,
-``adamm-hub ask`` latency) come with the hub.
+``adamm-hub ask`` latency) are ``scripts/bench_hub.py`` (docs/benchmarks.md, "Hub: ingest and
+cross-store questions").
 
 Usage: ``python scripts/bench_sync.py [--messages 3000] [--rounds 3] [--workdir DIR]``.
 """

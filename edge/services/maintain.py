@@ -5,7 +5,9 @@ tiers count age from) and runs the steps in order, returning the report that ``a
 --json`` prints. Steps (each a function ``(store, config, now) -> dict``, its report under its
 name):
 
-1. (facts: distilling semantic facts is added here, as one step before the tiers);
+1. ``facts``: :func:`facts_step`, the semantic facts distilled from the data new since each
+   standing question's high-water mark (:func:`edge.services.facts.distil_facts`); it goes first,
+   so the facts read the events before the tiers archive them;
 2. ``tiers``: :func:`tiers_step`, hot -> warm -> cold (:mod:`edge.memory.tiers.steps`).
 
 Every step works in its own short writer transactions and is safe to interrupt at any point: the
@@ -36,6 +38,15 @@ Step = Callable[["Store", AdammConfig, datetime], dict[str, Any]]
 
 #: the settings key recording the archive folder the memory's archive files are in
 ARCHIVE_SETTING = "tiers.archive_dir"
+
+
+def facts_step(store: Store, config: AdammConfig, now: datetime) -> dict[str, Any]:
+    """Distil semantic facts (:func:`edge.services.facts.distil_facts`): each standing question's
+    new facts, closings and high-water mark in one transaction, so a killed run loses at most the
+    question it was in, and the next run asks it again."""
+    from edge.services.facts import distil_facts
+
+    return distil_facts(store, config, now)
 
 
 def tiers_step(store: Store, config: AdammConfig, now: datetime) -> dict[str, Any]:
@@ -81,8 +92,8 @@ def tiers_step(store: Store, config: AdammConfig, now: datetime) -> dict[str, An
     }
 
 
-#: the steps of a run, in order (the facts step goes before ``tiers``)
-STEPS: tuple[tuple[str, Step], ...] = (("tiers", tiers_step),)
+#: the steps of a run, in order
+STEPS: tuple[tuple[str, Step], ...] = (("facts", facts_step), ("tiers", tiers_step))
 
 
 def maintain(

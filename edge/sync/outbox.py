@@ -29,8 +29,16 @@ Bound (``[sync] max_pending``): a new version of a key that is still pending *re
 row (latest version per key: an outage costs space per key, not per change). When new keys would
 take the pending rows past the bound, derivation stops for this run, logs a warning and leaves the
 remaining days (the newest; days are taken oldest first) marked dirty: nothing is lost, they are
-summarised once the hub has confirmed what is pending. Facts (:func:`enqueue_fact`) always enter
-(they are few, and their marks live in the facts table, not here); past the bound they are logged.
+summarised once the hub has confirmed what is pending. Facts always enter (they are few); past the
+bound they are logged.
+
+Facts (migration ``0013_facts_sync``): ``sync_dirty_facts`` marks a fact whose summary must be
+derived again, by triggers inside the transaction of the facts step that opens, refreshes,
+closes or supersedes it (edge.services cannot call edge.sync: the marks are how they meet, as
+``sync_dirty`` is for days). :meth:`Outbox.derive_facts` (the first part of every
+:meth:`Outbox.derive`) turns each marked fact into its ``fact/{fact_id}`` summary
+(:func:`fact_body`: the contract's fields, statements scrubbed); a fact closed later is sent
+again with its ``valid_to``, as a new version; a refresh that changes nothing is not re-sent.
 """
 
 from __future__ import annotations
@@ -217,16 +225,9 @@ def park_unsendable(
     )
 
 
-def enqueue_fact(conn: apsw.Connection, fact: dict[str, Any], store_id: str | None = None) -> str:
-    """Queue a semantic fact (CONTRACT.md section 6's fact object) for the hub, inside the caller's
-    transaction (the one that writes the fact). Its statements are scrubbed of phone and ID numbers
-    (:func:`edge.sync.messages.scrub`); only the contract's fields are sent. ``store_id`` defaults
-    to the memory's only store. Returns what :func:`upsert_summary` did."""
-    if store_id is None:
-        ids = [str(s) for (s,) in conn.execute("SELECT store_id FROM stores ORDER BY store_id LIMIT 2")]
-        if len(ids) != 1:
-            raise StoreError(f"enqueue_fact needs a store_id: the memory holds {len(ids) or 'no'} stores")
-        store_id = ids[0]
+def fact_body(fact: dict[str, Any]) -> dict[str, Any]:
+    """The summary body of a semantic fact (CONTRACT.md section 6's fact object): only the
+    contract's fields, statements scrubbed of phone and ID numbers (:func:`edge.sync.messages.scrub`)."""
     body: dict[str, Any] = {f: fact.get(f) for f in m.FACT_FIELDS}
     st = body["statement"]
     if isinstance(st, dict):
@@ -235,6 +236,20 @@ def enqueue_fact(conn: apsw.Connection, fact: dict[str, Any], store_id: str | No
     body["evidence"] = evidence
     if body["evidence_count"] is None:
         body["evidence_count"] = len(evidence)
+    return body
+
+
+def enqueue_fact(conn: apsw.Connection, fact: dict[str, Any], store_id: str | None = None) -> str:
+    """Queue a semantic fact (CONTRACT.md section 6's fact object) for the hub, inside the caller's
+    transaction (:func:`fact_body`). ``store_id`` defaults to the memory's only store. Returns what
+    :func:`upsert_summary` did. (The sync run queues the facts marked in ``sync_dirty_facts`` this
+    way: :meth:`Outbox.derive_facts`.)"""
+    if store_id is None:
+        ids = [str(s) for (s,) in conn.execute("SELECT store_id FROM stores ORDER BY store_id LIMIT 2")]
+        if len(ids) != 1:
+            raise StoreError(f"enqueue_fact needs a store_id: the memory holds {len(ids) or 'no'} stores")
+        store_id = ids[0]
+    body = fact_body(fact)
     done = upsert_summary(conn, store_id, "fact", m.fact_key(str(body["fact_id"])), body)
     if done == "new":
         bound = _configured_bound(conn)
@@ -261,6 +276,8 @@ class DeriveReport:
     unchanged: int = 0  # summaries equal to their last version
     deferred: int = 0  # dirty days left for later (outbox full)
     unsendable: int = 0  # summaries the hub would refuse (too large): parked here, logged
+    facts: int = 0  # marked facts summarised (marks cleared)
+    facts_new: int = 0  # fact keys that became pending (a new fact, or a new version of one)
 
 
 class PendingRow(NamedTuple):
@@ -295,11 +312,46 @@ class Outbox:
                 )
             ]
 
+    def derive_facts(self, report: DeriveReport | None = None) -> DeriveReport:
+        """Turn the facts marked in ``sync_dirty_facts`` into fact summaries (a closed fact is sent
+        again with its ``valid_to``: a new version), in one writer transaction that clears the
+        marks no later change has bumped. Facts always enter the outbox (:func:`enqueue_fact`)."""
+        from edge.memory.semantic.facts import fact_records
+
+        report = report if report is not None else DeriveReport()
+        with self.store.read() as conn:
+            marks = {str(f): int(g) for f, g in conn.execute("SELECT fact_id, gen FROM sync_dirty_facts")}
+        if not marks:
+            return report
+        now = _now()
+
+        def write(conn: apsw.Connection) -> None:
+            with conn:
+                records = {r.fact_id: r for r in fact_records(conn) if r.fact_id in marks}
+                for fid, gen in marks.items():
+                    rec = records.get(fid)
+                    if rec is not None:
+                        key = m.fact_key(fid)
+                        body = fact_body(rec.contract())
+                        try:
+                            done = enqueue_fact(conn, body, rec.store_id)
+                        except m.MessageError as exc:  # too large, say: kept out, said, not fatal
+                            park_unsendable(conn, rec.store_id, "fact", key, body, exc, now)
+                            report.unsendable += 1
+                            done = "unsendable"
+                        if done in ("new", "replaced"):
+                            report.facts_new += 1
+                    conn.execute("DELETE FROM sync_dirty_facts WHERE fact_id = ? AND gen = ?", (fid, gen))
+                    report.facts += 1
+
+        self._write(write)
+        return report
+
     def derive(self, wait: Callable[[str, str], bool] | None = None) -> DeriveReport:
-        """Turn the dirty days into rollup summaries (oldest first), bounded (module docstring).
-        ``wait(store_id, day)`` true leaves that day marked for a later run (the daemon summarises
-        the store's current day less often)."""
-        report = DeriveReport()
+        """Turn the marked facts (:meth:`derive_facts`) and the dirty days into summaries (days
+        oldest first, bounded: module docstring). ``wait(store_id, day)`` true leaves that day
+        marked for a later run (the daemon summarises the store's current day less often)."""
+        report = self.derive_facts(DeriveReport())
         days = [d for d in self.dirty_days() if wait is None or not wait(d[0], d[1])]
         if not days:
             return report

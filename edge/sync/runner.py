@@ -449,6 +449,8 @@ class SyncRun:
     def derive(self, wait: Callable[[str, str], bool] | None = None) -> None:
         rep = self.outbox.derive(wait)
         self._deferred = rep.deferred
+        if rep.facts_new:
+            self._say(f"summarised {rep.facts_new} new or changed facts")
         if rep.days:
             self._say(
                 f"summarised {rep.days} days: {rep.new} new, {rep.replaced} newer versions, "

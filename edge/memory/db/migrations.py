@@ -18,7 +18,8 @@ Layout (episodic, semantic and procedural memory plus the edge's own bookkeeping
 - ``facts`` (semantic memory), ``procedures`` (procedural memory: registered operators),
   ``actions`` (the action outbox: issued actions, their sends, expiry and acknowledgement state), ``components`` (daemon status
   heartbeats), ``outbox`` (durable MQTT outbox: one row per summary key, migration 0012) and
-  ``sync_dirty`` (days whose summaries must be derived again), ``settings`` (key/value).
+  ``sync_dirty`` (days whose summaries must be derived again), ``sync_dirty_facts`` (facts whose
+  summaries must be derived again, migration 0013), ``settings`` (key/value).
 - ``vocabulary_cache``, ``text_vector_cache``, ``change_counters``: start-up caches of
   ``adamm ask`` (:mod:`edge.memory.caches`); derived data, safe to empty.
 - ``rollup_hourly`` / ``rollup_hourly_coarse`` / ``rollup_split_bills`` / ``rollup_state``: the
@@ -625,6 +626,23 @@ CREATE TRIGGER sync_dirty_on_day_state AFTER UPDATE OF state ON rollup_days WHEN
 INSERT INTO sync_dirty SELECT DISTINCT store_id, local_date, 1 FROM events;
 """.replace("{watched}", ", ".join(c for c in _ROLLUP_WATCHED if c != "id"))
 
+#: facts to the hub (edge.sync.outbox): ``sync_dirty_facts`` marks a fact whose summary must be
+#: derived again, by triggers in the transaction that opens, refreshes, closes or supersedes it
+#: (the facts step of maintenance); ``gen`` counts the marks as ``sync_dirty`` does. Facts that
+#: exist already are marked, so the first sync publishes them
+_FACTS_SYNC = """
+CREATE TABLE sync_dirty_facts (
+    fact_id TEXT PRIMARY KEY,
+    gen INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE TRIGGER sync_dirty_fact_on_insert AFTER INSERT ON facts
+    BEGIN INSERT INTO sync_dirty_facts VALUES (new.fact_id, 1) ON CONFLICT DO UPDATE SET gen = gen + 1; END;
+CREATE TRIGGER sync_dirty_fact_on_update AFTER UPDATE OF statement_zh, statement_en, metric, dimension,
+    value_json, effect, n, p_value, confidence, evidence_json, evidence_count, valid_from, valid_to ON facts
+    BEGIN INSERT INTO sync_dirty_facts VALUES (new.fact_id, 1) ON CONFLICT DO UPDATE SET gen = gen + 1; END;
+INSERT INTO sync_dirty_facts SELECT fact_id, 1 FROM facts;
+"""
+
 #: (name, sql) in order. Never edit a shipped entry: append a new one.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
@@ -645,6 +663,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0010_action_outbox", _ACTION_OUTBOX),
     ("0011_tiers", _TIERS),
     ("0012_sync_outbox", _SYNC_OUTBOX),
+    ("0013_facts_sync", _FACTS_SYNC),
 ]
 
 
