@@ -6,8 +6,9 @@ row's ``seq`` rides along as the MQTT 5 user property ``seq``, for hubs that ans
 ``{"up_to_seq": N}``), subscribes to its ``receipt`` topic and marks a row ``done`` only when a
 receipt names it (``stored``, or ``up_to_seq`` covering a seq it sent) and ``parked`` (logged with
 the hub's reason) when the receipt parks it. The PUBACK is transport, not storage: a row the hub has
-not confirmed is published again after every reconnect and ``resend_after_s`` after it was sent
-(the hub stores each ``msg_id`` once). Status: retained ``online`` on every connect, a retained
+not confirmed is published again after every reconnect and ``resend_after_s`` after it was sent,
+once the hub has also confirmed nothing for ``resend_after_s`` (a hub still catching up is not
+flooded with copies; the hub stores each ``msg_id`` once). Status: retained ``online`` on every connect, a retained
 ``offline`` last will, and ``offline`` published on a clean stop.
 
 The same connection carries the store's actions (:mod:`edge.sync.actions`; the caller holds the
@@ -107,6 +108,10 @@ class StoreSync:
         self.window = max(1, window) * HANDOFF_FACTOR
         self._batch = max(1, min(100, self.window // 4))
         self.resend_after_s = resend_after_s
+        #: when the hub last confirmed something: a summary is sent again only once the hub has
+        #: been quiet for ``resend_after_s`` too (a hub catching up after an outage is not flooded
+        #: with copies of what it is about to confirm)
+        self._last_receipt = float("-inf")
         self.counts = SyncCounts()
         #: set by the network thread when something arrives (receipt, PUBACK, connect)
         self.wake = wake or threading.Event()
@@ -313,6 +318,7 @@ class StoreSync:
                 up_to = max(up_to or 0, r.up_to_seq)
         if not stored and not parked and up_to is None:
             return False
+        self._last_receipt = time.monotonic()
         with self._lock:
             if up_to is not None:  # every summary sent with a seq up to N is stored
                 stored.extend(mid for q, (mid, _t) in self._sent.items() if q <= up_to)
@@ -345,9 +351,10 @@ class StoreSync:
             return False  # publish in batches: one read and one write per batch
         rows = self.outbox.pending(self.store_id, self._cursor, limit=max(room, 1) * 2)
         now = time.monotonic()
+        hub_quiet = now - self._last_receipt >= self.resend_after_s
         if not rows:
             with self._lock:
-                stale = any(now - t >= self.resend_after_s for _, t in self._sent.values())
+                stale = hub_quiet and any(now - t >= self.resend_after_s for _, t in self._sent.values())
             if stale and self._cursor:
                 self._cursor = 0  # rescan: re-send what the hub has not confirmed in time
             return False
@@ -360,7 +367,11 @@ class StoreSync:
                 continue
             with self._lock:
                 entry = self._sent.get(row.seq)
-                if entry is not None and entry[0] == row.msg_id and now - entry[1] < self.resend_after_s:
+                if (
+                    entry is not None
+                    and entry[0] == row.msg_id
+                    and (now - entry[1] < self.resend_after_s or not hub_quiet)
+                ):
                     self._cursor = row.seq
                     continue
                 if len(self._inflight) >= self.window:
