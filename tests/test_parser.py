@@ -501,6 +501,20 @@ HELD_OUT: list[tuple[str, dict[str, Any]]] = [
     ),
     ("最受欢迎的3个商品", {"intent": "top_k", "top_k": 3, "group_by": ["product_id"]}),
     ("哪家店的客单价最高", {"intent": "top_k", "target_metric": "avg_order_value", "group_by": ["store_id"]}),
+    # a number after 门店 that carries a calendar unit is a time, not a store named 10
+    (
+        "哪个门店10月的客流最多？",
+        {
+            "intent": "top_k",
+            "target_metric": "footfall",
+            "group_by": ["store_id"],
+            "filters.time_range": {
+                "since": "2025-10-01T00:00:00+08:00",
+                "until": "2025-11-01T00:00:00+08:00",
+            },
+            "filters.store_id": "absent",
+        },
+    ),
     ("哪个区域停留时间最长", {"intent": "top_k", "target_metric": "dwell_time", "group_by": ["zone"]}),
     (
         "Which hour has the highest footfall?",

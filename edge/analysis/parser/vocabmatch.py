@@ -326,7 +326,11 @@ _STORE_NAMED = (
         r"(?<![a-z0-9_])(?:store|shop|branch|outlet)\s?(?:#|no\.?\s?)?(?P<v>[a-z]{0,3}[0-9]+[a-z0-9]*)(?![a-z0-9_])"
     ),
     re.compile(r"(?<![a-z0-9_前第])(?P<v>[a-z]{0,3}[0-9]+[a-z0-9]*|[a-z])\s?(?:号)?(?:门店|分店|店)"),
-    re.compile(r"(?:门店|分店)\s?(?P<v>[a-z]{0,3}[0-9]+[a-z0-9]*|[a-z])(?![a-z0-9_])"),
+    # "门店7" is store 7, "门店10月" is October ("哪个门店10月的客流最多"): a number followed by a
+    # calendar or clock unit is a time, not a store
+    re.compile(
+        r"(?:门店|分店)\s?(?P<v>[a-z]{0,3}[0-9]+[a-z0-9]*|[a-z])(?![a-z0-9_]|\s?(?:月|日|号|点|时|年|周|天|个|小时|分钟))"
+    ),
 )
 _PRODUCT_NAMED = (
     re.compile(
