@@ -34,6 +34,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from edge.errors import BrokerError, UsageError
+from edge.services.action_rules import answer_is_weak, default_role
 from edge.sync import messages as m
 from hub.db import HubDB
 
@@ -43,8 +44,6 @@ STATES = ("pending", "sent", "accepted", "done", "rejected", "expired")
 OPEN_STATES = ("pending", "sent")
 FINAL_STATES = ("done", "rejected", "expired")
 RANK = {"pending": 0, "sent": 1, "accepted": 2, "done": 3, "rejected": 3}
-DEFAULT_ROLE = "store_manager"
-LOW_CONFIDENCE = 0.5
 #: outcomes of :func:`record_ack`
 RECORDED, UNCHANGED, UNKNOWN, LATE = "recorded", "unchanged", "unknown", "late"
 
@@ -161,22 +160,6 @@ def issue_action(
                 )  # fmt: skip
             return aid
     raise UsageError("this action was sent 10000 times already")
-
-
-def answer_is_weak(payload: dict[str, Any]) -> str | None:
-    """Why an answer must not be pushed without confirmation (None when it may)."""
-    if payload.get("status") != "ok":
-        return f"the answer is {payload.get('status')!r}, not ok"
-    if payload.get("low_confidence") or float(payload.get("confidence") or 0.0) < LOW_CONFIDENCE:
-        return f"the answer's confidence is low ({float(payload.get('confidence') or 0.0):.2f})"
-    return None
-
-
-def default_role(payload: dict[str, Any]) -> str:
-    action = payload.get("action")
-    params = action.get("params") if isinstance(action, dict) else None
-    role = params.get("role") if isinstance(params, dict) else None
-    return str(role) if role else DEFAULT_ROLE
 
 
 def finding_store(payload: dict[str, Any], stores: Sequence[str]) -> str | None:
