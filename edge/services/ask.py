@@ -25,12 +25,10 @@ from typing import TYPE_CHECKING, Any
 from edge.analysis import engine
 from edge.config import AdammConfig
 from edge.errors import AdammError
-from edge.services.answer import Parser, SourceAsk, build_parser
+from edge.services.answer import SourceAsk
 
 if TYPE_CHECKING:
     from edge.memory.store import Store
-
-__all__ = ["AskService", "Parser", "build_parser"]
 
 
 class AskService(SourceAsk):

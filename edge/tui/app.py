@@ -174,20 +174,25 @@ class AdammApp(App[None]):
 
     # -- layout ----------------------------------------------------------------------------------
 
+    def answer_view(self) -> ComposeResult:
+        """The Ask tab: question, answer, result and evidence tables, plot (the HQ console's too)."""
+        lang = self.lang
+        with TabPane(t("tab.ask", lang), id="ask"), VerticalScroll():
+            yield HistoryInput(placeholder=t("ask.placeholder", lang), id="question")
+            yield LoadingIndicator(id="loading")
+            yield Static("", id="warning")
+            yield Static(t("ask.empty", lang), id="answer")
+            with Horizontal(classes="filters"):
+                yield SortableTable(lang=lang, id="result")
+                yield SortableTable(lang=lang, id="evidence")
+            yield ResultPlot(id="plot")
+            yield Static("", id="evidence_detail", classes="detail")
+
     def compose(self) -> ComposeResult:
         lang = self.lang
         yield Header()
         with TabbedContent(id="tabs"):
-            with TabPane(t("tab.ask", lang), id="ask"), VerticalScroll():
-                yield HistoryInput(placeholder=t("ask.placeholder", lang), id="question")
-                yield LoadingIndicator(id="loading")
-                yield Static("", id="warning")
-                yield Static(t("ask.empty", lang), id="answer")
-                with Horizontal(classes="filters"):
-                    yield SortableTable(lang=lang, id="result")
-                    yield SortableTable(lang=lang, id="evidence")
-                yield ResultPlot(id="plot")
-                yield Static("", id="evidence_detail", classes="detail")
+            yield from self.answer_view()
             with TabPane(t("tab.events", lang), id="events_tab"):
                 with Horizontal(classes="filters"):
                     yield Input(placeholder=t("events.type", lang), id="ev_type")

@@ -21,10 +21,10 @@ from typing import Any
 from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Header, Input, LoadingIndicator, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Header, Input, Static, TabbedContent, TabPane
 
 from edge.config.hub import HubConfig
 from edge.presentation import t
@@ -32,7 +32,7 @@ from edge.presentation.format import fmt_value, local_time
 from edge.presentation.text import action_value
 from edge.sync import messages as m
 from edge.tui.app import AdammApp, TableLoaded, action_title
-from edge.tui.widgets import FactsTable, HistoryInput, ResultPlot, SortableTable
+from edge.tui.widgets import FactsTable, SortableTable
 from hub import actions as hub_actions
 from hub.console.backend import HubBackend
 
@@ -148,16 +148,7 @@ class HubConsoleApp(AdammApp):
         yield Header()
         with TabbedContent(id="tabs"):
             # the store console's answer view: the same widgets, filled by AdammApp.on_answered
-            with TabPane(t("tab.ask", lang), id="ask"), VerticalScroll():
-                yield HistoryInput(placeholder=t("ask.placeholder", lang), id="question")
-                yield LoadingIndicator(id="loading")
-                yield Static("", id="warning")
-                yield Static(t("ask.empty", lang), id="answer")
-                with Horizontal(classes="filters"):
-                    yield SortableTable(lang=lang, id="result")
-                    yield SortableTable(lang=lang, id="evidence")
-                yield ResultPlot(id="plot")
-                yield Static("", id="evidence_detail", classes="detail")
+            yield from self.answer_view()
             with TabPane(ht("tab.stores", lang), id="stores_tab"):
                 yield SortableTable(lang=lang, id="stores")
             with TabPane(t("tab.learned", lang), id="learned"):
