@@ -1,6 +1,6 @@
 """edge.sync.mqtt without a broker: broker URLs, credentials from the environment and ``[mqtt]``
-(the environment wins), the backoff's bounds, action durations; and the edge's sync command on
-files that are not memories."""
+(the environment wins), the backoff's bounds, action durations, PUBLISH properties packed the way
+paho packs them; and the edge's sync command on files that are not memories."""
 
 from __future__ import annotations
 
@@ -11,10 +11,21 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
 
 from edge.config import MqttConfig, parse_duration
 from edge.errors import UsageError
-from edge.sync.mqtt import Backoff, BrokerAddress, credentials, link_settings, parse_broker_url
+from edge.sync.mqtt import (
+    Backoff,
+    BrokerAddress,
+    PackedPublishProperties,
+    credentials,
+    link_settings,
+    parse_broker_url,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -134,3 +145,27 @@ def test_a_missing_ca_file_is_an_environment_error(tmp_path: Path) -> None:
     )
     assert out.returncode == 3
     assert "CA certificate" in out.stderr and "missing.pem" in out.stderr
+
+
+# MQTT strings are UTF-8 without U+0000 (MQTT 5, 1.5.4)
+_text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40)
+
+
+@given(
+    user=st.dictionaries(_text, _text, max_size=4),
+    expiry=st.one_of(st.none(), st.integers(min_value=1, max_value=2**32 - 1)),
+)
+def test_packed_publish_properties_are_what_paho_packs(user: dict[str, str], expiry: int | None) -> None:
+    """The drain's pre-packed properties: byte for byte paho's own packing, and paho reads them back."""
+    want = Properties(PacketTypes.PUBLISH)
+    if expiry is not None:
+        want.MessageExpiryInterval = expiry
+    if user:
+        want.UserProperty = list(user.items())
+    got = PackedPublishProperties(user, expiry)
+    assert got.pack() == want.pack()
+    back = Properties(PacketTypes.PUBLISH)
+    back.unpack(got.pack())
+    assert getattr(back, "UserProperty", []) == list(user.items())
+    assert getattr(back, "MessageExpiryInterval", None) == expiry
+    assert str(got) == str(want)

@@ -527,10 +527,10 @@ class Outbox:
         def write(conn: apsw.Connection) -> int:
             seqs = [
                 int(q)
-                for (q,) in conn.execute(
-                    "SELECT seq FROM outbox WHERE store_id = ? AND state = 'pending' "
-                    "AND msg_id IN (SELECT value FROM json_each(?))",
-                    (store_id, json.dumps(list(msg_ids))),
+                for (q,) in conn.execute(  # by msg_id (its index), not a scan of what is pending
+                    "SELECT o.seq FROM json_each(?) AS j JOIN outbox AS o INDEXED BY outbox_msg "
+                    "ON o.msg_id = j.value WHERE o.store_id = ? AND o.state = 'pending'",
+                    (json.dumps(sorted(set(msg_ids))), store_id),
                 )
             ]
             if seqs:

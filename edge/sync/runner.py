@@ -179,8 +179,8 @@ class StoreSync:
                 )
             # wake the publisher once a batch has room, not at every PUBACK
             room = self.window - len(self._inflight)
-        if room >= self._batch or not ok:
-            self.wake.set()
+        if (room >= self._batch or not ok) and not self.wake.is_set():
+            self.wake.set()  # Event.set notifies under a lock: not again while it is set
 
     # -- the caller's thread --------------------------------------------------------------------
 
@@ -349,7 +349,7 @@ class StoreSync:
         room = self.window - inflight
         if room <= 0 or (inflight and room < self._batch):
             return False  # publish in batches: one read and one write per batch
-        rows = self.outbox.pending(self.store_id, self._cursor, limit=max(room, 1) * 2)
+        rows = self.outbox.pending(self.store_id, self._cursor, limit=max(room, 1))
         now = time.monotonic()
         hub_quiet = now - self._last_receipt >= self.resend_after_s
         if not rows:
