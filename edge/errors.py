@@ -113,6 +113,11 @@ class BrokerUnreachable(BrokerError):
     failure), or the hub did not confirm what was sent within the time allowed."""
 
 
+class BrokerProtocolError(BrokerError):
+    """The broker does not speak the MQTT version that ``[mqtt] protocol`` asks for ("5" against a
+    3.1.1-only broker, or a broker that speaks neither 5 nor 3.1.1): retrying cannot help."""
+
+
 class BrokerAuthError(BrokerError):
     """The broker refused the credentials ("Bad user name or password" / "Not authorized"):
     retrying cannot help, so the client stops at once."""

@@ -2,7 +2,8 @@
 
 The HQ console's send-as-action (and :func:`issue_action` / :func:`send_answer_action` for a
 program) puts a ``pending`` row in the outbox; ``adamm-hub serve`` publishes it (QoS 1, MQTT 5
-Message Expiry Interval = the time left to its expiry) on ``adamm/v1/{store}/action/{role}``
+Message Expiry Interval = the time left to its expiry, and the expiry in ``params.expires_at`` of
+the payload, which MQTT 3.1.1 keeps too) on ``adamm/v1/{store}/action/{role}``
 (:func:`resend_due`, run by :class:`Sender`), re-sends it until a staff device acknowledges it or
 it expires (the gap doubles from ``[actions] resend_base_s`` up to ``resend_max_s``), and records
 the device's ack from ``adamm/v1/{store}/ack/{action_id}`` (:func:`record_ack`).
@@ -293,6 +294,7 @@ def resend_due(
             json.loads(row["evidence_json"] or "[]"),
             float(row["confidence"]),
             row["issued_at"],
+            row["expires_at"] or None,
         )
         publish(m.action_topic(row["store_id"], row["role"]), payload, expiry, props)
         nxt = iso(t + resend_gap(int(row["attempts"]), resend_base_s, resend_max_s))

@@ -1,12 +1,15 @@
 """``adamm-hub serve``: receive store summaries over MQTT and store them.
 
-Subscribes (QoS 1, persistent MQTT 5 session, client id ``adamm-hub-{worker}``) to every store's
+Subscribes (QoS 1, persistent session, MQTT 5 or 3.1.1 where the broker speaks only that; client
+id ``adamm-hub-{worker}``) to every store's
 ``summary`` topic (with PostgreSQL through the shared subscription
 ``$share/adamm-hub/adamm/v1/+/summary``, so several workers split the stream) and ``status``
 topic, through the shared client :mod:`edge.sync.mqtt` (``[mqtt]`` of ``--config``). Per message,
 in the worker's main thread (the network thread only queues what arrives):
 :func:`hub.ingest.ingest` commits it (or parks it), then the receipt is published on
-``adamm/v1/{store}/receipt`` (QoS 1), then the message is acknowledged (PUBACK, ``manual_ack``;
+``adamm/v1/{store}/receipt`` (QoS 1; always ``{"stored": [msg_id]}`` / ``parked``, never
+``up_to_seq``: it needs no ``seq`` user property, so it works over MQTT 3.1.1), then the message is
+acknowledged (PUBACK, ``manual_ack``;
 a message of an earlier connection is not acknowledged: the broker delivers it again). A worker killed before its commit has not acknowledged: the
 broker redelivers the message on the session's next connection; killed after the commit, the
 redelivery is recognised by its ``msg_id`` and receipted again. SIGINT/SIGTERM stop it cleanly.

@@ -1,6 +1,8 @@
 """Real servers for the sync tests: Mosquitto with the project's configuration
 (``config/mosquitto/adamm.conf``) and PostgreSQL from Debian's packages (``initdb`` +
-``pg_ctl`` in a temporary folder), each on a free port, started and stopped by the tests."""
+``pg_ctl`` in a temporary folder), each on a free port, started and stopped by the tests; and an
+MQTT 3.1.1-only broker (:func:`running_mqtt311`: a TCP proxy in front of a real Mosquitto that
+refuses MQTT 5 clients as a 3.1.1 broker does)."""
 
 from __future__ import annotations
 
@@ -11,10 +13,12 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -172,6 +176,164 @@ def running_mosquitto(
         yield broker
     finally:
         broker.stop()
+
+
+#: what a 3.1.1 broker answers an MQTT 5 CONNECT: CONNACK, no session, return code 1
+#: ("unacceptable protocol version")
+CONNACK_UNACCEPTABLE_PROTOCOL = bytes([0x20, 0x02, 0x00, 0x01])
+
+
+def read_exact(sock: socket.socket, n: int) -> bytes:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError("closed")
+        data += chunk
+    return data
+
+
+def read_packet(sock: socket.socket) -> bytes:
+    """One whole MQTT control packet (fixed header, remaining length, the rest)."""
+    head = read_exact(sock, 1)
+    length, shift, raw = 0, 0, b""
+    while True:
+        b = read_exact(sock, 1)
+        raw += b
+        length |= (b[0] & 0x7F) << shift
+        shift += 7
+        if not b[0] & 0x80:
+            break
+        if shift > 21:
+            raise ConnectionError("bad remaining length")
+    return head + raw + read_exact(sock, length)
+
+
+def connect_fields(packet: bytes) -> tuple[int, str]:
+    """(protocol level, client id) of a CONNECT packet (level 4 is MQTT 3.1.1, 5 is MQTT 5)."""
+    i = 1
+    while packet[i] & 0x80:
+        i += 1
+    i += 1  # past the remaining length
+    name_len = int.from_bytes(packet[i : i + 2], "big")
+    i += 2 + name_len
+    level = packet[i]
+    i += 1 + 1 + 2  # level, connect flags, keep alive
+    if level == 5:  # the CONNECT properties: a variable byte integer length, then the properties
+        plen, shift = 0, 0
+        while True:
+            b = packet[i]
+            i += 1
+            plen |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+        i += plen
+    id_len = int.from_bytes(packet[i : i + 2], "big")
+    return level, packet[i + 2 : i + 2 + id_len].decode("utf-8", "replace")
+
+
+class Mqtt311Proxy:
+    """An MQTT 3.1.1-only broker on a free port: a TCP proxy in front of a real broker (``upstream``,
+    a port on 127.0.0.1) that reads each client's first packet, its CONNECT; protocol level 5 is
+    answered with CONNACK return code 1 (:data:`CONNACK_UNACCEPTABLE_PROTOCOL`) and closed, any
+    other level is forwarded, and the bytes then flow both ways untouched. :attr:`connects` lists
+    (protocol level, client id) of every CONNECT, in order."""
+
+    def __init__(self, upstream: int) -> None:
+        self.upstream = upstream
+        self.connects: list[tuple[int, str]] = []
+        self._lock = threading.Lock()
+        self._socks: list[socket.socket] = []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self._listener.getsockname()[1])
+        self._closed = False
+        self._thread = threading.Thread(target=self._accept, name="mqtt311-proxy", daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"mqtt://127.0.0.1:{self.port}"
+
+    def levels(self, client_id: str) -> list[int]:
+        """The protocol levels ``client_id`` connected with, in order."""
+        with self._lock:
+            return [lvl for lvl, cid in self.connects if cid == client_id]
+
+    def _track(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._socks.append(sock)
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _addr = self._listener.accept()
+            except OSError:
+                return
+            self._track(client)
+            threading.Thread(target=self._serve, args=(client,), daemon=True).start()
+
+    def _serve(self, client: socket.socket) -> None:
+        try:
+            first = read_packet(client)
+            if first[0] & 0xF0 != 0x10:  # not a CONNECT: a broker closes the connection
+                raise ConnectionError("the first packet is not a CONNECT")
+            level, client_id = connect_fields(first)
+            with self._lock:
+                self.connects.append((level, client_id))
+            if level == 5:
+                client.sendall(CONNACK_UNACCEPTABLE_PROTOCOL)
+                raise ConnectionError("MQTT 5 refused")
+            upstream = socket.create_connection(("127.0.0.1", self.upstream), timeout=10)
+            upstream.settimeout(None)
+            self._track(upstream)
+            upstream.sendall(first)
+        except (OSError, ConnectionError, IndexError):
+            with contextlib.suppress(OSError):
+                client.close()
+            return
+        threading.Thread(target=self._pipe, args=(upstream, client), daemon=True).start()
+        self._pipe(client, upstream)
+
+    @staticmethod
+    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):  # either side gone: both connections end
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
+                s.close()
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._listener.close()
+        with self._lock:
+            socks, self._socks = self._socks, []
+        for s in socks:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            with contextlib.suppress(OSError):
+                s.close()
+        self._thread.join(5)
+
+
+@contextlib.contextmanager
+def running_mqtt311(dir: Path, **mosquitto: Any) -> Iterator[tuple[Mqtt311Proxy, Mosquitto]]:
+    """A real Mosquitto (:func:`running_mosquitto` with ``mosquitto``'s options) behind an
+    :class:`Mqtt311Proxy`: (the proxy, the broker). Clients connect to the proxy's URL."""
+    with running_mosquitto(dir, **mosquitto) as broker:
+        proxy = Mqtt311Proxy(broker.port)
+        try:
+            yield proxy, broker
+        finally:
+            proxy.close()
 
 
 def reachable_by_others(dir: Path) -> None:

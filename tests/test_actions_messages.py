@@ -40,6 +40,23 @@ def test_an_action_has_exactly_the_contract_fields_and_round_trips() -> None:
     assert m.parse_action(json.dumps(_action(priority="high")).encode()).action_id == "a1"
 
 
+def test_an_expiry_rides_in_params_within_the_contract_fields() -> None:
+    """MQTT 3.1.1 has no message expiry and no user properties: the payload itself says when the
+    action expires (``params.expires_at``), still with exactly the contract's fields."""
+    until = "2026-03-01T13:00:00+00:00"
+    params = {"title": "open checkout 3", "expires_at": "stale"}
+    raw = m.action_payload("a1", "work_order", params, "queues are long", ["e1"], 0.8, ISSUED, until)
+    obj = json.loads(raw)
+    assert set(obj) == set(m.ACTION_FIELDS)
+    assert obj["params"] == {"title": "open checkout 3", "expires_at": until}  # the row's expiry wins
+    assert m.parse_action(raw).expires_at == until
+    assert params["expires_at"] == "stale"  # the caller's params are not changed
+    assert m.parse_action(json.dumps(_action()).encode()).expires_at is None  # no expiry: None
+    with pytest.raises(m.MessageError) as e:
+        m.action_payload("a1", "work_order", {}, "s", [], 0.8, ISSUED, "in four hours")
+    assert e.value.reason == "bad_field"
+
+
 def test_identifying_numbers_never_leave_in_an_action() -> None:
     raw = m.action_payload(
         "a1", "alert", {"title": "call 13812345678", "n": 3}, "ID 110101199003074514", [], 0.9, ISSUED

@@ -166,9 +166,10 @@ def test_resend_due_publishes_expires_and_schedules_with_doubling_gaps(store: St
     assert (msg.action_id, msg.type, msg.params, msg.summary) == (
         live,
         "work_order",
-        {"title": "live"},
+        {"title": "live", "expires_at": rows.iso(now + timedelta(hours=1))},
         "live",
     )
+    assert msg.expires_at == rows.iso(now + timedelta(hours=1))  # in the payload: MQTT 3.1.1 keeps it
     assert expiry == 59 * 60 and dict(props) == {"expires_at": rows.iso(now + timedelta(hours=1))}
     r = _row(store, live)
     assert (r["state"], r["attempts"], r["next_send_at"]) == ("sent", 1, rows.iso(t1 + timedelta(seconds=60)))

@@ -95,7 +95,7 @@ def test_resend_publishes_with_the_time_left_and_expiry_is_never_pending(
     assert (body["action_id"], body["type"], body["params"], body["evidence"], body["confidence"]) == (
         aid,
         "work_order",
-        {"title": "Open checkout 3"},
+        {"title": "Open checkout 3", "expires_at": ha.iso(T0 + timedelta(hours=2))},  # for MQTT 3.1.1
         ["e1", "e2"],
         0.8,
     )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -204,7 +205,8 @@ class MqttConfig(Section):
         ge=60,
         title="Session expiry",
         description="seconds the broker keeps this client's session (subscriptions and queued messages) "
-        "while it is offline: the outage budget",
+        "while it is offline: the outage budget (MQTT 5; over MQTT 3.1.1 the broker's own limit applies, "
+        "Mosquitto's persistent_client_expiration)",
     )
     connect_attempts: int = Field(
         default=6,
@@ -213,6 +215,13 @@ class MqttConfig(Section):
         title="Connect attempts",
         description="attempts (exponential backoff with jitter, from 0.5 s up to 30 s) before a "
         "command gives up on an unreachable broker (exit 3)",
+    )
+    protocol: Literal["auto", "5", "3.1.1"] = Field(
+        default="auto",
+        title="MQTT version",
+        description='"auto": MQTT 5, and MQTT 3.1.1 when the broker answers that it does not speak 5 '
+        '(logged once; no session or message expiry, no user properties); "5" or "3.1.1": only that '
+        "version (a broker that does not speak it is an error, exit 3)",
     )
     keepalive_s: int = Field(30, ge=5, le=3600, title="Keep-alive", description="MQTT keep-alive seconds")
     connect_timeout_s: float = Field(

@@ -1,12 +1,14 @@
 """``adamm-staff --store ID --role ROLE --broker URL [--ack STATE] [--once] [--json]``.
 
 The reference client of a staff device (CONTRACT.md sections 1 and 5). Subscribes to
-``adamm/v1/{store}/action/{role}`` with a persistent MQTT 5 session (client id
+``adamm/v1/{store}/action/{role}`` with a persistent session (MQTT 5, or 3.1.1 where the broker
+speaks only that: :mod:`edge.sync.mqtt`; client id
 ``adamm-staff-{store}-{role}`` unless ``--client-id``; a broker written by ``adamm-hub
 broker-setup`` uses the user name), so actions sent while the device was offline arrive when it
 connects. Each new action is shown once (one JSON line on stdout with ``--json``: the action's
 fields plus ``store_id``, ``role`` and ``expires_at``), de-duplicated by ``action_id`` through the
-state file (:mod:`edge.staff.state`); an action past its expiry is not shown. ``--ack STATE``
+state file (:mod:`edge.staff.state`); an action past its expiry (``params.expires_at``, else the
+``expires_at`` user property) is not shown: over MQTT 3.1.1 the broker cannot drop it, the device does. ``--ack STATE``
 acknowledges each one on ``adamm/v1/{store}/ack/{action_id}`` with ``{"by", "at", "state"}``;
 without it, the terminal asks (``a`` accept, ``d`` done, ``r`` reject, ``s`` skip; prompts on
 stderr). ``--once``: exit after the first new action. Credentials from ``$ADAMM_MQTT_USERNAME`` /
@@ -172,7 +174,9 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
             except messages.MessageError as exc:
                 logger.warning("ignoring a message on %s: %s", topic, exc)
                 continue
-            expires_at = props.get(messages.EXPIRES_AT_PROPERTY)
+            # the payload's params.expires_at (it survives MQTT 3.1.1, where the broker cannot drop an
+            # expired action), else the MQTT 5 user property of an earlier issuer
+            expires_at = action.expires_at or props.get(messages.EXPIRES_AT_PROPERTY)
             seen = state.get(action.action_id)
             if seen is not None:  # a re-send: not shown again; its ack again, if it had one
                 if seen.get("ack"):

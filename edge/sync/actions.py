@@ -7,7 +7,7 @@ sync`` run the same code:
 
 - :func:`resend_due` marks the open actions past their expiry ``expired``, then publishes every
   open action whose (re-)send is due (QoS 1, MQTT 5 Message Expiry Interval = the time left to its
-  expiry) through ``publish`` and, once the broker has acknowledged it, marks it ``sent`` and
+  expiry; the expiry also in ``params.expires_at`` of the payload, for MQTT 3.1.1) through ``publish`` and, once the broker has acknowledged it, marks it ``sent`` and
   schedules the next re-send (the gap doubles from ``[actions] resend_base_s`` up to
   ``resend_max_s``). Devices de-duplicate by ``action_id``, so a re-send is harmless.
 - :func:`record_ack` parses an ack (``adamm/v1/{store}/ack/{action_id}``) and applies it in the
@@ -152,6 +152,7 @@ def action_message(
         json.loads(row["evidence_json"] or "[]"),
         max(0.0, min(1.0, float(row["confidence"]))),
         row["issued_at"],
+        row.get("expires_at") or None,
     )
     expiry: int | None = None
     props: list[tuple[str, str]] = []

@@ -35,8 +35,10 @@ hub cites as evidence. Fact body: the contract's fact object (section 6), statem
 
 An **action** (edge or hub -> staff devices, ``action/{role}``) is the contract's
 ``{"action_id", "type", "params", "summary", "evidence", "confidence", "issued_at"}``
-(:func:`action_payload`, :func:`parse_action`), its expiry in the MQTT 5 Message Expiry Interval
-and the ``expires_at`` user property; an **ack** (device -> issuer, ``ack/{action_id}``) is
+(:func:`action_payload`, :func:`parse_action`); an action that expires carries its expiry in
+``params.expires_at`` (UTC ISO 8601: a device on MQTT 3.1.1, where nothing else can carry it,
+drops an action that arrives past it), in the MQTT 5 Message Expiry Interval (the broker drops it
+once it passes) and in the ``expires_at`` user property (read by devices of earlier releases); an **ack** (device -> issuer, ``ack/{action_id}``) is
 ``{"by", "at", "state"}`` (:func:`parse_ack`).
 
 A **receipt** (hub -> edge) says what the hub has committed: ``{"stored": [msg_id, …]}``;
@@ -398,10 +400,12 @@ ACTION_TYPES = ("recommendation", "work_order", "alert")
 ACK_STATES = ("accepted", "done", "rejected")
 #: an action id or a role usable as one topic level
 _TOPIC_LEVEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
-#: the MQTT 5 user property that carries an action's expiry (the payload keeps to the contract's
-#: fields; the broker enforces the Message Expiry Interval, devices read this to drop one that
-#: waited past it in their own queue)
+#: the MQTT 5 user property that carries an action's expiry (the broker enforces the Message
+#: Expiry Interval; devices of earlier releases read this to drop one that waited past it)
 EXPIRES_AT_PROPERTY = "expires_at"
+#: the action param that carries its expiry in the payload (the contract's fields only: ``params``
+#: is the action's open object), so that it survives MQTT 3.1.1, which has no properties
+EXPIRES_AT_PARAM = "expires_at"
 
 
 def valid_topic_level(text: str) -> bool:
@@ -440,6 +444,12 @@ class Action:
             "issued_at": self.issued_at,
         }
 
+    @property
+    def expires_at(self) -> str | None:
+        """When the action expires (``params.expires_at``), None when it does not say."""
+        v = self.params.get(EXPIRES_AT_PARAM)
+        return v if isinstance(v, str) and v else None
+
 
 def action_payload(
     action_id: str,
@@ -449,10 +459,16 @@ def action_payload(
     evidence: list[str] | tuple[str, ...],
     confidence: float,
     issued_at: str,
+    expires_at: str | None = None,
 ) -> bytes:
     """The action message of the contract, canonical JSON (raises :class:`MessageError` for a
-    value a device could not read). The summary and text params are scrubbed (:func:`scrub`)."""
+    value a device could not read). The summary and text params are scrubbed (:func:`scrub`);
+    ``expires_at`` (an ISO 8601 time) becomes ``params.expires_at`` (replacing one in ``params``)."""
     clean = {k: scrub(v) if isinstance(v, str) else v for k, v in params.items()}
+    if expires_at is not None:
+        if not _iso(expires_at):
+            raise MessageError("bad_field", "expires_at must be an ISO 8601 time")
+        clean[EXPIRES_AT_PARAM] = expires_at
     a = Action(action_id, type, clean, scrub(summary), tuple(evidence), float(confidence), issued_at)
     _check_action(a)
     out = canonical(a.to_message())

@@ -1,5 +1,6 @@
 """The MQTT client shared by the edge (``adamm sync``, the daemon's sync worker), the hub and staff
-devices: a small wrapper over paho-mqtt 2.x (``CallbackAPIVersion.VERSION2``, MQTT 5).
+devices: a small wrapper over paho-mqtt 2.x (``CallbackAPIVersion.VERSION2``), MQTT 5 where the
+broker speaks it, MQTT 3.1.1 otherwise (CONTRACT.md section 5).
 
 Imports only paho, ssl, :mod:`edge.config`, :mod:`edge.errors` and :mod:`edge.sync.messages`
 (the hub imports it; nothing here knows a store's insides). Nothing is Mosquitto-specific.
@@ -13,7 +14,7 @@ API:
   (:class:`~edge.config.MqttConfig`); never from the command line. The one place edge, hub and
   staff devices resolve them; :func:`link_settings` builds a :class:`LinkSettings` from a URL and
   ``[mqtt]``.
-- :class:`Link` one MQTT 5 connection: persistent session (``clean_start=False``, Session Expiry
+- :class:`Link` one MQTT connection: persistent session (``clean_start=False``, Session Expiry
   Interval), optional last will, TLS for ``mqtts``, reconnect with exponential backoff and
   jitter (:class:`Backoff`), subscriptions renewed on every connect, every reason code checked
   (CONNACK, SUBACK, PUBACK). Bad credentials ("Bad user name or password", "Not authorized")
@@ -21,9 +22,24 @@ API:
   thread: keep them short (put what arrives on a queue). :meth:`Link.publish` queues a message
   (the PUBACK comes to ``on_puback``); :meth:`Link.publish_wait` waits for its PUBACK and raises
   :class:`~edge.errors.BrokerError` on a failure reason code; both take an MQTT 5 Message Expiry
-  Interval (``expiry_s``) and user properties. With ``manual_ack=True`` a received message is
+  Interval (``expiry_s``) and user properties (neither is sent over 3.1.1). With ``manual_ack=True`` a received message is
   acknowledged when ``on_message`` returns True, or later with :meth:`Link.ack` (after the
   receiver committed it); one never acknowledged is delivered again on the next connection.
+- **MQTT 3.1.1 fallback** (``[mqtt] protocol = "auto"``, the default): a Link connects with MQTT 5;
+  when the broker answers that it does not speak it (a 3.1.1 broker's CONNACK return code 1, which
+  paho reports to an MQTT 5 client as reason code 132 "Unsupported protocol version"), the Link
+  rebuilds its paho client for MQTT 3.1.1 (``clean_session=False``; the same will, credentials,
+  TLS, callbacks and in-flight window), logs once at WARNING what that loses, and speaks 3.1.1
+  from then on (:attr:`Link.protocol`). What each MQTT 5 feature becomes: the Session Expiry
+  Interval -> the broker's own limit for persistent sessions (Mosquitto's
+  ``persistent_client_expiration``); the Message Expiry Interval and user properties are not sent
+  (the payloads carry what receivers need: an action's ``params.expires_at``, receipts by
+  ``msg_id``); CONNACK return codes 4/5 are paho's reason codes 134/135 ("Bad user name or
+  password", "Not authorized": still :class:`~edge.errors.BrokerAuthError`); a SUBACK 0x80 is a
+  failure as before; a 3.1.1 PUBACK carries no reason code (always success); shared
+  subscriptions (``$share/...``) are sent as they are (Mosquitto takes them from 3.1.1 clients
+  too). ``"5"`` or ``"3.1.1"`` speaks only that version; a broker that does not speak it stops the
+  Link at once with :class:`~edge.errors.BrokerProtocolError` (exit 3).
 - :func:`connect` builds a :class:`Link`, starts it and waits for the first CONNACK (raises
   :class:`~edge.errors.BrokerUnreachable` after ``timeout`` seconds or ``attempts`` failed
   attempts).
@@ -51,7 +67,14 @@ from paho.mqtt.reasoncodes import ReasonCode
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from edge.config import MqttConfig
-from edge.errors import AdammError, BrokerAuthError, BrokerError, BrokerUnreachable, UsageError
+from edge.errors import (
+    AdammError,
+    BrokerAuthError,
+    BrokerError,
+    BrokerProtocolError,
+    BrokerUnreachable,
+    UsageError,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +85,16 @@ DEFAULT_KEEPALIVE_S = 30
 #: CONNACK reason codes that retrying cannot fix: bad user name or password, not authorized,
 #: banned, bad authentication method
 _AUTH_FAILURES = {134, 135, 138, 140}
+#: CONNACK reason code "Unsupported protocol version" (paho's name for a 3.1.1 broker's return code 1)
+_UNSUPPORTED_PROTOCOL = 132
+#: ``[mqtt] protocol`` values: try 5 then fall back to 3.1.1, or only one version
+PROTOCOLS = ("auto", "5", "3.1.1")
+#: what a connection that fell back to MQTT 3.1.1 does without (the one WARNING says it)
+LOST_UNDER_311 = (
+    "the Session Expiry Interval (the broker keeps the session for its own limit, Mosquitto's "
+    "persistent_client_expiration), the Message Expiry Interval (staff devices drop an expired action "
+    "by its params.expires_at) and user properties (the hub's receipts name msg_ids)"
+)
 #: seconds a :meth:`Link.publish_wait` waits for its PUBACK
 PUBACK_TIMEOUT_S = 15.0
 _ENV_USER, _ENV_PASSWORD, _ENV_CA = "ADAMM_MQTT_USERNAME", "ADAMM_MQTT_PASSWORD", "ADAMM_MQTT_CA"
@@ -175,6 +208,15 @@ class LinkSettings:
     max_inflight: int = 100
     #: failed connection attempts before :func:`connect` gives up (None: only its timeout)
     connect_attempts: int | None = None
+    #: ``[mqtt] protocol``: "auto" (MQTT 5, falling back to 3.1.1), "5" or "3.1.1" (:data:`PROTOCOLS`)
+    protocol: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.protocol not in PROTOCOLS:
+            raise UsageError(
+                f"MQTT protocol {self.protocol!r} is not one of {', '.join(PROTOCOLS)}",
+                hint='set [mqtt] protocol = "auto", "5" or "3.1.1"',
+            )
 
 
 def link_settings(
@@ -196,6 +238,7 @@ def link_settings(
         backoff_max_s=cfg.backoff_max_s,
         max_inflight=max_inflight,
         connect_attempts=cfg.connect_attempts,
+        protocol=cfg.protocol,
     )
 
 
@@ -281,7 +324,8 @@ class _Client(paho.Client):
 
 
 class Link:
-    """One MQTT 5 connection with a persistent session (see the module docstring).
+    """One MQTT connection (5, or 3.1.1 after the fallback) with a persistent session (see the
+    module docstring).
 
     ``on_message(message) -> bool | None``, ``on_connected(session_present)`` and
     ``on_puback(mid, ok, reason)`` run on the network thread. With ``manual_ack`` a message is
@@ -330,13 +374,38 @@ class Link:
         self._settled = threading.Event()  # first CONNACK seen, or a fatal error
         self._sub_mids: dict[int, list[str]] = {}
         self._started = False
-        c = _Client(
-            CallbackAPIVersion.VERSION2,
-            client_id=client_id,
-            protocol=MQTTProtocolVersion.MQTTv5,
-            reconnect_on_failure=True,
-            manual_ack=manual_ack,
-        )
+        #: the version spoken now: "5", or "3.1.1" (forced, or after the fallback)
+        self._protocol = "3.1.1" if settings.protocol == "3.1.1" else "5"
+        #: guards swapping the paho client (the fallback) against :meth:`close`
+        self._client_lock = threading.Lock()
+        self._retired: list[_Client] = []  # clients replaced by the fallback (their threads end)
+        self._client = self._build_client(self._protocol)
+
+    @property
+    def protocol(self) -> str:
+        """The MQTT version this link speaks (or tries first): ``"5"`` or ``"3.1.1"``."""
+        return self._protocol
+
+    def _build_client(self, protocol: str) -> _Client:
+        """A paho client for ``protocol`` with this link's credentials, TLS, window and callbacks."""
+        if protocol == "5":
+            c = _Client(
+                CallbackAPIVersion.VERSION2,
+                client_id=self.client_id,
+                protocol=MQTTProtocolVersion.MQTTv5,
+                reconnect_on_failure=True,
+                manual_ack=self.manual_ack,
+            )
+        else:  # the persistent session of 3.1.1: the broker keeps it until its own expiry
+            c = _Client(
+                CallbackAPIVersion.VERSION2,
+                client_id=self.client_id,
+                clean_session=False,
+                protocol=MQTTProtocolVersion.MQTTv311,
+                reconnect_on_failure=True,
+                manual_ack=self.manual_ack,
+            )
+        settings = self.settings
         c.adamm_backoff = Backoff(settings.backoff_initial_s, settings.backoff_max_s)
         c.adamm_stop = self._stop
         c.max_inflight_messages_set(max(1, settings.max_inflight))
@@ -352,19 +421,25 @@ class Link:
         c.on_subscribe = self._handle_subscribe
         c.on_publish = self._handle_publish
         c.on_message = self._handle_message
-        self._client = c
+        return c
+
+    def _connect_async(self, c: _Client, protocol: str) -> None:
+        a = self.settings.address
+        if protocol == "5":
+            props = Properties(PacketTypes.CONNECT)
+            props.SessionExpiryInterval = int(self.settings.session_expiry_s)
+            c.connect_async(
+                a.host, a.port, keepalive=self.settings.keepalive_s, clean_start=False, properties=props
+            )
+        else:
+            c.connect_async(a.host, a.port, keepalive=self.settings.keepalive_s)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
     def start(self) -> Link:
         """Connect in the background (retrying with backoff until :meth:`close`)."""
-        props = Properties(PacketTypes.CONNECT)
-        props.SessionExpiryInterval = int(self.settings.session_expiry_s)
-        self._arm_will()
-        a = self.settings.address
-        self._client.connect_async(
-            a.host, a.port, keepalive=self.settings.keepalive_s, clean_start=False, properties=props
-        )
+        self._arm_will(self._client)
+        self._connect_async(self._client, self._protocol)
         self._client.loop_start()
         self._started = True
         return self
@@ -423,12 +498,17 @@ class Link:
                 info.wait_for_publish(timeout)
             except (RuntimeError, ValueError, OSError) as exc:
                 logger.debug("final message not published: %s", exc)
-        self._stop.set()
+        with self._client_lock:  # no fallback starts a new client after this
+            self._stop.set()
+            c = self._client
+            retired, self._retired = self._retired, []
         try:
-            self._client.disconnect()
+            c.disconnect()
         except OSError:
             pass
-        self._client.loop_stop()
+        c.loop_stop()
+        for old in retired:  # their network threads end on their own; wait for them
+            old.loop_stop()
         self.connected.clear()
         self._started = False
 
@@ -445,7 +525,8 @@ class Link:
     ) -> int | None:
         """Queue a message; returns its mid (PUBACK comes to ``on_puback``), None when not connected
         (the caller keeps it and sends it again after the reconnect). ``expiry_s``: the MQTT 5
-        Message Expiry Interval (the broker drops the message once it passes)."""
+        Message Expiry Interval (the broker drops the message once it passes); over MQTT 3.1.1
+        neither it nor ``user_properties`` is sent (the payload must carry what the receiver needs)."""
         info = self._publish(topic, payload, qos, retain, user_properties, expiry_s)
         return None if info is None else int(info.mid)
 
@@ -500,9 +581,9 @@ class Link:
         if not self.connected.is_set():
             return None
         props = None
-        if user_properties or expiry_s is not None:
+        if self._protocol == "5" and (user_properties or expiry_s is not None):
             props = PackedPublishProperties(user_properties, expiry_s)
-        info = self._client.publish(topic, payload, qos=qos, retain=retain, properties=props)
+        info = self._client.publish(topic, payload, qos=qos, retain=retain, properties=props)  # 3.1.1: none
         if info.rc not in (MQTTErrorCode.MQTT_ERR_SUCCESS, MQTTErrorCode.MQTT_ERR_QUEUE_SIZE):
             if info.rc == MQTTErrorCode.MQTT_ERR_NO_CONN:
                 return None
@@ -521,15 +602,66 @@ class Link:
 
     # -- paho callbacks (network thread) -------------------------------------------------------------
 
-    def _arm_will(self) -> None:
+    def _arm_will(self, client: _Client | None = None) -> None:
         if self.will is not None:
-            self._client.will_set(
+            (client or self._client).will_set(
                 self.will.topic, self.will.payload(), qos=self.will.qos, retain=self.will.retain
             )
+
+    def _fall_back(self, old: _Client) -> None:
+        """The broker does not speak MQTT 5: go on with a new paho client for MQTT 3.1.1 (on the
+        old client's network thread, which ends once this callback returns)."""
+        logger.warning(
+            "the broker %s does not speak MQTT 5: client %s uses MQTT 3.1.1 from now on, without %s",
+            self.settings.address.url,
+            self.client_id,
+            LOST_UNDER_311,
+        )
+        for name in (
+            "on_connect",
+            "on_connect_fail",
+            "on_disconnect",
+            "on_subscribe",
+            "on_publish",
+            "on_message",
+        ):
+            setattr(old, name, None)  # nothing more from the old client reaches this link
+        old.disconnect()  # its loop stops after this CONNACK instead of reconnecting
+        with self._client_lock:
+            if self._stop.is_set():  # closed meanwhile: nothing to start
+                return
+            self._protocol = "3.1.1"
+            new = self._build_client("3.1.1")
+            self._arm_will(new)
+            self._connect_async(new, "3.1.1")
+            self._retired.append(old)
+            self._client = new
+            new.loop_start()
 
     def _handle_connect(self, client: Any, userdata: Any, flags: Any, rc: ReasonCode, props: Any) -> None:
         if rc.is_failure:
             self.last_error = f"the broker refused the connection: {rc}"
+            if (
+                rc.value == _UNSUPPORTED_PROTOCOL
+                and self._protocol == "5"
+                and self.settings.protocol == "auto"
+            ):
+                self._fall_back(client)
+                return
+            if rc.value == _UNSUPPORTED_PROTOCOL:
+                forced = self.settings.protocol != "auto"
+                wanted = f"MQTT {self._protocol}" if forced else "MQTT 5 nor MQTT 3.1.1"
+                self.fatal = BrokerProtocolError(
+                    f"the broker {self.settings.address.url} does not speak {wanted} "
+                    f'([mqtt] protocol = "{self.settings.protocol}"; client {self.client_id}: {rc})',
+                    hint='set [mqtt] protocol = "auto" (MQTT 5, else 3.1.1)'
+                    if forced
+                    else "use an MQTT 5 or 3.1.1 broker",
+                )
+                self._stop.set()
+                client.disconnect()
+                self._settled.set()
+                return
             if rc.value in _AUTH_FAILURES:
                 self.fatal = BrokerAuthError(
                     f"the broker {self.settings.address.url} refused {self.credentials_label} "
@@ -553,15 +685,19 @@ class Link:
         if not self.subscriptions:
             self._subscribed.set()
         if self.subscriptions:  # one SUBSCRIBE for all of them, one SUBACK
-            res, mid = client.subscribe([(t, SubscribeOptions(qos=q)) for t, q in self.subscriptions])
+            if self._protocol == "5":
+                res, mid = client.subscribe([(t, SubscribeOptions(qos=q)) for t, q in self.subscriptions])
+            else:  # 3.1.1 has no subscription options, only the QoS
+                res, mid = client.subscribe(list(self.subscriptions))
             if res == MQTTErrorCode.MQTT_ERR_SUCCESS and mid is not None:
                 self._sub_mids[int(mid)] = [t for t, _ in self.subscriptions]
             else:
                 logger.warning("subscribing to %s not sent (%s)", self.subscriptions, paho.error_string(res))
         logger.info(
-            "connected to %s as %s (session %s)",
+            "connected to %s as %s over MQTT %s (session %s)",
             self.settings.address.url,
             self.client_id,
+            self._protocol,
             "resumed" if getattr(flags, "session_present", False) else "new",
         )
         self.connected.set()
@@ -573,12 +709,12 @@ class Link:
         self.last_error = f"cannot connect to {self.settings.address.url}"
         self.failed_attempts += 1
         logger.info("%s; retrying", self.last_error)
-        self._arm_will()
+        self._arm_will(client)
 
     def _handle_disconnect(self, client: Any, userdata: Any, flags: Any, rc: ReasonCode, props: Any) -> None:
         was = self.connected.is_set()
         self.connected.clear()
-        self._arm_will()
+        self._arm_will(client)
         if was and not self._stop.is_set():
             self.last_error = f"connection to {self.settings.address.url} lost ({rc})"
             logger.warning("%s; reconnecting", self.last_error)
@@ -592,7 +728,7 @@ class Link:
             self.fatal = BrokerAuthError(
                 f"broker {self.settings.address.url} refused the subscription ({'; '.join(bad)})",
                 hint="check the broker's ACL for this user (and, for a shared subscription, that the "
-                "broker speaks MQTT 5)",
+                "broker supports $share subscriptions)",
             )
             self._stop.set()
             self._settled.set()

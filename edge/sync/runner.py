@@ -3,8 +3,8 @@
 :class:`StoreSync` publishes one store's pending outbox rows in ``seq`` order at QoS 1 on
 ``adamm/v1/{store_id}/summary`` (a window of ``window`` messages awaiting the broker's PUBACK; the
 row's ``seq`` rides along as the MQTT 5 user property ``seq``, for hubs that answer
-``{"up_to_seq": N}``), subscribes to its ``receipt`` topic and marks a row ``done`` only when a
-receipt names it (``stored``, or ``up_to_seq`` covering a seq it sent) and ``parked`` (logged with
+``{"up_to_seq": N}``; over MQTT 3.1.1 it cannot, and the receipts name msg_ids), subscribes to
+its ``receipt`` topic and marks a row ``done`` only when a receipt names it (``stored``, or ``up_to_seq`` covering a seq it sent) and ``parked`` (logged with
 the hub's reason) when the receipt parks it. The PUBACK is transport, not storage: a row the hub has
 not confirmed is published again after every reconnect and ``resend_after_s`` after it was sent,
 once the hub has also confirmed nothing for ``resend_after_s`` (a hub still catching up is not
