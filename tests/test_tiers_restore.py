@@ -67,3 +67,42 @@ def test_an_archived_event_whose_rowid_is_taken_comes_back_counted_once(tmp_path
         assert late == 1
     report = check_memory(db)
     assert report.ok, report.problems
+
+
+def test_importing_an_archived_event_again_is_a_duplicate_and_other_content_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The cold tier's events are still stored: the same lines imported again (twice, with and without
+    --replace) are duplicates, not late events of their closed days; a line with other content is
+    rejected even with --replace (the closed day's rollup is its record), and nothing changes."""
+    db = tmp_path / "store.db"
+    cfg = AdammConfig(tiers=TiersConfig(warm_after_days=10, cold_after_days=40))
+    events = list(simulate(SimConfig(start=date(2025, 1, 1), days=60, customers_per_day=10, with_text=False)))
+    with Store.open(db, timezone="Asia/Shanghai") as store:
+        store.import_events(events)
+        maintain(store, cfg, NOW)
+        before = AskService(store, cfg, now=NOW).ask(QUESTION)
+        with store.read() as conn:
+            cold_ids = {str(e) for (e,) in conn.execute("SELECT event_id FROM archive_index")}
+            (held,) = conn.execute("SELECT count(*) FROM events").fetchone()
+        cold = [e for e in events if e["event_id"] in cold_ids]
+        held_ids = {e["event_id"] for e in events} - cold_ids
+        assert len(cold) > 100 and held_ids  # the lines span the cold tier and the memory
+        for replace in (False, True, True):
+            report = store.import_events(events, replace=replace)
+            assert (report.accepted, report.duplicates, report.rejected) == (0, len(events), 0)
+        changed = [dict(cold[0], text="a different line"), dict(cold[1], text="another line")]
+        reasons: list[str] = []
+        report = store.import_events(changed, replace=True, on_reject=lambda _n, why: reasons.append(why))
+        assert (report.accepted, report.duplicates, report.rejected) == (0, 0, 2)
+        assert all("cold archive" in why and "cannot be replaced" in why for why in reasons), reasons
+        assert cold[0]["event_id"] in reasons[0]
+        store.writer.submit(rollup.refresh).result()
+        with store.read() as conn:
+            assert conn.execute("SELECT count(*) FROM events").fetchone() == (held,)
+            assert conn.execute("SELECT sum(late_events) FROM rollup_days").fetchone() == (0,)
+        assert AskService(store, cfg, now=NOW).ask(QUESTION)["result"] == before["result"]
+        rerun = maintain(store, cfg, NOW)
+    assert rerun["tiers"]["cold"]["archived"] == 0, rerun  # nothing archived a second time
+    report_check = check_memory(db)
+    assert report_check.ok, report_check.problems

@@ -42,6 +42,7 @@ from edge.memory.db.migrations import MODALITY_VECTOR_TABLES, VECTOR_DIM, migrat
 from edge.memory.db.writer import Writer
 from edge.memory.ingest.build import EVENT_COLUMNS, EventRows, LocalTime, build, utc_text, zone
 from edge.memory.ingest.mev import LineRejected, check_line
+from edge.memory.tiers.archive import hash_key
 
 if TYPE_CHECKING:
     from edge.encoders.base import Encoder
@@ -57,6 +58,12 @@ _INSERT_ENTITY = "INSERT OR IGNORE INTO entities(event_rowid, entity) VALUES (?,
 _EXISTING = (
     "SELECT e.event_id, e.id, e.content_hash FROM events AS e "
     "WHERE e.event_id IN (SELECT value FROM json_each(?))"
+)
+#: events of the batch that only the cold archive holds (their day is closed; see ``_submit_batch``)
+_ARCHIVED = (
+    "SELECT a.event_id, a.hash, a.local_date, f.store_id FROM archive_index AS a "
+    "JOIN archive_members AS m ON m.id = a.member JOIN archive_files AS f ON f.id = m.file_id "
+    "WHERE a.event_id IN (SELECT value FROM json_each(?))"
 )
 DEFAULT_TZ_SETTING = "default_timezone"
 #: prepare the next batch while the writer inserts the previous one. The writer inserts many rows
@@ -490,7 +497,9 @@ class Store:
         from a file (invalid UTF-8 rejects that line).
 
         Idempotent on ``event_id``: the same content again is a duplicate; different content is
-        rejected unless ``replace`` (then the stored event is replaced and counts as accepted).
+        rejected unless ``replace`` (then the stored event is replaced and counts as accepted). An
+        event the cold tier archived counts as stored: the same content is a duplicate, other
+        content is rejected even with ``replace`` (its day is closed; the rollup is its record).
         Rejected lines go to ``on_reject(line_no, reason)`` in line order.
 
         Each batch is its own transaction: when the disk fills up (SQLITE_FULL) the failing batch
@@ -683,6 +692,15 @@ class Store:
                     str(eid): (int(i), str(h))
                     for eid, i, h in conn.execute(_EXISTING, (json.dumps([r.event_id for r in rows]),))
                 }
+            # an event the cold tier archived is still stored: its day is closed and the rollup is
+            # that day's record, so the same content again is a duplicate, other content is refused
+            absent = [r.event_id for r in rows if r.event_id not in existing]
+            archived: dict[str, tuple[int, str, str]] = {}
+            if absent:
+                archived = {
+                    str(eid): (int(h), str(day), str(store))
+                    for eid, h, day, store in conn.execute(_ARCHIVED, (json.dumps(absent),))
+                }
             (max_id,) = conn.execute("SELECT COALESCE(MAX(id), 0) FROM events").fetchone()  # type: ignore[misc]
             next_id = int(max_id) + 1
             accepted = duplicates = replaced = 0
@@ -691,7 +709,13 @@ class Store:
             replaced_ids: list[int] = []
             for r in rows:
                 hit = existing.get(r.event_id)
-                if hit is None:
+                cold = archived.get(r.event_id) if hit is None else None
+                if cold is not None:
+                    if cold[0] == hash_key(r.content_hash):
+                        duplicates += 1
+                    else:
+                        rejects.append((r.line, _archived_reason(r.event_id, cold[1], cold[2], replace)))
+                elif hit is None:
                     to_insert.append((next_id, r))
                     next_id += 1
                 elif hit[1] == r.content_hash:
@@ -734,6 +758,15 @@ class Store:
             return _BatchResult(accepted, duplicates, rejects, replaced)
 
         return self.writer.submit(write)
+
+
+def _archived_reason(event_id: str, day: str, store: str, replace: bool) -> str:
+    """Why a line whose event the cold archive holds with other content is refused."""
+    return (
+        f"event_id {event_id} is in the cold archive with different content: day {day} of store {store} "
+        f"is closed and its figures are final, so it {'cannot be replaced' if replace else 'is kept as archived'} "
+        f"(adamm restore --db ... {event_id} shows the archived event)"
+    )
 
 
 class _ReadonlyWriter:
