@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from edge.contract import ACK_RANK, FINAL_STATES, OPEN_STATES, iso, parse_iso
 from edge.errors import BrokerError, UsageError
 from edge.services.action_rules import answer_is_weak, default_role
 from edge.sync import messages as m
@@ -41,10 +42,6 @@ from hub.db import HubDB
 
 logger = logging.getLogger(__name__)
 
-STATES = ("pending", "sent", "accepted", "done", "rejected", "expired")
-OPEN_STATES = ("pending", "sent")
-FINAL_STATES = ("done", "rejected", "expired")
-RANK = {"pending": 0, "sent": 1, "accepted": 2, "done": 3, "rejected": 3}
 #: outcomes of :func:`record_ack`
 RECORDED, UNCHANGED, UNKNOWN, LATE = "recorded", "unchanged", "unknown", "late"
 
@@ -56,17 +53,6 @@ COLUMNS = (
 
 #: publish(topic, payload, expiry_s, user_properties)
 Publish = Callable[[str, bytes, int | None, Sequence[tuple[str, str]]], object]
-
-
-def iso(t: datetime) -> str:
-    if t.tzinfo is None:
-        raise ValueError("an action time needs a time zone")
-    return t.astimezone(UTC).isoformat(timespec="seconds")
-
-
-def parse_iso(text: str) -> datetime:
-    t = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
 
 
 def _now(now: datetime | None) -> datetime:
@@ -342,7 +328,7 @@ def record_ack(db: HubDB, topic: str, payload: bytes, *, now: datetime | None = 
                     )
                 return LATE
             cur = "sent"
-        if RANK[ack.state] <= RANK[cur]:
+        if ACK_RANK[ack.state] <= ACK_RANK[cur]:
             return UNCHANGED
         db.execute(
             "UPDATE hub_actions SET state = ?, acked_by = ?, acked_at = ?, updated_at = ? WHERE action_id = ?",

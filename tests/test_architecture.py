@@ -178,3 +178,27 @@ def test_no_import_cycles() -> None:
         if m not in index:
             visit(m)
     assert cycles == []
+
+
+def test_the_shared_vocabulary_is_the_contracts() -> None:
+    """edge.contract (the one copy the memory, the sync messages and the hub use) says what
+    CONTRACT.md and payload.schema.json say: the fact fields in order, the ack states, the
+    action fields and types."""
+    from edge import contract
+
+    text = _contract().read_text(encoding="utf-8")
+    section6 = text[text.index("## 6.") :]
+    fact = section6[section6.index('`{"fact_id"') : section6.index("}`", section6.index('`{"fact_id"'))]
+    top_level = re.sub(r"\{[^{}]*\}", "", fact[2:])  # without the nested statement's {"zh", "en"}
+    assert tuple(re.findall(r'"(\w+)"', top_level)) == contract.FACT_FIELDS
+    ack_row = next(line for line in text.splitlines() if line.startswith("| `adamm/v1/{store_id}/ack/"))
+    assert tuple(re.findall(r'"(accepted|done|rejected)"', ack_row)) == contract.ACK_STATES
+    action_row = next(line for line in text.splitlines() if line.startswith("| `adamm/v1/{store_id}/action/"))
+    assert tuple(re.findall(r'"(\w+)"', action_row)) == contract.ACTION_FIELDS
+    schema = json.loads((_contract().parent / "payload.schema.json").read_text(encoding="utf-8"))
+    action = next(o for o in schema["properties"]["action"]["oneOf"] if o.get("type") == "object")
+    assert tuple(action["properties"]["type"]["enum"]) == contract.ACTION_TYPES
+    assert set(contract.ACK_RANK) == set(contract.ACTION_STATES) - {"expired"}
+    assert set(contract.OPEN_STATES) | set(contract.FINAL_STATES) | {"accepted"} == set(
+        contract.ACTION_STATES
+    )

@@ -31,6 +31,7 @@ from textual.widgets import DataTable
 from edge.analysis.operators.base import fmt, fmt_p
 from edge.cli import main
 from edge.config import AdammConfig
+from edge.contract import FACT_FIELDS
 from edge.memory.db import migrations
 from edge.memory.db.connect import load_vec
 from edge.memory.semantic import facts as repo
@@ -454,7 +455,7 @@ def test_every_fact_has_exactly_the_contract_fields_and_cites_real_events() -> N
     ids = {e["event_id"] for e in mem.events}
     cap = AdammConfig().analysis.evidence_cap
     for f in facts:
-        assert list(f) == list(repo.CONTRACT_FIELDS)
+        assert list(f) == list(FACT_FIELDS)
         assert set(f["statement"]) == {"zh", "en"} and all(f["statement"].values())
         assert 0 < len(f["evidence"]) <= cap and f["evidence_count"] >= len(f["evidence"])
         assert set(f["evidence"]) <= ids

@@ -148,9 +148,3 @@ def test_topics() -> None:
     )
     assert not m.valid_store_id("a/b") and not m.valid_store_id("+") and m.valid_store_id("sh_xuhui_01")
     assert m.parse_status(m.status_payload("online", "2025-10-01T00:00:00+00:00"))["state"] == "online"
-
-
-def test_fact_fields_are_the_stores_contract_fields() -> None:
-    from edge.memory.semantic.facts import CONTRACT_FIELDS
-
-    assert m.FACT_FIELDS == CONTRACT_FIELDS

@@ -33,6 +33,7 @@ __all__ = [
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from edge.contract import ACTION_TYPES, FINAL_STATES
 from edge.errors import UsageError
 from edge.memory.semantic import actions
 from edge.memory.semantic.status import store_ids
@@ -56,7 +57,7 @@ def _open_id(store: Store, store_id: str, action: dict[str, Any], role: str) -> 
         for generation in range(10_000):
             aid = action_id_for(store_id, action, role, generation)
             row = actions.get_action(conn, aid)
-            if row is None or row["state"] not in actions.FINAL_STATES:
+            if row is None or row["state"] not in FINAL_STATES:
                 return aid
     raise UsageError("this action was sent 10000 times already")
 
@@ -74,8 +75,8 @@ def queue_action(
     expires_at: datetime | None = None,
 ) -> str:
     """Queue an action in the outbox (idempotent while it is open); its id."""
-    if type not in actions.TYPES:
-        raise UsageError(f"action type must be one of {', '.join(actions.TYPES)}, not {type!r}")
+    if type not in ACTION_TYPES:
+        raise UsageError(f"action type must be one of {', '.join(ACTION_TYPES)}, not {type!r}")
     check_role(role)
     if expires_at is not None and expires_at <= datetime.now(UTC):
         raise UsageError("the action would expire before it is sent: give a later --expires-in")

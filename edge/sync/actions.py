@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from edge.config import AdammConfig
+from edge.contract import parse_iso
 from edge.errors import EnvironmentProblem
 from edge.memory.semantic import actions as rows
 from edge.sync import messages
@@ -157,7 +158,7 @@ def action_message(
     expiry: int | None = None
     props: list[tuple[str, str]] = []
     if row.get("expires_at"):
-        left = (rows.parse_iso(row["expires_at"]) - now).total_seconds()
+        left = (parse_iso(row["expires_at"]) - now).total_seconds()
         expiry = max(1, math.ceil(left))
         props.append((messages.EXPIRES_AT_PROPERTY, row["expires_at"]))
     return messages.action_topic(row["store_id"], row["role"]), payload, expiry, props
@@ -187,7 +188,7 @@ def resend_due(
     for row in due:
         if store_id is not None and row["store_id"] != store_id:
             continue
-        if row.get("expires_at") and rows.parse_iso(row["expires_at"]) <= t:
+        if row.get("expires_at") and parse_iso(row["expires_at"]) <= t:
             continue
         if not row.get("role") or not messages.valid_topic_level(str(row["role"])):
             logger.warning("action %s has no usable role (%r); not sent", row["action_id"], row["role"])
@@ -208,7 +209,7 @@ def record_ack(store: Store, topic: str, payload: bytes, *, now: datetime | None
     except messages.MessageError as exc:
         logger.warning("ignoring a message on %s: %s", topic, exc)
         return exc.reason
-    outcome = rows.apply_ack(store, ack.action_id, ack.state, ack.by, rows.parse_iso(ack.at), now=now)
+    outcome = rows.apply_ack(store, ack.action_id, ack.state, ack.by, parse_iso(ack.at), now=now)
     if outcome == rows.UNKNOWN:
         logger.info("ack for an action this store did not issue: %s", ack.action_id)
     return outcome

@@ -56,6 +56,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
+from edge.contract import ACK_STATES, ACTION_FIELDS, ACTION_TYPES, FACT_FIELDS
 from edge.errors import AdammError
 
 SCHEMA_VERSION = 1
@@ -93,22 +94,6 @@ ROLLUP_FIELDS = (
 )
 #: fields of a rollup row that are not numbers
 ROLLUP_TEXT_FIELDS = ("event_type", "first_event_id", "last_event_id")
-#: fields of a fact body (CONTRACT.md section 6)
-FACT_FIELDS = (
-    "fact_id",
-    "statement",
-    "metric",
-    "dimension",
-    "value",
-    "effect",
-    "n",
-    "p_value",
-    "confidence",
-    "evidence",
-    "evidence_count",
-    "valid_from",
-    "valid_to",
-)
 #: a store id usable as one topic level (no ``/``, ``+``, ``#``)
 _STORE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -395,9 +380,6 @@ def scrub(text: str) -> str:
 # -- actions and acks -----------------------------------------------------------------------
 
 #: the fields of an action message (CONTRACT.md section 5), and the states a staff device acks
-ACTION_FIELDS = ("action_id", "type", "params", "summary", "evidence", "confidence", "issued_at")
-ACTION_TYPES = ("recommendation", "work_order", "alert")
-ACK_STATES = ("accepted", "done", "rejected")
 #: an action id or a role usable as one topic level
 _TOPIC_LEVEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 #: the MQTT 5 user property that carries an action's expiry (the broker enforces the Message

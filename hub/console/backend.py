@@ -20,6 +20,7 @@ from typing import Any
 from edge.analysis.source import EventFilter, EventRow
 from edge.config import parse_duration
 from edge.config.hub import HubConfig
+from edge.contract import OPEN_STATES
 from edge.errors import UsageError
 from edge.services.console import ConsoleStatus
 from hub import actions as hub_actions
@@ -125,7 +126,7 @@ class HubBackend:
     def status(self) -> ConsoleStatus:
         """No components at the hub; ``outbox``: the hub actions still open."""
         with self._db() as db:
-            open_ = [a for a in hub_actions.list_actions(db) if a["state"] in hub_actions.OPEN_STATES]
+            open_ = [a for a in hub_actions.list_actions(db) if a["state"] in OPEN_STATES]
         return ConsoleStatus([], "running", None, {}, len(open_))
 
     # -- the hub's own -----------------------------------------------------------------------------

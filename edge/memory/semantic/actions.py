@@ -14,8 +14,9 @@ An accepted action does not expire (someone has taken it on). A row with no ``ex
 
 Readers (:func:`list_actions`) show the effective state: an open action past its expiry reads
 ``expired`` even before a writer (:func:`expire_due`) has marked it, so a read-only command can
-list the truth without writing. Times are UTC ISO 8601 with seconds (:func:`iso`), so they
-compare as text in SQL.
+list the truth without writing. Times are UTC ISO 8601 with seconds (:func:`edge.contract.iso`), so
+they compare as text in SQL. The states, their order and the time helpers are the contract's
+(:mod:`edge.contract`), shared with the hub's outbox.
 """
 
 from __future__ import annotations
@@ -27,37 +28,14 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from edge.contract import ACK_RANK, ACK_STATES, ACTION_TYPES, OPEN_STATES, iso, parse_iso
 from edge.memory.semantic._sql import rows
 
 if TYPE_CHECKING:
     from edge.memory.store import Store
 
-#: every state an action can be in, the ones an acknowledgement may set, the open ones (in the
-#: outbox: to be sent or re-sent until acknowledged or expired) and the final ones
-STATES = ("pending", "sent", "accepted", "done", "rejected", "expired")
-ACK_STATES = ("accepted", "done", "rejected")
-OPEN_STATES = ("pending", "sent")
-FINAL_STATES = ("done", "rejected", "expired")
-#: the order of :data:`STATES` for acknowledgements (done and rejected share the top)
-RANK = {"pending": 0, "sent": 1, "accepted": 2, "done": 3, "rejected": 3}
-#: the action types the table accepts (payload.schema.json ``action.type``)
-TYPES = ("recommendation", "work_order", "alert")
-
 #: outcomes of :func:`apply_ack`
 RECORDED, UNCHANGED, UNKNOWN, LATE = "recorded", "unchanged", "unknown", "late"
-
-
-def iso(t: datetime) -> str:
-    """``t`` as the table stores times: UTC ISO 8601, seconds (``2025-11-01T09:00:00+00:00``)."""
-    if t.tzinfo is None:
-        raise ValueError("an action time needs a time zone")
-    return t.astimezone(UTC).isoformat(timespec="seconds")
-
-
-def parse_iso(text: str) -> datetime:
-    """A stored or received ISO 8601 time (``Z`` accepted) as an aware datetime."""
-    t = datetime.fromisoformat(text.strip().replace("Z", "+00:00").replace("z", "+00:00"))
-    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
 
 
 def _now(now: datetime | None) -> datetime:
@@ -109,8 +87,8 @@ def get_action(conn: apsw.Connection, action_id: str, now: datetime | None = Non
 
 def insert_action(store: Store, record: ActionRecord, now: datetime | None = None) -> bool:
     """Queue ``record`` as a pending action; False (and nothing changed) when its id exists."""
-    if record.type not in TYPES:
-        raise ValueError(f"action type must be one of {', '.join(TYPES)}, not {record.type!r}")
+    if record.type not in ACTION_TYPES:
+        raise ValueError(f"action type must be one of {', '.join(ACTION_TYPES)}, not {record.type!r}")
     stamp = iso(_now(now))
     expires = iso(record.expires_at) if record.expires_at is not None else None
 
@@ -168,7 +146,7 @@ def apply_ack(
                     )
                 return LATE
             cur = "sent"
-        if RANK[state] <= RANK[cur]:
+        if ACK_RANK[state] <= ACK_RANK[cur]:
             return UNCHANGED
         conn.execute(
             "UPDATE actions SET state = ?, acked_by = ?, acked_at = ?, updated_at = ? WHERE action_id = ?",

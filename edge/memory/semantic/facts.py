@@ -20,23 +20,6 @@ from edge.memory.semantic._sql import rows, utc_now
 if TYPE_CHECKING:
     from edge.memory.store import Store
 
-#: the fact fields of CONTRACT.md section 6, in order
-CONTRACT_FIELDS: tuple[str, ...] = (
-    "fact_id",
-    "statement",
-    "metric",
-    "dimension",
-    "value",
-    "effect",
-    "n",
-    "p_value",
-    "confidence",
-    "evidence",
-    "evidence_count",
-    "valid_from",
-    "valid_to",
-)
-
 
 @dataclass
 class FactRecord:
