@@ -504,6 +504,48 @@ def test_cli_lists_current_facts_or_all_as_json_and_a_table_and_writes_nothing(
     assert _sha(path) == digest
 
 
+def test_cli_tells_the_stores_of_a_memory_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A memory of two stores: the table has a store column, --store lists one store's facts
+    (JSON keeps exactly the contract's fields), an unknown store is an error naming the stores."""
+    path = tmp_path / "two.db"
+    shutil.copy(catch_up().path, path)
+    conn = apsw.Connection(str(path))
+    (store,) = conn.execute("SELECT store_id FROM stores").fetchone()
+    cols = [str(r[1]) for r in conn.execute("PRAGMA table_info(facts)")]
+    picked = ", ".join(
+        "'other_02'" if c == "store_id" else "'o-' || fact_id" if c == "fact_id" else c for c in cols
+    )
+    with conn:
+        conn.execute(
+            "INSERT INTO stores(store_id, timezone, created_at) VALUES ('other_02', 'Europe/London', 'x')"
+        )
+        conn.execute(
+            f"INSERT INTO facts ({', '.join(cols)}) SELECT {picked} FROM facts WHERE valid_to IS NULL"
+        )
+    conn.close()
+    mine = _facts(catch_up().path, current_only=True)
+    assert len(mine) >= 2
+    assert main(["facts", "--db", str(path), "--store", store, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == mine
+    assert main(["facts", "--db", str(path), "--store", "other_02", "--json"]) == 0
+    theirs = json.loads(capsys.readouterr().out)
+    assert [f["fact_id"] for f in theirs] == ["o-" + f["fact_id"] for f in mine]
+    assert all(list(f) == list(FACT_FIELDS) for f in theirs)
+    assert main(["facts", "--db", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 1 + 2 * len(mine)
+    assert sorted(line.split()[0] for line in lines[1:]) == sorted(
+        [store] * len(mine) + ["other_02"] * len(mine)
+    )
+    assert main(["facts", "--db", str(path), "--store", store]) == 0
+    assert all(
+        not line.startswith(store) for line in capsys.readouterr().out.splitlines()
+    )  # one store: no column
+    assert main(["facts", "--db", str(path), "--store", "nowhere_09"]) == 2
+    err = capsys.readouterr().err
+    assert "nowhere_09" in err and store in err and "other_02" in err
+
+
 def test_cli_refuses_a_file_that_is_not_a_memory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     other = tmp_path / "other.db"
     conn = apsw.Connection(str(other))

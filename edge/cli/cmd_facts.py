@@ -1,8 +1,10 @@
 """``adamm facts``: the store's semantic facts (CONTRACT.md section 6); current ones unless ``--all``.
 
 Prints a readable table (validity, evidence count, confidence, the statement in the store
-manager's language: the locale, else the store's time zone) or, with ``--json``, a JSON list of
-facts with exactly the contract's fields. Opens the memory read-only (a memory an older adamm
+manager's language: the locale, else the store's time zone; a store column when the facts come
+from several stores of one memory) or, with ``--json``, a JSON list of facts with exactly the
+contract's fields. ``--store ID`` lists one store's facts (an unknown id is an error that names
+the memory's stores). Opens the memory read-only (a memory an older adamm
 made, whose facts table predates the contract's shape, lists no facts). Facts are distilled by the facts step of maintenance (:mod:`edge.services.facts`).
 Called by the ``adamm`` dispatcher in :mod:`edge.cli`.
 """
@@ -23,6 +25,12 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--db", required=True, metavar="PATH", help="the store database (must exist)")
     p.add_argument("--all", action="store_true", help="also list facts that no longer hold (closed)")
+    p.add_argument(
+        "--store",
+        metavar="ID",
+        help="only this store's facts (a memory of several stores; the table shows a store column "
+        "when the facts it lists come from more than one)",
+    )
     p.add_argument("--json", action="store_true", help="print a JSON list of facts on stdout")
     p.add_argument("--config", metavar="FILE", help="TOML config file (else $ADAMM_CONFIG, else defaults)")
     p.set_defaults(func=run)
@@ -31,7 +39,8 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from edge.cli._common import open_existing_store
     from edge.config import load_config
-    from edge.memory.semantic.facts import list_facts
+    from edge.errors import UsageError
+    from edge.memory.semantic.facts import fact_records
     from edge.presentation.facts import facts_table
     from edge.presentation.labels import ui_lang
 
@@ -39,13 +48,22 @@ def run(args: argparse.Namespace) -> int:
     store = open_existing_store(args.db, config, readonly=True)
     try:
         with store.read() as conn:
-            facts = list_facts(conn, current_only=not args.all)
-        lang = ui_lang(None, store.timezone())
+            known = sorted(str(s) for (s,) in conn.execute("SELECT store_id FROM stores"))
+            if args.store is not None and args.store not in known:
+                raise UsageError(
+                    f"the memory {args.db} holds no store {args.store!r}",
+                    hint=f"its stores: {', '.join(known) or 'none yet'}",
+                )
+            records = fact_records(conn, current_only=not args.all, store_id=args.store)
+        lang = ui_lang(None, store.timezone(args.store))
     finally:
         store.close()
+    facts = [r.contract() for r in records]
     if args.json:
         json.dump(facts, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(facts_table(facts, lang) + "\n")
+        stores = [r.store_id for r in records]
+        several = len(set(stores)) > 1
+        sys.stdout.write(facts_table(facts, lang, stores if several else None) + "\n")
     return 0

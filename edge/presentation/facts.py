@@ -115,8 +115,9 @@ def fact_statement(kind: str, fact: Mapping[str, Any], words: Mapping[str, Any])
     return out
 
 
-def facts_table(facts: Sequence[Mapping[str, Any]], lang: str) -> str:
-    """``adamm facts`` without ``--json``: one line per fact (validity, evidence count, statement)."""
+def facts_table(facts: Sequence[Mapping[str, Any]], lang: str, stores: Sequence[str] | None = None) -> str:
+    """``adamm facts`` without ``--json``: one line per fact (validity, evidence count, statement).
+    ``stores`` (one store id per fact): a store column first, for a memory of several stores."""
     if not facts:
         return "还没有学到的结论。" if lang == "zh" else "Nothing learned yet."
     head = (
@@ -124,10 +125,16 @@ def facts_table(facts: Sequence[Mapping[str, Any]], lang: str) -> str:
         if lang == "zh"
         else ("valid", "evidence", "confidence", "statement")
     )
-    lines = [f"{head[0]:<25} {head[1]:>8} {head[2]:>10}  {head[3]}"]
-    for f in facts:
+    width = max((len(s) for s in stores), default=0) if stores else 0
+    store_head = ("门店" if lang == "zh" else "store") if stores else ""
+    width = max(width, len(store_head))
+    lead = [f"{s:<{width}} " for s in stores] if stores else [""] * len(facts)
+    lines = [
+        (f"{store_head:<{width}} " if stores else "") + f"{head[0]:<25} {head[1]:>8} {head[2]:>10}  {head[3]}"
+    ]
+    for f, store in zip(facts, lead, strict=True):
         until = f.get("valid_to") or ("至今" if lang == "zh" else "now")
         valid = f"{f['valid_from']} .. {until}"
         statement = f["statement"].get(lang) or f["statement"].get("en", "")
-        lines.append(f"{valid:<25} {f['evidence_count']:>8} {fmt(f['confidence']):>10}  {statement}")
+        lines.append(f"{store}{valid:<25} {f['evidence_count']:>8} {fmt(f['confidence']):>10}  {statement}")
     return "\n".join(lines)

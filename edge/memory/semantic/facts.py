@@ -97,20 +97,30 @@ def has_contract_table(conn: apsw.Connection) -> bool:
     return any(r["name"] == "valid_from" for r in rows(conn, "PRAGMA table_info(facts)"))
 
 
-def fact_records(conn: apsw.Connection, *, current_only: bool = False) -> list[FactRecord]:
-    """Every fact (or only those that hold), current first, then newest ``valid_from`` first."""
+def fact_records(
+    conn: apsw.Connection, *, current_only: bool = False, store_id: str | None = None
+) -> list[FactRecord]:
+    """Every fact (or only those that hold; only ``store_id``'s when given), current first, then
+    newest ``valid_from`` first."""
     if not has_contract_table(conn):
         return []
-    where = "WHERE valid_to IS NULL" if current_only else ""
+    where = ["valid_to IS NULL"] if current_only else []
+    params: tuple[str, ...] = ()
+    if store_id is not None:
+        where.append("store_id = ?")
+        params = (store_id,)
     sql = (
-        f"SELECT * FROM facts {where} ORDER BY valid_to IS NOT NULL, valid_from DESC, question, slot, fact_id"
+        f"SELECT * FROM facts {'WHERE ' + ' AND '.join(where) if where else ''} "
+        "ORDER BY valid_to IS NOT NULL, valid_from DESC, store_id, question, slot, fact_id"
     )
-    return [_record(r) for r in rows(conn, sql)]
+    return [_record(r) for r in rows(conn, sql, params)]
 
 
-def list_facts(conn: apsw.Connection, *, current_only: bool = False) -> list[dict[str, Any]]:
+def list_facts(
+    conn: apsw.Connection, *, current_only: bool = False, store_id: str | None = None
+) -> list[dict[str, Any]]:
     """Facts in the contract's shape (CONTRACT.md section 6), current ones first."""
-    return [r.contract() for r in fact_records(conn, current_only=current_only)]
+    return [r.contract() for r in fact_records(conn, current_only=current_only, store_id=store_id)]
 
 
 def open_facts(conn: apsw.Connection, store_id: str, question: str) -> dict[str, FactRecord]:
