@@ -147,8 +147,9 @@ def test_a_missing_ca_file_is_an_environment_error(tmp_path: Path) -> None:
     assert "CA certificate" in out.stderr and "missing.pem" in out.stderr
 
 
-# MQTT strings are UTF-8 without U+0000 (MQTT 5, 1.5.4)
-_text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40)
+# MQTT strings are UTF-8 without U+0000 or surrogates (MQTT 5, 1.5.4); paho's reader also refuses
+# U+FEFF (its reading of MQTT-1.5.4-3), so a property holding one would not read back
+_text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\ufeff"), max_size=40)
 
 
 @given(
