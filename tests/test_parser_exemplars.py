@@ -374,3 +374,53 @@ def test_bank_vectors_are_computed_once_per_encoder(embed: Callable[[Sequence[st
     parse_question("上周的客流", VOCAB, NOW, embed=counting)
     parse_question("last week's footfall", VOCAB, NOW, embed=counting)
     assert sum(c > 10 for c in calls) == 1  # later questions embed only their own phrases
+
+
+# -------------------------------------------------- kinds of wording the cues read (not bank items)
+
+CUE_KINDS = [
+    # an anomaly asked as something that "looks off"
+    ("which week did footfall look off", "anomaly", "footfall", None),
+    ("did our dwell time look off on any day last month", "anomaly", "dwell_time", None),
+    # a trend asked as shifting / drifting
+    ("has dwell time been drifting", "trend", "dwell_time", None),
+    ("is the queue length shifting lately", "trend", "queue_length", None),
+    # best-selling is a ranking
+    ("哪三款产品最畅销", "top_k", "order_count", None),
+    ("which products are best-selling this month", "top_k", "order_count", None),
+    # "the more X, the more Y" is a correlation, "越来越" is not
+    ("客流越多排队越长吗", "correlation", "footfall", "queue_length"),
+    ("the busier the store, the longer the queue?", "correlation", "footfall", "queue_length"),
+    ("这个月客流是不是越来越多", "trend", "footfall", None),
+    # 一块儿出现 is a co-occurrence
+    ("投诉和排队是不是总一块儿出现", "co_occurrence", None, None),
+    # 会不会更久 under a condition compares; 会不会 about next week forecasts
+    ("下雨天顾客停留会不会更久", "compare", "dwell_time", None),
+    ("下周客流会不会更多", "forecast", "footfall", None),
+]
+
+
+@pytest.mark.parametrize(("q", "intent", "metric", "second"), CUE_KINDS, ids=[c[0][:40] for c in CUE_KINDS])
+def test_cue_kinds_give_their_intent_with_and_without_the_classifier(
+    q: str, intent: str, metric: str | None, second: str | None, embed: Callable[[Sequence[str]], np.ndarray]
+) -> None:
+    for res in (parse_question(q, VOCAB, NOW), parse_question(q, VOCAB, NOW, embed=embed)):
+        assert res.status == "ok", (q, res.explanation)
+        plan = res.plan
+        assert (plan["intent"], plan.get("target_metric"), plan.get("second_metric")) == (
+            intent,
+            metric,
+            second,
+        )
+        validate_plan(plan)
+
+
+def test_a_kind_named_in_words_that_the_rules_cannot_fill_is_refused_not_answered_otherwise(
+    embed: Callable[[Sequence[str]], np.ndarray],
+) -> None:
+    """ "越…越" names a correlation; with one metric the rules cannot build it, and the classifier
+    (which reads a trend of dwell time here) must not turn it into another kind of answer."""
+    q = "停留越久是不是越容易买"
+    for res in (parse_question(q, VOCAB, NOW), parse_question(q, VOCAB, NOW, embed=embed)):
+        assert res.status == "unsupported" and res.plan == {}
+        assert "相关性需要两个指标" in res.explanation

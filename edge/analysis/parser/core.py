@@ -212,6 +212,9 @@ class _Rules:
     final: bool  # empty or out-of-domain: nothing to classify
     metrics: tuple[str, ...]  # the metric words the rules read
     weak: bool  # the intent came from no cue at all (a metric word alone)
+    #: the intent a strong cue named (:func:`_intent_hint`; ``compare_periods`` is ``compare``,
+    #: ``correlation_single`` is ``correlation``), None when no strong cue did
+    hinted: str | None = None
 
 
 def parse_question(
@@ -270,6 +273,10 @@ def _combine(
         and (r_metric == guess.target_metric or not g_metrics)
     ):
         return res  # a weak rule reading that the classifier confirms
+    if r_intent is None and rules.hinted is not None and guess.intent != rules.hinted:
+        # the question named its kind in words ("越…越", "look off") and the rules could not fill
+        # it: an answer of another kind would be a number for a question nobody asked
+        return res
     if guess.intent_confident:
         metrics = rules.metrics or (g_metrics if guess.metric_confident else ())
         forced = _parse_rules(question, vocab, now, embed, threshold, _Force(guess.intent, metrics))
@@ -315,6 +322,7 @@ def _parse_rules(
         bool(meta.get("final")),
         tuple(meta.get("metrics", ())),
         bool(meta.get("weak")),
+        meta.get("hinted"),
     )
 
 
@@ -362,7 +370,7 @@ def _rules_plan(
     else:
         peak_shift = False
     if CUES["compare"].search(post_view) or re.search(
-        r"更(?:高|低|多|少|好|差|大|小|长|短|快|慢)|(?<![a-z])(?:higher|lower|more|less|better|worse|bigger|smaller|longer|shorter)(?![a-z])",
+        r"更(?:高|低|多|少|好|差|大|小|长|短|久|快|慢)|(?<![a-z])(?:higher|lower|more|less|better|worse|bigger|smaller|longer|shorter)(?![a-z])",
         post_view,
     ):
         cue.add("compare")
@@ -377,6 +385,10 @@ def _rules_plan(
         things = [it for it in _co_items(values, types, entities, text, metric_hits) if it[3] > 0]
         if _pair(things, text) is not None:
             intent_hint = "co_occurrence"
+    if intent_hint is not None:
+        meta["hinted"] = {"compare_periods": "compare", "correlation_single": "correlation"}.get(
+            intent_hint, intent_hint
+        )
     bucket_hits = mt.find(TIME_BUCKETS)
     buckets = _unique([str(h.value) for h in bucket_hits])
     dim_hits: list[Hit] = mt.find(DIMENSIONS)
