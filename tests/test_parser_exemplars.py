@@ -345,7 +345,7 @@ def test_an_unclear_question_asks_for_a_rephrasing(
 @pytest.mark.parametrize(
     ("q", "intent", "metric"),
     [
-        ("how long do folks stick around in the store", "aggregate", "dwell_time"),
+        ("how long are folks in the shop for", "aggregate", "dwell_time"),
     ],
 )
 def test_the_classifier_reads_what_the_rules_miss(
@@ -397,6 +397,10 @@ CUE_KINDS = [
     # 会不会更久 under a condition compares; 会不会 about next week forecasts
     ("下雨天顾客停留会不会更久", "compare", "dwell_time", None),
     ("下周客流会不会更多", "forecast", "footfall", None),
+    # everyday words for a metric
+    ("do the cashiers mess up a lot", "aggregate", "staff_error_rate", None),
+    ("do customers stick around longer on weekends", "compare", "dwell_time", None),
+    ("how long do visitors remain in the store", "aggregate", "dwell_time", None),  # not footfall
 ]
 
 

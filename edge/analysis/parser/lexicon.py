@@ -91,8 +91,9 @@ METRICS = compile_table(
         (r"停留(?:时长|时间|多久|很久|多长时间)?|逗留(?:时间|时长)?|平均停留", "dwell_time"),
         (
             W(
-                r"dwell(?:ing)?(?: times?)?|time spent(?: in (?:the )?(?:store|shop))?|linger(?:ing|ed)?(?: times?)?|stay(?:ed)? (?:time|duration)"
-                r"|how long (?:do |did |does )?(?:customers|people|shoppers|visitors) (?:stay|spend|linger)"
+                r"dwell(?:ing)?(?: times?)?|time spent(?: in (?:the )?(?:store|shop))?|linger(?:ing|ed|s)?(?: times?)?|stay(?:ed)? (?:time|duration)"
+                r"|hang(?:s|ing)? (?:around|about)|hung (?:around|about)|stick(?:s|ing)? around|stay(?:s|ed|ing)? (?:longer|as long|for long)"
+                r"|how long (?:do |did |does |are |were )?(?:customers|people|shoppers|visitors|folks|guests) (?:stay|spend|linger|remain|hang|are in|were in)"
             ),
             "dwell_time",
         ),
@@ -130,7 +131,10 @@ METRICS = compile_table(
             "staff_error_rate",
         ),
         (
-            W(r"(?:staff |employee |operational |operating )?(?:errors?|mistakes?)(?: rates?)?|error rates?"),
+            W(
+                r"(?:staff |employee |operational |operating )?(?:errors?|mistakes?)(?: rates?)?|error rates?"
+                r"|(?:mess(?:es|ed|ing)?|screw(?:s|ed|ing)?|slip(?:s|ped|ping)?) up|make(?:s)? (?:a lot of |many |more |fewer )?mistakes"
+            ),
             "staff_error_rate",
         ),
         # peak_hour
