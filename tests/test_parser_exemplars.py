@@ -388,6 +388,8 @@ CUE_KINDS = [
     # best-selling is a ranking
     ("哪三款产品最畅销", "top_k", "order_count", None),
     ("which products are best-selling this month", "top_k", "order_count", None),
+    ("what are our best sellers", "top_k", "order_count", None),  # a best seller is a product
+    ("which part of the day brings in the most revenue", "top_k", "revenue", None),
     # "the more X, the more Y" is a correlation, "越来越" is not
     ("客流越多排队越长吗", "correlation", "footfall", "queue_length"),
     ("the busier the store, the longer the queue?", "correlation", "footfall", "queue_length"),
@@ -404,6 +406,13 @@ CUE_KINDS = [
 ]
 
 
+GROUPED = {
+    "哪三款产品最畅销": ["product_id"],
+    "what are our best sellers": ["product_id"],
+    "which part of the day brings in the most revenue": ["hour"],
+}
+
+
 @pytest.mark.parametrize(("q", "intent", "metric", "second"), CUE_KINDS, ids=[c[0][:40] for c in CUE_KINDS])
 def test_cue_kinds_give_their_intent_with_and_without_the_classifier(
     q: str, intent: str, metric: str | None, second: str | None, embed: Callable[[Sequence[str]], np.ndarray]
@@ -417,6 +426,8 @@ def test_cue_kinds_give_their_intent_with_and_without_the_classifier(
             second,
         )
         validate_plan(plan)
+        if q in GROUPED:
+            assert plan["group_by"] == GROUPED[q]
 
 
 def test_a_kind_named_in_words_that_the_rules_cannot_fill_is_refused_not_answered_otherwise(

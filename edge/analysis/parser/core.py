@@ -67,6 +67,8 @@ _CO_WINDOW = re.compile(
     r"(?P<n>[0-9]+|[一二两三四五六七八九十]+)\s?(?:个)?(?P<u>分钟|小时|秒)(?:内|之内|以内)?"
     r"|(?<![a-z])within (?:(?P<n2>[0-9]+|an?|one|two|three|five|ten|fifteen|thirty) )?(?P<u2>minute|hour|second)s?"
 )
+#: words that rank products by themselves (a best seller is a product)
+_SELLERS = re.compile(r"畅销|热销|卖得最好|(?<![a-z])(?:best|top)[- ]?sell(?:ers?|ing)(?![a-z])")
 _PEAK_SHIFT = re.compile(
     r"提前|推后|推迟|延后|变早|变晚|早了|晚了|前移|后移|往前|往后|挪|移动|变化|变了|"
     r"(?<![a-z])(?:earlier|later|sooner|mov(?:ed|ing|es?)|shift(?:ed|ing|s)?|pushed (?:back|forward)|brought forward|drift\w*)(?![a-z])"
@@ -393,6 +395,8 @@ def _rules_plan(
     buckets = _unique([str(h.value) for h in bucket_hits])
     dim_hits: list[Hit] = mt.find(DIMENSIONS)
     dims = _unique([str(h.value) for h in dim_hits])
+    if not dims and _SELLERS.search(text):
+        dims = ["product_id"]  # "our best sellers", "哪些最畅销": the products are what is ranked
     if (
         "staff_id" in dims
         and "staff_error_rate" in metrics

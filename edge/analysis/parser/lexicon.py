@@ -172,7 +172,10 @@ DIMENSIONS = compile_table(
         (W(r"weather(?: conditions?)?"), "weather"),
         (r"时段|几点|钟点|哪个点|时间段|小时|哪个时间|一天中|一天里|一天当中|一天之中", "hour"),
         (
-            W(r"hours?|hourly|time of (?:the )?day|time slots?|times of day|throughout the day|over the day"),
+            W(
+                r"hours?|hourly|time of (?:the )?day|time slots?|times of day|throughout the day|over the day"
+                r"|parts? of (?:the )?day"
+            ),
             "hour",
         ),
         (r"星期几|周几|礼拜几|一周中的哪天|周内", "day_of_week"),
