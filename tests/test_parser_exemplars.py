@@ -439,3 +439,25 @@ def test_a_kind_named_in_words_that_the_rules_cannot_fill_is_refused_not_answere
     for res in (parse_question(q, VOCAB, NOW), parse_question(q, VOCAB, NOW, embed=embed)):
         assert res.status == "unsupported" and res.plan == {}
         assert "相关性需要两个指标" in res.explanation
+
+
+#: wordings near the cue kinds above that must keep their reading (found in review)
+NEAR_MISSES = [
+    ("did the promotion mess up our footfall", "aggregate", "footfall"),  # "mess up" said of staff only
+    ("how long do customers remain in the queue", "aggregate", "queue_length"),  # not dwell time
+    ("圣诞节客流会不会更多", "forecast", "footfall"),  # 会不会更 with no condition asks about the future
+    ("这个周末客流会不会更多", "forecast", "footfall"),
+    ("客流越多越好吗", "aggregate", "footfall"),  # 越…越好 is an idiom, not a correlation
+    ("把所有门店汇总一起看销售额", "aggregate", "revenue"),  # 汇总 is not a co-occurrence
+    ("what was our best-selling day last month", "aggregate", "order_count"),  # a day, not products
+    ("热销产品的销售额趋势", "trend", "revenue"),  # a trend stays a trend
+    ("footfall across shifts", "aggregate", "footfall"),  # shifts of staff, not a shifting trend
+]
+
+
+@pytest.mark.parametrize(("q", "intent", "metric"), NEAR_MISSES, ids=[c[0][:40] for c in NEAR_MISSES])
+def test_near_wordings_keep_their_reading(q: str, intent: str, metric: str) -> None:
+    res = parse_question(q, VOCAB, NOW)
+    assert res.status == "ok", (q, res.explanation)
+    assert (res.plan["intent"], res.plan.get("target_metric")) == (intent, metric)
+    assert res.plan.get("group_by") != ["product_id"] or intent == "trend"

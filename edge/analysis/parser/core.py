@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from edge.analysis.parser.exemplars import Guess, classify
-from edge.analysis.parser.intents import CUES, cues, find_top_k
+from edge.analysis.parser.intents import CORRELATION_FORM, CUES, cues, find_top_k
 from edge.analysis.parser.lexicon import DIMENSIONS, METRICS, PROMOTION_VALUES, TIME_BUCKETS
 from edge.analysis.parser.result import AttributeMatch, ParseResult
 from edge.analysis.parser.text import Hit, MaskedText, has_cjk, normalize, parse_number
@@ -69,6 +69,12 @@ _CO_WINDOW = re.compile(
 )
 #: words that rank products by themselves (a best seller is a product)
 _SELLERS = re.compile(r"畅销|热销|卖得最好|(?<![a-z])(?:best|top)[- ]?sell(?:ers?|ing)(?![a-z])")
+#: best-selling said of something that is not a product (a day, a store, a salesperson) or counted
+_SELLER_NOT_PRODUCT = re.compile(
+    r"(?:best|top)[- ]?selling (?:day|week|month|hour|time|year|season|store|shop|branch|location)s?"
+    r"|sales ?(?:person|people|rep)s?|staff|cashiers?|employees?|店员|员工|收银|门店|"
+    r"how many (?:best|top)[- ]?sellers|多少(?:个|款|种)?畅销"
+)
 _PEAK_SHIFT = re.compile(
     r"提前|推后|推迟|延后|变早|变晚|早了|晚了|前移|后移|往前|往后|挪|移动|变化|变了|"
     r"(?<![a-z])(?:earlier|later|sooner|mov(?:ed|ing|es?)|shift(?:ed|ing|s)?|pushed (?:back|forward)|brought forward|drift\w*)(?![a-z])"
@@ -214,8 +220,8 @@ class _Rules:
     final: bool  # empty or out-of-domain: nothing to classify
     metrics: tuple[str, ...]  # the metric words the rules read
     weak: bool  # the intent came from no cue at all (a metric word alone)
-    #: the intent a strong cue named (:func:`_intent_hint`; ``compare_periods`` is ``compare``,
-    #: ``correlation_single`` is ``correlation``), None when no strong cue did
+    #: the intent the question's very shape names (only ``correlation``: :data:`CORRELATION_FORM`),
+    #: None otherwise
     hinted: str | None = None
 
 
@@ -276,8 +282,8 @@ def _combine(
     ):
         return res  # a weak rule reading that the classifier confirms
     if r_intent is None and rules.hinted is not None and guess.intent != rules.hinted:
-        # the question named its kind in words ("越…越", "look off") and the rules could not fill
-        # it: an answer of another kind would be a number for a question nobody asked
+        # the question's shape names its kind ("越 X 越 Y") and the rules could not build it: an
+        # answer of another kind would be a number for a question nobody asked
         return res
     if guess.intent_confident:
         metrics = rules.metrics or (g_metrics if guess.metric_confident else ())
@@ -387,16 +393,16 @@ def _rules_plan(
         things = [it for it in _co_items(values, types, entities, text, metric_hits) if it[3] > 0]
         if _pair(things, text) is not None:
             intent_hint = "co_occurrence"
-    if intent_hint is not None:
-        meta["hinted"] = {"compare_periods": "compare", "correlation_single": "correlation"}.get(
-            intent_hint, intent_hint
-        )
+    if CORRELATION_FORM.search(text):
+        meta["hinted"] = "correlation"  # named by the question's shape (越…越, the more…the more)
     bucket_hits = mt.find(TIME_BUCKETS)
     buckets = _unique([str(h.value) for h in bucket_hits])
     dim_hits: list[Hit] = mt.find(DIMENSIONS)
     dims = _unique([str(h.value) for h in dim_hits])
-    if not dims and _SELLERS.search(text):
-        dims = ["product_id"]  # "our best sellers", "哪些最畅销": the products are what is ranked
+    if _SELLERS.search(text) and "trend" not in cue and not _SELLER_NOT_PRODUCT.search(text):
+        cue.add("top_rank")  # best-selling ranks ...
+        if not dims and not buckets:
+            dims = ["product_id"]  # ... the products, when nothing else is named ("our best sellers")
     if (
         "staff_id" in dims
         and "staff_error_rate" in metrics

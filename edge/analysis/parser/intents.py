@@ -20,7 +20,7 @@ def _c(p: str) -> re.Pattern[str]:
 
 CUES: dict[str, re.Pattern[str]] = {
     "forecast": _c(
-        r"预测|预估|预计|会是多少|会怎样|会怎么样|会不会(?!更)|照这个趋势下去|照这样下去|这样下去|将来|未来|该怎么备|怎么备货|备多少|"
+        r"预测|预估|预计|会是多少|会怎样|会怎么样|会不会|照这个趋势下去|照这样下去|这样下去|将来|未来|该怎么备|怎么备货|备多少|"
         + W(
             r"predict(?:ed|ion|s)?|forecast(?:s|ing)?|projection|project(?:ed)?|will (?:be|there|we|it)|going to be|expect(?:ed)? next"
             r"|if (?:this|it|things|that) (?:keeps? (?:up|going)|continues?|goes on)|at this rate|where will"
@@ -37,18 +37,17 @@ CUES: dict[str, re.Pattern[str]] = {
         + W(r"^(?:show me|find|search|look up|get me|pull up)")
     ),
     "co_occurrence": _c(
-        r"同时出现|一起出现|同时发生|一起发生|一块儿?(?:出现|发生)|总(?:是)?(?:在)?一起|伴随|共同出现|同时存在|同一时间|"
+        r"同时出现|一起出现|同时发生|一起发生|一块儿?(?:出现|发生)|伴随|共同出现|同时存在|同一时间|"
         + W(
             r"together|co-?occur(?:s|red|ring|rence)?|coincide[sd]?|at the same time|alongside|in conjunction"
         )
     ),
     "correlation": _c(
-        r"相关|关联|关系|联系|挂钩|(?<!越来)越(?!来越)[^越]{1,10}越|(?:多|高|长|少|低)的时候.{0,10}也|的时候.{0,10}也(?:会)?(?:更)?(?:多|长|高|少|低)|"
+        r"相关|关联|关系|联系|挂钩|(?:多|高|长|少|低)的时候.{0,10}也|的时候.{0,10}也(?:会)?(?:更)?(?:多|长|高|少|低)|"
         + W(
             r"correlat\w*|related|relationship|associated|association|linked|links?|connection|connected|tied to|go(?:es)? together with"
             r"|when [^?.]{1,40}? (?:is|are|goes|go|gets?) (?:high|higher|low|lower|up|down|long|longer|busy|crowded)[^?.]{0,40}? (?:too|as well|also)"
-            r"|the (?:more|longer|higher|bigger|larger|busier) [^?.]{1,40}? the (?:more|longer|higher|less|lower|bigger|fewer|better|worse)"
-            r"|who [^?.]{1,30}? longer [^?.]{1,30}? (?:more|less)"
+            r"|(?:people|customers|shoppers|visitors|guests) who [^?.]{1,25}? longer [^?.]{1,25}? (?:more|less)"
         )
     ),
     "periodicity": _c(
@@ -59,7 +58,7 @@ CUES: dict[str, re.Pattern[str]] = {
         r"异常|不正常|反常|突增|暴增|骤降|突降|离谱|奇怪|不对劲|"
         + W(
             r"unusual|anomal\w*|spikes?|abnormal|outliers?|strange|weird|odd|irregular|suspicious"
-            r"|look(?:s|ed|ing)? off|out of the ordinary|off the charts|st(?:an|oo)ds? out"
+            r"|look(?:s|ed|ing)? off|out of the ordinary|off the charts"
         )
     ),
     "breakdown": _c(
@@ -70,10 +69,10 @@ CUES: dict[str, re.Pattern[str]] = {
     ),
     "breakdown_by": _c(r"按|分|各|" + W(r"by|per|across|for each|each")),
     "top_rank": _c(
-        r"最高|最多|最大|最好|最低|最少|最差|最长|最短|最久|最快|最慢|最忙|最?畅销|热销|最受欢迎|排名|排行|前几|第一|冠军|"
+        r"最高|最多|最大|最好|最低|最少|最差|最长|最短|最久|最快|最慢|最忙|最受欢迎|排名|排行|前几|第一|冠军|"
         + W(
             r"top|highest|most|best|largest|biggest|lowest|least|worst|longest|shortest|rank\w*|leading|busiest|quietest"
-            r"|best[- ]?sell\w*|top[- ]?sell\w*|most popular"
+            r"|most popular"
         )
     ),
     "which": _c(
@@ -106,7 +105,7 @@ CUES: dict[str, re.Pattern[str]] = {
     "trend": _c(
         r"趋势|走势|变化|有没有变|变了|越来越|逐渐|一直在|涨|跌|上升|下降|增长|增加|减少|后移|前移|往后|往前|推迟|提前|移动|增多|变多|变少|多了|少了|"
         + W(
-            r"trend\w*|moved|move|shift(?:ed|ing|s)?|drift(?:ed|ing|s)?|over time|chang(?:ed|ing|e)|increas\w*|decreas\w*|rising|falling|grow\w*|declin\w*|evolv\w*|go(?:ne|es|ing)? (?:up|down)|went (?:up|down)"
+            r"trend\w*|moved|move|shift(?:ed|ing)?|drift(?:ed|ing)|over time|chang(?:ed|ing|e)|increas\w*|decreas\w*|rising|falling|grow\w*|declin\w*|evolv\w*|go(?:ne|es|ing)? (?:up|down)|went (?:up|down)"
         )
     ),
     "aggregate": _c(
@@ -114,6 +113,18 @@ CUES: dict[str, re.Pattern[str]] = {
         + W(r"how (?:many|much)|what (?:was|is|were|are)|total|average|overall|sum|count|number of")
     ),
 }
+
+#: a correlation named by the shape of the question: "越 X 越 Y" (not 越来越, 超越, 越…越好) and "the
+#: more X, the more Y". A strong cue: when the rules cannot build it (one metric), the question is
+#: refused rather than answered as another kind (core._combine)
+CORRELATION_FORM = _c(
+    r"(?<!越来)(?<!超)越(?!来越)[^越，。？?,.]{1,10}越(?!来越|好)|"
+    + W(
+        r"the (?:more|longer|higher|bigger|larger|busier) [^?.]{1,40}? the (?:more|longer|higher|less|lower|bigger|fewer|better|worse)"
+    )
+)
+#: "会不会更…" under a condition ("下雨的时候…会不会更久") compares; without one it asks about the future
+CONDITIONAL_MORE = _c(r"(?:的时候|时候|期间|如果|要是|雨天|晴天|下雨|促销时|有促销).{0,12}会不会更")
 
 _TOPK = [
     _c(r"(?:排名)?前\s?(?P<n>" + CN_NUM + r")\s?(?:个|名|家|款|种|位|大|样)?(?![天周月年日星小分季])"),
@@ -161,5 +172,19 @@ def find_top_k(mt: MaskedText) -> int | None:
 
 
 def cues(text: str) -> set[str]:
-    """Names of the cue patterns present in ``text``."""
-    return {name for name, p in CUES.items() if p.search(text)}
+    """Names of the cue patterns present in ``text`` (``correlation`` also for
+    :data:`CORRELATION_FORM`; no ``forecast`` for a conditional 会不会更 alone)."""
+    found = {name for name, p in CUES.items() if p.search(text)}
+    if CORRELATION_FORM.search(text):
+        found.add("correlation")
+    if (
+        "forecast" in found
+        and CONDITIONAL_MORE.search(text)
+        and not re.search(
+            r"预测|预估|预计|将来|未来|下(?:周|个?月|季度?|年)|明天|后天|"
+            + W(r"predict\w*|forecast\w*|next"),
+            text,
+        )
+    ):
+        found.discard("forecast")
+    return found

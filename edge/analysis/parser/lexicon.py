@@ -92,8 +92,8 @@ METRICS = compile_table(
         (
             W(
                 r"dwell(?:ing)?(?: times?)?|time spent(?: in (?:the )?(?:store|shop))?|linger(?:ing|ed|s)?(?: times?)?|stay(?:ed)? (?:time|duration)"
-                r"|hang(?:s|ing)? (?:around|about)|hung (?:around|about)|stick(?:s|ing)? around|stay(?:s|ed|ing)? (?:longer|as long|for long)"
-                r"|how long (?:do |did |does |are |were )?(?:customers|people|shoppers|visitors|folks|guests) (?:stay|spend|linger|remain|hang|are in|were in)"
+                r"|(?:hang(?:s|ing)?|hung|stick(?:s|ing)?|stuck) (?:around|about)(?![^?.]{0,25}(?:queue|line)s?(?![a-z]))"
+                r"|how long (?:do |did |does )?(?:customers|people|shoppers|visitors|folks|guests) (?:stay|spend|linger|remain)(?![^?.]{0,25}(?:queue|line)s?(?![a-z]))"
             ),
             "dwell_time",
         ),
@@ -133,7 +133,8 @@ METRICS = compile_table(
         (
             W(
                 r"(?:staff |employee |operational |operating )?(?:errors?|mistakes?)(?: rates?)?|error rates?"
-                r"|(?:mess(?:es|ed|ing)?|screw(?:s|ed|ing)?|slip(?:s|ped|ping)?) up|make(?:s)? (?:a lot of |many |more |fewer )?mistakes"
+                r"|(?:(?<=staff )|(?<=cashier )|(?<=cashiers )|(?<=employee )|(?<=employees )|(?<=workers )|(?<=team ))"
+                r"(?:mess(?:es|ed)?|screw(?:s|ed)?|slip(?:s|ped)?) up"
             ),
             "staff_error_rate",
         ),
