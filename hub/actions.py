@@ -27,11 +27,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from edge.contract import ACK_RANK, FINAL_STATES, OPEN_STATES, iso, parse_iso
@@ -237,10 +236,6 @@ def expire_due(db: HubDB, now: datetime | None = None) -> list[str]:
     return ids
 
 
-def resend_gap(attempts: int, base_s: float, max_s: float) -> timedelta:
-    return timedelta(seconds=min(max_s, base_s * 2 ** min(attempts, 30)))
-
-
 @dataclass
 class SendReport:
     sent: list[str] = field(default_factory=list)
@@ -267,23 +262,8 @@ def resend_due(
         (iso(t),),
     )
     for row in due:
-        props: list[tuple[str, str]] = []
-        expiry: int | None = None
-        if row["expires_at"]:
-            expiry = max(1, math.ceil((parse_iso(row["expires_at"]) - t).total_seconds()))
-            props.append((m.EXPIRES_AT_PROPERTY, row["expires_at"]))
-        payload = m.action_payload(
-            row["action_id"],
-            row["type"],
-            json.loads(row["params_json"] or "{}"),
-            row["summary"],
-            json.loads(row["evidence_json"] or "[]"),
-            float(row["confidence"]),
-            row["issued_at"],
-            row["expires_at"] or None,
-        )
-        publish(m.action_topic(row["store_id"], row["role"]), payload, expiry, props)
-        nxt = iso(t + resend_gap(int(row["attempts"]), resend_base_s, resend_max_s))
+        publish(*m.action_message(row, t))
+        nxt = iso(t + m.resend_gap(int(row["attempts"]), resend_base_s, resend_max_s))
         with db.transaction():
             db.execute(
                 "UPDATE hub_actions SET state = CASE WHEN state = 'pending' THEN 'sent' ELSE state END, "

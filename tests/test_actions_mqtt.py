@@ -163,7 +163,7 @@ def test_a_resent_action_is_shown_once_and_its_ack_is_idempotent(
         with Store.open(db, readonly=True) as s, s.read() as conn:
             row = rows.get_action(conn, sent["action_id"])
         assert row is not None
-        from edge.sync.actions import action_message
+        from edge.sync.messages import action_message
 
         topic, payload, _, _ = action_message(row, datetime.now().astimezone())
         issuer = Peer(broker.port, "re-sender")

@@ -125,10 +125,9 @@ def facts_table(facts: Sequence[Mapping[str, Any]], lang: str, stores: Sequence[
         if lang == "zh"
         else ("valid", "evidence", "confidence", "statement")
     )
-    width = max((len(s) for s in stores), default=0) if stores else 0
     store_head = ("门店" if lang == "zh" else "store") if stores else ""
-    width = max(width, len(store_head))
-    lead = [f"{s:<{width}} " for s in stores] if stores else [""] * len(facts)
+    width = max((len(x) for x in [store_head, *(stores or ())]), default=0)
+    lead = [f"{x:<{width}} " for x in stores] if stores else [""] * len(facts)
     lines = [
         (f"{store_head:<{width}} " if stores else "") + f"{head[0]:<25} {head[1]:>8} {head[2]:>10}  {head[3]}"
     ]

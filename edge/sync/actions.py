@@ -25,17 +25,15 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import logging
-import math
 import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from edge.config import AdammConfig
 from edge.contract import parse_iso
@@ -140,35 +138,6 @@ class SendReport:
     acks: dict[str, int] = field(default_factory=dict)
 
 
-def action_message(
-    row: dict[str, Any], now: datetime
-) -> tuple[str, bytes, int | None, list[tuple[str, str]]]:
-    """The topic, payload, expiry (seconds left, None when the action never expires) and user
-    properties of an action row."""
-    payload = messages.action_payload(
-        row["action_id"],
-        row["type"],
-        json.loads(row["params_json"] or "{}"),
-        row["summary"],
-        json.loads(row["evidence_json"] or "[]"),
-        max(0.0, min(1.0, float(row["confidence"]))),
-        row["issued_at"],
-        row.get("expires_at") or None,
-    )
-    expiry: int | None = None
-    props: list[tuple[str, str]] = []
-    if row.get("expires_at"):
-        left = (parse_iso(row["expires_at"]) - now).total_seconds()
-        expiry = max(1, math.ceil(left))
-        props.append((messages.EXPIRES_AT_PROPERTY, row["expires_at"]))
-    return messages.action_topic(row["store_id"], row["role"]), payload, expiry, props
-
-
-def resend_gap(attempts: int, base_s: float, max_s: float) -> timedelta:
-    """The wait before the re-send that follows send number ``attempts + 1``."""
-    return timedelta(seconds=min(max_s, base_s * 2 ** min(attempts, 30)))
-
-
 def resend_due(
     store: Store,
     publish: Publish,
@@ -193,9 +162,9 @@ def resend_due(
         if not row.get("role") or not messages.valid_topic_level(str(row["role"])):
             logger.warning("action %s has no usable role (%r); not sent", row["action_id"], row["role"])
             continue
-        topic, payload, expiry, props = action_message(row, t)
+        topic, payload, expiry, props = messages.action_message(row, t)
         publish(topic, payload, expiry, props)
-        gap = resend_gap(int(row["attempts"]), resend_base_s, resend_max_s)
+        gap = messages.resend_gap(int(row["attempts"]), resend_base_s, resend_max_s)
         rows.mark_sent(store, row["action_id"], t + gap, now=t)
         report.sent.append(row["action_id"])
     return report

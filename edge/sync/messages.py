@@ -38,8 +38,10 @@ An **action** (edge or hub -> staff devices, ``action/{role}``) is the contract'
 (:func:`action_payload`, :func:`parse_action`); an action that expires carries its expiry in
 ``params.expires_at`` (UTC ISO 8601: a device on MQTT 3.1.1, where nothing else can carry it,
 drops an action that arrives past it), in the MQTT 5 Message Expiry Interval (the broker drops it
-once it passes) and in the ``expires_at`` user property (read by devices of earlier releases); an **ack** (device -> issuer, ``ack/{action_id}``) is
-``{"by", "at", "state"}`` (:func:`parse_ack`).
+once it passes) and in the ``expires_at`` user property (read by devices of earlier releases).
+:func:`action_message` builds all of it from a row of either action outbox (the store's, the
+hub's), and :func:`resend_gap` is their one re-send schedule. An **ack** (device -> issuer,
+``ack/{action_id}``) is ``{"by", "at", "state"}`` (:func:`parse_ack`).
 
 A **receipt** (hub -> edge) says what the hub has committed: ``{"stored": [msg_id, …]}``;
 ``"parked": [{"msg_id", "reason"}]`` lists what it kept but could not use (the edge stops
@@ -53,10 +55,10 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
-from edge.contract import ACK_STATES, ACTION_FIELDS, ACTION_TYPES, FACT_FIELDS
+from edge.contract import ACK_STATES, ACTION_FIELDS, ACTION_TYPES, FACT_FIELDS, parse_iso
 from edge.errors import AdammError
 
 SCHEMA_VERSION = 1
@@ -457,6 +459,33 @@ def action_payload(
     if len(out) > MAX_MESSAGE_BYTES:
         raise MessageError("too_large", f"action {action_id} is {len(out)} bytes (limit {MAX_MESSAGE_BYTES})")
     return out
+
+
+def action_message(row: Any, now: datetime) -> tuple[str, bytes, int | None, list[tuple[str, str]]]:
+    """The topic, payload, expiry (MQTT 5 Message Expiry Interval: seconds left, None when the
+    action never expires) and user properties of a row of an action outbox (the store's
+    ``actions`` and the hub's ``hub_actions`` share these columns)."""
+    expires_at = row["expires_at"] or None
+    payload = action_payload(
+        row["action_id"],
+        row["type"],
+        json.loads(row["params_json"] or "{}"),
+        row["summary"],
+        json.loads(row["evidence_json"] or "[]"),
+        max(0.0, min(1.0, float(row["confidence"]))),
+        row["issued_at"],
+        expires_at,
+    )
+    if expires_at is None:
+        return action_topic(row["store_id"], row["role"]), payload, None, []
+    expiry = max(1, math.ceil((parse_iso(expires_at) - now).total_seconds()))
+    return action_topic(row["store_id"], row["role"]), payload, expiry, [(EXPIRES_AT_PROPERTY, expires_at)]
+
+
+def resend_gap(attempts: int, base_s: float, max_s: float) -> timedelta:
+    """The wait before the re-send that follows send number ``attempts + 1`` of an action (both
+    action outboxes): ``base_s`` doubling, at most ``max_s``."""
+    return timedelta(seconds=min(max_s, base_s * 2 ** min(attempts, 30)))
 
 
 def parse_action(payload: bytes) -> Action:

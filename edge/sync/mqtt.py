@@ -379,32 +379,29 @@ class Link:
         #: guards swapping the paho client (the fallback) against :meth:`close`
         self._client_lock = threading.Lock()
         self._retired: list[_Client] = []  # clients replaced by the fallback (their threads end)
-        self._client = self._build_client(self._protocol)
+        self._client = self._build_client()
 
     @property
     def protocol(self) -> str:
         """The MQTT version this link speaks (or tries first): ``"5"`` or ``"3.1.1"``."""
         return self._protocol
 
-    def _build_client(self, protocol: str) -> _Client:
-        """A paho client for ``protocol`` with this link's credentials, TLS, window and callbacks."""
-        if protocol == "5":
-            c = _Client(
-                CallbackAPIVersion.VERSION2,
-                client_id=self.client_id,
-                protocol=MQTTProtocolVersion.MQTTv5,
-                reconnect_on_failure=True,
-                manual_ack=self.manual_ack,
-            )
-        else:  # the persistent session of 3.1.1: the broker keeps it until its own expiry
-            c = _Client(
-                CallbackAPIVersion.VERSION2,
-                client_id=self.client_id,
-                clean_session=False,
-                protocol=MQTTProtocolVersion.MQTTv311,
-                reconnect_on_failure=True,
-                manual_ack=self.manual_ack,
-            )
+    def _build_client(self) -> _Client:
+        """A paho client for the version spoken now (:attr:`protocol`) with this link's credentials, TLS, window and callbacks."""
+        # MQTT 5's session is asked for at connect (clean_start=False, Session Expiry Interval);
+        # 3.1.1's persistent session is clean_session=False, kept until the broker's own expiry
+        version: dict[str, Any] = (
+            {"protocol": MQTTProtocolVersion.MQTTv5}
+            if self._protocol == "5"
+            else {"protocol": MQTTProtocolVersion.MQTTv311, "clean_session": False}
+        )
+        c = _Client(
+            CallbackAPIVersion.VERSION2,
+            client_id=self.client_id,
+            reconnect_on_failure=True,
+            manual_ack=self.manual_ack,
+            **version,
+        )
         settings = self.settings
         c.adamm_backoff = Backoff(settings.backoff_initial_s, settings.backoff_max_s)
         c.adamm_stop = self._stop
@@ -423,9 +420,13 @@ class Link:
         c.on_message = self._handle_message
         return c
 
-    def _connect_async(self, c: _Client, protocol: str) -> None:
+    def _launch(self) -> None:
+        """Arm the will, connect the client in the background (the version spoken now), start its
+        network thread."""
+        c = self._client
+        self._arm_will(c)
         a = self.settings.address
-        if protocol == "5":
+        if self._protocol == "5":
             props = Properties(PacketTypes.CONNECT)
             props.SessionExpiryInterval = int(self.settings.session_expiry_s)
             c.connect_async(
@@ -433,14 +434,13 @@ class Link:
             )
         else:
             c.connect_async(a.host, a.port, keepalive=self.settings.keepalive_s)
+        c.loop_start()
 
     # -- lifecycle -------------------------------------------------------------------------------
 
     def start(self) -> Link:
         """Connect in the background (retrying with backoff until :meth:`close`)."""
-        self._arm_will(self._client)
-        self._connect_async(self._client, self._protocol)
-        self._client.loop_start()
+        self._launch()
         self._started = True
         return self
 
@@ -602,11 +602,9 @@ class Link:
 
     # -- paho callbacks (network thread) -------------------------------------------------------------
 
-    def _arm_will(self, client: _Client | None = None) -> None:
+    def _arm_will(self, client: _Client) -> None:
         if self.will is not None:
-            (client or self._client).will_set(
-                self.will.topic, self.will.payload(), qos=self.will.qos, retain=self.will.retain
-            )
+            client.will_set(self.will.topic, self.will.payload(), qos=self.will.qos, retain=self.will.retain)
 
     def _fall_back(self, old: _Client) -> None:
         """The broker does not speak MQTT 5: go on with a new paho client for MQTT 3.1.1 (on the
@@ -631,12 +629,9 @@ class Link:
             if self._stop.is_set():  # closed meanwhile: nothing to start
                 return
             self._protocol = "3.1.1"
-            new = self._build_client("3.1.1")
-            self._arm_will(new)
-            self._connect_async(new, "3.1.1")
             self._retired.append(old)
-            self._client = new
-            new.loop_start()
+            self._client = self._build_client()
+            self._launch()
 
     def _handle_connect(self, client: Any, userdata: Any, flags: Any, rc: ReasonCode, props: Any) -> None:
         if rc.is_failure:

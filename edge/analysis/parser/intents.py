@@ -20,7 +20,7 @@ def _c(p: str) -> re.Pattern[str]:
 
 CUES: dict[str, re.Pattern[str]] = {
     "forecast": _c(
-        r"预测|预估|预计|会是多少|会怎样|会怎么样|会不会|照这个趋势下去|照这样下去|这样下去|将来|未来|该怎么备|怎么备货|备多少|"
+        r"预测|预估|预计|会是多少|会怎样|会怎么样|照这个趋势下去|照这样下去|这样下去|将来|未来|该怎么备|怎么备货|备多少|"
         + W(
             r"predict(?:ed|ion|s)?|forecast(?:s|ing)?|projection|project(?:ed)?|will (?:be|there|we|it)|going to be|expect(?:ed)? next"
             r"|if (?:this|it|things|that) (?:keeps? (?:up|going)|continues?|goes on)|at this rate|where will"
@@ -123,7 +123,8 @@ CORRELATION_FORM = _c(
         r"the (?:more|longer|higher|bigger|larger|busier) [^?.]{1,40}? the (?:more|longer|higher|less|lower|bigger|fewer|better|worse)"
     )
 )
-#: "会不会更…" under a condition ("下雨的时候…会不会更久") compares; without one it asks about the future
+#: 会不会 asks about the future, except 会不会更… under a condition ("下雨的时候…会不会更久"), which compares
+_WILL_IT = _c(r"会不会")
 CONDITIONAL_MORE = _c(r"(?:的时候|时候|期间|如果|要是|雨天|晴天|下雨|促销时|有促销).{0,12}会不会更")
 
 _TOPK = [
@@ -173,18 +174,10 @@ def find_top_k(mt: MaskedText) -> int | None:
 
 def cues(text: str) -> set[str]:
     """Names of the cue patterns present in ``text`` (``correlation`` also for
-    :data:`CORRELATION_FORM`; no ``forecast`` for a conditional 会不会更 alone)."""
+    :data:`CORRELATION_FORM`, ``forecast`` also for a 会不会 that is not a conditional 会不会更)."""
     found = {name for name, p in CUES.items() if p.search(text)}
     if CORRELATION_FORM.search(text):
         found.add("correlation")
-    if (
-        "forecast" in found
-        and CONDITIONAL_MORE.search(text)
-        and not re.search(
-            r"预测|预估|预计|将来|未来|下(?:周|个?月|季度?|年)|明天|后天|"
-            + W(r"predict\w*|forecast\w*|next"),
-            text,
-        )
-    ):
-        found.discard("forecast")
+    if _WILL_IT.search(text) and not CONDITIONAL_MORE.search(text):
+        found.add("forecast")
     return found
