@@ -24,3 +24,21 @@ def store_factory(tmp_path: _pathlib.Path) -> _Iterator[_Callable[..., _Any]]:
     yield make
     for store in opened:
         store.close()
+
+
+# -- the store's default text encoder, as `adamm ask` parses with it ------------------------------
+@_pytest.fixture(scope="session")
+def store_text_embed() -> _Callable[..., _Any]:
+    """The default text encoder (``EncoderConfig().text``) as the parser's ``embed``: questions are
+    parsed with it in every real ask, so tests of what a question reads use it too."""
+    import numpy as np
+
+    from edge.config import EncoderConfig
+    from edge.encoders.base import create
+
+    enc = create(EncoderConfig().text, providers=["CPUExecutionProvider"])
+
+    def embed(texts: _Any) -> _Any:
+        return np.asarray(enc.encode(list(texts)), dtype=np.float32)
+
+    return embed

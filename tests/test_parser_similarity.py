@@ -67,9 +67,11 @@ def test_rain_and_high_margin_inquiries_pair_by_similarity(
     assert sim[0].score >= 0.55 and "毛利" in sim[0].phrase
 
 
-def test_without_the_encoder_the_pair_falls_back_to_the_event_type() -> None:
+def test_without_the_encoder_high_margin_is_not_dropped() -> None:
+    # the event type alone would answer for every inquiry: the words it cannot read are named
     result = parse_question("雨天和顾客咨询高毛利商品是不是经常同时出现？", VOCAB, NOW)
-    assert result.plan["pair"] == {"a": "weather=rain", "b": "customer_inquiry"}
+    assert result.status == "unsupported"
+    assert "毛利" in "".join(result.not_understood)
     assert all(m.method != "similarity" for m in result.matches)
 
 
@@ -119,7 +121,9 @@ def test_a_failing_encoder_does_not_break_parsing() -> None:
         raise RuntimeError("encoder crashed")
 
     result = parse_question("高毛利商品上周的销售额", VOCAB, NOW, embed=broken)
-    assert result.status == "ok" and result.plan["target_metric"] == "revenue"
+    # parsed by the rules alone, which cannot read 高毛利: named, not dropped
+    assert result.status == "unsupported" and result.plan["target_metric"] == "revenue"
+    assert "毛利" in "".join(result.not_understood)
 
 
 def test_held_out_questions_gain_no_spurious_similarity_matches(

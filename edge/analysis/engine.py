@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from edge.analysis import actions, honesty
+from edge.analysis import actions, honesty, interpretation
 from edge.analysis.operators import base
 from edge.analysis.operators.base import Context, Outcome
 from edge.analysis.parser import ParseResult, parse_question
@@ -119,7 +119,17 @@ def answer(
     parsed = parse(question, vocab, ref, embed=embed, similarity_threshold=cfg.similarity_threshold)
     if parsed.status != "ok" or not parsed.plan:
         lang = parsed.language if parsed.language in ("zh", "en") else "en"
-        return _payload(question, {}, "unsupported", parsed.explanation or UNSUPPORTED[lang], started=started)
+        words = list(parsed.not_understood)
+        out = _payload(
+            question,
+            {},
+            "unsupported",
+            parsed.explanation or UNSUPPORTED[lang],
+            missing=[honesty.say(lang, f"not understood: {w}", f"未能理解：{w}") for w in words],
+            started=started,
+        )
+        out["interpretation"] = _interpretation(parsed.plan, source, ref, lang, vocab.timezone, words)
+        return out
     payload = run_plan(
         parsed.plan,
         source,
@@ -131,6 +141,40 @@ def answer(
         timezone=vocab.timezone,
     )
     return payload
+
+
+def _interpretation(
+    plan: dict[str, Any],
+    source: EventSource,
+    now: datetime,
+    lang: str,
+    tz: str,
+    not_understood: Sequence[str] = (),
+) -> dict[str, Any]:
+    """What ``plan`` computes (or would have), as the payload's ``interpretation``."""
+    vocab = source.vocabulary()
+    since = until = None
+    if plan:
+        try:
+            since, until = resolve_time_range(
+                (plan.get("filters") or {}).get("time_range"), now, tz, wall_clock=False
+            )
+        except TimeRangeError:
+            since = until = None
+    latest = vocab.latest
+    ref = _aware(now, tz)
+    if latest is not None and (latest.tzinfo is None or latest > ref):
+        latest = latest if latest.tzinfo is None else min(latest, ref)
+    return interpretation.build(
+        plan,
+        lang,
+        tz=tz,
+        since=since,
+        until=until,
+        earliest=vocab.earliest,
+        latest=latest,
+        not_understood=not_understood,
+    )
 
 
 def _aware(now: datetime, tz: str) -> datetime:
@@ -187,19 +231,23 @@ def run_plan(
     validate_plan(plan)
     op = base.get(str(plan["intent"]))
     if op is None:
-        return _payload(question, plan, "unsupported", UNSUPPORTED[lang], started=started)
+        out = _payload(question, plan, "unsupported", UNSUPPORTED[lang], started=started)
+        out["interpretation"] = _interpretation(plan, source, now, lang, source.vocabulary().timezone)
+        return out
     ident = {"name": op.name, "version": op.version}
     tz = _zone_for(plan, source, timezone)
     try:
         flt = build_filter(plan, now, tz, wall_clock=_several_zones(plan, source))
         windows = _windows(plan, flt, now, tz)
     except TimeRangeError as exc:
-        return _payload(question, plan, "unsupported", exc.reasons[lang], operator=ident, started=started)
+        out = _payload(question, plan, "unsupported", exc.reasons[lang], operator=ident, started=started)
+        out["interpretation"] = _interpretation(plan, source, now, lang, tz)
+        return out
     ctx = Context(plan, source, question, now, config, lang, tz, flt)
     try:
-        return _run(op, ctx, windows, ident, started)
+        out = _run(op, ctx, windows, ident, started)
     except NotInRecordError as exc:  # a strict source's record of closed days cannot say it
-        return _payload(
+        out = _payload(
             question,
             plan,
             "insufficient_data",
@@ -208,6 +256,8 @@ def run_plan(
             operator=ident,
             started=started,
         )
+    out["interpretation"] = _interpretation(plan, source, now, lang, tz)
+    return out
 
 
 def _run(

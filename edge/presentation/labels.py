@@ -18,6 +18,7 @@ LANGS: tuple[str, ...] = ("zh", "en")
 LABELS: dict[str, dict[str, str]] = {
     "summary": {"zh": "结论", "en": "Answer"},
     "confidence": {"zh": "置信度", "en": "Confidence"},
+    "interpretation": {"zh": "解读", "en": "Read as"},
     "low_confidence": {
         "zh": "⚠ 置信度低：证据不足，结论仅供参考",
         "en": "⚠ LOW CONFIDENCE: weak evidence, treat this result as tentative",

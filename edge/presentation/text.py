@@ -133,6 +133,10 @@ def payload_text(payload: Mapping[str, Any], lang: str | None = None, *, compact
     question = payload.get("question")
     if question:
         lines.append(f"? {question}")
+    reading = payload.get("interpretation")
+    if isinstance(reading, Mapping) and reading.get("text"):
+        # what was computed leads the answer, so a misreading shows before any number
+        lines.append(f"{t('interpretation', lang)}: {reading['text']}")
     if status != "ok":
         lines.append(f"{t('status', lang)}: {t('status.' + status, lang)}")
     lines.append(f"{t('summary', lang)}: {payload.get('summary', '')}")

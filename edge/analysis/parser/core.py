@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from edge.analysis.parser.accounting import residual
 from edge.analysis.parser.exemplars import Guess, classify
-from edge.analysis.parser.intents import CORRELATION_FORM, CUES, cues, find_top_k
+from edge.analysis.parser.intents import CORRELATION_FORM, CUES, WILL_IT, cues, find_top_k
 from edge.analysis.parser.lexicon import DIMENSIONS, METRICS, PROMOTION_VALUES, TIME_BUCKETS
 from edge.analysis.parser.result import AttributeMatch, ParseResult
 from edge.analysis.parser.text import Hit, MaskedText, has_cjk, normalize, parse_number
@@ -76,8 +77,11 @@ _SELLER_NOT_PRODUCT = re.compile(
     r"how many (?:best|top)[- ]?sellers|多少(?:个|款|种)?畅销"
 )
 _PEAK_SHIFT = re.compile(
-    r"提前|推后|推迟|延后|变早|变晚|早了|晚了|前移|后移|往前|往后|挪|移动|变化|变了|"
+    r"提前|推后|推迟|延后|往后推|往前推|变早|变晚|早了|晚了|前移|后移|往前|往后|挪|移动|变化|变了|"
     r"(?<![a-z])(?:earlier|later|sooner|mov(?:ed|ing|es?)|shift(?:ed|ing|s)?|pushed (?:back|forward)|brought forward|drift\w*)(?![a-z])"
+)
+_MORE_LESS = re.compile(
+    r"更(?:高|低|多|少|好|差|大|小|长|短|久|快|慢)|(?<![a-z])(?:higher|lower|more|less|better|worse|bigger|smaller|longer|shorter)(?![a-z])"
 )
 #: the largest bucket that still gives a series of at least this many points is chosen
 _MIN_BUCKETS = 8
@@ -86,6 +90,21 @@ _ANOMALY_DAYS = re.compile(r"日子|哪几天|哪天|哪些天|(?<![a-z])days?(?
 _RETRIEVE_STRIP = re.compile(
     r"^(?:请|帮我|麻烦)?(?:找一下|找出|找找|查找|搜索|搜一下|调出|调取|给我看|找|查一下|查)|视频|录像|片段|画面|监控|截图|录音"
     r"|(?<![a-z])(?:show me|find me|find|search for|search|look up|get me|pull up|any|clips?|footage|videos?|recordings?|snapshots?)(?![a-z])"
+)
+
+#: every cue the rules read: claimed words when the residual is taken (:mod:`.accounting`)
+_CUE_PATTERNS = (
+    *CUES.values(),
+    CORRELATION_FORM,
+    WILL_IT,
+    _PEAK_SHIFT,
+    _TENDENCY,
+    _CONJ,
+    _SELLERS,
+    _MORE_LESS,
+    _ANOMALY_DAYS,
+    _CO_WINDOW,
+    _FORECAST_SUBJECT,
 )
 
 _UNIT_SECONDS = {"分钟": 60, "小时": 3600, "秒": 1, "minute": 60, "hour": 3600, "second": 1}
@@ -290,8 +309,8 @@ def _combine(
         forced = _parse_rules(question, vocab, now, embed, threshold, _Force(guess.intent, metrics))
         if forced.result.status == "ok":
             return forced.result
-    if r_intent is not None:
-        return res  # a plain "metric + when" reading: the classifier has nothing better
+    if r_intent is not None or res.not_understood:
+        return res  # a plain "metric + when" reading, or words no reading uses: nothing better
     return _rephrase(lang, question, res)
 
 
@@ -377,10 +396,7 @@ def _rules_plan(
         peak_shift = True
     else:
         peak_shift = False
-    if CUES["compare"].search(post_view) or re.search(
-        r"更(?:高|低|多|少|好|差|大|小|长|短|久|快|慢)|(?<![a-z])(?:higher|lower|more|less|better|worse|bigger|smaller|longer|shorter)(?![a-z])",
-        post_view,
-    ):
+    if CUES["compare"].search(post_view) or _MORE_LESS.search(post_view):
         cue.add("compare")
 
     intent_hint = "trend" if peak_shift and "forecast" not in cue else _intent_hint(cue, info, metrics, types)
@@ -632,7 +648,54 @@ def _rules_plan(
         return _unsupported(
             lang, question, understood, "内部错误" if lang == "zh" else "internal parser error"
         )
+    if intent not in ("retrieve", "forecast"):  # a retrieval's free words are its query; forecasts refuse
+        words = residual(mt, _CUE_PATTERNS, plan, claimed=_used_type_spans(plan, types))
+        if words:
+            return _not_understood(lang, question, plan, words, understood, matches)
     return ParseResult(plan=plan, status="ok", explanation=None, language=lang, matches=tuple(matches))
+
+
+def _not_understood(
+    lang: str,
+    question: str,
+    plan: dict[str, Any],
+    words: list[str],
+    understood: list[str],
+    matches: list[AttributeMatch],
+) -> ParseResult:
+    """A reading that leaves words of the question unused: never answered (CONTRACT.md section 4),
+    whatever the rest says; another measure, period or value is never put in their place."""
+    logger.info("question %r: not understood %s (reading %s)", question, words, plan)
+    if lang == "zh":
+        got = "、".join(understood) if understood else "无"
+        text = (
+            f"这个问题里有我不能用的内容：{'、'.join(f'“{w}”' for w in words)}"
+            f"（没有读懂，或者门店数据里没有）。我不会拿别的指标、时间或条件来代替。我读懂的：{got}。"
+        )
+    else:
+        got = ", ".join(understood) if understood else "nothing"
+        text = (
+            f"This question holds words I cannot use: {', '.join(repr(w) for w in words)} (not understood, "
+            f"or not in the store's data). I will not answer another measure, period or condition "
+            f"in their place. What I understood: {got}."
+        )
+    return ParseResult(
+        plan=plan,
+        status="unsupported",
+        explanation=text,
+        language=lang,
+        matches=tuple(matches),
+        not_understood=tuple(words),
+    )
+
+
+def _used_type_spans(plan: dict[str, Any], types: list[TypeHit]) -> list[tuple[int, int]]:
+    """The event-type words the plan uses (its event-type filter, a co-occurrence's items and what
+    they are said of): matched without being consumed, since a metric word may name a type too."""
+    if plan.get("intent") == "co_occurrence":
+        return [(t.start, t.end) for t in types]
+    used = set((plan.get("filters") or {}).get("event_type") or ())
+    return [(t.start, t.end) for t in types if t.event_type in used]
 
 
 def _effect_within(plan: dict[str, Any], cue: set[str], vocab: Vocabulary) -> None:

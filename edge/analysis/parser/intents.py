@@ -37,13 +37,13 @@ CUES: dict[str, re.Pattern[str]] = {
         + W(r"^(?:show me|find|search|look up|get me|pull up)")
     ),
     "co_occurrence": _c(
-        r"同时出现|一起出现|同时发生|一起发生|一块儿?(?:出现|发生)|伴随|共同出现|同时存在|同一时间|"
+        r"同时出现|一起出现|同时发生|一起发生|一块儿?(?:出现|发生)|伴随|伴有|共同出现|同时存在|同一时间|"
         + W(
-            r"together|co-?occur(?:s|red|ring|rence)?|coincide[sd]?|at the same time|alongside|in conjunction"
+            r"together|co-?occur(?:s|red|ring|rence)?|coincide[sd]?|at the same time|alongside|in conjunction|accompanied by"
         )
     ),
     "correlation": _c(
-        r"相关|关联|关系|联系|挂钩|(?:多|高|长|少|低)的时候.{0,10}也|的时候.{0,10}也(?:会)?(?:更)?(?:多|长|高|少|低)|"
+        r"相关性?|关联|关系|联系|挂钩|(?:多|高|长|少|低)的时候.{0,10}也|的时候.{0,10}也(?:会)?(?:更)?(?:多|长|高|少|低)|"
         + W(
             r"correlat\w*|related|relationship|associated|association|linked|links?|connection|connected|tied to|go(?:es)? together with"
             r"|when [^?.]{1,40}? (?:is|are|goes|go|gets?) (?:high|higher|low|lower|up|down|long|longer|busy|crowded)[^?.]{0,40}? (?:too|as well|also)"
@@ -51,20 +51,22 @@ CUES: dict[str, re.Pattern[str]] = {
         )
     ),
     "periodicity": _c(
-        r"周期|规律|循环|季节性|"
-        + W(r"cycles?|cyclical|seasonal(?:ity)?|periodic(?:ity)?|patterns?|recurring|repeat(?:s|ing)?|rhythm")
+        r"周期性?|规律|循环|季节性|重复|固定|"
+        + W(
+            r"cycles?|cyclical|seasonal(?:ity)?|periodic(?:ity)?|patterns?|recurring|repeat(?:s|ing)?|rhythm|regular(?:ly)?"
+        )
     ),
     "anomaly": _c(
-        r"异常|不正常|反常|突增|暴增|骤降|突降|离谱|奇怪|不对劲|"
+        r"异常|不正常|反常|突增|暴增|骤降|突降|离谱|奇怪|不对劲|突然|"
         + W(
-            r"unusual|anomal\w*|spikes?|abnormal|outliers?|strange|weird|odd|irregular|suspicious"
+            r"unusual|anomal\w*|spik(?:e|es|ed|ing)|crash(?:es|ed|ing)?|plung\w*|plummet\w*|abnormal|outliers?|strange|weird|odd|irregular|suspicious"
             r"|look(?:s|ed|ing)? off|out of the ordinary|off the charts"
         )
     ),
     "breakdown": _c(
         r"拆解|拆分|构成|分解|组成|占比|比重|贡献|分布|按.{1,6}分|分别是|各占|"
         + W(
-            r"break ?down|broken down|split (?:by|across|between)|composition|distribution|distributed|share|shares|contribut\w*|makes? up|mix"
+            r"break ?down|broken down|split|spread (?:across|over|between)|composition|distribution|distributed|share|shares|contribut\w*|makes? up|mix"
         )
     ),
     "breakdown_by": _c(r"按|分|各|" + W(r"by|per|across|for each|each")),
@@ -95,7 +97,7 @@ CUES: dict[str, re.Pattern[str]] = {
         r"提升|提高|增加|减少|降低|拉动|带动|效果|影响|作用|帮助|"
         + W(
             r"increase[ds]?|boost(?:s|ed)?|lift(?:s|ed)?|effect|impact|improve[ds]?|help(?:s|ed)?|drive[sn]?|raise[ds]?|reduce[ds]?"
-            r"|affect(?:s|ed)?|influence[sd]?|depend(?:s|ing)? on|var(?:y|ies) with|go(?:es)? (?:up|down) when|rise when|drop when"
+            r"|affect(?:s|ed)?|influence[sd]?|hurt(?:s|ing)?|harm(?:s|ed)?|mess(?:es|ed)? up|depend(?:s|ing)? on|var(?:y|ies) with|go(?:es)? (?:up|down) when|rise when|drop when"
         )
     ),
     "pivot": _c(
@@ -103,13 +105,13 @@ CUES: dict[str, re.Pattern[str]] = {
         + W(r"after|since|following|before and after|training|launch|opening")
     ),
     "trend": _c(
-        r"趋势|走势|变化|有没有变|变了|越来越|逐渐|一直在|涨|跌|上升|下降|增长|增加|减少|后移|前移|往后|往前|推迟|提前|移动|增多|变多|变少|多了|少了|"
+        r"趋势|走势|变化|有没有变|变了|在变|变没变|越来越|逐渐|一直在|涨|跌|上升|下降|升高|增长|增加|减少|后移|前移|往后移?|往前移?|推迟|提前|移动|增多|变多|变少|多了|少了|"
         + W(
-            r"trend\w*|moved|move|shift(?:ed|ing)?|drift(?:ed|ing)|over time|chang(?:ed|ing|e)|increas\w*|decreas\w*|rising|falling|grow\w*|declin\w*|evolv\w*|go(?:ne|es|ing)? (?:up|down)|went (?:up|down)"
+            r"trend\w*|moved|move|shift(?:ed|ing)?|drift(?:ed|ing)|over time|chang(?:ed|ing|e)|increas\w*|decreas\w*|rising|falling|dropping|slipping|climbing|pil(?:e|es|ed|ing) up|grow\w*|declin\w*|evolv\w*|go(?:ne|es|ing)? (?:up|down)|went (?:up|down)"
         )
     ),
     "aggregate": _c(
-        r"是多少|多少|多吗|多不多|频繁吗|几个|几次|几位|总共|一共|合计|平均|总数|怎么样|如何|"
+        r"是多少|多少|多吗|多不多|频繁吗|几个|几次|几位|总共|一共|合计|汇总|平均|总数|怎么样|如何|"
         + W(r"how (?:many|much)|what (?:was|is|were|are)|total|average|overall|sum|count|number of")
     ),
 }
@@ -124,7 +126,7 @@ CORRELATION_FORM = _c(
     )
 )
 #: 会不会 asks about the future, except 会不会更… under a condition ("下雨的时候…会不会更久"), which compares
-_WILL_IT = _c(r"会不会")
+WILL_IT = _c(r"会不会")
 CONDITIONAL_MORE = _c(r"(?:的时候|时候|期间|如果|要是|雨天|晴天|下雨|促销时|有促销).{0,12}会不会更")
 
 _TOPK = [
@@ -153,6 +155,7 @@ _TOPK = [
         )
     ),
     _c(W(r"which (?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten)")),
+    _c(r"哪(?P<n>" + CN_NUM + r")\s?(?:个|名|家|款|种|位|样)"),
 ]
 
 
@@ -165,7 +168,7 @@ def find_top_k(mt: MaskedText) -> int | None:
             if n is not None and 1 <= n <= 1000:
                 start, end = m.span("n")
                 view = mt.view
-                pre = re.search(r"(?:排名)?前\s?$|top[- ]?$|which $", view[:start])
+                pre = re.search(r"(?:排名)?前\s?$|top[- ]?$|which $|哪$", view[:start])
                 post = re.match(r"\s?(?:个|名|家|款|种|位|大|样)", view[end:])
                 mt.consume(pre.start() if pre else start, end + (post.end() if post else 0))
                 return n
@@ -178,6 +181,6 @@ def cues(text: str) -> set[str]:
     found = {name for name, p in CUES.items() if p.search(text)}
     if CORRELATION_FORM.search(text):
         found.add("correlation")
-    if _WILL_IT.search(text) and not CONDITIONAL_MORE.search(text):
+    if WILL_IT.search(text) and not CONDITIONAL_MORE.search(text):
         found.add("forecast")
     return found

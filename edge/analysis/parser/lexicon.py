@@ -16,7 +16,7 @@ METRICS = compile_table(
     [
         # avg_order_value
         (
-            r"客单价|平均客单|客单|单均|笔单价|平均每单|每单(?:平均)?(?:花|消费|金额|多少钱)|每笔(?:订单)?(?:花|消费|金额)"
+            r"客单价|平均客单|客单|单均|笔单价|平均每单|每单(?:平均)?(?:花(?:了|掉)?(?:多少钱?|几块钱|的钱)?|消费|金额|多少钱)|每笔(?:订单)?(?:花|消费|金额)"
             r"|平均(?:订单|消费)(?:金额|额)?|平均每位顾客(?:花|消费)"
             r"|(?:每|一|单|平均每)(?:单|笔|张小票|次结账|个购物篮)(?:平均|一般|大概|通常)?(?:能|会)?(?:花|消费|买|卖|付)(?:了|掉)?(?:多少钱?|的钱|几块钱|金额)?"
             r"|(?:每|一|单)(?:单|笔)(?:的)?(?:金额|钱)|(?:一次|每次)(?:结账|买单|购物)?(?:平均|一般)?(?:花|消费|买)(?:了)?多少钱?|购物篮(?:金额|大小)",
@@ -45,14 +45,14 @@ METRICS = compile_table(
                 r"footfall|foot traffic|visitors?|visitor counts?|(?:store )?visits|traffic|entries"
                 r"|how many (?:customers|people|shoppers|visitors|guests)(?: (?:came|come|visited|walked|entered|did we get|were there))?"
                 r"|(?:customers|people|shoppers) (?:came|visited|walked in|entered|come in)"
-                r"|number of (?:customers|visitors|shoppers|people)|customer counts?|busiest|busier|crowded|quietest"
+                r"|number of (?:customers|visitors|shoppers|people)|customer counts?|busiest|busier|busy|crowded|quietest"
             ),
             "footfall",
         ),
         # order_count
         (
             r"订单(?:数量?|量)?|单量|销量|成交(?:量|数|笔数|单数)|交易(?:数|笔数|量|次数)|卖了多少(?:单|件|份)?"
-            r"|多少(?:单|笔)|卖出(?:多少|的数量)?|售出(?:数量)?|销售(?:数量|件数)|下单(?:数|量|次数)|卖得最好|最畅销|畅销|最受欢迎|受欢迎",
+            r"|多少(?:单|笔)|卖出(?:多少(?:单|件|份|笔)?|的数量)?|售出(?:数量)?|销售(?:数量|件数)|下单(?:数|量|次数)|卖得最好|最畅销|畅销|最受欢迎|受欢迎",
             "order_count",
         ),
         (
@@ -127,7 +127,7 @@ METRICS = compile_table(
         ),
         # staff_error_rate
         (
-            r"(?:失误|错误|出错|差错)(?:率|比例|次数)?|错误率|出错率|操作失误(?:率)?",
+            r"(?:操作)?(?:失误|错误|出错|差错)(?:率|比例|次数)?|错误率|出错率|操作失误(?:率)?",
             "staff_error_rate",
         ),
         (
@@ -194,7 +194,10 @@ DIMENSIONS = compile_table(
         (W(r"(?:product )?categor(?:y|ies)|departments?"), "product_category"),
         (r"商品|产品|单品|货品|sku", "product_id"),
         (W(r"products?|items?|skus?|goods"), "product_id"),
-        (r"区域|哪个区|哪一个区|哪些区|分区|各区|各个区|货架区|陈列区|展区|通道|哪排货架|哪个货架", "zone"),
+        (
+            r"各个?区域|哪个货架区|哪(?:个|些|一个)区域|区域|哪个区|哪一个区|哪些区|分区|各区|各个区|货架区|陈列区|展区|通道|哪排货架|哪个货架",
+            "zone",
+        ),
         (W(r"zones?|areas?|aisles?|sections?|floor areas?|parts of the store|corners? of the store"), "zone"),
         (r"摄像头|麦克风|来源|数据源|设备", "source"),
         (W(r"cameras?|mics?|microphones?|sources?|sensors?|devices?"), "source"),
@@ -246,7 +249,7 @@ EVENT_TYPE_WORDS = compile_table(
             W(r"(?:customer )?(?:inquir(?:y|ies)|enquir(?:y|ies)|questions? about|asking about|asks? about)"),
             "customer_inquiry",
         ),
-        (r"导购|引导|推荐介绍", "staff_guidance"),
+        (r"导购(?:介绍)?|引导|推荐介绍", "staff_guidance"),
         (W(r"(?:staff )?guidance|recommendations? by staff"), "staff_guidance"),
         (r"(?:员工|店员|操作)?(?:失误|出错|差错)", "staff_error"),
         (W(r"(?:staff )?(?:errors?|mistakes?)"), "staff_error"),

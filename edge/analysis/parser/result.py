@@ -36,3 +36,6 @@ class ParseResult:
     language: str  # "zh" | "en"
     matches: tuple[AttributeMatch, ...] = ()
     backend: str = "rules"  # "rules" | "llm"
+    #: words of the question the plan does not use (never empty with ``status == "ok"``); the
+    #: ``plan`` is then the reading that was not answered, kept so the answer can say what it read
+    not_understood: tuple[str, ...] = ()

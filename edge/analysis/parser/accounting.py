@@ -1,0 +1,161 @@
+"""Every word of a question accounted for: what no extractor claimed and is not a function word.
+
+Owned by :mod:`edge.analysis.parser`; called by the rule parser (:mod:`.core`) after every slot
+extractor has claimed its spans of the question (ids, times, top-k counts, event types, metric
+words, stored values, buckets, dimensions) through the shared :class:`~.text.MaskedText`. What is
+left is read here: intent cue words that shaped the plan, the words that only ask (function
+words), and punctuation are claimed; anything else is content the plan does not use and comes
+back as ``not_understood`` (CONTRACT.md section 4: such a question is never answered ``ok``).
+
+Conditions are not cue words: "after the training", 促销期间, "when the manager was away" name
+something the plan must honour, so a condition noun is claimed only when the plan has the pivot
+it stands for (a before/after comparison around a date).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from edge.analysis.parser.text import MaskedText, word
+
+#: words that ask, point or join, in English: never content
+EN_FUNCTION = frozenset(
+    """
+    a an the of in on at to for by with and or nor but vs versus is are was were be been being am
+    do does did done doing have has had having how what which who whom whose when where why
+    there here any this that these those our ours we us my me i you your it its their them they
+    than then more less most least per each every about from into onto during over under through
+    across between among within after before since until till up down out off so if also just only
+    really very quite pretty still even ever both either neither same other another such
+    can could would should will shall may might must please tell show give let know see look
+    check want need like get got gets getting go goes going went gone come comes came make made
+    whether well much many some all no not yes any overall generally usually normally typically
+    actually currently recently lately now today so far far thing things stuff kind sort
+    store stores shop shops shopping outlet branch our place here there data numbers number figures figure
+    value values level levels amount amounts rate rates metric metrics stats statistics
+    compare compared comparing comparison vs difference differences versus against
+    happen happens happened happening occur occurs occurred occurring been
+    tend tends tended typical usual usually often follow follows followed s gimme
+    customer customers people ppl folks shoppers guests person persons everyone anyone
+    count counts something anything way crazy too long coming business wise recently lately
+    these days day time times period periods used ago bring brings brought lot lots
+    roughly approximately approx around forward backward back point points
+    remain remains remained stay stays stayed wait waits waited waiting spend spends spent
+    """.split()
+)
+#: Chinese function words and phrases (longest first when removed)
+ZH_FUNCTION = tuple(
+    sorted(
+        """
+        的 地 得 了 着 过 吗 呢 吧 啊 呀 嘛 么 哦 哈 啦 咯 嗯 是 是不是 是否 有 有没有 有无 没有 没 不 都 也 还 就 又 再 才
+        在 和 与 跟 同 及 以及 或 或者 还是 而 并 并且 但 但是 对 对于 关于 从 到 自 至 向 往 里 里面 中 之中 内 之内 上面
+        我 我们 咱 咱们 你 你们 他 她 它 他们 本 本店 店 门店 店里 店铺 我店 这 那 这个 那个 这些 那些 这家 那家 这边 那边 其 其中
+        个 些 点 一点 一些 下 一下 请 请问 帮 帮我 帮忙 麻烦 给 给我 告诉 告诉我 看 看看 看一下 瞧瞧 查 查查 查一下 想 想知道 知道
+        问 问一下 了解 了解一下 能 能不能 可以 可不可以 会 要 需要 应该 大概 大约 大致 左右 差不多 一般 通常 平时 总体 整体 整个 总的来说
+        什么 啥 怎么 怎样 怎么样 如何 为什么 为啥 哪 哪里 多 多少 几 情况 数据 数字 数 数值 水平 指标 统计 结果 表现 状况 时 时候 期间
+        一下子 每 各 各个 每个 所有 全部 全 总 总共 一共 合计 共 其他 别的 其余 相比 比 比较 对比 相对 之间 之间的 分别 分别是
+        怎么回事 如何 呢 吗 究竟 到底 真的 确实 是否有 有多 多大 多高 多长 多久 一样 相同 不同 差 差别 区别 差异
+        顾客 客人 客户 人 人们 大家 最近 近期 近来 这段时间 起来 发生 突然 经常 常常 总是 咋 咋样 特别 非常 很 挺 太 超 明显
+        这位 那位 位 常 越 把 一起 生意 主要 主要是 来 去 高 低 长 短 大 小 好 坏 快 慢 久 性
+        """.split(),
+        key=len,
+        reverse=True,
+    )
+)
+#: a pivot's condition nouns: claimed only when the plan compares periods around a date
+_CONDITION_ZH = r"培训|上线|开业|调整|改造|装修|活动|换季"
+_CONDITION_EN = r"training|trained|launch(?:ed)?|opening|opened|renovation|refit|campaign|event"
+CONDITION = re.compile(_CONDITION_ZH + "|" + word(_CONDITION_EN))
+#: the name of a pivot's event: its condition noun with the few words before it that name it
+#: ("the new cashier training", 收银员培训)
+CONDITION_NAME = re.compile(
+    r"[\u3400-\u9fff\u0000]{0,6}?(?:"
+    + _CONDITION_ZH
+    + r")|(?:[a-z0-9'\-\u0000]+ ){0,3}"
+    + word(_CONDITION_EN)
+)
+_PUNCT = re.compile(r"[\s\u0000?？!！。.,，、;；:：'\"“”‘’()（）\[\]【】《》<>/\\|~`@#$%^&*+=_-]+")
+_EN_TOKEN = re.compile(r"[a-z][a-z'\-]*|[0-9]+(?:\.[0-9]+)?")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+
+
+def _blank(mt: MaskedText, patterns: Iterable[re.Pattern[str]]) -> None:
+    """Claim every match of every pattern, all read on the same view (cues may overlap)."""
+    view = mt.view
+    spans = [m.span() for p in patterns for m in p.finditer(view) if m.end() > m.start()]
+    for start, end in spans:
+        mt.consume(start, end)
+
+
+def _zh_rest(run: str) -> list[str]:
+    """What is left of a CJK run once its function words are taken out (longest first)."""
+    rest = run
+    for w in ZH_FUNCTION:
+        if w in rest:
+            rest = rest.replace(w, "\u0000")
+    return [p for p in rest.split("\u0000") if p]
+
+
+def residual(
+    mt: MaskedText,
+    cue_patterns: Iterable[re.Pattern[str]],
+    plan: dict[str, Any],
+    *,
+    claimed: Iterable[tuple[int, int]] = (),
+    known_words: frozenset[str] = frozenset(),
+    known_zh: Iterable[str] = (),
+) -> list[str]:
+    """The question's content words that nothing claimed, in question order, as they were typed
+    (normalised). ``mt`` is the parse's masked text (left as it is); ``claimed``: spans the plan
+    uses that no extractor consumed (event-type words, which several slots may share).
+
+    ``cue_patterns`` are the intent cues; ``known_words`` / ``known_zh``: words that a reading
+    the classifier chose is made of (words of the examples with the same intent or metric)."""
+    work = mt.copy()
+    for start, end in claimed:
+        work.consume(start, end)
+    if not _has_pivot(plan):
+        # a condition the plan has no pivot for is content the plan does not use
+        kept = [(m.start(), m.end()) for m in CONDITION.finditer(work.view)]
+    else:
+        # the pivot's date is what is computed; the words naming its event are its label
+        kept = []
+        for m in CONDITION_NAME.finditer(work.view):
+            work.consume(m.start(), m.end())
+    _blank(work, cue_patterns)
+    for s, e in kept:  # un-claim the condition nouns a cue pattern swallowed
+        for i in range(s, e):
+            work._chars[i] = mt.text[i]
+    view = work.view
+    words: list[str] = []
+    for piece in _PUNCT.split(view):
+        for m in re.finditer(r"[a-z0-9][a-z0-9'\-.]*|[\u3400-\u9fff]+", piece):
+            token = m.group(0).strip(".'-")
+            if not token:
+                continue
+            if _CJK_RUN.fullmatch(token):
+                for part in _zh_rest(token):
+                    if not any(part in k for k in known_zh):
+                        words.append(part)
+            elif (
+                token not in EN_FUNCTION
+                and token not in known_words
+                and not _plural_known(token, known_words)
+            ):
+                words.append(token)
+    out: list[str] = []
+    for w in words:
+        if w not in out:
+            out.append(w)
+    return out
+
+
+def _plural_known(token: str, known: frozenset[str]) -> bool:
+    return token.endswith("s") and (token[:-1] in EN_FUNCTION or token[:-1] in known)
+
+
+def _has_pivot(plan: dict[str, Any]) -> bool:
+    periods = (plan.get("compare") or {}).get("periods") or []
+    return bool(periods)
