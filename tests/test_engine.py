@@ -121,3 +121,26 @@ def test_build_filter_maps_plan_filters() -> None:
     assert f.store_ids == ("s1",) and f.event_types == ("purchase",) and f.hours == (19, 20)
     assert dict(f.attributes) == {"weather": ("rain",), "zone": ("a", "b")} and f.entities == ("customer_1",)
     assert f.until == now and f.since is not None and (now - f.since).days == 7
+
+
+@pytest.mark.parametrize(
+    ("intent", "result"),
+    [
+        ("aggregate", {"value": None, "n": 0}),
+        ("trend", {"series": [], "slope_per_bucket": 0.0}),
+        ("compare", {"groups": [], "diff_pct": None}),
+        ("breakdown", {"parts": [], "top_contributor": None}),
+        ("top_k", {"items": []}),
+        ("co_occurrence", {"pairs": [], "window_seconds": 60}),
+        ("correlation", {"r": None, "n": 0}),
+        ("periodicity", {"period": None}),
+        ("retrieve", {"events": []}),
+        ("anomaly", {}),
+    ],
+)
+def test_an_empty_result_is_never_ok(intent: str, result: dict[str, Any]) -> None:
+    from edge.analysis import honesty
+
+    assert honesty.empty_result(intent, result)
+    filled = {k: ([1] if isinstance(v, list) else (v if v is not None else 1.0)) for k, v in result.items()}
+    assert honesty.empty_result(intent, filled) == (intent == "anomaly" and not filled)

@@ -21,6 +21,7 @@ import jsonschema
 import pytest
 from engine_data import FULL_DAYS, Memory, full_memory, thin_memory
 
+from edge.analysis import honesty
 from edge.analysis.engine import run_plan
 from edge.analysis.operators import registry
 from edge.config import AnalysisConfig
@@ -152,13 +153,21 @@ def test_payload_invariants(intent: str, memory: tuple[Memory, Store], schema: d
         # the full memory holds every planted effect: each intent answers, but forecast, which the
         # engine refuses by design (it does not extrapolate: operators/forecast.py)
         assert p["status"] == ("refused" if intent == "forecast" else "ok"), (intent, p.get("missing"))
+    # interpretation: what was computed, said in the question's language (here: the plan's)
+    reading = p["interpretation"]
+    assert reading["text"] and reading["not_understood"] == []
+    assert reading["measure"] == (
+        PLANS[intent].get("target_metric") if intent != "co_occurrence" else reading["measure"]
+    )
     if p["status"] != "ok":
         assert p["result"] == {} and p["evidence"] == [] and p["action"] is None
         if p["status"] == "insufficient_data":
             assert p["missing"]
         return
-    # result keys of CONTRACT.md section 3
+    # result keys of CONTRACT.md section 3, and something in them (an ok answer stands on data)
     assert set(op.output_keys) <= set(p["result"])
+    assert not honesty.empty_result(intent, p["result"])
+    assert reading["period"] and reading["period"]["from"] <= reading["period"]["to"]
     # evidence: present, capped, weights in range, ids exist in the memory
     assert p["evidence"] and len(p["evidence"]) <= cfg.evidence_cap
     assert p["evidence_count"] >= len(p["evidence"])

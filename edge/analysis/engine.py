@@ -322,6 +322,23 @@ def _run(
             operator=ident,
             started=started,
         )
+    if honesty.empty_result(op.intent, outcome.result):
+        logger.warning("operator %s returned ok with an empty result for %s", op.name, plan)
+        return _payload(
+            question,
+            plan,
+            "insufficient_data",
+            INSUFFICIENT[lang],
+            missing=[
+                honesty.say(
+                    lang,
+                    "events matching every condition of the question (the result is empty)",
+                    "符合问题全部条件的事件（结果为空）",
+                )
+            ],
+            operator=ident,
+            started=started,
+        )
     evidence = _evidence(source, outcome, config.evidence_cap)
     if not evidence:
         return _payload(

@@ -209,6 +209,34 @@ def unknown_values(source: EventSource, flt: EventFilter, lang: str) -> list[str
     return out
 
 
+#: per intent, the result keys an ``ok`` answer must hold something in (CONTRACT.md section 4:
+#: at least one group, bucket, part, item, pair or value); anomaly's list may be empty (none found
+#: is an answer) as long as its series was checked
+_RESULT_FILLED = {
+    "aggregate": ("value",),
+    "trend": ("series",),
+    "compare": ("groups",),
+    "breakdown": ("parts",),
+    "top_k": ("items",),
+    "co_occurrence": ("pairs",),
+    "correlation": ("r",),
+    "periodicity": ("period",),
+    "retrieve": ("events",),
+}
+
+
+def empty_result(intent: str, result: dict[str, object]) -> bool:
+    """True when an operator's ``ok`` result holds nothing to stand on (an invariant at the
+    engine's exit: such an answer is never ``ok``, whatever the operator said)."""
+    if not result:
+        return True
+    for key in _RESULT_FILLED.get(intent, ()):
+        v = result.get(key)
+        if v is None or (isinstance(v, (list, tuple, dict)) and not v):
+            return True
+    return False
+
+
 def say(lang: str, en: str, zh: str) -> str:
     """The text in the answer's language."""
     return zh if lang == "zh" else en

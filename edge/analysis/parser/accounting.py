@@ -104,16 +104,22 @@ def residual(
     plan: dict[str, Any],
     *,
     claimed: Iterable[tuple[int, int]] = (),
+    unclaimed: Iterable[tuple[int, int]] = (),
     known_words: frozenset[str] = frozenset(),
     known_zh: Iterable[str] = (),
 ) -> list[str]:
     """The question's content words that nothing claimed, in question order, as they were typed
     (normalised). ``mt`` is the parse's masked text (left as it is); ``claimed``: spans the plan
-    uses that no extractor consumed (event-type words, which several slots may share).
+    uses that no extractor consumed (event-type words, which several slots may share);
+    ``unclaimed``: spans an extractor consumed that the plan does not use (a dimension word of a
+    question whose plan groups by nothing).
 
     ``cue_patterns`` are the intent cues; ``known_words`` / ``known_zh``: words that a reading
     the classifier chose is made of (words of the examples with the same intent or metric)."""
     work = mt.copy()
+    for start, end in unclaimed:  # read by an extractor, but the plan does not use it
+        for i in range(start, end):
+            work._chars[i] = mt.text[i]
     for start, end in claimed:
         work.consume(start, end)
     if not _has_pivot(plan):

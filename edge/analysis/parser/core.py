@@ -10,6 +10,7 @@ understood intent or metric is ``unsupported`` with an explanation; the parser n
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from dataclasses import dataclass
@@ -309,7 +310,7 @@ def _combine(
         forced = _parse_rules(question, vocab, now, embed, threshold, _Force(guess.intent, metrics))
         if forced.result.status == "ok":
             return forced.result
-    if r_intent is not None or res.not_understood:
+    if r_intent is not None or (res.not_understood and res.plan):
         return res  # a plain "metric + when" reading, or words no reading uses: nothing better
     return _rephrase(lang, question, res)
 
@@ -330,7 +331,9 @@ def _rephrase(lang: str, question: str, res: ParseResult) -> ParseResult:
         )
     if res.status != "ok" and res.explanation:
         text = f"{text} {res.explanation}" if lang == "en" else f"{text}{res.explanation}"
-    return ParseResult(plan={}, status="unsupported", explanation=text, language=lang)
+    return ParseResult(
+        plan={}, status="unsupported", explanation=text, language=lang, not_understood=res.not_understood
+    )
 
 
 def _parse_rules(
@@ -344,6 +347,12 @@ def _parse_rules(
     """The rule parser; ``force`` sets the intent and metrics the classifier decided."""
     meta: dict[str, Any] = {}
     res = _rules_plan(question, vocab, now, embed, similarity_threshold, force, meta)
+    mt = meta.get("masked")
+    if res.status != "ok" and not res.not_understood and isinstance(mt, MaskedText):
+        # refused before a plan was built: still name the words nothing could use
+        words = residual(mt, _CUE_PATTERNS, {})
+        if words:
+            res = dataclasses.replace(res, not_understood=tuple(words))
     return _Rules(
         res,
         bool(meta.get("final")),
@@ -368,6 +377,7 @@ def _rules_plan(
         meta["final"] = True
         return _unsupported(lang, question, [], "问题是空的" if lang == "zh" else "the question is empty")
     mt = MaskedText(text)
+    meta["masked"] = mt
 
     stores, entities = match_ids(mt, vocab)
     named, named_stores = match_named(mt, vocab)
@@ -574,6 +584,10 @@ def _rules_plan(
             plan["group_by"] = group[:3]
     if intent in ("trend", "anomaly") and buckets:
         plan["time_bucket"] = buckets[0]
+    elif intent in ("trend", "anomaly") and {"date", "week", "month", "hour"} & set(dims):
+        # "which week looked off": the series is read in the buckets it names
+        named = next(d for d in dims if d in ("date", "week", "month", "hour"))
+        plan["time_bucket"] = "day" if named == "date" else named
     elif intent == "anomaly" and _ANOMALY_DAYS.search(post_view):
         plan["time_bucket"] = "day"
     if intent in ("trend", "anomaly") and "time_bucket" not in plan:
@@ -649,7 +663,13 @@ def _rules_plan(
             lang, question, understood, "内部错误" if lang == "zh" else "internal parser error"
         )
     if intent not in ("retrieve", "forecast"):  # a retrieval's free words are its query; forecasts refuse
-        words = residual(mt, _CUE_PATTERNS, plan, claimed=_used_type_spans(plan, types))
+        words = residual(
+            mt,
+            _CUE_PATTERNS,
+            plan,
+            claimed=_used_type_spans(plan, types),
+            unclaimed=_unused_dimension_spans(plan, dim_hits),
+        )
         if words:
             return _not_understood(lang, question, plan, words, understood, matches)
     return ParseResult(plan=plan, status="ok", explanation=None, language=lang, matches=tuple(matches))
@@ -687,6 +707,25 @@ def _not_understood(
         matches=tuple(matches),
         not_understood=tuple(words),
     )
+
+
+def _unused_dimension_spans(plan: dict[str, Any], dim_hits: list[Hit]) -> list[tuple[int, int]]:
+    """Dimension words ("staff", 区域) the plan neither groups nor compares by: "staff turnover"
+    is not revenue because "staff" was read as a dimension and then left out."""
+    used = set(plan.get("group_by") or ()) | {str((plan.get("compare") or {}).get("dimension"))}
+    if (plan.get("filters") or {}).get("store_id"):
+        used.add("store_id")
+    if plan.get("target_metric") == "staff_error_rate":
+        used.add("staff_id")  # 店员差错率: the staff word is part of the measure's name
+    f = plan.get("filters") or {}
+    used |= set(f.get("attributes") or {})  # "rainy weather": the key of a value it filters on
+    pair = plan.get("pair") or {}
+    used |= {str(v).split("=", 1)[0] for v in pair.values() if "=" in str(v)}
+    if plan.get("time_bucket"):  # "which week": the buckets of a series
+        used.add(_BUCKET_DIM.get(str(plan["time_bucket"]), str(plan["time_bucket"])))
+    if f.get("time_range") or (plan.get("compare") or {}).get("periods"):
+        used.add("date")  # 日期 of a date the plan reads
+    return [(h.start, h.end) for h in dim_hits if str(h.value) not in used]
 
 
 def _used_type_spans(plan: dict[str, Any], types: list[TypeHit]) -> list[tuple[int, int]]:
