@@ -80,6 +80,10 @@ def _cases() -> list[tuple[str, str, str]]:
 CASES = _cases()
 
 
+def _cjk(text: str) -> bool:
+    return any("\u4e00" <= c <= "\u9fff" for c in text)
+
+
 @pytest.fixture(scope="module")
 def memory() -> Iterator[tuple[Memory, Store]]:
     mem = full_memory()
@@ -101,5 +105,7 @@ def test_no_question_that_cannot_be_honoured_is_answered_ok(
             continue
         assert p["interpretation"]["text"], q
         assert p["missing"] or p["status"] == "refused", (q, p)
+        # named in the question's language
+        assert all(_cjk(m) == (lang == "zh") for m in p["missing"]), (q, p["missing"])
     # goal 0: every one of them refused or said to lack data, naming what it could not use
     assert not wrong, f"{len(wrong)} of {len(CASES)} answered ok:\n" + "\n".join(map(str, wrong))
