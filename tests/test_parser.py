@@ -761,3 +761,45 @@ def test_large_vocabulary_ids_and_values_are_found() -> None:
             "filters.time_range": LAST_WEEK,
         },
     )
+
+
+_FLEET = Vocabulary(
+    timezone="Asia/Shanghai",
+    store_ids=("sh_xuhui_01", "bj_chaoyang_02", "gz_tianhe_03"),
+    event_types=VOCAB.event_types,
+    attributes=VOCAB.attributes,
+)
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        "rank stores by revenue last month",
+        "Rank the stores by average order value",
+        "每个门店上周的客流",
+        "各门店过去三个月的销售额趋势",
+        "Which store has the highest conversion rate?",
+    ],
+)
+def test_which_or_each_store_names_the_stores(q: str) -> None:
+    result = parse_question(q, _FLEET, NOW)
+    assert result.status == "ok", result.explanation
+    plan = result.plan
+    by_store = (
+        "store_id" in (plan.get("group_by") or [])
+        or (plan.get("compare") or {}).get("dimension") == "store_id"
+    )
+    assert by_store, plan
+    assert "store_id" not in (plan.get("filters") or {}), plan  # "rank" is no store
+
+
+@pytest.mark.parametrize(
+    "q",
+    [
+        "Which store's complaints rose most last month?",  # a change, not the most complaints
+        "哪家店上个月投诉涨得最多？",
+    ],
+)
+def test_a_change_word_a_level_plan_leaves_out_is_named(q: str) -> None:
+    result = parse_question(q, _FLEET, NOW)
+    assert result.status == "unsupported" and result.not_understood, result.plan

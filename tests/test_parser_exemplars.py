@@ -460,7 +460,8 @@ NEAR_MISSES = [
     ("把所有门店汇总一起看销售额", "aggregate", "revenue"),  # 汇总 is not a co-occurrence
     ("what was our best-selling day last month", "aggregate", "order_count"),  # a day, not products
     ("热销产品的销售额趋势", "trend", "revenue"),  # a trend stays a trend
-    ("footfall across shifts", "aggregate", "footfall"),  # shifts of staff, not a shifting trend
+    # shifts of staff (parts of the day), not a shifting trend
+    ("footfall across shifts", "breakdown", "footfall"),
 ]
 
 

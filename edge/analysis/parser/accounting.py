@@ -105,6 +105,7 @@ def residual(
     *,
     claimed: Iterable[tuple[int, int]] = (),
     unclaimed: Iterable[tuple[int, int]] = (),
+    asked: Iterable[tuple[int, int]] = (),
     known_words: frozenset[str] = frozenset(),
     known_zh: Iterable[str] = (),
 ) -> list[str]:
@@ -112,7 +113,8 @@ def residual(
     (normalised). ``mt`` is the parse's masked text (left as it is); ``claimed``: spans the plan
     uses that no extractor consumed (event-type words, which several slots may share);
     ``unclaimed``: spans an extractor consumed that the plan does not use (a dimension word of a
-    question whose plan groups by nothing).
+    question whose plan groups by nothing); ``asked``: such spans the question asks the answer to
+    be given by ("which store", 每个门店): named even when the word alone would be a function word.
 
     ``cue_patterns`` are the intent cues; ``known_words`` / ``known_zh``: words that a reading
     the classifier chose is made of (words of the examples with the same intent or metric)."""
@@ -151,6 +153,7 @@ def residual(
                 and not _plural_known(token, known_words)
             ):
                 words.append(token)
+    words = [mt.text[s:e].strip() for s, e in asked] + words
     out: list[str] = []
     for w in words:
         if w not in out:

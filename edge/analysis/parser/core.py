@@ -665,10 +665,11 @@ def _rules_plan(
     if intent not in ("retrieve", "forecast"):  # a retrieval's free words are its query; forecasts refuse
         words = residual(
             mt,
-            _CUE_PATTERNS,
+            _cues_for(intent),
             plan,
             claimed=_used_type_spans(plan, types),
             unclaimed=_unused_dimension_spans(plan, dim_hits),
+            asked=_asked_by(text, _unused_dimension_spans(plan, dim_hits)),
         )
         if words:
             return _not_understood(lang, question, plan, words, understood, matches)
@@ -726,6 +727,28 @@ def _unused_dimension_spans(plan: dict[str, Any], dim_hits: list[Hit]) -> list[t
     if f.get("time_range") or (plan.get("compare") or {}).get("periods"):
         used.add("date")  # 日期 of a date the plan reads
     return [(h.start, h.end) for h in dim_hits if str(h.value) not in used]
+
+
+#: cue words of change over time: a plan of one level (a value, a ranking, a breakdown) does not
+#: use them ("which store's complaints rose most" is not the store with the most complaints)
+_CHANGE_CUES = (CUES["trend"], CUES["change"], _PEAK_SHIFT)
+_LEVEL_INTENTS = frozenset({"aggregate", "top_k", "breakdown"})
+
+
+def _cues_for(intent: str) -> tuple[re.Pattern[str], ...]:
+    """The cue patterns whose words a plan of ``intent`` uses."""
+    if intent in _LEVEL_INTENTS:
+        return tuple(p for p in _CUE_PATTERNS if p not in _CHANGE_CUES)
+    return _CUE_PATTERNS
+
+
+_ASKED_BY = re.compile(r"(?:哪|各|每|按|(?<![a-z])(?:which|each|every|per|by|rank|ranked|ranking)(?![a-z]))[^\u0000]{0,4}$")
+
+
+def _asked_by(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The unused dimension words the question asks the answer by ("which store", 各区域): a plan
+    that does not group by them answers another question."""
+    return [(s, e) for s, e in spans if _ASKED_BY.search(text[max(0, s - 10) : s])]
 
 
 def _used_type_spans(plan: dict[str, Any], types: list[TypeHit]) -> list[tuple[int, int]]:

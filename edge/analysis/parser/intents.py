@@ -69,7 +69,7 @@ CUES: dict[str, re.Pattern[str]] = {
             r"break ?down|broken down|split|spread (?:across|over|between)|composition|distribution|distributed|share|shares|contribut\w*|makes? up|mix"
         )
     ),
-    "breakdown_by": _c(r"按|分|各|" + W(r"by|per|across|for each|each")),
+    "breakdown_by": _c(r"按|分|各|每(?:个|一个|家)|" + W(r"by|per|across|for each|each")),
     "top_rank": _c(
         r"最高|最多|最大|最好|最低|最少|最差|最长|最短|最久|最快|最慢|最忙|最受欢迎|排名|排行|前几|第一|冠军|"
         + W(

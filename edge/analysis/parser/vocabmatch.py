@@ -356,7 +356,8 @@ _NOT_A_PLACE_EN = frozenset(
     different another either neither some many most few one's a an in at of for to from by with and
     or vs versus than across between among around coffee grocery retail convenience online physical
     local department chain pop-up popup busiest best worst top bottom biggest smallest largest
-    highest lowest average typical whole-store in-store instore own home""".split()
+    highest lowest average typical whole-store in-store instore own home
+    rank ranks ranked ranking sort sorted order list show compare compared name find tell give""".split()
 )
 #: characters that make a two-character run before 店 a word, not a place: quantifiers and
 #: demonstratives (哪个店, 每家店, 这家店), verbs of coming and going (到店, 进店, 离店), kinds of shop
