@@ -55,7 +55,7 @@ PLANS: dict[str, dict[str, Any]] = {
 
 NUM = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?", re.IGNORECASE)
 #: an hour written as clock times ("19:00" or "19:00-20:00"): the number is the starting hour
-CLOCK = re.compile(r"\b(\d{1,2}):00(?:-\d{1,2}:00)?")
+CLOCK = re.compile(r"(?<!\d)(\d{1,2}):00(?:-\d{1,2}:00)?")  # CJK beside it: no \\b
 
 
 @pytest.fixture(scope="module")

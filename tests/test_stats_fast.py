@@ -123,3 +123,11 @@ def test_importing_it_loads_no_scipy() -> None:
     code = "import sys, edge.analysis.stats_fast; print(any(m.startswith('scipy') for m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("a", "b"), [(3901, 3899), (120, 80), (0, 5), (7, 7), (1, 0), (5000, 4700), (31, 12)]
+)
+def test_binom_equal_counts_equals_scipy(a: int, b: int) -> None:
+    want = stats.binomtest(max(a, b), a + b, 0.5).pvalue if a + b else 1.0
+    assert sf.binom_equal_counts(a, b) == pytest.approx(want, rel=1e-9, abs=1e-300)

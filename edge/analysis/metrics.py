@@ -258,6 +258,10 @@ def peak_hour_of(by_hour: Mapping[int, float]) -> float | None:
     return float(min(best)[1]) if best else None
 
 
+#: Metrics that count events or people over the same span (two of them compare as counts)
+COUNTS = frozenset({"event_count", "footfall", "order_count", "complaint_count"})
+
+
 #: Metrics that are shares of events (tested as proportions, e.g. chi-squared on counts).
 PROPORTIONS = frozenset(name for name, m in METRICS.items() if m.kind == "proportion")
 

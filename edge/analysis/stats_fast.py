@@ -269,3 +269,16 @@ def spearmanr(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) 
     with np.errstate(divide="ignore"):
         t = rs * float(np.sqrt(np.clip(np.float64(dof) / ((rs + 1.0) * (1.0 - np.float64(rs))), 0, None)))
     return TestResult(rs, t_sf2(t, dof) if dof > 0 else math.nan)
+
+
+def binom_equal_counts(a: int, b: int) -> float:
+    """Two-sided p-value that counts ``a`` and ``b`` over the same exposure come from one rate:
+    the exact binomial test of ``a`` out of ``a + b`` against 1/2 (``scipy.stats.binomtest``'s
+    two-sided p for p = 0.5, where the distribution is symmetric)."""
+    a, b = int(a), int(b)
+    n = a + b
+    if n <= 0 or a == b:
+        return 1.0
+    k = min(a, b)
+    # P(X <= k) for X ~ Binomial(n, 1/2) = I_{1/2}(n - k, k + 1)
+    return min(1.0, 2.0 * betainc(n - k, k + 1, 0.5, 0.5))

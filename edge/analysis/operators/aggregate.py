@@ -8,12 +8,14 @@ from typing import Any
 
 from edge.analysis import metrics as M
 from edge.analysis.honesty import say
+from edge.analysis.stats_fast import binom_equal_counts
 from edge.analysis.operators.base import (
     Context,
     EvidenceSpec,
     Operator,
     Outcome,
     fmt,
+    fmt_p,
     insufficient,
     metric_types_filter,
 )
@@ -58,14 +60,39 @@ class AggregateOperator(Operator):
                     )
                 ]
             )
-        result = {"value": round(float(val), 4) if metric != "peak_hour" else int(val), "n": n}
+        result: dict[str, Any] = {
+            "value": round(float(val), 4) if metric != "peak_hour" else int(val),
+            "n": n,
+        }
+        p_value = None
+        if metric == "peak_hour":
+            # the peak is named only when it stands out of the noise of the runner-up hour
+            ranked = sorted(((v, h) for h, v in by_hour.items() if v > 0), reverse=True)
+            if len(ranked) >= 2:
+                p_value = binom_equal_counts(round(ranked[0][0]), round(ranked[1][0]))
+                result["runner_up"] = int(ranked[1][1])
+                result["p_value"] = round(p_value, 4)
         flt = metric_types_filter(ctx.flt, metric)
         return Outcome(
-            status="ok", result=result, n=n, evidence=[EvidenceSpec("matched", flt, 1.0)], evidence_count=n
+            status="ok",
+            result=result,
+            n=n,
+            p_value=p_value,
+            evidence=[EvidenceSpec("matched", flt, 1.0)],
+            evidence_count=n,
         )
 
     def summarize(self, ctx: Context, result: Mapping[str, Any]) -> str:
         metric = ctx.metric or "event_count"
-        return self.templates[ctx.language].format(
+        text = self.templates[ctx.language].format(
             metric=M.label(metric, ctx.language), value=fmt(result["value"]), n=result["n"]
         )
+        p = result.get("p_value")
+        if metric == "peak_hour" and p is not None and p >= 0.05:
+            other = result["runner_up"]
+            text += say(
+                ctx.language,
+                f" It is a tie: {other}:00 is within noise of it (p={fmt_p(p)}), so there is no clear peak.",
+                f"与 {other} 点的客流相差在随机波动之内（p={fmt_p(p)}），不能确定哪个是高峰。",
+            )
+        return text

@@ -10,7 +10,8 @@ from edge.analysis import metrics as M
 from edge.analysis.honesty import say
 from edge.analysis.operators import _words as W
 from edge.analysis.operators._grouped import evidence_for, grouped, public
-from edge.analysis.operators.base import Context, Operator, Outcome, fmt, insufficient
+from edge.analysis.operators.base import Context, Operator, Outcome, fmt, fmt_p, insufficient
+from edge.analysis.stats_fast import binom_equal_counts
 
 logger = logging.getLogger(__name__)
 
@@ -49,10 +50,19 @@ class TopKOperator(Operator):
             )
         items = parts[:k]
         total_n = sum(p["n"] for p in parts)
+        result: dict[str, Any] = {"items": public(items, ("key", "value", "n"))}
+        p_value = None
+        if metric in M.COUNTS and len(parts) >= 2:
+            # is the first really first? two counts over one span: the exact binomial test
+            p_value = binom_equal_counts(round(parts[0]["value"]), round(parts[1]["value"]))
+            result["p_value"] = round(p_value, 4)
+            result["runner_up"] = parts[1]["key"]
         return Outcome(
             status="ok",
-            result={"items": public(items, ("key", "value", "n"))},
+            result=result,
             n=min(p["n"] for p in items),
+            # a ranking asked for its first: not significant when the first is within noise
+            p_value=p_value if int(ctx.plan.get("top_k") or 1) == 1 else None,
             evidence=evidence_for(ctx, metric, keys, items),
             evidence_count=total_n,
         )
@@ -66,6 +76,16 @@ class TopKOperator(Operator):
             text = "，".join(f"{W.keys_label(dims, i['key'], lang)}（{fmt(i['value'])}）" for i in items)
         else:
             text = ", ".join(f"{W.keys_label(dims, i['key'], lang)} ({fmt(i['value'])})" for i in items)
-        return self.templates[lang].format(
+        out = self.templates[lang].format(
             dims=W.dimensions_label(dims, lang), metric=M.label(metric, lang), items=text
         )
+        p = result.get("p_value")
+        if p is not None and p >= 0.05 and items and "runner_up" in result:
+            first = W.keys_label(dims, items[0]["key"], lang)
+            second = W.keys_label(dims, result["runner_up"], lang)
+            out += say(
+                lang,
+                f" {first} and {second} are within noise of each other (p={fmt_p(p)}): a tie, no clear first.",
+                f"{first}与{second}相差在随机波动之内（p={fmt_p(p)}），并列，没有明确的第一。",
+            )
+        return out

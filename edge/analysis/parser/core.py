@@ -742,7 +742,9 @@ def _cues_for(intent: str) -> tuple[re.Pattern[str], ...]:
     return _CUE_PATTERNS
 
 
-_ASKED_BY = re.compile(r"(?:哪|各|每|按|(?<![a-z])(?:which|each|every|per|by|rank|ranked|ranking)(?![a-z]))[^\u0000]{0,4}$")
+_ASKED_BY = re.compile(
+    r"(?:哪|各|每|按|(?<![a-z])(?:which|each|every|per|by|rank|ranked|ranking)(?![a-z]))[^\u0000]{0,4}$"
+)
 
 
 def _asked_by(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -188,7 +188,10 @@ DIMENSIONS = compile_table(
         (W(r"which weeks?|by week|per week|each week|weekly"), "week"),
         (r"哪个月|哪月|按月|每个?月|逐月|月份", "month"),
         (W(r"which months?|by month|per month|each month|monthly"), "month"),
-        (r"(?:每个|每一个|各个)门店|每家(?:门)?店|门店|哪家店|哪个店|各店|各门店|分店|店铺|哪家|各家店", "store_id"),
+        (
+            r"(?:每个|每一个|各个)门店|每家(?:门)?店|门店|哪家店|哪个店|各店|各门店|分店|店铺|哪家|各家店",
+            "store_id",
+        ),
         (W(r"stores?|shops?|branch(?:es)?|locations?|outlets?"), "store_id"),
         (r"品类|类别|类目|商品类别|商品分类|分类|大类", "product_category"),
         (W(r"(?:product )?categor(?:y|ies)|departments?"), "product_category"),
