@@ -8,7 +8,6 @@ from typing import Any
 
 from edge.analysis import metrics as M
 from edge.analysis.honesty import say
-from edge.analysis.stats_fast import binom_equal_counts
 from edge.analysis.operators.base import (
     Context,
     EvidenceSpec,
@@ -19,6 +18,7 @@ from edge.analysis.operators.base import (
     insufficient,
     metric_types_filter,
 )
+from edge.analysis.stats_fast import binom_equal_counts
 
 logger = logging.getLogger(__name__)
 
