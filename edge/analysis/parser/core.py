@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from edge.analysis.metrics import METRIC_EVENT_TYPES
 from edge.analysis.parser.accounting import residual
 from edge.analysis.parser.exemplars import Guess, classify
 from edge.analysis.parser.intents import CORRELATION_FORM, CUES, WILL_IT, cues, find_top_k
@@ -502,6 +503,8 @@ def _rules_plan(
             )
         else:
             intent = _fallback_intent(cue, top_n, metrics, buckets, dims, types)
+            if intent == "aggregate" and "change" in cue and any(r.kind == "since" for r in info.ranges):
+                intent = "trend"  # "has X improved since October": its course over that span
             meta["weak"] = intent == "aggregate" and "aggregate" not in cue
 
     if intent is None:
@@ -731,7 +734,7 @@ def _unused_dimension_spans(plan: dict[str, Any], dim_hits: list[Hit]) -> list[t
 
 #: cue words of change over time: a plan of one level (a value, a ranking, a breakdown) does not
 #: use them ("which store's complaints rose most" is not the store with the most complaints)
-_CHANGE_CUES = (CUES["trend"], CUES["change"], _PEAK_SHIFT)
+_CHANGE_CUES = (CUES["trend"], CUES["change"], CUES["effect"], _PEAK_SHIFT)
 _LEVEL_INTENTS = frozenset({"aggregate", "top_k", "breakdown"})
 
 
@@ -759,6 +762,10 @@ def _used_type_spans(plan: dict[str, Any], types: list[TypeHit]) -> list[tuple[i
     if plan.get("intent") == "co_occurrence":
         return [(t.start, t.end) for t in types]
     used = set((plan.get("filters") or {}).get("event_type") or ())
+    for m in (plan.get("target_metric"), plan.get("second_metric")):
+        used |= set(
+            METRIC_EVENT_TYPES.get(str(m), ())
+        )  # "operations that were mistakes": the measure's own events
     return [(t.start, t.end) for t in types if t.event_type in used]
 
 

@@ -43,7 +43,7 @@ CUES: dict[str, re.Pattern[str]] = {
         )
     ),
     "correlation": _c(
-        r"相关性?|关联|关系|联系|挂钩|(?:多|高|长|少|低)的时候.{0,10}也|的时候.{0,10}也(?:会)?(?:更)?(?:多|长|高|少|低)|"
+        r"相关性?|关联|关系|联系|挂钩|同步|(?:多|高|长|少|低)的时候.{0,10}也|的时候.{0,10}也(?:会)?(?:更)?(?:多|长|高|少|低)|"
         + W(
             r"correlat\w*|related|relationship|associated|association|linked|links?|connection|connected|tied to|go(?:es)? together with"
             r"|when [^?.]{1,40}? (?:is|are|goes|go|gets?) (?:high|higher|low|lower|up|down|long|longer|busy|crowded)[^?.]{0,40}? (?:too|as well|also)"
@@ -64,14 +64,14 @@ CUES: dict[str, re.Pattern[str]] = {
         )
     ),
     "breakdown": _c(
-        r"拆解|拆分|构成|分解|组成|占比|比重|贡献|分布|按.{1,6}分|分别是|各占|"
+        r"拆解|拆分|拆(?:一下|开)|构成|分解|组成|占比|比重|贡献|分布|按.{1,6}分|分别是|各占|"
         + W(
-            r"break ?down|broken down|split|spread (?:across|over|between)|composition|distribution|distributed|share|shares|contribut\w*|makes? up|mix"
+            r"break ?down|broken down|split|portion|proportion|percentage|spread (?:across|over|between)|composition|distribution|distributed|share|shares|contribut\w*|makes? up|mix"
         )
     ),
     "breakdown_by": _c(r"按|分|各|每(?:个|一个|家)|" + W(r"by|per|across|for each|each")),
     "top_rank": _c(
-        r"最高|最多|最大|最好|最低|最少|最差|最长|最短|最久|最快|最慢|最忙|最受欢迎|排名|排行|前几|第一|冠军|"
+        r"最高|最多|最大|最好|最低|最少|最差|最长|最短|最久|最快|最慢|最忙|最受欢迎|排个?名|排行|前几|第一|冠军|"
         + W(
             r"top|highest|most|best|largest|biggest|lowest|least|worst|longest|shortest|rank\w*|leading|busiest|quietest"
             r"|most popular"
@@ -82,7 +82,7 @@ CUES: dict[str, re.Pattern[str]] = {
         + W(r"which|what (?:store|zone|product|item|category|hour|day)")
     ),
     "compare": _c(
-        r"相比|前后对比|前后|比较|对比|差多少|差别|区别|差异|不同|还是|高还是低|是不是比|比.{0,12}(?:高|低|多|少|好|差|大|小)|"
+        r"相比|前后对比|前后|比较|对比|比一比|比比|差多少|差别|区别|差异|不同|还是|高还是低|是不是比|比.{0,12}(?:高|低|多|少|好|差|大|小)|"
         + W(
             r"before and after|compare[ds]?|comparison|versus|vs\.?|difference|differ|than|or (?:on )?\w+ days|between"
         )
@@ -105,7 +105,7 @@ CUES: dict[str, re.Pattern[str]] = {
         + W(r"after|since|following|before and after|training|launch|opening")
     ),
     "trend": _c(
-        r"趋势|走势|变化|有没有变|变了|在变|变没变|越来越|逐渐|一直在|涨|跌|上升|下降|升高|增长|增加|减少|后移|前移|往后移?|往前移?|推迟|提前|移动|增多|变多|变少|多了|少了|"
+        r"趋势|走势|变化|有没有变|变了|一直在变|变(?:差|好|多|少|高|低|长|短)了?|在变|变没变|越来越|逐渐|一直在|涨|跌|上升|下降|升高|增长|增加|减少|后移|前移|往后移?|往前移?|推迟|提前|移动|增多|变多|变少|多了|少了|"
         + W(
             r"trend\w*|moved|move|shift(?:ed|ing)?|drift(?:ed|ing)|over time|chang(?:ed|ing|e)|increas\w*|decreas\w*|rising|falling|dropping|slipping|climbing|pil(?:e|es|ed|ing) up|grow\w*|declin\w*|evolv\w*|go(?:ne|es|ing)? (?:up|down)|went (?:up|down)"
         )

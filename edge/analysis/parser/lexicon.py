@@ -37,7 +37,7 @@ METRICS = compile_table(
         (
             r"客流量?|人流量?|进店(?:人数|人次|顾客数?|客流|量|的人)|到店(?:人数|人次|顾客数?|客流|量)|来店的?人数"
             r"|来了多少(?:位)?(?:顾客|人|客人)|多少(?:位)?(?:顾客|人|客人)(?:进店|来|到店|进来|光顾)"
-            r"|顾客(?:数量|人数|数)|人最多|人多|人少|人最少",
+            r"|顾客(?:数量|人数|数)|人最多|人多|人少|人最少|忙不忙|有多忙|忙吗",
             "footfall",
         ),
         (
@@ -46,12 +46,13 @@ METRICS = compile_table(
                 r"|how many (?:customers|people|shoppers|visitors|guests)(?: (?:came|come|visited|walked|entered|did we get|were there))?"
                 r"|(?:customers|people|shoppers) (?:came|visited|walked in|entered|come in)"
                 r"|number of (?:customers|visitors|shoppers|people)|customer counts?|busiest|busier|busy|crowded|quietest"
+                r"|(?:more|fewer|less|most|fewest) (?:customers|people|shoppers|visitors|guests)"
             ),
             "footfall",
         ),
         # order_count
         (
-            r"订单(?:数量?|量)?|单量|销量|成交(?:量|数|笔数|单数)|交易(?:数|笔数|量|次数)|卖了多少(?:单|件|份)?"
+            r"订单(?:数量?|量)?|单量|销量|成交了?多少(?:单|笔)|成交(?:量|数|笔数|单数)|交易(?:数|笔数|量|次数)|卖了多少(?:单|件|份)?"
             r"|多少(?:单|笔)|卖出(?:多少(?:单|件|份|笔)?|的数量)?|售出(?:数量)?|销售(?:数量|件数)|下单(?:数|量|次数)|卖得最好|最畅销|畅销|最受欢迎|受欢迎",
             "order_count",
         ),
@@ -65,19 +66,20 @@ METRICS = compile_table(
         ),
         # revenue
         (
-            r"销售额|营业额|营收|收入|流水|成交额|成交金额|销售金额|卖了多少钱|赚了多少|业绩|总销售|销售(?!量|数)",
+            r"总?销售额|营业额|营收|收入|流水|成交额|成交金额|销售金额|卖了多少钱|赚了多少钱?|赚得?最多|赚钱|业绩|总销售|销售(?!量|数)",
             "revenue",
         ),
         (
             W(
-                r"revenues?|sales|turnover|takings|gross sales|income|gmv|earnings|money (?:made|earned|taken)"
+                r"revenues?|sales|turnover|takings|gross sales|income|gmv|earnings|money(?: (?:made|earned|taken))?"
                 r"|how much (?:did we |we )?(?:make|made|sell|sold|earn|earned)"
             ),
             "revenue",
         ),
         # conversion_rate
         (
-            r"转化率|转化|成交率|购买率|购买转化|进店(?:的人)?(?:里|中)?(?:有多少|多少)?(?:人)?(?:购买|买东西|下单)的?(?:比例|比率|占比)",
+            r"转化率|转化|成交率|购买率|购买转化|进店(?:的人)?(?:里|中)?(?:有多少|多少)?(?:人)?(?:购买|买东西|下单)的?(?:比例|比率|占比)"
+            r"|(?:有)?(?:多少|什么)(?:比例|比率)(?:的人)?(?:买了?东西|购买了?|下单了?)",
             "conversion_rate",
         ),
         (
@@ -103,6 +105,7 @@ METRICS = compile_table(
             W(
                 r"queue(?: lengths?)?|queues|queuing|queueing|line lengths?|waiting lines?|checkout lines?"
                 r"|lines? at (?:the )?(?:checkout|till|register)s?|(?:checkout|till|register) (?:queues?|lines?)(?: lengths?)?"
+                r"|wait(?:s|ed|ing)? in (?:the )?(?:line|queue)s?"
             ),
             "queue_length",
         ),
@@ -159,7 +162,10 @@ METRICS = compile_table(
         # event_count
         (r"事件(?:数量?|次数)|多少次|几次|次数|频率|频次|多少起|发生了多少", "event_count"),
         (
-            W(r"how many times|number of events|event counts?|frequency|how often|how many events"),
+            W(
+                r"how many times|number of events|event counts?|frequency|how often|how many events"
+                r"|(?:how many |number of )?(?:incidents?|occurrences?)"
+            ),
             "event_count",
         ),
     ]
