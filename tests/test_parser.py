@@ -803,3 +803,33 @@ def test_which_or_each_store_names_the_stores(q: str) -> None:
 def test_a_change_word_a_level_plan_leaves_out_is_named(q: str) -> None:
     result = parse_question(q, _FLEET, NOW)
     assert result.status == "unsupported" and result.not_understood, result.plan
+
+
+@pytest.mark.parametrize(
+    ("q", "counted"),
+    [
+        ("How many staff mistakes were there last week?", {"event_type": ["staff_error"]}),
+        ("上周员工失误了多少次", {"event_type": ["staff_error"]}),
+        (
+            "How many negative emotion events last week?",
+            {"attributes": {"speech_emotion": ["negative", "angry"]}},
+        ),
+    ],
+)
+def test_a_count_asked_is_a_count_not_a_rate(q: str, counted: dict[str, Any]) -> None:
+    result = parse_question(q, VOCAB, NOW)
+    assert result.status == "ok", result.explanation
+    assert result.plan["target_metric"] == "event_count"
+    for key, want in counted.items():
+        assert result.plan["filters"][key] == want
+
+
+@pytest.mark.parametrize("q", ["staff error rate last week", "上周员工失误率", "负面情绪占比是多少"])
+def test_a_rate_asked_stays_a_rate(q: str) -> None:
+    result = parse_question(q, VOCAB, NOW)
+    assert result.status == "ok" and result.plan["target_metric"].endswith("_rate")
+
+
+def test_a_bi_comparison_of_two_hours_is_a_comparison() -> None:
+    result = parse_question("上午10点比晚上8点人多吗", VOCAB, NOW)
+    _check(result, {"intent": "compare", "target_metric": "footfall", "compare.dimension": "hour"})

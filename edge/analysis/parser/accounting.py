@@ -41,7 +41,7 @@ EN_FUNCTION = frozenset(
     customer customers people ppl folks shoppers guests person persons everyone anyone
     count counts something anything way crazy too long coming business wise recently lately
     these days day time times period periods used ago bring brings brought lot lots
-    percent quick rundown overview summary placed chart plot graph list display close closed
+    event events percent quick rundown overview summary placed chart plot graph list display close closed
     roughly approximately approx around forward backward back point points
     remain remains remained stay stays stayed wait waits waited waiting spend spends spent
     """.split()

@@ -85,6 +85,9 @@ _PEAK_SHIFT = re.compile(
 _MORE_LESS = re.compile(
     r"更(?:高|低|多|少|好|差|大|小|长|短|久|快|慢)|(?<![a-z])(?:higher|lower|more|less|better|worse|bigger|smaller|longer|shorter)(?![a-z])"
 )
+#: "A 比 B 人多": 比 with a word of more or less after it, read before the metric words are taken
+#: (人多 is a footfall word too); not 比例 / 比率 / 比重 / 比较 / 比起
+_BI_MORE = re.compile(r"比(?!例|率|重|较|起)[^比，。？?]{0,12}?(?:高|低|多|少|好|差|大|小|长|短|久|快|慢)")
 #: the largest bucket that still gives a series of at least this many points is chosen
 _MIN_BUCKETS = 8
 _BUCKET_DAYS = (("month", 365.25 / 12), ("week", 7.0), ("day", 1.0), ("hour", 1.0 / 24))
@@ -110,6 +113,17 @@ _CUE_PATTERNS = (
 )
 
 _UNIT_SECONDS = {"分钟": 60, "小时": 3600, "秒": 1, "minute": 60, "hour": 3600, "second": 1}
+
+
+#: the events a rate counts (its numerator): asked "how many", the count of these is answered
+_COUNT_OF: dict[str, tuple[str, tuple[str, ...]]] = {
+    "staff_error_rate": ("event_type", ("staff_error",)),
+    "negative_emotion_rate": ("speech_emotion", ("negative", "angry")),
+}
+_COUNT_ASKED = re.compile(
+    r"多少次|几次|多少起|多少个|多少回|几回|(?<![a-z])(?:how many|number of|count of|how often)(?![a-z])"
+)
+_RATE_ASKED = re.compile(r"率|比例|比率|占比|(?<![a-z])(?:rate|share|percent\w*|proportion|ratio)(?![a-z])")
 
 
 def _unsupported(lang: str, question: str, understood: list[str], reason: str | None = None) -> ParseResult:
@@ -407,7 +421,7 @@ def _rules_plan(
         peak_shift = True
     else:
         peak_shift = False
-    if CUES["compare"].search(post_view) or _MORE_LESS.search(post_view):
+    if CUES["compare"].search(post_view) or _MORE_LESS.search(post_view) or _BI_MORE.search(pre_view):
         cue.add("compare")
 
     intent_hint = "trend" if peak_shift and "forecast" not in cue else _intent_hint(cue, info, metrics, types)
@@ -546,6 +560,19 @@ def _rules_plan(
                 understood,
                 "没有识别出要计算的指标" if lang == "zh" else "I did not recognise which metric to compute",
             )
+    if (
+        metric in _COUNT_OF
+        and intent in ("aggregate", "trend", "compare", "top_k", "breakdown", "anomaly")
+        and _COUNT_ASKED.search(text)
+        and not _RATE_ASKED.search(text)
+    ):
+        # "how many staff mistakes": a count is asked, so a count is answered, not the rate
+        key, counted = _COUNT_OF[str(metric)]
+        metric = "event_count"
+        if key == "event_type":
+            filters["event_type"] = _unique([*filters.get("event_type", []), *counted])
+        else:
+            filters.setdefault("attributes", {})[key] = list(counted) if len(counted) > 1 else counted[0]
     if metric is not None and intent != "correlation":
         plan["target_metric"] = metric
 
@@ -632,7 +659,7 @@ def _rules_plan(
     if days and compare_dim_from != "is_weekend":
         filters["days_of_week"] = days
     if intent != "forecast":
-        attrs: dict[str, Any] = {}
+        attrs: dict[str, Any] = dict(filters.get("attributes") or {})
         for i, v in enumerate(values):
             if i in used_values:
                 continue
