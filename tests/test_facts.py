@@ -36,6 +36,7 @@ from edge.memory.db import migrations
 from edge.memory.db.connect import load_vec
 from edge.memory.semantic import facts as repo
 from edge.memory.store import Store
+from edge.services.ask import AskService
 from edge.services.facts import STANDING_QUESTIONS, distil_facts
 from edge.services.store_console import StoreBackend
 from edge.sim import Effects, SimConfig, expected, simulate
@@ -632,3 +633,26 @@ def test_learned_tab_lists_current_facts_first_and_closed_ones_on_c() -> None:
 def _table(table: DataTable[Any]) -> list[list[str]]:
     keys = ("fact.state", "fact.valid", "fact.evidence", "fact.statement")
     return [[str(table.get_cell(rk, k)) for k in keys] for rk in table.rows]
+
+
+def test_an_answer_on_a_question_a_fact_covers_notes_the_fact_and_why_numbers_differ() -> None:
+    mem = catch_up()
+    now = END
+    with Store.open(mem.path, readonly=True, create=False) as store:
+        for q, lang in (
+            (f"Did the staff error rate change after {TRAINING.isoformat()}?", "en"),
+            (f"{TRAINING.month}月{TRAINING.day}日之后员工失误率有没有变化", "zh"),
+        ):
+            payload = AskService(store, AdammConfig(), now=now).ask(q)
+            assert payload["status"] == "ok", payload["missing"]
+            notes = payload.get("notes") or []
+            fact = next(r for r in _of(mem.path, "staff_error_rate") if r.valid_to is None)
+            # the fact's own statement, numbers and window, and the reason numbers may differ
+            assert any(fact.statement[lang] in n and f"n={fact.n}" in n for n in notes), notes
+            assert any(("窗口" in n) if lang == "zh" else ("windows" in n) for n in notes)
+            # the answer says which days it used
+            assert payload["interpretation"]["period"]["from"] < payload["interpretation"]["period"]["to"]
+    # a question no fact covers has no such note
+    with Store.open(mem.path, readonly=True, create=False) as store:
+        other = AskService(store, AdammConfig(), now=now).ask("What was the footfall last week?")
+        assert not [n for n in other.get("notes") or [] if "fact" in n]

@@ -41,6 +41,15 @@ def _payload(**over: Any) -> dict[str, Any]:
         "low_confidence": False,
         "missing": [],
         "action": {"type": "recommendation", "params": {"what": "tasting"}},
+        "interpretation": {
+            "text": "计算的是客单价的对比，按天气分组。",
+            "measure": "avg_order_value",
+            "period": None,
+            "filters": {},
+            "groups": ["weather"],
+            "stores": [],
+            "not_understood": [],
+        },
     }
     p.update(over)
     jsonschema.validate(p, SCHEMA)

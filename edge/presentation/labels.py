@@ -19,6 +19,7 @@ LABELS: dict[str, dict[str, str]] = {
     "summary": {"zh": "结论", "en": "Answer"},
     "confidence": {"zh": "置信度", "en": "Confidence"},
     "interpretation": {"zh": "解读", "en": "Read as"},
+    "note": {"zh": "注意", "en": "Note"},
     "low_confidence": {
         "zh": "⚠ 置信度低：证据不足，结论仅供参考",
         "en": "⚠ LOW CONFIDENCE: weak evidence, treat this result as tentative",

@@ -151,6 +151,8 @@ def payload_text(payload: Mapping[str, Any], lang: str | None = None, *, compact
     if missing:
         lines.append(f"{t('missing', lang)}:")
         lines.extend(f"  - {m}" for m in missing)
+    for note in payload.get("notes") or []:
+        lines.append(f"{t('note', lang)}: {note}")
     if not compact:
         lines.extend(_result_lines(payload, lang))
     lines.extend(_action_lines(payload.get("action"), lang))

@@ -22,7 +22,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from edge.analysis import engine
+from edge.analysis import engine, fact_notes
 from edge.config import AdammConfig
 from edge.errors import AdammError
 from edge.services.answer import SourceAsk
@@ -44,7 +44,26 @@ class AskService(SourceAsk):
         self.store = store
 
     def finish(self, payload: dict[str, Any], now: datetime) -> dict[str, Any]:
-        return self._with_tiers(payload, now)
+        return self._with_fact_notes(self._with_tiers(payload, now))
+
+    def _with_fact_notes(self, payload: dict[str, Any]) -> dict[str, Any]:
+        """``notes`` on the current facts that answer the same question (their numbers, window and
+        test), so an answer and a fact that differ say why."""
+        from edge.memory.semantic.facts import fact_records
+
+        plan = payload.get("plan") or {}
+        if not plan:
+            return payload
+        with self.store.read() as conn:
+            facts = [
+                {**r.contract(), "plan": r.plan, "evaluated_until": r.evaluated_until}
+                for r in fact_records(conn, current_only=True)
+            ]
+        lang = "zh" if plan.get("language") == "zh" else "en"
+        notes = fact_notes.notes_for(plan, facts, lang)
+        if notes:
+            payload["notes"] = [*payload.get("notes", []), *notes]
+        return payload
 
     def _with_tiers(self, payload: dict[str, Any], now: datetime) -> dict[str, Any]:
         """``payload["tiers"]``: the storage tiers the plan's time range reaches (CONTRACT.md

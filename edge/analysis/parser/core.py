@@ -695,7 +695,7 @@ def _rules_plan(
     if intent not in ("retrieve", "forecast"):  # a retrieval's free words are its query; forecasts refuse
         words = residual(
             mt,
-            _cues_for(intent),
+            _cues_for(str(plan.get("intent"))),
             plan,
             claimed=_used_type_spans(plan, types),
             unclaimed=_unused_dimension_spans(plan, dim_hits),
