@@ -219,3 +219,69 @@ def test_files_that_are_not_hub_databases_are_refused_untouched(tmp_path: Path) 
     again = open_hub(str(tmp_path / "new.db"))  # re-opening a hub applies nothing twice
     assert again.applied() == [name for name, _ in MIGRATIONS]
     again.close()
+
+
+# -- what the hub believes (issue 25) -------------------------------------------------------------
+
+
+def _forged(kind: str, body: dict[str, Any], version: int = 1) -> bytes:
+    """A store's message written by hand, as an attacker with its credentials would (NaN allowed)."""
+    key = m.rollup_key(body["day"], body["slice"]) if kind == "rollup" else m.fact_key(body["fact_id"])
+    try:
+        mid = m.message_id("sh_01", kind, key, version, body)
+    except ValueError:
+        mid = "f" * 32
+    msg = {"msg_id": mid, "schema_version": 1, "store_id": "sh_01", "kind": kind, "key": key}
+    return json.dumps({**msg, "version": version, "body": body}).encode()
+
+
+def _fact_body(**over: object) -> dict[str, Any]:
+    body = dict(fact("sh_01", "f9").body)
+    body.update(over)
+    return body
+
+
+def _rollup_body(day: str, **over: object) -> dict[str, Any]:
+    return {"day": day, "slice": "total", "tz": "Asia/Shanghai", "closed": True, "rows": [row(None, **over)]}
+
+
+UNBELIEVABLE: list[tuple[str, str, dict[str, Any], str]] = [
+    ("2099 revenue", "rollup", _rollup_body("2099-01-15", revenue=5_000_000.0), "day_ahead"),
+    ("1999", "rollup", _rollup_body("1999-06-01"), "day_too_early"),
+    ("n -5", "fact", _fact_body(n=-5), "bad_count"),
+    ("confidence 7.5", "fact", _fact_body(confidence=7.5), "not_probability"),
+    ("p_value -0.3", "fact", _fact_body(p_value=-0.3), "not_probability"),
+    ("n many, confidence high", "fact", _fact_body(n="many", confidence="high"), "bad_count"),
+    ("NaN effect", "fact", _fact_body(effect=float("nan")), "non_finite"),
+    ("valid_from after valid_to", "fact", _fact_body(valid_to="2025-09-01"), "valid_from_after_valid_to"),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "body", "reason"), [u[1:] for u in UNBELIEVABLE], ids=[u[0] for u in UNBELIEVABLE]
+)
+def test_what_the_hub_cannot_believe_is_parked_once_with_its_reason(
+    make_hub: Callable[[], HubDB], kind: str, body: dict[str, Any], reason: str
+) -> None:
+    db = make_hub()
+    payload = _forged(kind, body)
+    got = ingest(db, TOPIC, payload)
+    assert (got.outcome, got.reason) == ("parked", reason)
+    assert got.receipt is not None and got.receipt.parked == ((json.loads(payload)["msg_id"], reason),)
+    again = ingest(db, TOPIC, payload)  # re-sent: receipted as parked again, kept once
+    assert again.receipt == got.receipt
+    assert db.query("SELECT reason FROM hub_parked") == [(reason,)]
+    assert db.query("SELECT count(*) FROM hub_rollup") == [(0,)]
+    assert db.query("SELECT count(*) FROM hub_facts") == [(0,)]
+    assert db.query("SELECT count(*) FROM hub_summaries") == [(0,)]
+
+
+def test_a_status_stamped_in_another_zone_is_compared_as_an_instant(make_hub: Callable[[], HubDB]) -> None:
+    db = make_hub()
+    t = m.status_topic("sh_01")
+    ingest(db, t, m.status_payload("offline", "2025-10-01T09:00:00Z"))
+    # 16:30+08:00 is 08:30Z: older, though it sorts after the Z one as text
+    ingest(db, t, m.status_payload("online", "2025-10-01T16:30:00+08:00"))
+    assert db.query("SELECT status, status_at FROM hub_stores") == [("offline", "2025-10-01T09:00:00Z")]
+    ingest(db, t, m.status_payload("online", "2025-10-01T17:30:00+08:00"))  # 09:30Z: newer
+    assert db.query("SELECT status FROM hub_stores") == [("online",)]
