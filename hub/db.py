@@ -209,6 +209,13 @@ class HubDB:
         with contextlib.suppress(Exception):
             self.conn.close()
 
+    def reconnect(self) -> None:
+        """Replace this store's connection with a new one (after a transient error: the old one
+        is closed, whatever it was in the middle of is rolled back by the server)."""
+        self.close()
+        fresh = self.reopen()
+        self.conn = fresh.conn
+
     def reopen(self) -> HubDB:
         """Another connection to this (opened, migrated) store, for another thread of this
         process. No file check: opening and closing the SQLite file in a process that holds a
@@ -263,6 +270,29 @@ class HubDB:
                 hint="upgrade adamm on this machine",
             )
         return done
+
+
+#: SQLSTATE classes and codes a retry can fix: connection exceptions (08), operator intervention
+#: (57: admin shutdown, crash shutdown, cannot connect now), serialization failure and deadlock
+#: (40001, 40P01), insufficient resources (53)
+_TRANSIENT_SQLSTATES = ("08", "57", "40001", "40P01", "53")
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for a database error that a rollback, a new connection and a retry can get past (the
+    server restarting, a dropped connection, a terminated backend, a deadlock, a serialization
+    failure); False for what retrying cannot fix (a missing table, no permission, a bug)."""
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - psycopg is a dependency
+        return False
+    if not isinstance(exc, psycopg.Error):
+        return False
+    state = getattr(exc, "sqlstate", None)
+    if state:
+        return str(state).startswith(_TRANSIENT_SQLSTATES)
+    # no SQLSTATE: the client lost the server (connection refused, closed, timed out)
+    return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
 
 
 def _now_text() -> str:
