@@ -9,6 +9,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -197,3 +198,86 @@ def test_a_database_error_no_retry_can_fix_is_exit_3_without_a_receipt(
         pub.close()
         if hub.proc.poll() is None:
             hub.stop()
+
+
+class DisconnectingBroker:
+    """A stand-in MQTT 5 broker at the process edge (a socket on loopback): it accepts every
+    CONNECT, answers SUBSCRIBE, then sends DISCONNECT with ``reason`` after ``after_s``, as a
+    broker does when another client takes the session over (0x8E) or a user loses its rights
+    (0x87). Mosquitto 2.0.11 closes the socket without saying why, so it cannot show this."""
+
+    def __init__(self, reason: int, after_s: float = 1.0) -> None:
+        import socket
+        import threading
+
+        self.reason = reason
+        self.after_s = after_s
+        self.connects: list[str] = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import threading
+
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: Any) -> None:
+        from brokers import connect_fields, read_packet
+
+        try:
+            _level, client_id = connect_fields(read_packet(conn))
+            self.connects.append(client_id)
+            conn.sendall(b"\x20\x03\x00\x00\x00")  # CONNACK: success, no properties
+            conn.settimeout(self.after_s)
+            deadline = time.monotonic() + self.after_s
+            while time.monotonic() < deadline:
+                try:
+                    pkt = read_packet(conn)
+                except TimeoutError:
+                    break
+                if pkt[0] >> 4 == 8:  # SUBSCRIBE: grant QoS 1 to each filter
+                    i = 1
+                    while pkt[i] & 0x80:
+                        i += 1
+                    mid = pkt[i + 1 : i + 3]
+                    n = pkt[i + 3 :].count(b"\x01")
+                    body = mid + b"\x00" + b"\x01" * max(n, 1)
+                    conn.sendall(bytes([0x90, len(body)]) + body)
+            conn.sendall(bytes([0xE0, 0x02, self.reason, 0x00]))  # DISCONNECT with the reason
+        except (OSError, ConnectionError):
+            pass
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.mark.parametrize(
+    ("reason", "words"),
+    [(0x8E, "same client id"), (0x87, "Not authorized")],
+    ids=["session_taken_over", "not_authorized"],
+)
+def test_a_disconnect_reason_code_is_acted_on(tmp_path: Path, reason: int, words: str) -> None:
+    """Session taken over (two workers with one id): the worker stops with exit 3 and names its
+    client id instead of reconnecting into a tug-of-war; not authorized: exit 3 at once."""
+    fake = DisconnectingBroker(reason)
+    try:
+        hub = Hub(tmp_path, "--db", str(tmp_path / "hub.db"), "--broker", f"mqtt://127.0.0.1:{fake.port}")
+        try:
+            assert hub.proc.wait(30) == 3, hub.log()
+        finally:
+            if hub.proc.poll() is None:
+                hub.kill()
+        assert words in hub.log() and "adamm-hub-1" in hub.log(), hub.log()
+        assert fake.connects == ["adamm-hub-1"]  # it did not come back for the session
+    finally:
+        fake.close()

@@ -256,3 +256,24 @@ def test_any_value_anywhere_is_believed_or_refused_with_a_listed_reason(
             m.parse_summary(TOPIC, payload, now=NOW)
         except v.MessageError as exc:
             assert isinstance(exc.reason, v.Reason)
+
+
+def test_the_size_limit_is_the_size_as_sent_with_sent_at() -> None:
+    """A summary just under the limit before ``sent_at`` is stamped would go out over it: the
+    edge refuses it; one that fits with the longest stamp is accepted and fits as sent."""
+    small = m.make_summary("sh_01", "fact", "fact/f1", 1, _fact(), now=NOW)
+    room = m.MAX_MESSAGE_BYTES - len(small.encode())
+
+    def sized(extra: int) -> dict[str, Any]:
+        statement = {"zh": "雨天客单价高 33%", "en": "rainy-day order value +33% vs sunny" + "x" * extra}
+        return _fact(statement=statement)
+
+    just_under = sized(room - 10)
+    assert len(m.Summary("", "sh_01", "fact", "fact/f1", 1, just_under).encode()) <= m.MAX_MESSAGE_BYTES
+    with pytest.raises(v.MessageError) as err:
+        m.make_summary("sh_01", "fact", "fact/f1", 1, just_under, now=NOW)
+    assert err.value.reason is v.Reason.TOO_LARGE
+    fits = m.make_summary("sh_01", "fact", "fact/f1", 1, sized(room - 60), now=NOW)
+    stamped = fits.encode()[:-1] + b',"sent_at":"' + datetime.now(UTC).isoformat().encode() + b'"}'
+    assert len(stamped) <= m.MAX_MESSAGE_BYTES
+    assert m.parse_summary(TOPIC, stamped, now=NOW).msg_id == fits.msg_id
