@@ -66,8 +66,13 @@ def ingest(db: HubDB, topic: str, payload: bytes, *, now: datetime | None = None
 
 
 def store_summary(db: HubDB, s: m.Summary) -> Ingested:
-    """Upsert one validated summary (idempotent; highest version per key wins)."""
+    """Upsert one validated summary (idempotent; highest version per key wins). A message whose
+    key the hub holds at a higher or equal version with other content is answered ``kept_newer``
+    (CONTRACT.md section 5): the store sends its current content again above that version, so
+    the hub converges to the store's record (a rebuilt memory whose versions started again at 1,
+    or a forged higher version)."""
     received = now_text()
+    kept: m.KeptNewer | None = None
     with db.transaction():
         db.lock_key(s.store_id, s.key)
         fresh = db.insert_ignore(
@@ -77,14 +82,36 @@ def store_summary(db: HubDB, s: m.Summary) -> Ingested:
             "msg_id",
         )
         outcome = "kept"
-        if fresh:
-            cur = db.one(
-                "SELECT version FROM hub_summaries WHERE store_id = ? AND key = ?", (s.store_id, s.key)
+        cur = db.one(
+            "SELECT version, msg_id FROM hub_summaries WHERE store_id = ? AND key = ?", (s.store_id, s.key)
+        )
+        if fresh and (cur is None or s.version > int(cur[0])):
+            _apply(db, s, received, replace=cur is not None)
+            outcome = "stored"
+            db.execute(
+                "UPDATE hub_diverged SET confirmed_at = ? WHERE store_id = ? AND key = ? "
+                "AND confirmed_at IS NULL AND hub_version < ?",
+                (received, s.store_id, s.key, s.version),
             )
-            if cur is None or s.version > int(cur[0]):
-                _apply(db, s, received, replace=cur is not None)
-                outcome = "stored"
+        elif cur is not None and str(cur[1]) != s.msg_id and int(cur[0]) >= s.version:
+            kept = m.KeptNewer(s.msg_id, s.key, int(cur[0]), str(cur[1]))
+            db.insert_ignore(
+                "hub_diverged",
+                ("store_id", "key", "hub_version", "hub_msg_id", "store_version", "at"),
+                (s.store_id, s.key, int(cur[0]), str(cur[1]), s.version, received),
+                "store_id, key, hub_version",
+            )
         _touch_store(db, s, received)
+    if kept is not None:
+        logger.info(
+            "%s %s v%d: the hub holds v%d (%s); answered kept_newer",
+            s.store_id,
+            s.key,
+            s.version,
+            kept.version,
+            kept.kept_msg_id,
+        )
+        return Ingested("kept_newer", s.store_id, s.msg_id, receipt=m.Receipt(kept_newer=(kept,)))
     if outcome == "kept":
         logger.debug("%s %s v%d: already held (no change)", s.store_id, s.key, s.version)
     return Ingested(outcome, s.store_id, s.msg_id, receipt=m.Receipt(stored=(s.msg_id,)))

@@ -4,11 +4,15 @@
 
     {"stores": [{"store_id", "tz", "status", "status_at", "status_received_at",
                  "last_summary_at", "counts": {"rollup": N, "fact": N}, "days": N,
-                 "first_day", "last_day", "parked": N}],
+                 "first_day", "last_day", "parked": N,
+                 "diverged": [{"key", "hub_version", "store_version", "at"}]}],
      "parked": {"count": N, "by_reason": {reason: N}, "latest": [{"received_at", "topic",
                 "store_id", "msg_id", "reason", "detail"}]}}
 
-``counts`` are the keys held per kind (one per rollup day and slice, one per fact).
+``diverged``: the keys whose versions went backwards at the store (the hub held ``hub_version``,
+the store sent ``store_version`` at ``at``, then its current content above the hub's version:
+a rebuilt or restored memory, a new box for the store id, or a forged higher version); the hub
+holds the store's content since. ``counts`` are the keys held per kind (one per rollup day and slice, one per fact).
 :func:`render` words it for a terminal.
 """
 
@@ -39,6 +43,7 @@ def hub_status(db: HubDB) -> dict[str, Any]:
             "first_day": None,
             "last_day": None,
             "parked": 0,
+            "diverged": [],
         }
     for sid, kind, n in db.query(
         "SELECT store_id, kind, count(*) FROM hub_summaries GROUP BY store_id, kind"
@@ -51,6 +56,14 @@ def hub_status(db: HubDB) -> dict[str, Any]:
     ):
         if sid in stores:
             stores[sid].update(days=int(days), first_day=lo, last_day=hi)
+    for sid, key, hub_v, store_v, at in db.query(
+        "SELECT store_id, key, hub_version, store_version, at FROM hub_diverged "
+        "WHERE confirmed_at IS NOT NULL ORDER BY store_id, at, key"
+    ):
+        if sid in stores:
+            stores[sid]["diverged"].append(
+                {"key": key, "hub_version": int(hub_v), "store_version": int(store_v), "at": at}
+            )
     by_reason: dict[str, int] = {}
     total = 0
     for sid, reason, n in db.query(
@@ -88,6 +101,11 @@ def render(status: dict[str, Any]) -> str:
             f"last summary {s['last_summary_at'] or 'never'}; {counts}{span}"
             + (f"; parked {s['parked']}" if s["parked"] else "")
         )
+        for d in s["diverged"]:
+            lines.append(
+                f"    diverged: {d['key']}: the hub held version {d['hub_version']}, the store sent "
+                f"version {d['store_version']} ({d['at']}); the store's current content was taken"
+            )
     p = status["parked"]
     if p["count"]:
         reasons = ", ".join(f"{r} {n}" for r, n in p["by_reason"].items())

@@ -56,8 +56,10 @@ def test_a_higher_version_replaces_the_keys_rows_an_older_one_is_a_no_op(
     v1 = rollup("sh_01", "2025-10-01", "total", [row(None, events=5), row(None, "dwell", events=2)], 1)
     v2 = rollup("sh_01", "2025-10-01", "total", [row(None, events=7)], 2)
     other = rollup("sh_01", "2025-10-02", "total", [row(None, events=1)], 1)
-    for s in (v2, other, v1):
+    for s in (v2, other):
         assert _send(db, s).receipt == m.Receipt(stored=(s.msg_id,))
+    # the older one: the hub holds v2 (the store, whose current content that is, is done with it)
+    assert _send(db, v1).receipt == m.Receipt(kept_newer=(m.KeptNewer(v1.msg_id, v1.key, 2, v2.msg_id),))
     assert sorted(db.query("SELECT local_date, value, event_type, events FROM hub_rollup")) == [
         ("2025-10-01", None, "purchase", 7.0),
         ("2025-10-02", None, "purchase", 1.0),
@@ -174,13 +176,18 @@ def test_any_order_and_duplication_ends_in_the_highest_versions(
                 "hub_messages",
                 "hub_facts",
                 "hub_stores",
+                "hub_diverged",
             ):
                 db.execute(f"DELETE FROM {table}")
         seq = [msgs[i] for i in order]
         for j, d in enumerate(dups):  # re-deliveries anywhere in the stream
             seq.insert((j * 7) % (len(seq) + 1), msgs[d])
-        for s in seq:
-            assert _send(db, s).receipt == m.Receipt(stored=(s.msg_id,))
+        for s in seq:  # stored, or the hub holds a higher version of the key (kept_newer)
+            r = _send(db, s).receipt
+            assert r is not None and not r.parked
+            assert r == m.Receipt(stored=(s.msg_id,)) or (
+                r.kept_newer[0].msg_id == s.msg_id and r.kept_newer[0].version > s.version
+            )
         got = state(db)
         from_rows = db.query(
             "SELECT store_id, slice, vkey, event_type, count(*), sum(events) FROM hub_rollup "
@@ -285,3 +292,46 @@ def test_a_status_stamped_in_another_zone_is_compared_as_an_instant(make_hub: Ca
     assert db.query("SELECT status, status_at FROM hub_stores") == [("offline", "2025-10-01T09:00:00Z")]
     ingest(db, t, m.status_payload("online", "2025-10-01T17:30:00+08:00"))  # 09:30Z: newer
     assert db.query("SELECT status FROM hub_stores") == [("online",)]
+
+
+# -- converging to the store's record (issue 25, item 2) ------------------------------------------
+
+
+def test_a_forged_higher_version_is_answered_kept_newer_and_the_store_converges(
+    make_hub: Callable[[], HubDB],
+) -> None:
+    from hub.status import hub_status
+
+    db = make_hub()
+    true_v1 = rollup("sh_01", "2025-10-01", "total", [row(None, revenue=12363.95, events=40)], 1)
+    assert _send(db, true_v1).receipt == m.Receipt(stored=(true_v1.msg_id,))
+    forged = rollup("sh_01", "2025-10-01", "total", [row(None, revenue=1.0, events=1)], 999)
+    assert _send(db, forged).outcome == "stored"  # a higher version: believed, for now
+    true_v2 = rollup("sh_01", "2025-10-01", "total", [row(None, revenue=12400.0, events=41)], 2)
+    got = _send(db, true_v2)
+    assert got.outcome == "kept_newer"
+    assert got.receipt == m.Receipt(
+        kept_newer=(m.KeptNewer(true_v2.msg_id, true_v2.key, 999, forged.msg_id),)
+    )
+    assert hub_status(db)["stores"][0]["diverged"] == []  # not yet: the store has not answered
+    # the store sends its current content above the hub's version (what the edge's outbox does)
+    above = rollup("sh_01", "2025-10-01", "total", [row(None, revenue=12400.0, events=41)], 1000)
+    assert _send(db, above).receipt == m.Receipt(stored=(above.msg_id,))
+    assert db.query("SELECT revenue FROM hub_rollup") == [(12400.0,)]
+    (d,) = hub_status(db)["stores"][0]["diverged"]
+    assert (d["key"], d["hub_version"], d["store_version"]) == (true_v2.key, 999, 2)
+
+
+def test_an_older_version_arriving_late_is_kept_newer_but_no_divergence(
+    make_hub: Callable[[], HubDB],
+) -> None:
+    from hub.status import hub_status
+
+    db = make_hub()
+    v3 = rollup("sh_01", "2025-10-01", "hour", [row(14, events=3)], 3)
+    v2 = rollup("sh_01", "2025-10-01", "hour", [row(14, events=2)], 2)
+    _send(db, v3)
+    got = _send(db, v2)
+    assert got.receipt is not None and got.receipt.kept_newer[0].kept_msg_id == v3.msg_id
+    assert _send(db, v3).receipt == m.Receipt(stored=(v3.msg_id,))  # its own redelivery: stored
+    assert hub_status(db)["stores"][0]["diverged"] == []
