@@ -335,3 +335,37 @@ def test_an_older_version_arriving_late_is_kept_newer_but_no_divergence(
     assert got.receipt is not None and got.receipt.kept_newer[0].kept_msg_id == v3.msg_id
     assert _send(db, v3).receipt == m.Receipt(stored=(v3.msg_id,))  # its own redelivery: stored
     assert hub_status(db)["stores"][0]["diverged"] == []
+
+
+def test_two_writers_of_one_stores_catalog_never_deadlock(pg_dsn: str) -> None:  # noqa: F811
+    """Two PostgreSQL connections store days of one store and slice at once, their rows in opposite
+    orders: the catalog's rows are locked in one order (after one lock per store and slice), so
+    neither waits on the other in a cycle (before: a deadlock within a few days)."""
+    import threading
+
+    from hub_data import fresh_pg_dsn
+
+    target = fresh_pg_dsn(pg_dsn)
+    dbs = [open_hub(target), open_hub(target)]
+    values = list(range(24))
+    errors: list[BaseException] = []
+
+    def writer(i: int) -> None:
+        order = values if i == 0 else values[::-1]
+        try:
+            for d in range(28):  # other days (keys) each, the same catalog rows
+                s = rollup(
+                    "sh_01", f"2025-{10 + i}-{d + 1:02d}", "hour", [row(v, events=1 + d) for v in order]
+                )
+                assert ingest(dbs[i], TOPIC, s.encode()).outcome == "stored"
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    for db in dbs:
+        db.close()
+    assert not errors, errors
