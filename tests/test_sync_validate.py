@@ -82,6 +82,7 @@ FORGED: list[tuple[str, str, dict[str, Any], v.Reason]] = [
     ("confidence high", "fact", _fact(confidence="high"), v.Reason.NOT_PROBABILITY),
     ("p_value -0.3", "fact", _fact(p_value=-0.3), v.Reason.NOT_PROBABILITY),
     ("NaN effect", "fact", _fact(effect=math.nan), v.Reason.NON_FINITE),
+    ("NaN inside a value", "fact", _fact(value={"rain": math.nan}), v.Reason.NON_FINITE),
     (
         "valid_from after valid_to",
         "fact",

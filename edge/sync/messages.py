@@ -216,7 +216,11 @@ def make_summary(
     if kind in KINDS:
         check_ranges(kind, body, now)
     _check_summary(Summary("", store_id, kind, key, version, body))
-    s = Summary(message_id(store_id, kind, key, version, body), store_id, kind, key, version, body)
+    try:
+        mid = message_id(store_id, kind, key, version, body)
+    except ValueError:  # a NaN or infinity the range rules do not look at (inside a fact's value)
+        raise MessageError(Reason.NON_FINITE, f"summary {key} holds a number JSON does not allow") from None
+    s = Summary(mid, store_id, kind, key, version, body)
     check_schema(kind, s.to_message())
     size = len(dataclasses.replace(s, sent_at=SENT_AT_LONGEST).encode())
     if size > MAX_MESSAGE_BYTES:
