@@ -7,12 +7,19 @@ id ``adamm-hub-{worker}``) to every store's
 topic, through the shared client :mod:`edge.sync.mqtt` (``[mqtt]`` of ``--config``). Per message,
 in the worker's main thread (the network thread only queues what arrives):
 :func:`hub.ingest.ingest` commits it (or parks it), then the receipt is published on
-``adamm/v1/{store}/receipt`` (QoS 1; always ``{"stored": [msg_id]}`` / ``parked``, never
-``up_to_seq``: it needs no ``seq`` user property, so it works over MQTT 3.1.1), then the message is
-acknowledged (PUBACK, ``manual_ack``;
+``adamm/v1/{store}/receipt`` (QoS 1; always ``{"stored": [msg_id]}``, ``parked`` or
+``kept_newer``, never ``up_to_seq``: it needs no ``seq`` user property, so it works over MQTT
+3.1.1), then the message is acknowledged (PUBACK, ``manual_ack``;
 a message of an earlier connection is not acknowledged: the broker delivers it again). A worker killed before its commit has not acknowledged: the
 broker redelivers the message on the session's next connection; killed after the commit, the
 redelivery is recognised by its ``msg_id`` and receipted again. SIGINT/SIGTERM stop it cleanly.
+
+A fault of the hub's own is never the store's (:meth:`Server._store`): a transient database
+error (PostgreSQL restarting, a dropped connection or terminated backend, a deadlock, a
+serialization failure; :func:`hub.db.is_transient`) is rolled back and retried on a new
+connection with backoff while the message waits unacknowledged and unreceipted; any other
+exception is logged and the message acknowledged without a receipt (the store sends it again);
+only content judged bad is parked. A database error no retry can fix is exit 3.
 
 Hub-issued actions (:mod:`hub.actions`): the worker also subscribes to every store's
 ``ack/+`` (shared on PostgreSQL) and records the acks of the actions the hub issued (then
