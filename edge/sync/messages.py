@@ -45,7 +45,11 @@ hub's), and :func:`resend_gap` is their one re-send schedule. An **ack** (device
 
 A **receipt** (hub -> edge) says what the hub has committed: ``{"stored": [msg_id, …]}``;
 ``"parked": [{"msg_id", "reason"}]`` lists what it kept but could not use (the edge stops
-re-sending those and logs the reason). A **status** is ``{"state": "online"|"offline", "at": ISO}``.
+re-sending those and logs the reason; ``reason`` is one of :class:`~edge.sync.validate.Reason`);
+``"kept_newer": [{"msg_id", "key", "version", "kept_msg_id"}]`` (:class:`KeptNewer`) says the hub
+holds a higher or equal version of the key with other content (the edge sends its current
+content again above it). Every message kind is checked against its JSON Schema and the range
+rules of :mod:`edge.sync.validate`, on both sides. A **status** is ``{"state": "online"|"offline", "at": ISO}``.
 """
 
 from __future__ import annotations
