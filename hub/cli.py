@@ -141,11 +141,11 @@ def _run(args: Any) -> int:
         return serve(args.db, args.broker, worker=args.worker, config=_config(args.config))
     if args.command == "status":
         from hub.db import open_hub
-        from hub.status import hub_status, render
+        from hub.status import hub_status, render, status_json
 
         db = open_hub(args.db)
         try:
-            st = hub_status(db)
+            st = status_json(db) if args.json else hub_status(db)
         finally:
             db.close()
         if args.json:

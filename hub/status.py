@@ -28,9 +28,17 @@ LATEST_PARKED = 10
 
 def hub_status(db: HubDB) -> dict[str, Any]:
     stores: dict[str, dict[str, Any]] = {}
-    for sid, tz, status, at, rec, last in db.query(
+    known = db.query(
         "SELECT store_id, tz, status, status_at, status_received_at, last_summary_at FROM hub_stores"
-    ):
+    )
+    held = {r[0] for r in known}
+    # a store whose every message was parked is known too (its parked messages say why)
+    known += [
+        (sid, None, None, None, None, None)
+        for (sid,) in db.query("SELECT DISTINCT store_id FROM hub_parked WHERE store_id IS NOT NULL")
+        if sid not in held
+    ]
+    for sid, tz, status, at, rec, last in known:
         stores[sid] = {
             "store_id": sid,
             "tz": tz,
@@ -84,6 +92,43 @@ def hub_status(db: HubDB) -> dict[str, Any]:
         "stores": [stores[s] for s in sorted(stores)],
         "parked": {"count": total, "by_reason": by_reason, "latest": latest},
     }
+
+
+#: at most this many parked messages are listed per store in ``--json`` (the newest)
+PARKED_LISTED = 1000
+
+
+def status_json(db: HubDB) -> dict[str, Any]:
+    """``adamm-hub status --json`` as CONTRACT.md section 5 words it: per store ``store_id``,
+    ``state``, ``at``, ``last_summary_at``, ``days`` ``{"first", "last"}``, ``counts``, ``parked``
+    (``[{"msg_id", "reason", "at"}]``, the newest :data:`PARKED_LISTED`) and ``diverged``; also
+    ``tz``, ``status_received_at`` and ``days.count`` per store, and the fleet's ``parked``
+    summary (``count``, ``by_reason``, ``latest``)."""
+    st = hub_status(db)
+    parked: dict[str, list[dict[str, Any]]] = {}
+    for sid, mid, reason, at in db.query(
+        "SELECT store_id, msg_id, reason, received_at FROM hub_parked WHERE store_id IS NOT NULL "
+        "ORDER BY id DESC"
+    ):
+        got = parked.setdefault(sid, [])
+        if len(got) < PARKED_LISTED:
+            got.append({"msg_id": mid, "reason": reason, "at": at})
+    stores = [
+        {
+            "store_id": s["store_id"],
+            "state": s["status"],
+            "at": s["status_at"],
+            "last_summary_at": s["last_summary_at"],
+            "days": {"first": s["first_day"], "last": s["last_day"], "count": s["days"]},
+            "counts": s["counts"],
+            "parked": parked.get(s["store_id"], []),
+            "diverged": s["diverged"],
+            "tz": s["tz"],
+            "status_received_at": s["status_received_at"],
+        }
+        for s in st["stores"]
+    ]
+    return {"stores": stores, "parked": st["parked"]}
 
 
 def render(status: dict[str, Any]) -> str:

@@ -441,5 +441,9 @@ def test_an_outside_client_with_a_stores_credentials_cannot_make_the_hub_believe
     )
     status = json.loads(st.stdout)
     assert status["parked"]["by_reason"] == dict.fromkeys(probes, 1)
-    assert all(s["last_day"] is None and s["counts"] == {"rollup": 0, "fact": 0} for s in status["stores"])
+    assert all(
+        s["days"]["last"] is None and s["counts"] == {"rollup": 0, "fact": 0} for s in status["stores"]
+    )
+    assert [s["store_id"] for s in status["stores"]] == ["sh_01"]
+    assert sorted(p["reason"] for s in status["stores"] for p in s["parked"]) == sorted(probes)
     assert "Traceback" not in (tmp_path / "hub.log").read_text()

@@ -118,8 +118,12 @@ def test_serve_stores_receipts_and_parks_while_it_keeps_serving(tmp_path: Path, 
         status = json.loads(st.stdout)
         by = {s["store_id"]: s for s in status["stores"]}
         assert set(by) == {"sh_01", "bj_02"}
-        assert by["sh_01"]["status"] == "online" and by["sh_01"]["counts"] == {"rollup": 10, "fact": 0}
-        assert by["bj_02"]["days"] == 10 and by["bj_02"]["parked"] == 1
+        assert by["sh_01"]["state"] == "online" and by["sh_01"]["counts"] == {"rollup": 10, "fact": 0}
+        assert by["sh_01"]["at"] == "2025-10-11T08:00:00+00:00"
+        assert by["bj_02"]["days"] == {"first": "2025-10-01", "last": "2025-10-10", "count": 10}
+        assert [(p["msg_id"], p["reason"]) for p in by["bj_02"]["parked"]] == [(bad.msg_id, "wrong_store")]
+        assert by["bj_02"]["diverged"] == []
+        assert set(by["bj_02"]) >= {"store_id", "state", "at", "last_summary_at", "days", "counts", "parked"}
         assert status["parked"]["count"] == 2
         assert status["parked"]["by_reason"] == {"not_json": 1, "wrong_store": 1}
         text = hub_run("status", "--db", db)
