@@ -16,7 +16,13 @@ memory may not import the sync messages, nor the hub's modules), kept equal only
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
+
+#: how far ahead of the clock a store's event or day may be (CONTRACT.md section 5: a day after the
+#: hub's clock + 1 day is not believed; ``adamm import`` refuses events dated later than this)
+MAX_AHEAD = timedelta(days=1)
+#: no store day before this is believed
+EARLIEST_DAY = date(2000, 1, 1)
 
 #: the fact fields of CONTRACT.md section 6, in order
 FACT_FIELDS: tuple[str, ...] = (

@@ -121,3 +121,9 @@ class BrokerProtocolError(BrokerError):
 class BrokerAuthError(BrokerError):
     """The broker refused the credentials ("Bad user name or password" / "Not authorized"):
     retrying cannot help, so the client stops at once."""
+
+
+class BrokerSessionTakenOver(BrokerError):
+    """The broker disconnected this client because another one connected with the same client id
+    (MQTT 5 reason "Session taken over"): reconnecting would take it back and start a tug-of-war,
+    so the client stops and names its id."""

@@ -2,7 +2,8 @@
 
 Writes to one folder, which ``mosquitto -c DIR/mosquitto.conf`` runs as it is:
 
-- ``mosquitto.conf``: one TLS listener (TLS 1.2 or newer; no plain listener), no anonymous
+- ``mosquitto.conf``: one TLS listener (TLS 1.2 or newer; no plain listener; on every interface or
+  only ``--bind ADDRESS``), ``max_packet_size`` (:data:`MAX_PACKET_BYTES`), no anonymous
   users, a password file and an ACL, persistence, and ``use_username_as_clientid`` so a client
   can never take over another user's session: whatever client id it asks for, its session is its
   user's (so each user is one connection; several hub workers use ``hub``, ``hub-2`` ... from
@@ -34,7 +35,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from edge.errors import UsageError
-from edge.sync.messages import TOPIC_ROOT, valid_store_id
+from edge.sync.messages import MAX_MESSAGE_BYTES, TOPIC_ROOT, valid_store_id
 
 logger = logging.getLogger(__name__)
 
@@ -105,7 +106,12 @@ def acl_text(stores: Sequence[str], staff_devices: int = 0, hub_workers: int = 1
     return "\n".join(out)
 
 
-def conf_text(dir: Path, port: int) -> str:
+#: the broker's ``max_packet_size``: the largest message as sent (``MAX_MESSAGE_BYTES``, measured
+#: with its ``sent_at``) plus room for the fixed header, the topic and the properties
+MAX_PACKET_BYTES = MAX_MESSAGE_BYTES + 8192
+
+
+def conf_text(dir: Path, port: int, bind: str | None = None) -> str:
     d = dir.resolve()
     return "\n".join(
         [
@@ -120,9 +126,12 @@ def conf_text(dir: Path, port: int) -> str:
             f"persistence_location {d / 'data'}/",
             "max_queued_messages 100000",
             "persistent_client_expiration 14d",
+            "# the largest packet a client may send: a summary at its limit fits, anything larger is",
+            "# refused by the broker (the client is disconnected with reason 0x95, Packet too large)",
+            f"max_packet_size {MAX_PACKET_BYTES}",
             "",
-            "# TLS only: no plain listener",
-            f"listener {port}",
+            "# TLS only: no plain listener" + (f"; bound to {bind} only" if bind else ""),
+            f"listener {port} {bind}" if bind else f"listener {port}",
             "# a client's session is its user's, whatever client id it sends: no session takeover",
             "use_username_as_clientid true",
             f"cafile {d / 'ca.crt'}",
@@ -282,17 +291,29 @@ def broker_setup(
     staff_devices: int = 0,
     hub_workers: int = 1,
     hostnames: Sequence[str] | None = None,
+    bind: str | None = None,
 ) -> BrokerSetup:
-    """Write (or extend) the set-up in ``dir``; see the module docstring."""
+    """Write (or extend) the set-up in ``dir``; see the module docstring. ``bind``: the address
+    the listener listens on (default every interface; a rerun keeps the set-up's)."""
     bad = [s for s in stores if not valid_store_id(s) or s == "hub" or s.startswith(("staff-", "hub-"))]
     if bad or not stores:
         raise UsageError(
             f"store ids must be letters, digits, '_', '.', '-' (not 'hub', 'hub-N' or 'staff-...'): {', '.join(bad) or 'none given'}"
         )
+    conf = dir / "mosquitto.conf"
+    old = re.search(r"^listener (\d+)(?: (\S+))?$", conf.read_text(), re.M) if conf.exists() else None
     if port is None:  # a rerun keeps the port of the set-up it extends
-        conf = dir / "mosquitto.conf"
-        old = re.search(r"^listener (\d+)", conf.read_text(), re.M) if conf.exists() else None
         port = int(old.group(1)) if old else DEFAULT_PORT
+    if bind is None and old is not None:  # and its bind address
+        bind = old.group(2)
+    if bind is not None:
+        try:
+            bind = str(ipaddress.ip_address(bind))
+        except ValueError:
+            raise UsageError(
+                f"--bind {bind!r} is not an IP address",
+                hint="give one of this host's addresses, e.g. 127.0.0.1",
+            ) from None
     if not 1 <= port <= 65535 or staff_devices < 0 or hub_workers < 1:
         raise UsageError("--port must be 1-65535, --staff-devices >= 0, --hub-workers >= 1")
     dir.mkdir(parents=True, exist_ok=True)
@@ -338,7 +359,7 @@ def broker_setup(
     _write_private(dir / "passwd", "\n".join(lines) + "\n")
     _write_private(dir / "acl", acl_text(all_stores, staff_devices, hub_workers))
     (dir / "data").mkdir(exist_ok=True)
-    (dir / "mosquitto.conf").write_text(conf_text(dir, port))
+    (dir / "mosquitto.conf").write_text(conf_text(dir, port, bind))
     _hand_to_broker_user(dir)
     logger.info("broker set-up in %s: %d users (%d new)", dir, len(users), len(added))
     return BrokerSetup(dir, tuple(users), tuple(added), port)

@@ -95,6 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         help="a name the server certificate must be valid for (repeatable; default: localhost and this host's names)",
     )
+    p.add_argument(
+        "--bind",
+        metavar="ADDRESS",
+        help="the IP address the listener listens on (default: every interface; a rerun keeps the set-up's)",
+    )
     p.add_argument("--json", action="store_true", help="print what was written as JSON on stdout")
     for name in NOT_BUILT:
         sub.add_parser(name, help=f"{name} (not built yet: see the hub issue)")
@@ -136,11 +141,11 @@ def _run(args: Any) -> int:
         return serve(args.db, args.broker, worker=args.worker, config=_config(args.config))
     if args.command == "status":
         from hub.db import open_hub
-        from hub.status import hub_status, render
+        from hub.status import hub_status, render, status_json
 
         db = open_hub(args.db)
         try:
-            st = hub_status(db)
+            st = status_json(db) if args.json else hub_status(db)
         finally:
             db.close()
         if args.json:
@@ -178,6 +183,7 @@ def _run(args: Any) -> int:
             staff_devices=args.staff_devices,
             hub_workers=args.hub_workers,
             hostnames=hostnames,
+            bind=args.bind,
         )
         if args.json:
             print(

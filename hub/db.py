@@ -28,6 +28,12 @@ Tables (migration ``0001_hub``):
   ``accepted`` < ``done`` | ``rejected``; ``expired``), ``acked_by``, ``acked_at``, ``attempts``,
   ``sent_at``, ``next_send_at``, ``updated_at`` (:mod:`hub.actions` reads and writes it).
 
+- ``hub_diverged`` (migration ``0003_hub_diverged``): per (store, key, version the hub held) a
+  message of the store with a lower or equal version and other content (answered ``kept_newer``):
+  the store's version, when; ``confirmed_at`` once the store sent its current content above the
+  hub's version (its versions went backwards: a rebuilt or restored memory, a new box, or a
+  forged higher version), which is what ``adamm-hub status`` lists as ``diverged``.
+
 Nothing here knows MQTT; :mod:`hub.ingest` writes, :mod:`hub.source` and :mod:`hub.status` read.
 """
 
@@ -107,10 +113,20 @@ def _migration_0002_hub_actions(d: str) -> list[str]:
     ]
 
 
+def _migration_0003_hub_diverged(d: str) -> list[str]:
+    big = "BIGINT" if d == "postgresql" else "INTEGER"
+    return [
+        "CREATE TABLE hub_diverged (store_id TEXT NOT NULL, key TEXT NOT NULL, "
+        f"hub_version {big} NOT NULL, hub_msg_id TEXT NOT NULL, store_version {big} NOT NULL, "
+        "at TEXT NOT NULL, confirmed_at TEXT, PRIMARY KEY (store_id, key, hub_version))",
+    ]
+
+
 #: the named migrations, in order (name, statements for a dialect)
 MIGRATIONS: tuple[tuple[str, Any], ...] = (
     ("0001_hub", _migration_0001),
     ("0002_hub_actions", _migration_0002_hub_actions),
+    ("0003_hub_diverged", _migration_0003_hub_diverged),
 )
 HUB_TABLES = (
     "hub_rollup",
@@ -121,6 +137,7 @@ HUB_TABLES = (
     "hub_stores",
     "hub_parked",
     "hub_actions",
+    "hub_diverged",
 )
 
 
@@ -209,6 +226,13 @@ class HubDB:
         with contextlib.suppress(Exception):
             self.conn.close()
 
+    def reconnect(self) -> None:
+        """Replace this store's connection with a new one (after a transient error: the old one
+        is closed, whatever it was in the middle of is rolled back by the server)."""
+        self.close()
+        fresh = self.reopen()
+        self.conn = fresh.conn
+
     def reopen(self) -> HubDB:
         """Another connection to this (opened, migrated) store, for another thread of this
         process. No file check: opening and closing the SQLite file in a process that holds a
@@ -263,6 +287,29 @@ class HubDB:
                 hint="upgrade adamm on this machine",
             )
         return done
+
+
+#: SQLSTATE classes and codes a retry can fix: connection exceptions (08), operator intervention
+#: (57: admin shutdown, crash shutdown, cannot connect now), serialization failure and deadlock
+#: (40001, 40P01), insufficient resources (53)
+_TRANSIENT_SQLSTATES = ("08", "57", "40001", "40P01", "53")
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for a database error that a rollback, a new connection and a retry can get past (the
+    server restarting, a dropped connection, a terminated backend, a deadlock, a serialization
+    failure); False for what retrying cannot fix (a missing table, no permission, a bug)."""
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - psycopg is a dependency
+        return False
+    if not isinstance(exc, psycopg.Error):
+        return False
+    state = getattr(exc, "sqlstate", None)
+    if state:
+        return str(state).startswith(_TRANSIENT_SQLSTATES)
+    # no SQLSTATE: the client lost the server (connection refused, closed, timed out)
+    return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
 
 
 def _now_text() -> str:

@@ -22,10 +22,11 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from edge.sync import messages as m
+from edge.sync.validate import Reason, instant
 from hub.db import PARKED_PAYLOAD_CHARS, HubDB, now_text
 
 logger = logging.getLogger(__name__)
@@ -44,24 +45,34 @@ class Ingested:
     receipt: m.Receipt | None = None
 
 
-def ingest(db: HubDB, topic: str, payload: bytes) -> Ingested:
-    """Store one message received on ``topic`` (committed when this returns)."""
+def ingest(db: HubDB, topic: str, payload: bytes, *, now: datetime | None = None) -> Ingested:
+    """Store one message received on ``topic`` (committed when this returns). ``now``: the hub's
+    clock, which the range rules judge days by (:mod:`edge.sync.validate`).
+
+    Only content judged bad is parked (with a :class:`~edge.sync.validate.Reason`); a fault of the
+    hub's own (a database error, a bug) propagates: the caller sends no receipt, so the store
+    sends the message again."""
     parts = topic.split("/")
     kind = parts[3] if len(parts) == 4 and topic.startswith(m.TOPIC_ROOT + "/") else None
     if kind == "status":
         return _status(db, topic, payload)
     try:
-        s = m.parse_summary(topic, payload)
+        s = m.parse_summary(topic, payload, now=now or datetime.now(UTC))
     except m.MessageError as exc:
         return park(db, topic, payload, exc.reason, exc.message)
     if kind != "summary":
-        return park(db, topic, payload, "wrong_topic", f"a summary arrived on {topic!r}")
+        return park(db, topic, payload, Reason.WRONG_TOPIC, f"a summary arrived on {topic!r}")
     return store_summary(db, s)
 
 
 def store_summary(db: HubDB, s: m.Summary) -> Ingested:
-    """Upsert one validated summary (idempotent; highest version per key wins)."""
+    """Upsert one validated summary (idempotent; highest version per key wins). A message whose
+    key the hub holds at a higher or equal version with other content is answered ``kept_newer``
+    (CONTRACT.md section 5): the store sends its current content again above that version, so
+    the hub converges to the store's record (a rebuilt memory whose versions started again at 1,
+    or a forged higher version)."""
     received = now_text()
+    kept: m.KeptNewer | None = None
     with db.transaction():
         db.lock_key(s.store_id, s.key)
         fresh = db.insert_ignore(
@@ -71,14 +82,36 @@ def store_summary(db: HubDB, s: m.Summary) -> Ingested:
             "msg_id",
         )
         outcome = "kept"
-        if fresh:
-            cur = db.one(
-                "SELECT version FROM hub_summaries WHERE store_id = ? AND key = ?", (s.store_id, s.key)
+        cur = db.one(
+            "SELECT version, msg_id FROM hub_summaries WHERE store_id = ? AND key = ?", (s.store_id, s.key)
+        )
+        if fresh and (cur is None or s.version > int(cur[0])):
+            _apply(db, s, received, replace=cur is not None)
+            outcome = "stored"
+            db.execute(
+                "UPDATE hub_diverged SET confirmed_at = ? WHERE store_id = ? AND key = ? "
+                "AND confirmed_at IS NULL AND hub_version < ?",
+                (received, s.store_id, s.key, s.version),
             )
-            if cur is None or s.version > int(cur[0]):
-                _apply(db, s, received, replace=cur is not None)
-                outcome = "stored"
+        elif cur is not None and str(cur[1]) != s.msg_id and int(cur[0]) >= s.version:
+            kept = m.KeptNewer(s.msg_id, s.key, int(cur[0]), str(cur[1]))
+            db.insert_ignore(
+                "hub_diverged",
+                ("store_id", "key", "hub_version", "hub_msg_id", "store_version", "at"),
+                (s.store_id, s.key, int(cur[0]), str(cur[1]), s.version, received),
+                "store_id, key, hub_version",
+            )
         _touch_store(db, s, received)
+    if kept is not None:
+        logger.info(
+            "%s %s v%d: the hub holds v%d (%s); answered kept_newer",
+            s.store_id,
+            s.key,
+            s.version,
+            kept.version,
+            kept.kept_msg_id,
+        )
+        return Ingested("kept_newer", s.store_id, s.msg_id, receipt=m.Receipt(kept_newer=(kept,)))
     if outcome == "kept":
         logger.debug("%s %s v%d: already held (no change)", s.store_id, s.key, s.version)
     return Ingested(outcome, s.store_id, s.msg_id, receipt=m.Receipt(stored=(s.msg_id,)))
@@ -171,8 +204,11 @@ def _catalog(
 ) -> None:
     """Keep ``hub_catalog`` in step: days and events by the difference, the span widened."""
     gone: dict[tuple[str, str], float] = {(str(v), str(et)): float(n) for v, et, n in old}
+    # one lock per (store, slice) catalog, taken after the key's lock, and rows in key order:
+    # two workers never wait on each other's catalog rows in opposite orders
+    db.lock_key(store, f"catalog/{slice_}")
     fresh = []
-    for r in new:
+    for r in sorted(new, key=lambda r: (vkey_of(r["value"]), str(r["event_type"]))):
         k = (vkey_of(r["value"]), r["event_type"])
         was = gone.pop(k, None)
         events = float(r["events"]) - (was or 0.0)
@@ -187,7 +223,7 @@ def _catalog(
         f"last_date = {db.greatest('hub_catalog.last_date', 'excluded.last_date')}",
         fresh,
     )
-    for (vkey, et), n in gone.items():
+    for (vkey, et), n in sorted(gone.items()):
         key = (store, slice_, vkey, et)
         db.execute(
             "UPDATE hub_catalog SET days = days - 1, events = events - ? "
@@ -237,15 +273,18 @@ def _touch_store(db: HubDB, s: m.Summary, received: str) -> None:
 def _status(db: HubDB, topic: str, payload: bytes) -> Ingested:
     store = m.topic_store(topic)
     if store is None or not m.valid_store_id(store):
-        return park(db, topic, payload, "bad_store_id", f"no valid store id in {topic!r}")
+        return park(db, topic, payload, Reason.BAD_STORE_ID, f"no valid store id in {topic!r}")
     try:
         st = m.parse_status(payload)
     except m.MessageError as exc:
         return park(db, topic, payload, exc.reason, exc.message)
     with db.transaction():
+        db.lock_key(store, "status")
         db.insert_ignore("hub_stores", ("store_id",), (store,), "store_id")
         cur = db.one("SELECT status_at FROM hub_stores WHERE store_id = ?", (store,))
-        if cur is None or cur[0] is None or str(cur[0]) <= st["at"]:
+        held = instant(cur[0]) if cur is not None else None
+        at = instant(st["at"])
+        if held is None or (at is not None and held <= at):  # instants, not text: +08:00 vs Z
             db.execute(
                 "UPDATE hub_stores SET status = ?, status_at = ?, status_received_at = ? WHERE store_id = ?",
                 (st["state"], st["at"], now_text(), store),
@@ -253,19 +292,36 @@ def _status(db: HubDB, topic: str, payload: bytes) -> Ingested:
     return Ingested("status", store, None)
 
 
-def park(db: HubDB, topic: str, payload: bytes, reason: str, detail: str) -> Ingested:
-    """Keep a message the hub cannot use, with the reason (committed when this returns)."""
+def park(db: HubDB, topic: str, payload: bytes, reason: Reason, detail: str) -> Ingested:
+    """Keep a message the hub judged bad, with the reason (committed when this returns): once
+    per ``msg_id`` (a re-sent bad message is receipted as parked again, not kept twice). Only for
+    content; a fault of the hub's own never parks."""
+    reason = Reason(reason)
     store = m.topic_store(topic)
     store = store if store is not None and m.valid_store_id(store) else None
     msg_id = _readable_msg_id(payload)
     text = payload[: PARKED_PAYLOAD_CHARS * 4].decode("utf-8", errors="replace")[:PARKED_PAYLOAD_CHARS]
     with db.transaction():
-        db.execute(
-            "INSERT INTO hub_parked (topic, store_id, msg_id, reason, detail, payload, received_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (topic[:512], store, msg_id, reason, detail[:1000], text.replace("\x00", ""), now_text()),
-        )
-    logger.warning("parked a message on %s: %s (%s)", topic, reason, detail)
+        held = None
+        if msg_id is not None:
+            db.lock_key("", f"parked/{msg_id}")
+            held = db.one("SELECT 1 FROM hub_parked WHERE msg_id = ?", (msg_id,))
+        if held is None:
+            db.execute(
+                "INSERT INTO hub_parked (topic, store_id, msg_id, reason, detail, payload, received_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    topic[:512],
+                    store,
+                    msg_id,
+                    str(reason),
+                    detail[:1000],
+                    text.replace("\x00", ""),
+                    now_text(),
+                ),
+            )
+    if held is None:
+        logger.warning("parked a message on %s: %s (%s)", topic, reason, detail)
     receipt = m.Receipt(parked=((msg_id, reason),)) if store is not None and msg_id else None
     return Ingested("parked", store, msg_id, reason, receipt)
 

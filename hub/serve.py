@@ -7,12 +7,19 @@ id ``adamm-hub-{worker}``) to every store's
 topic, through the shared client :mod:`edge.sync.mqtt` (``[mqtt]`` of ``--config``). Per message,
 in the worker's main thread (the network thread only queues what arrives):
 :func:`hub.ingest.ingest` commits it (or parks it), then the receipt is published on
-``adamm/v1/{store}/receipt`` (QoS 1; always ``{"stored": [msg_id]}`` / ``parked``, never
-``up_to_seq``: it needs no ``seq`` user property, so it works over MQTT 3.1.1), then the message is
-acknowledged (PUBACK, ``manual_ack``;
+``adamm/v1/{store}/receipt`` (QoS 1; always ``{"stored": [msg_id]}``, ``parked`` or
+``kept_newer``, never ``up_to_seq``: it needs no ``seq`` user property, so it works over MQTT
+3.1.1), then the message is acknowledged (PUBACK, ``manual_ack``;
 a message of an earlier connection is not acknowledged: the broker delivers it again). A worker killed before its commit has not acknowledged: the
 broker redelivers the message on the session's next connection; killed after the commit, the
 redelivery is recognised by its ``msg_id`` and receipted again. SIGINT/SIGTERM stop it cleanly.
+
+A fault of the hub's own is never the store's (:meth:`Server._store`): a transient database
+error (PostgreSQL restarting, a dropped connection or terminated backend, a deadlock, a
+serialization failure; :func:`hub.db.is_transient`) is rolled back and retried on a new
+connection with backoff while the message waits unacknowledged and unreceipted; any other
+exception is logged and the message acknowledged without a receipt (the store sends it again);
+only content judged bad is parked. A database error no retry can fix is exit 3.
 
 Hub-issued actions (:mod:`hub.actions`): the worker also subscribes to every store's
 ``ack/+`` (shared on PostgreSQL) and records the acks of the actions the hub issued (then
@@ -30,7 +37,8 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import psycopg
 
@@ -39,12 +47,20 @@ from edge.errors import AdammError
 from edge.sync import messages as m
 from edge.sync.mqtt import Link, Message, link_settings, parse_broker_url
 from hub import actions as hub_actions
-from hub.db import HubDB, HubStoreError, open_hub
-from hub.ingest import ingest, park
+from hub.db import HubDB, HubStoreError, is_transient, open_hub
+from hub.ingest import ingest
 
 logger = logging.getLogger(__name__)
 
 SHARE_GROUP = "adamm-hub"
+#: seconds before the first retry after a transient database error, and the most between two
+RETRY_FIRST_S = 0.5
+RETRY_MAX_S = 30.0
+T = TypeVar("T")
+
+
+class Stopping(Exception):
+    """The worker was asked to stop while it waited to retry (the message stays unacknowledged)."""
 
 
 def subscriptions(db: HubDB) -> list[tuple[str, int]]:
@@ -69,6 +85,7 @@ class Server:
         # a long-running worker retries until connect_timeout_s, not a number of attempts
         settings = dataclasses.replace(link_settings(broker, config.mqtt), connect_attempts=None)
         self._inbox: queue.SimpleQueue[Message] = queue.SimpleQueue()
+        self._stop = threading.Event()
         self.link = Link(
             settings,
             f"adamm-hub-{worker}",
@@ -93,43 +110,81 @@ class Server:
 
     def handle(self, msg: Message) -> None:
         if hub_actions.is_ack_topic(msg.topic):  # an ack of an action (the hub's or a store's)
-            try:
-                outcome = hub_actions.record_ack(self.db, msg.topic, bytes(msg.payload))
-            except (sqlite3.Error, psycopg.Error) as exc:
-                raise HubStoreError(
-                    f"the hub store failed while recording an ack from {msg.topic} ({type(exc).__name__}); "
-                    "it was not acknowledged, so the broker delivers it again",
-                    hint="check the database, then start adamm-hub serve again",
-                ) from None
-            self.counts[f"ack_{outcome}"] += 1
+            outcome = self._store(lambda: hub_actions.record_ack(self.db, msg.topic, bytes(msg.payload)), msg)
+            self.counts[f"ack_{outcome or 'hub_fault'}"] += 1
             self.link.ack(msg)
             return
-        try:
-            got = ingest(self.db, msg.topic, msg.payload)
-        except (sqlite3.Error, psycopg.Error) as exc:
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise HubStoreError(
-                f"the hub store failed while storing a message from {msg.topic} ({first}); "
-                "it was not acknowledged, so the broker delivers it again",
-                hint="check the database, then start adamm-hub serve again",
-            ) from None
-        except AdammError:
-            raise
-        except Exception as exc:  # a hub bug must not wedge the stream on one message: park it
-            logger.exception("could not store a message from %s", msg.topic)
-            got = park(self.db, msg.topic, msg.payload, "hub_error", f"{type(exc).__name__}: {exc}")
-        if got.receipt is not None and got.store_id is not None:
-            self.link.publish(m.receipt_topic(got.store_id), got.receipt.encode(), qos=1)
+        got = self._store(lambda: ingest(self.db, msg.topic, msg.payload), msg)
+        if got is None:  # a fault of the hub's own: no receipt, so the store sends it again
+            self.counts["hub_fault"] += 1
+        else:
+            if got.receipt is not None and got.store_id is not None:
+                self.link.publish(m.receipt_topic(got.store_id), got.receipt.encode(), qos=1)
+            self.counts[got.outcome] += 1
         self.link.ack(msg)
-        self.counts[got.outcome] += 1
         if time.monotonic() - self._last_log > 10:
             self._last_log = time.monotonic()
             logger.info("received so far: %s", dict(self.counts))
+
+    def _store(self, work: Callable[[], T], msg: Message) -> T | None:
+        """``work()`` (one transaction), retried through the database's transient errors: rolled
+        back, a new connection after a backoff (:data:`RETRY_FIRST_S` doubling to
+        :data:`RETRY_MAX_S`) while the message waits unacknowledged, until it commits or the worker
+        stops. ``None`` for a fault of the hub's own (a bug): logged, never parked, no receipt.
+        Raises :class:`HubStoreError` for a database error no retry can fix (exit 3)."""
+        delay = RETRY_FIRST_S
+        while True:
+            try:
+                return work()
+            except AdammError:
+                raise
+            except (sqlite3.Error, psycopg.Error) as exc:
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                if not is_transient(exc):
+                    raise HubStoreError(
+                        f"the hub store failed while storing a message from {msg.topic} ({first}); "
+                        "it was not acknowledged, so the broker delivers it again",
+                        hint="check the database, then start adamm-hub serve again",
+                    ) from None
+                logger.warning(
+                    "the hub's database failed while storing a message from %s (%s); retrying in %.1f s, "
+                    "no receipt meanwhile",
+                    msg.topic,
+                    first,
+                    delay,
+                )
+                delay = self._recover(delay)
+            except Exception:
+                logger.exception(
+                    "a fault of the hub's own while storing a message from %s: not parked, no receipt "
+                    "(the store sends it again)",
+                    msg.topic,
+                )
+                return None
+
+    def _recover(self, delay: float) -> float:
+        """Wait ``delay``, then get a working connection (a new one when the old is lost), waiting
+        longer each time the server does not answer; the next delay."""
+        while True:
+            if self._stop.wait(delay):
+                raise Stopping()
+            delay = min(delay * 2, RETRY_MAX_S)
+            conn = self.db.conn
+            if self.db.dialect != "postgresql" or not (conn.closed or conn.broken):
+                return delay
+            try:
+                self.db.reconnect()
+            except HubStoreError as exc:
+                logger.warning("%s; trying again in %.1f s", exc, delay)
+                continue
+            logger.info("reconnected to the hub's database")
+            return delay
 
     def run(self, stop: threading.Event) -> None:
         """Serve until ``stop`` is set; raises the link's fatal error (refused credentials or
         subscriptions), BrokerUnreachable when the broker is never reached within
         ``[mqtt] connect_timeout_s``, HubStoreError when the store fails."""
+        self._stop = stop
         started = time.monotonic()
         reached = False
         self.link.start()
@@ -147,7 +202,10 @@ class Server:
                     msg = self._inbox.get(timeout=0.2)
                 except queue.Empty:
                     continue
-                self.handle(msg)
+                try:
+                    self.handle(msg)
+                except Stopping:
+                    break
         finally:
             self.actions.stop()
             self.link.close()

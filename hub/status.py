@@ -4,11 +4,15 @@
 
     {"stores": [{"store_id", "tz", "status", "status_at", "status_received_at",
                  "last_summary_at", "counts": {"rollup": N, "fact": N}, "days": N,
-                 "first_day", "last_day", "parked": N}],
+                 "first_day", "last_day", "parked": N,
+                 "diverged": [{"key", "hub_version", "store_version", "at"}]}],
      "parked": {"count": N, "by_reason": {reason: N}, "latest": [{"received_at", "topic",
                 "store_id", "msg_id", "reason", "detail"}]}}
 
-``counts`` are the keys held per kind (one per rollup day and slice, one per fact).
+``diverged``: the keys whose versions went backwards at the store (the hub held ``hub_version``,
+the store sent ``store_version`` at ``at``, then its current content above the hub's version:
+a rebuilt or restored memory, a new box for the store id, or a forged higher version); the hub
+holds the store's content since. ``counts`` are the keys held per kind (one per rollup day and slice, one per fact).
 :func:`render` words it for a terminal.
 """
 
@@ -24,9 +28,17 @@ LATEST_PARKED = 10
 
 def hub_status(db: HubDB) -> dict[str, Any]:
     stores: dict[str, dict[str, Any]] = {}
-    for sid, tz, status, at, rec, last in db.query(
+    known = db.query(
         "SELECT store_id, tz, status, status_at, status_received_at, last_summary_at FROM hub_stores"
-    ):
+    )
+    held = {r[0] for r in known}
+    # a store whose every message was parked is known too (its parked messages say why)
+    known += [
+        (sid, None, None, None, None, None)
+        for (sid,) in db.query("SELECT DISTINCT store_id FROM hub_parked WHERE store_id IS NOT NULL")
+        if sid not in held
+    ]
+    for sid, tz, status, at, rec, last in known:
         stores[sid] = {
             "store_id": sid,
             "tz": tz,
@@ -39,6 +51,7 @@ def hub_status(db: HubDB) -> dict[str, Any]:
             "first_day": None,
             "last_day": None,
             "parked": 0,
+            "diverged": [],
         }
     for sid, kind, n in db.query(
         "SELECT store_id, kind, count(*) FROM hub_summaries GROUP BY store_id, kind"
@@ -51,6 +64,14 @@ def hub_status(db: HubDB) -> dict[str, Any]:
     ):
         if sid in stores:
             stores[sid].update(days=int(days), first_day=lo, last_day=hi)
+    for sid, key, hub_v, store_v, at in db.query(
+        "SELECT store_id, key, hub_version, store_version, at FROM hub_diverged "
+        "WHERE confirmed_at IS NOT NULL ORDER BY store_id, at, key"
+    ):
+        if sid in stores:
+            stores[sid]["diverged"].append(
+                {"key": key, "hub_version": int(hub_v), "store_version": int(store_v), "at": at}
+            )
     by_reason: dict[str, int] = {}
     total = 0
     for sid, reason, n in db.query(
@@ -73,6 +94,43 @@ def hub_status(db: HubDB) -> dict[str, Any]:
     }
 
 
+#: at most this many parked messages are listed per store in ``--json`` (the newest)
+PARKED_LISTED = 1000
+
+
+def status_json(db: HubDB) -> dict[str, Any]:
+    """``adamm-hub status --json`` as CONTRACT.md section 5 words it: per store ``store_id``,
+    ``state``, ``at``, ``last_summary_at``, ``days`` ``{"first", "last"}``, ``counts``, ``parked``
+    (``[{"msg_id", "reason", "at"}]``, the newest :data:`PARKED_LISTED`) and ``diverged``; also
+    ``tz``, ``status_received_at`` and ``days.count`` per store, and the fleet's ``parked``
+    summary (``count``, ``by_reason``, ``latest``)."""
+    st = hub_status(db)
+    parked: dict[str, list[dict[str, Any]]] = {}
+    for sid, mid, reason, at in db.query(
+        "SELECT store_id, msg_id, reason, received_at FROM hub_parked WHERE store_id IS NOT NULL "
+        "ORDER BY id DESC"
+    ):
+        got = parked.setdefault(sid, [])
+        if len(got) < PARKED_LISTED:
+            got.append({"msg_id": mid, "reason": reason, "at": at})
+    stores = [
+        {
+            "store_id": s["store_id"],
+            "state": s["status"],
+            "at": s["status_at"],
+            "last_summary_at": s["last_summary_at"],
+            "days": {"first": s["first_day"], "last": s["last_day"], "count": s["days"]},
+            "counts": s["counts"],
+            "parked": parked.get(s["store_id"], []),
+            "diverged": s["diverged"],
+            "tz": s["tz"],
+            "status_received_at": s["status_received_at"],
+        }
+        for s in st["stores"]
+    ]
+    return {"stores": stores, "parked": st["parked"]}
+
+
 def render(status: dict[str, Any]) -> str:
     """A readable status for a terminal."""
     lines: list[str] = []
@@ -88,6 +146,11 @@ def render(status: dict[str, Any]) -> str:
             f"last summary {s['last_summary_at'] or 'never'}; {counts}{span}"
             + (f"; parked {s['parked']}" if s["parked"] else "")
         )
+        for d in s["diverged"]:
+            lines.append(
+                f"    diverged: {d['key']}: the hub held version {d['hub_version']}, the store sent "
+                f"version {d['store_version']} ({d['at']}); the store's current content was taken"
+            )
     p = status["parked"]
     if p["count"]:
         reasons = ", ".join(f"{r} {n}" for r, n in p["by_reason"].items())

@@ -266,3 +266,184 @@ def test_store_ids_ending_in_a_number_do_not_read_as_staff_devices(tmp_path: Pat
         "staff-store-13-2",
     }
     assert set(broker_setup(d, ["store-12"], hostnames=["localhost"]).users) == set(grown.users)  # kept
+
+
+# -- the wire's limits and the attacker (issue 25) ------------------------------------------------
+
+
+def test_bind_and_max_packet_size_are_written_and_kept_on_a_rerun(tmp_path: Path) -> None:
+    from hub.broker_setup import MAX_PACKET_BYTES
+
+    port = free_port()
+    broker_setup(tmp_path, ["sh_01"], port=port, hostnames=["localhost"], bind="127.0.0.1")
+    conf = (tmp_path / "mosquitto.conf").read_text()
+    assert f"listener {port} 127.0.0.1" in conf.splitlines()
+    assert f"max_packet_size {MAX_PACKET_BYTES}" in conf.splitlines()
+    broker_setup(tmp_path, ["sh_02"], hostnames=["localhost"])  # a rerun keeps port and address
+    assert f"listener {port} 127.0.0.1" in (tmp_path / "mosquitto.conf").read_text().splitlines()
+    from edge.errors import UsageError
+
+    with pytest.raises(UsageError, match="--bind"):
+        broker_setup(tmp_path, ["sh_01"], bind="not an address")
+
+
+def test_the_cli_takes_bind(tmp_path: Path) -> None:
+    import os
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run(
+        [sys.executable, "-m", "hub", "broker-setup", "--dir", str(tmp_path), "--stores", "sh_01"]
+        + ["--port", "18883", "--bind", "127.0.0.1", "--hostname", "localhost"],
+        cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "listener 18883 127.0.0.1" in (tmp_path / "mosquitto.conf").read_text()
+
+
+def test_the_broker_refuses_a_packet_over_the_limit_and_passes_one_at_it(tmp_path: Path) -> None:
+    from edge.sync import messages as m
+
+    broker_setup(tmp_path, ["sh_01"], port=free_port(), hostnames=["localhost"], bind="127.0.0.1")
+    with broker(tmp_path) as port:
+        hub = Peer(tmp_path, port, "hub")
+        store = Peer(tmp_path, port, "sh_01")
+        try:
+            assert hub.sub("adamm/v1/+/summary") == 1
+            at_limit = b"x" * m.MAX_MESSAGE_BYTES
+            store.pub("adamm/v1/sh_01/summary", at_limit)
+            assert _eventually(lambda: len(hub.got) == 1)
+            store.c.publish("adamm/v1/sh_01/summary", b"x" * (m.MAX_MESSAGE_BYTES + 16 * 1024), qos=1)
+            assert store.disconnected.wait(10)  # the broker's DISCONNECT: packet too large
+            time.sleep(0.5)
+            assert len(hub.got) == 1
+        finally:
+            hub.close()
+            store.close()
+
+
+def _forged(kind: str, body: dict[str, object], version: int = 1) -> bytes:
+    import json
+
+    from edge.sync import messages as m
+
+    key = (
+        m.rollup_key(str(body["day"]), str(body["slice"]))
+        if kind == "rollup"
+        else m.fact_key(str(body["fact_id"]))
+    )
+    try:
+        mid = m.message_id("sh_01", kind, key, version, body)
+    except ValueError:
+        mid = "f" * 32
+    env = {"msg_id": mid, "schema_version": 1, "store_id": "sh_01", "kind": kind, "key": key}
+    return json.dumps({**env, "version": version, "body": body}).encode()
+
+
+def test_an_outside_client_with_a_stores_credentials_cannot_make_the_hub_believe_it(tmp_path: Path) -> None:
+    """The issue's probes, sent by plain paho as store sh_01 through the locked-down broker to a
+    serving hub: nothing stored, each parked with its reason, the status shows no day in 2099."""
+    import json
+    import os
+    import sys
+
+    from edge.sync import messages as m
+
+    root = Path(__file__).resolve().parents[1]
+    broker_setup(tmp_path, ["sh_01"], port=free_port(), hostnames=["localhost"], bind="127.0.0.1")
+    zero = {f: 0 for f in m.ROLLUP_FIELDS}
+    base_row = {
+        **zero,
+        "value": None,
+        "event_type": "purchase",
+        "first_event_id": "e1",
+        "last_event_id": "e2",
+    }
+    fact = {
+        "fact_id": "f1",
+        "statement": {"zh": "雨天客单价高", "en": "rainy-day order value up"},
+        "metric": "avg_order_value",
+        "dimension": "weather",
+        "value": 91.5,
+        "effect": 0.33,
+        "n": 412,
+        "p_value": 0.001,
+        "confidence": 0.89,
+        "evidence": ["e1"],
+        "evidence_count": 412,
+        "valid_from": "2025-10-01",
+        "valid_to": None,
+    }
+    probes = {
+        "day_ahead": _forged(
+            "rollup",
+            {
+                "day": "2099-01-15",
+                "slice": "total",
+                "tz": "Asia/Shanghai",
+                "closed": True,
+                "rows": [{**base_row, "revenue": 5_000_000.0, "events": 1}],
+            },
+        ),
+        "bad_count": _forged("fact", {**fact, "n": -5}),
+        "not_probability": _forged("fact", {**fact, "fact_id": "f2", "confidence": 7.5}),
+        "non_finite": _forged("fact", {**fact, "fact_id": "f3", "effect": float("nan")}),
+    }
+    env = {**os.environ, "PYTHONPATH": str(root), **_read_env(tmp_path / "credentials" / "hub.env")}
+    db = tmp_path / "hub.db"
+    with broker(tmp_path) as port:
+        err = (tmp_path / "hub.log").open("wb")
+        hub = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "hub",
+                "-v",
+                "serve",
+                "--db",
+                str(db),
+                "--broker",
+                f"mqtts://localhost:{port}",
+            ],
+            cwd=root,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+        attacker = Peer(tmp_path, port, "sh_01")
+        try:
+            assert _eventually(lambda: "subscribed to" in (tmp_path / "hub.log").read_text(), 30)
+            assert attacker.sub("adamm/v1/sh_01/receipt") == 1
+            for payload in probes.values():
+                attacker.pub("adamm/v1/sh_01/summary", payload)
+            assert _eventually(lambda: len(attacker.got) == len(probes), 30), (
+                tmp_path / "hub.log"
+            ).read_text()
+            parked = {p["reason"] for _t, r in attacker.got for p in json.loads(r).get("parked", [])}
+            assert parked == set(probes)
+            assert all(not json.loads(r)["stored"] for _t, r in attacker.got)
+        finally:
+            attacker.close()
+            hub.terminate()
+            assert hub.wait(30) == 0, (tmp_path / "hub.log").read_text()
+            err.close()
+    st = subprocess.run(
+        [sys.executable, "-m", "hub", "status", "--db", str(db), "--json"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    status = json.loads(st.stdout)
+    assert status["parked"]["by_reason"] == dict.fromkeys(probes, 1)
+    assert all(
+        s["days"]["last"] is None and s["counts"] == {"rollup": 0, "fact": 0} for s in status["stores"]
+    )
+    assert [s["store_id"] for s in status["stores"]] == ["sh_01"]
+    assert sorted(p["reason"] for s in status["stores"] for p in s["parked"]) == sorted(probes)
+    assert "Traceback" not in (tmp_path / "hub.log").read_text()

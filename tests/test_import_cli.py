@@ -122,3 +122,22 @@ def test_import_prepares_the_question_caches(tmp_path: Path, capsys: Any) -> Non
     with Store.open(db) as store:
         got = store.event_source().aggregate(EventFilter(event_types=("customer_enter",)), [], ["footfall"])
     assert got.column("footfall") == [sum(1 + i % 3 for i in range(60)) - (1 + 3 % 3) + 9]
+
+
+def test_events_dated_more_than_a_day_ahead_of_the_clock_are_refused_with_the_reason(
+    tmp_path: Path, capsys: Any
+) -> None:
+    """The hub would not believe such a day (CONTRACT.md section 5), so the store never makes one."""
+    from datetime import UTC, datetime, timedelta
+
+    soon = (datetime.now(UTC) + timedelta(hours=20)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    later = (datetime.now(UTC) + timedelta(hours=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    lines = [json.dumps(ev(1)), json.dumps(ev(2, timestamp="2099-01-15T10:00:00+08:00"))]
+    lines += [json.dumps(ev(3, timestamp=soon)), json.dumps(ev(4, timestamp=later))]
+    src = write(tmp_path / "f.jsonl", lines)
+    assert main(["import", "--db", str(tmp_path / "m.db"), "--tz", "UTC", "--json", str(src)]) == 1
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"accepted": 2, "rejected": 2, "duplicates": 0, "merged": 0}
+    rejects = [x for x in err.splitlines() if x.startswith("line ")]
+    assert [x.split(":")[0] for x in rejects] == ["line 2", "line 4"]
+    assert "2099-01-15T10:00:00+08:00 is more than a day after the clock" in rejects[0]

@@ -531,3 +531,48 @@ def test_the_worker_summarises_the_current_day_less_often(
             stop.set()
             worker.join(30)
         assert [d for _s, d, _g in Outbox(store).dirty_days()] == [today.date().isoformat()]
+
+
+def test_a_queued_summary_over_the_limit_as_sent_is_parked_not_sent(
+    db: Path, broker: Any, hub: Responder
+) -> None:
+    """A summary queued by an earlier release, measured before ``sent_at`` was stamped, just under
+    the limit: stamped it would go out over it (and be parked by the hub for good), so the store
+    parks it itself with the reason and sends the rest."""
+    fact = {
+        "fact_id": "f-big",
+        "statement": {"zh": "雨天客单价更高", "en": "Rainy days have higher order value"},
+        "metric": "avg_order_value",
+        "dimension": "weather",
+        "value": "rain",
+        "effect": 0.12,
+        "n": 140,
+        "p_value": 0.01,
+        "confidence": 0.74,
+        "evidence": [],
+        "evidence_count": 140,
+        "valid_from": "2025-09-01",
+        "valid_to": None,
+    }
+    with Store.open(db) as store:
+
+        def write(conn: Any) -> None:
+            with conn:
+                enqueue_fact(conn, fact)
+                (seq, mid) = conn.execute(
+                    "SELECT seq, msg_id FROM outbox WHERE key = 'fact/f-big'"
+                ).fetchone()
+                s = m.Summary(mid, STORE, "fact", "fact/f-big", 1, fact)
+                pad = m.MAX_MESSAGE_BYTES - 5 - len(s.encode())
+                big = dict(fact, evidence=["x" * pad])
+                payload = m.Summary(mid, STORE, "fact", "fact/f-big", 1, big).encode()
+                assert m.MAX_MESSAGE_BYTES - 10 < len(payload) <= m.MAX_MESSAGE_BYTES
+                conn.execute("UPDATE outbox_payloads SET payload = ? WHERE seq = ?", (payload, seq))
+
+        store.writer.submit(write).result()
+    result(sync(db, broker.url, "--once"))
+    assert (STORE, "fact/f-big") not in hub.latest
+    assert hub.received == DAYS * len(m.ROLLUP_SLICES)
+    with Store.open(db, readonly=True) as store, store.read() as conn:
+        state, reason = conn.execute("SELECT state, reason FROM outbox WHERE key = 'fact/f-big'").fetchone()
+    assert state == "parked" and reason.startswith("too_large") and "as sent" in reason

@@ -104,10 +104,10 @@ def test_bad_messages_have_a_reason(payload: bytes, topic: str, reason: str) -> 
 @pytest.mark.parametrize(
     ("kind", "key", "body", "reason"),
     [
-        ("rollup", "rollup/2025-10-01/hour", _body(rows=[_row(14, events=-1)]), "bad_row"),
+        ("rollup", "rollup/2025-10-01/hour", _body(rows=[_row(14, events=-1)]), "bad_count"),
         ("rollup", "rollup/2025-10-01/hour", _body(rows=[_row(14), _row(14)]), "bad_row"),
         ("rollup", "rollup/2025-10-01/hour", _body(rows=[_row(True)]), "bad_row"),
-        ("rollup", "rollup/2025-10-01/hour", _body(rows=[_row(14, events=float("nan"))]), "bad_row"),
+        ("rollup", "rollup/2025-10-01/hour", _body(rows=[_row(14, events=float("nan"))]), "non_finite"),
         ("rollup", "rollup/2025-10-02/hour", _body(), "bad_body"),
         ("rollup", "rollup/2025-02-30/hour", _body(day="2025-02-30"), "bad_body"),
         ("rollup", "rollup/2025-10-01/staff_id", _body(slice_="staff_id"), "bad_body"),

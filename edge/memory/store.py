@@ -36,6 +36,7 @@ import apsw
 import numpy as np
 
 from edge.config import AdammConfig
+from edge.contract import MAX_AHEAD
 from edge.errors import ModelMissingError, NoMemoryError, StoreError
 from edge.memory.db import connect as db
 from edge.memory.db.migrations import MODALITY_VECTOR_TABLES, VECTOR_DIM, migrate
@@ -491,6 +492,7 @@ class Store:
         progress: Callable[[int], None] | None = None,
         batch_size: int = 2000,
         default_store_tz: str | None = None,
+        now: datetime | None = None,
     ) -> ImportReport:
         """Validate and store MEV JSON Lines (line numbers are 1-based; blank lines, those of JSON
         whitespace only, are skipped). Each item is one line, as text or as the UTF-8 bytes read
@@ -500,7 +502,8 @@ class Store:
         rejected unless ``replace`` (then the stored event is replaced and counts as accepted). An
         event the cold tier archived counts as stored: the same content is a duplicate, other
         content is rejected even with ``replace`` (its day is closed; the rollup is its record).
-        Rejected lines go to ``on_reject(line_no, reason)`` in line order.
+        Rejected lines go to ``on_reject(line_no, reason)`` in line order. An event dated more
+        than :data:`~edge.contract.MAX_AHEAD` after ``now`` (the clock) is rejected.
 
         Each batch is its own transaction: when the disk fills up (SQLITE_FULL) the failing batch
         is rolled back, the batches before it stay, and :class:`StoreError` (exit 3) says how many
@@ -512,7 +515,9 @@ class Store:
         if tz_arg is not None:
             zone(tz_arg)
         report = ImportReport()
+        clock = now or datetime.now(UTC)
         imported_at = utc_text(datetime.now(UTC))
+        latest = clock + MAX_AHEAD  # an event dated later is not believed (nor would the hub)
         batch_size = max(1, int(batch_size))
         in_flight: tuple[_Batch, Future[_BatchResult]] | None = None
         lines_read = 0
@@ -556,6 +561,11 @@ class Store:
                     continue
                 try:
                     checked = check_line(line)
+                    if checked.ts > latest:
+                        raise LineRejected(
+                            f"timestamp {checked.obj['timestamp']} is more than a day after the clock "
+                            f"({utc_text(clock)}); fix the date or the device's clock"
+                        )
                     lt = self._local_time(checked.obj["store_id"], tz_arg, batch)
                     rows = build(checked, lineno, lt, imported_at)
                 except LineRejected as exc:

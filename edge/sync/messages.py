@@ -45,11 +45,16 @@ hub's), and :func:`resend_gap` is their one re-send schedule. An **ack** (device
 
 A **receipt** (hub -> edge) says what the hub has committed: ``{"stored": [msg_id, …]}``;
 ``"parked": [{"msg_id", "reason"}]`` lists what it kept but could not use (the edge stops
-re-sending those and logs the reason). A **status** is ``{"state": "online"|"offline", "at": ISO}``.
+re-sending those and logs the reason; ``reason`` is one of :class:`~edge.sync.validate.Reason`);
+``"kept_newer": [{"msg_id", "key", "version", "kept_msg_id"}]`` (:class:`KeptNewer`) says the hub
+holds a higher or equal version of the key with other content (the edge sends its current
+content again above it). Every message kind is checked against its JSON Schema and the range
+rules of :mod:`edge.sync.validate`, on both sides. A **status** is ``{"state": "online"|"offline", "at": ISO}``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -59,14 +64,19 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from edge.contract import ACK_STATES, ACTION_FIELDS, ACTION_TYPES, FACT_FIELDS, parse_iso
-from edge.errors import AdammError
+from edge.sync.validate import MessageError, Reason, check_ranges, check_schema, schema_problem
+
+__all__ = ["MessageError", "Reason"]
 
 SCHEMA_VERSION = 1
 #: schema versions this build can read
 READABLE_VERSIONS = frozenset({1})
 TOPIC_ROOT = "adamm/v1"
-#: a summary larger than this is refused by the edge and parked by the hub
+#: a summary larger than this is refused by the edge and parked by the hub (the bytes sent: with
+#: its ``sent_at``, :data:`SENT_AT_LONGEST`)
 MAX_MESSAGE_BYTES = 256 * 1024
+#: the longest ``sent_at`` an edge stamps: a summary is measured with it before it is queued
+SENT_AT_LONGEST = "2000-01-01T00:00:00.000000+00:00"
 KINDS = ("rollup", "fact")
 #: the slices of a daily rollup: ``total`` (the day as a whole) and one per dimension
 ROLLUP_SLICES = ("total", "hour", "weather", "promotion", "zone", "product_category")
@@ -102,14 +112,6 @@ _DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _KEY = re.compile(
     r"^(rollup/(?P<day>\d{4}-\d{2}-\d{2})/(?P<slice>[a-z_]+)|fact/(?P<fact>[A-Za-z0-9_.:-]{1,128}))$"
 )
-
-
-class MessageError(AdammError):
-    """A message that cannot be used; ``reason`` is a short code, the message says what is wrong."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 # -- topics ---------------------------------------------------------------------------------
@@ -209,56 +211,88 @@ class Summary:
         return canonical(self.to_message())
 
 
-def make_summary(store_id: str, kind: str, key: str, version: int, body: dict[str, Any]) -> Summary:
-    """A summary with its ``msg_id``, checked as the hub will check it (raises MessageError)."""
+def make_summary(
+    store_id: str, kind: str, key: str, version: int, body: dict[str, Any], *, now: datetime | None = None
+) -> Summary:
+    """A summary with its ``msg_id``, checked as the hub will check it (raises MessageError):
+    the same range rules and schema (:mod:`edge.sync.validate`; ``now``: the clock), and the size
+    it will have as sent, with the longest ``sent_at``."""
+    if kind in KINDS:
+        check_ranges(kind, body, now)
     _check_summary(Summary("", store_id, kind, key, version, body))
-    s = Summary(message_id(store_id, kind, key, version, body), store_id, kind, key, version, body)
-    if len(s.encode()) > MAX_MESSAGE_BYTES:
+    try:
+        mid = message_id(store_id, kind, key, version, body)
+    except ValueError:  # a NaN or infinity the range rules do not look at (inside a fact's value)
+        raise MessageError(Reason.NON_FINITE, f"summary {key} holds a number JSON does not allow") from None
+    s = Summary(mid, store_id, kind, key, version, body)
+    check_schema(kind, s.to_message())
+    size = len(dataclasses.replace(s, sent_at=SENT_AT_LONGEST).encode())
+    if size > MAX_MESSAGE_BYTES:
         raise MessageError(
-            "too_large", f"summary {key} is {len(s.encode())} bytes (limit {MAX_MESSAGE_BYTES})"
+            Reason.TOO_LARGE, f"summary {key} is {size} bytes as sent (limit {MAX_MESSAGE_BYTES})"
         )
     return s
 
 
-def parse_summary(topic: str, payload: bytes) -> Summary:
-    """Validate a received summary (raises :class:`MessageError` with the reason to park it)."""
-    if len(payload) > MAX_MESSAGE_BYTES:
-        raise MessageError("too_large", f"{len(payload)} bytes, the limit is {MAX_MESSAGE_BYTES}")
+def _no_constants(name: str) -> float:
+    raise MessageError(Reason.NON_FINITE, f"{name} is not a number JSON allows")
+
+
+def _loads(payload: bytes, what: str) -> Any:
+    """JSON of a payload; ``NaN``/``Infinity`` refused (``non_finite``), not read as numbers."""
     try:
-        msg = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise MessageError("not_json", f"not JSON: {exc}") from None
+        return json.loads(payload.decode("utf-8"), parse_constant=_no_constants)
+    except MessageError:
+        raise
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise MessageError(Reason.NOT_JSON, f"{what} is not JSON: {exc}") from None
+
+
+def parse_summary(topic: str, payload: bytes, *, now: datetime | None = None) -> Summary:
+    """Validate a received summary (raises :class:`MessageError` with the reason to park it): the
+    envelope, the range rules (``now``: the receiver's clock), the body's shape, its kind's JSON
+    Schema, then that ``msg_id`` is the content's."""
+    if len(payload) > MAX_MESSAGE_BYTES:
+        raise MessageError(Reason.TOO_LARGE, f"{len(payload)} bytes, the limit is {MAX_MESSAGE_BYTES}")
+    msg = _loads(payload, "a summary")
     if not isinstance(msg, dict):
-        raise MessageError("not_object", "a summary must be a JSON object")
+        raise MessageError(Reason.NOT_OBJECT, "a summary must be a JSON object")
     version = msg.get("schema_version")
     if version not in READABLE_VERSIONS or isinstance(version, bool):
-        raise MessageError("unknown_schema_version", f"schema_version {version!r} is not one this hub reads")
+        raise MessageError(
+            Reason.UNKNOWN_SCHEMA_VERSION, f"schema_version {version!r} is not one this hub reads"
+        )
     missing = [k for k in ("msg_id", "store_id", "kind", "key", "version", "body") if k not in msg]
     if missing:
-        raise MessageError("missing_field", f"missing {', '.join(missing)}")
+        raise MessageError(Reason.MISSING_FIELD, f"missing {', '.join(missing)}")
     extra = set(msg) - {"msg_id", "schema_version", "store_id", "kind", "key", "version", "body", "sent_at"}
     if extra:
-        raise MessageError("unknown_field", f"unknown fields {', '.join(sorted(extra))}")
+        raise MessageError(Reason.UNKNOWN_FIELD, f"unknown fields {', '.join(sorted(extra))}")
     store = msg["store_id"]
     if not isinstance(store, str) or not valid_store_id(store):
-        raise MessageError("bad_store_id", f"store_id {store!r} is not a valid store id")
+        raise MessageError(Reason.BAD_STORE_ID, f"store_id {store!r} is not a valid store id")
     if topic_store(topic) != store:
-        raise MessageError("wrong_store", f"store_id {store!r} published on {topic!r}")
+        raise MessageError(Reason.WRONG_STORE, f"store_id {store!r} published on {topic!r}")
     if not isinstance(msg["version"], int) or isinstance(msg["version"], bool) or msg["version"] < 0:
-        raise MessageError("bad_field", "version must be a non-negative integer")
+        raise MessageError(Reason.BAD_FIELD, "version must be a non-negative integer")
     if (
         not isinstance(msg["body"], dict)
         or not isinstance(msg["key"], str)
         or not isinstance(msg["kind"], str)
     ):
-        raise MessageError("bad_field", "kind and key must be strings, body an object")
+        raise MessageError(Reason.BAD_FIELD, "kind and key must be strings, body an object")
     sent_at = msg.get("sent_at")
     if sent_at is not None and not isinstance(sent_at, str):
-        raise MessageError("bad_field", "sent_at must be a string")
+        raise MessageError(Reason.BAD_FIELD, "sent_at must be a string")
+    if not isinstance(msg["msg_id"], str):
+        raise MessageError(Reason.BAD_FIELD, "msg_id must be a string")
     s = Summary(msg["msg_id"], store, msg["kind"], msg["key"], msg["version"], msg["body"], sent_at)
+    if s.kind in KINDS:
+        check_ranges(s.kind, s.body, now)
     _check_summary(s)
+    check_schema(s.kind, msg)
     if s.msg_id != message_id(s.store_id, s.kind, s.key, s.version, s.body):
-        raise MessageError("bad_msg_id", "msg_id does not match the message's content")
+        raise MessageError(Reason.BAD_MSG_ID, "msg_id does not match the message's content")
     return s
 
 
@@ -268,10 +302,10 @@ def _number(v: Any) -> bool:
 
 def _check_summary(s: Summary) -> None:
     if s.kind not in KINDS:
-        raise MessageError("bad_kind", f"kind {s.kind!r} is not one of {', '.join(KINDS)}")
+        raise MessageError(Reason.BAD_KIND, f"kind {s.kind!r} is not one of {', '.join(KINDS)}")
     m = _KEY.match(s.key)
     if not m or (s.kind == "rollup") != s.key.startswith("rollup/"):
-        raise MessageError("bad_key", f"key {s.key!r} does not fit kind {s.kind!r}")
+        raise MessageError(Reason.BAD_KEY, f"key {s.key!r} does not fit kind {s.kind!r}")
     if s.kind == "rollup":
         _check_rollup(s.body, m.group("day"), m.group("slice"))
     else:
@@ -290,62 +324,65 @@ def _valid_day(day: Any) -> bool:
 
 def _check_rollup(body: dict[str, Any], day: str, slice_: str) -> None:
     if set(body) != {"day", "slice", "tz", "closed", "rows"}:
-        raise MessageError("bad_body", "a rollup body has exactly day, slice, tz, closed, rows")
+        raise MessageError(Reason.BAD_BODY, "a rollup body has exactly day, slice, tz, closed, rows")
     if body["day"] != day or not _valid_day(day):
-        raise MessageError("bad_body", f"day {body['day']!r} does not match the key's day {day!r}")
+        raise MessageError(Reason.BAD_BODY, f"day {body['day']!r} does not match the key's day {day!r}")
     if body["slice"] != slice_ or slice_ not in ROLLUP_SLICES:
         raise MessageError(
-            "bad_body", f"slice {body['slice']!r} is not the key's or not one of {ROLLUP_SLICES}"
+            Reason.BAD_BODY, f"slice {body['slice']!r} is not the key's or not one of {ROLLUP_SLICES}"
         )
     if not isinstance(body["tz"], str) or not body["tz"]:
-        raise MessageError("bad_body", "tz must be the store's IANA time zone name")
+        raise MessageError(Reason.BAD_BODY, "tz must be the store's IANA time zone name")
     if not isinstance(body["closed"], bool) or not isinstance(body["rows"], list):
-        raise MessageError("bad_body", "closed must be a boolean and rows a list")
+        raise MessageError(Reason.BAD_BODY, "closed must be a boolean and rows a list")
     seen: set[tuple[Any, Any]] = set()
     for i, row in enumerate(body["rows"]):
         if not isinstance(row, dict) or set(row) != {"value", *ROLLUP_FIELDS, *ROLLUP_TEXT_FIELDS}:
             raise MessageError(
-                "bad_row", f"row {i} must have exactly value, {', '.join(ROLLUP_FIELDS + ROLLUP_TEXT_FIELDS)}"
+                Reason.BAD_ROW,
+                f"row {i} must have exactly value, {', '.join(ROLLUP_FIELDS + ROLLUP_TEXT_FIELDS)}",
             )
         bad = [f for f in ROLLUP_FIELDS if not _number(row[f]) or row[f] < 0]
         if bad:
-            raise MessageError("bad_row", f"row {i}: {', '.join(bad)} must be finite non-negative numbers")
+            raise MessageError(
+                Reason.BAD_ROW, f"row {i}: {', '.join(bad)} must be finite non-negative numbers"
+            )
         if not isinstance(row["event_type"], str):
-            raise MessageError("bad_row", f"row {i}: event_type must be a string")
+            raise MessageError(Reason.BAD_ROW, f"row {i}: event_type must be a string")
         if not all(row[f] is None or isinstance(row[f], str) for f in ("first_event_id", "last_event_id")):
-            raise MessageError("bad_row", f"row {i}: first/last_event_id must be strings or null")
+            raise MessageError(Reason.BAD_ROW, f"row {i}: first/last_event_id must be strings or null")
         value = row["value"]
         if isinstance(value, bool) or (value is not None and not isinstance(value, str | int)):
-            raise MessageError("bad_row", f"row {i}: value must be a string, an integer or null")
+            raise MessageError(Reason.BAD_ROW, f"row {i}: value must be a string, an integer or null")
         if (value, row["event_type"]) in seen:
-            raise MessageError("bad_row", f"row {i}: ({value!r}, {row['event_type']!r}) appears twice")
+            raise MessageError(Reason.BAD_ROW, f"row {i}: ({value!r}, {row['event_type']!r}) appears twice")
         seen.add((value, row["event_type"]))
 
 
 def _check_fact(body: dict[str, Any], fact_id: str) -> None:
     if set(body) != set(FACT_FIELDS):
-        raise MessageError("bad_body", f"a fact body has exactly {', '.join(FACT_FIELDS)}")
+        raise MessageError(Reason.BAD_BODY, f"a fact body has exactly {', '.join(FACT_FIELDS)}")
     if body["fact_id"] != fact_id:
-        raise MessageError("bad_body", "fact_id does not match the key")
+        raise MessageError(Reason.BAD_BODY, "fact_id does not match the key")
     st = body["statement"]
     if (
         not isinstance(st, dict)
         or set(st) != {"zh", "en"}
         or not all(isinstance(v, str) for v in st.values())
     ):
-        raise MessageError("bad_body", "statement must be {zh, en} strings")
+        raise MessageError(Reason.BAD_BODY, "statement must be {zh, en} strings")
     if scrub(st["zh"]) != st["zh"] or scrub(st["en"]) != st["en"]:
-        raise MessageError("identifying", "a fact statement carries a phone or ID number")
+        raise MessageError(Reason.IDENTIFYING, "a fact statement carries a phone or ID number")
     if not isinstance(body["evidence"], list) or not all(isinstance(e, str) for e in body["evidence"]):
-        raise MessageError("bad_body", "evidence must be a list of event ids")
+        raise MessageError(Reason.BAD_BODY, "evidence must be a list of event ids")
     if not isinstance(body["evidence_count"], int) or body["evidence_count"] < len(body["evidence"]):
-        raise MessageError("bad_body", "evidence_count must be an integer >= len(evidence)")
+        raise MessageError(Reason.BAD_BODY, "evidence_count must be an integer >= len(evidence)")
     for f in ("valid_from", "valid_to"):
         v = body[f]
         if v is not None and not _iso(v):
-            raise MessageError("bad_body", f"{f} must be an ISO date or date-time or null")
+            raise MessageError(Reason.BAD_BODY, f"{f} must be an ISO date or date-time or null")
     if body["valid_from"] is None:
-        raise MessageError("bad_body", "valid_from must be set")
+        raise MessageError(Reason.BAD_BODY, "valid_from must be set")
 
 
 def _iso(v: Any) -> bool:
@@ -451,13 +488,15 @@ def action_payload(
     clean = {k: scrub(v) if isinstance(v, str) else v for k, v in params.items()}
     if expires_at is not None:
         if not _iso(expires_at):
-            raise MessageError("bad_field", "expires_at must be an ISO 8601 time")
+            raise MessageError(Reason.BAD_FIELD, "expires_at must be an ISO 8601 time")
         clean[EXPIRES_AT_PARAM] = expires_at
     a = Action(action_id, type, clean, scrub(summary), tuple(evidence), float(confidence), issued_at)
     _check_action(a)
     out = canonical(a.to_message())
     if len(out) > MAX_MESSAGE_BYTES:
-        raise MessageError("too_large", f"action {action_id} is {len(out)} bytes (limit {MAX_MESSAGE_BYTES})")
+        raise MessageError(
+            Reason.TOO_LARGE, f"action {action_id} is {len(out)} bytes (limit {MAX_MESSAGE_BYTES})"
+        )
     return out
 
 
@@ -493,22 +532,22 @@ def parse_action(payload: bytes) -> Action:
     ``not_object``, ``missing_field``, ``bad_field``, ``too_large``). Unknown extra fields are
     ignored (a newer issuer may add some)."""
     if len(payload) > MAX_MESSAGE_BYTES:
-        raise MessageError("too_large", f"{len(payload)} bytes, the limit is {MAX_MESSAGE_BYTES}")
+        raise MessageError(Reason.TOO_LARGE, f"{len(payload)} bytes, the limit is {MAX_MESSAGE_BYTES}")
     obj = _json_object(payload, "an action")
     missing = [k for k in ACTION_FIELDS if k not in obj]
     if missing:
-        raise MessageError("missing_field", f"missing {', '.join(missing)}")
+        raise MessageError(Reason.MISSING_FIELD, f"missing {', '.join(missing)}")
     conf = obj["confidence"]
     if not _number(conf) or isinstance(conf, bool):
-        raise MessageError("bad_field", "confidence must be a number")
+        raise MessageError(Reason.BAD_FIELD, "confidence must be a number")
     evidence = obj["evidence"]
     if not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
-        raise MessageError("bad_field", "evidence must be a list of event ids")
+        raise MessageError(Reason.BAD_FIELD, "evidence must be a list of event ids")
     for k in ("action_id", "type", "summary", "issued_at"):
         if not isinstance(obj[k], str):
-            raise MessageError("bad_field", f"{k} must be a string")
+            raise MessageError(Reason.BAD_FIELD, f"{k} must be a string")
     if not isinstance(obj["params"], dict):
-        raise MessageError("bad_field", "params must be an object")
+        raise MessageError(Reason.BAD_FIELD, "params must be an object")
     a = Action(
         obj["action_id"],
         obj["type"],
@@ -519,18 +558,19 @@ def parse_action(payload: bytes) -> Action:
         obj["issued_at"],
     )
     _check_action(a)
+    check_schema("action", obj, Reason.BAD_FIELD)
     return a
 
 
 def _check_action(a: Action) -> None:
     if not valid_topic_level(a.action_id):
-        raise MessageError("bad_field", f"action_id {a.action_id!r} is not a valid id")
+        raise MessageError(Reason.BAD_FIELD, f"action_id {a.action_id!r} is not a valid id")
     if a.type not in ACTION_TYPES:
-        raise MessageError("bad_field", f"type {a.type!r} is not one of {', '.join(ACTION_TYPES)}")
+        raise MessageError(Reason.BAD_FIELD, f"type {a.type!r} is not one of {', '.join(ACTION_TYPES)}")
     if not _iso(a.issued_at):
-        raise MessageError("bad_field", "issued_at must be an ISO 8601 time")
+        raise MessageError(Reason.BAD_FIELD, "issued_at must be an ISO 8601 time")
     if not _number(a.confidence) or not 0 <= a.confidence <= 1:
-        raise MessageError("bad_field", "confidence must be a number from 0 to 1")
+        raise MessageError(Reason.BAD_FIELD, "confidence must be a number from 0 to 1")
 
 
 @dataclass(frozen=True)
@@ -549,11 +589,11 @@ class Ack:
 def ack_payload(by: str, at: str, state: str) -> bytes:
     """The ack message of the contract: ``{"by", "at", "state"}``."""
     if state not in ACK_STATES:
-        raise MessageError("bad_state", f"state {state!r} is not one of {', '.join(ACK_STATES)}")
+        raise MessageError(Reason.BAD_STATE, f"state {state!r} is not one of {', '.join(ACK_STATES)}")
     if not by or not isinstance(by, str):
-        raise MessageError("bad_field", "by must name who acknowledged")
+        raise MessageError(Reason.BAD_FIELD, "by must name who acknowledged")
     if not _iso(at):
-        raise MessageError("bad_field", "at must be an ISO 8601 time")
+        raise MessageError(Reason.BAD_FIELD, "at must be an ISO 8601 time")
     return canonical({"by": by, "at": at, "state": state})
 
 
@@ -562,29 +602,27 @@ def parse_ack(topic: str, payload: bytes) -> Ack:
     ``not_object``, ``missing_field``, ``bad_state``, ``bad_field``, ``too_large``)."""
     action_id = topic_action_id(topic)
     if action_id is None or not valid_topic_level(action_id):
-        raise MessageError("bad_topic", f"{topic!r} is not an adamm/v1/STORE/ack/ACTION_ID topic")
+        raise MessageError(Reason.BAD_TOPIC, f"{topic!r} is not an adamm/v1/STORE/ack/ACTION_ID topic")
     if len(payload) > MAX_MESSAGE_BYTES:
-        raise MessageError("too_large", f"{len(payload)} bytes, the limit is {MAX_MESSAGE_BYTES}")
+        raise MessageError(Reason.TOO_LARGE, f"{len(payload)} bytes, the limit is {MAX_MESSAGE_BYTES}")
     obj = _json_object(payload, "an ack")
     missing = [k for k in ("by", "at", "state") if k not in obj]
     if missing:
-        raise MessageError("missing_field", f"missing {', '.join(missing)}")
+        raise MessageError(Reason.MISSING_FIELD, f"missing {', '.join(missing)}")
     if obj["state"] not in ACK_STATES:
-        raise MessageError("bad_state", f"state {obj['state']!r} is not one of {', '.join(ACK_STATES)}")
+        raise MessageError(Reason.BAD_STATE, f"state {obj['state']!r} is not one of {', '.join(ACK_STATES)}")
     if not isinstance(obj["by"], str) or not obj["by"].strip():
-        raise MessageError("bad_field", "by must name who acknowledged")
+        raise MessageError(Reason.BAD_FIELD, "by must name who acknowledged")
     if not _iso(obj["at"]):
-        raise MessageError("bad_field", "at must be an ISO 8601 time")
+        raise MessageError(Reason.BAD_FIELD, "at must be an ISO 8601 time")
+    check_schema("ack", obj, Reason.BAD_FIELD)
     return Ack(action_id, obj["by"], obj["at"], obj["state"])
 
 
 def _json_object(payload: bytes, what: str) -> dict[str, Any]:
-    try:
-        obj = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise MessageError("not_json", f"{what} must be JSON") from None
+    obj = _loads(payload, what)
     if not isinstance(obj, dict):
-        raise MessageError("not_object", f"{what} must be a JSON object")
+        raise MessageError(Reason.NOT_OBJECT, f"{what} must be a JSON object")
     return obj
 
 
@@ -592,10 +630,22 @@ def _json_object(payload: bytes, what: str) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class KeptNewer:
+    """A receipt's ``kept_newer`` entry: the hub holds ``version`` of ``key`` (``kept_msg_id``),
+    higher than the store's ``msg_id``."""
+
+    msg_id: str
+    key: str
+    version: int
+    kept_msg_id: str
+
+
+@dataclass(frozen=True)
 class Receipt:
     stored: tuple[str, ...] = ()
     parked: tuple[tuple[str, str], ...] = ()
     up_to_seq: int | None = None
+    kept_newer: tuple[KeptNewer, ...] = ()
 
     def encode(self) -> bytes:
         obj: dict[str, Any] = {}
@@ -605,32 +655,28 @@ class Receipt:
             obj["stored"] = list(self.stored)
         if self.parked:
             obj["parked"] = [{"msg_id": m, "reason": r} for m, r in self.parked]
+        if self.kept_newer:
+            obj["kept_newer"] = [dataclasses.asdict(k) for k in self.kept_newer]
         return canonical(obj)
 
 
 def parse_receipt(payload: bytes) -> Receipt:
-    """A hub's receipt (raises :class:`MessageError` when it is not one)."""
-    try:
-        obj = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise MessageError("not_json", "a receipt must be JSON") from None
-    if not isinstance(obj, dict):
-        raise MessageError("not_object", "a receipt must be a JSON object")
-    stored = obj.get("stored", [])
-    parked = obj.get("parked", [])
+    """A hub's receipt (raises :class:`MessageError` when it is not one): ``stored``, ``parked``,
+    ``kept_newer`` (any of them) or ``up_to_seq``, by ``receipt.schema.json``."""
+    obj = _json_object(payload, "a receipt")
+    check_schema("receipt", obj, Reason.BAD_FIELD)
     up_to = obj.get("up_to_seq")
-    if not isinstance(stored, list) or not all(isinstance(m, str) for m in stored):
-        raise MessageError("bad_field", "stored must be a list of msg_ids")
-    if not isinstance(parked, list) or not all(
-        isinstance(p, dict) and isinstance(p.get("msg_id"), str) and isinstance(p.get("reason"), str)
-        for p in parked
-    ):
-        raise MessageError("bad_field", "parked must be a list of {msg_id, reason}")
-    if up_to is not None and (not isinstance(up_to, int) or isinstance(up_to, bool)):
-        raise MessageError("bad_field", "up_to_seq must be an integer")
-    if "stored" not in obj and up_to is None:
-        raise MessageError("missing_field", "a receipt has stored or up_to_seq")
-    return Receipt(tuple(stored), tuple((p["msg_id"], p["reason"]) for p in parked), up_to)
+    if isinstance(up_to, bool):
+        raise MessageError(Reason.BAD_FIELD, "up_to_seq must be an integer")
+    return Receipt(
+        tuple(obj.get("stored", [])),
+        tuple((p["msg_id"], p["reason"]) for p in obj.get("parked", [])),
+        up_to,
+        tuple(
+            KeptNewer(k["msg_id"], k["key"], int(k["version"]), k["kept_msg_id"])
+            for k in obj.get("kept_newer", [])
+        ),
+    )
 
 
 def status_payload(state: str, at: str) -> bytes:
@@ -641,10 +687,12 @@ def status_payload(state: str, at: str) -> bytes:
 
 def parse_status(payload: bytes) -> dict[str, str]:
     """A store's status message (raises :class:`MessageError`)."""
-    try:
-        obj = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise MessageError("not_json", "a status must be JSON") from None
-    if not isinstance(obj, dict) or obj.get("state") not in ("online", "offline") or not _iso(obj.get("at")):
-        raise MessageError("bad_status", 'a status is {"state": "online"|"offline", "at": ISO}')
+    obj = _loads(payload, "a status")
+    if (
+        not isinstance(obj, dict)
+        or schema_problem("status", obj) is not None
+        or obj.get("state") not in ("online", "offline")
+        or not _iso(obj.get("at"))
+    ):
+        raise MessageError(Reason.BAD_STATUS, 'a status is {"state": "online"|"offline", "at": ISO}')
     return {"state": obj["state"], "at": obj["at"]}

@@ -72,6 +72,7 @@ from edge.errors import (
     BrokerAuthError,
     BrokerError,
     BrokerProtocolError,
+    BrokerSessionTakenOver,
     BrokerUnreachable,
     UsageError,
 )
@@ -87,6 +88,11 @@ DEFAULT_KEEPALIVE_S = 30
 _AUTH_FAILURES = {134, 135, 138, 140}
 #: CONNACK reason code "Unsupported protocol version" (paho's name for a 3.1.1 broker's return code 1)
 _UNSUPPORTED_PROTOCOL = 132
+#: DISCONNECT reason codes (MQTT 5) the client acts on: not authorized, session taken over, packet
+#: too large
+_NOT_AUTHORIZED = 135
+_SESSION_TAKEN_OVER = 142
+_PACKET_TOO_LARGE = 149
 #: ``[mqtt] protocol`` values: try 5 then fall back to 3.1.1, or only one version
 PROTOCOLS = ("auto", "5", "3.1.1")
 #: what a connection that fell back to MQTT 3.1.1 does without (the one WARNING says it)
@@ -710,6 +716,32 @@ class Link:
         was = self.connected.is_set()
         self.connected.clear()
         self._arm_will(client)
+        code = getattr(rc, "value", None)
+        if code in (_SESSION_TAKEN_OVER, _NOT_AUTHORIZED) and not self._stop.is_set():
+            if code == _SESSION_TAKEN_OVER:
+                self.fatal = BrokerSessionTakenOver(
+                    f"the broker {self.settings.address.url} disconnected client {self.client_id}: "
+                    f"another client connected with the same client id ({rc})",
+                    hint="run each adamm-hub serve worker with its own --worker N, and each store's "
+                    "sync on one box only; then start this one again",
+                )
+            else:
+                self.fatal = BrokerAuthError(
+                    f"the broker {self.settings.address.url} disconnected {self.client_id}: {rc}",
+                    hint="check the broker's ACL for this user",
+                )
+            logger.error("%s", self.fatal)
+            self._stop.set()  # no reconnect: it would only take the session back, or be refused
+            self._settled.set()
+            client.disconnect()
+            return
+        if code == _PACKET_TOO_LARGE:
+            logger.error(
+                "the broker %s disconnected %s: a packet was over its max_packet_size (%s)",
+                self.settings.address.url,
+                self.client_id,
+                rc,
+            )
         if was and not self._stop.is_set():
             self.last_error = f"connection to {self.settings.address.url} lost ({rc})"
             logger.warning("%s; reconnecting", self.last_error)

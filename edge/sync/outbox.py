@@ -546,6 +546,70 @@ class Outbox:
 
         return cast("Future[int]", self.store.writer.submit(write))
 
+    def submit_kept_newer(self, store_id: str, kept: Sequence[m.KeptNewer]) -> Future[tuple[int, list[int]]]:
+        """Receipts' ``kept_newer`` (CONTRACT.md section 5): the hub holds a higher (or equal)
+        version of the key. When what it holds is this store's current content for the key
+        (``kept_msg_id``), the row is done; when the hub refused the row's pending message, the
+        row is versioned above the hub's version, keeping its seq, and sent again (the store's
+        memory is the record). The future's result: (rows done, seqs to send again)."""
+        now = _now()
+
+        def write(conn: apsw.Connection) -> tuple[int, list[int]]:
+            done, again = 0, []
+            with conn:
+                for k in kept:
+                    row = conn.execute(
+                        "SELECT seq, version, msg_id, state, kind FROM outbox WHERE store_id = ? AND key = ?",
+                        (store_id, k.key),
+                    ).fetchone()
+                    if row is None or row[3] != "pending":
+                        continue
+                    seq, version, mid, _state, kind = (
+                        int(row[0]),
+                        int(row[1]),
+                        str(row[2]),
+                        row[3],
+                        str(row[4]),
+                    )
+                    if mid == k.kept_msg_id:  # the hub holds what this store holds now
+                        conn.execute(
+                            "UPDATE outbox SET state = 'done', done_at = ? WHERE seq = ?", (now, seq)
+                        )
+                        conn.execute("DELETE FROM outbox_payloads WHERE seq = ?", (seq,))
+                        done += 1
+                        continue
+                    if mid != k.msg_id:  # a newer message of this key is pending: its receipt decides
+                        continue
+                    got = conn.execute("SELECT payload FROM outbox_payloads WHERE seq = ?", (seq,)).fetchone()
+                    if got is None:
+                        continue
+                    body = json.loads(bytes(got[0]))["body"]
+                    above = max(k.version, version) + 1
+                    try:
+                        summary = m.make_summary(store_id, kind, k.key, above, body)
+                    except m.MessageError as exc:
+                        park_unsendable(conn, store_id, kind, k.key, body, exc, now)
+                        continue
+                    logger.warning(
+                        "the hub holds %s of %s at version %d (%s), not this store's: sent again as version %d",
+                        k.key,
+                        store_id,
+                        k.version,
+                        k.kept_msg_id,
+                        above,
+                    )
+                    conn.execute(
+                        "UPDATE outbox SET version = ?, msg_id = ?, attempts = 0, sent_at = NULL WHERE seq = ?",
+                        (above, summary.msg_id, seq),
+                    )
+                    conn.execute(
+                        "UPDATE outbox_payloads SET payload = ? WHERE seq = ?", (summary.encode(), seq)
+                    )
+                    again.append(seq)
+            return done, again
+
+        return cast("Future[tuple[int, list[int]]]", self.store.writer.submit(write))
+
     def mark_parked(self, store_id: str, parked: Sequence[tuple[str, str]]) -> int:
         """Rows the hub parked: parked with its reason (logged). Returns how many."""
         return self.submit_parked(store_id, parked).result()

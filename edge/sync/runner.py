@@ -221,7 +221,12 @@ class StoreSync:
                 keep.append((fut, kind, seqs))
                 continue
             n = fut.result()  # a failed write raises here (StoreError: exit 3)
-            if kind == "done":
+            if kind == "kept_newer":  # (rows done, seqs versioned above the hub's: send them again)
+                done, again = n
+                self.counts.confirmed += int(done)
+                if again:
+                    self._cursor = min(self._cursor, min(again) - 1)
+            elif kind == "done":
                 self.counts.confirmed += int(n)
             elif kind == "parked":
                 self.counts.parked += int(n)
@@ -301,6 +306,7 @@ class StoreSync:
     def _handle_receipts(self) -> bool:
         stored: list[str] = []
         parked: list[tuple[str, str]] = []
+        kept: list[m.KeptNewer] = []
         up_to: int | None = None
         while True:
             try:
@@ -314,9 +320,10 @@ class StoreSync:
                 continue
             stored.extend(r.stored)
             parked.extend(r.parked)
+            kept.extend(r.kept_newer)
             if r.up_to_seq is not None:
                 up_to = max(up_to or 0, r.up_to_seq)
-        if not stored and not parked and up_to is None:
+        if not stored and not parked and not kept and up_to is None:
             return False
         self._last_receipt = time.monotonic()
         with self._lock:
@@ -334,7 +341,10 @@ class StoreSync:
 
             stored_seqs = close(stored)
             parked_seqs = close([p[0] for p in parked])
-        self._closing.update(stored_seqs, parked_seqs)
+            kept_seqs = close([k.msg_id for k in kept])
+        self._closing.update(stored_seqs, parked_seqs, kept_seqs)
+        if kept:
+            self._writes.append((self.outbox.submit_kept_newer(self.store_id, kept), "kept_newer", kept_seqs))
         if stored:
             self._writes.append((self.outbox.submit_done(self.store_id, stored), "done", stored_seqs))
         if parked:
@@ -376,9 +386,15 @@ class StoreSync:
                     continue
                 if len(self._inflight) >= self.window:
                     break
-            mid = self.link.publish(
-                topic, row.payload[:-1] + stamp, qos=1, user_properties={"seq": str(row.seq)}
-            )
+            sent = row.payload[:-1] + stamp
+            if len(sent) > m.MAX_MESSAGE_BYTES:  # queued by an earlier release, measured unstamped
+                self._cursor = row.seq
+                reason = f"too_large: {len(sent)} bytes as sent (limit {m.MAX_MESSAGE_BYTES})"
+                self._writes.append(
+                    (self.outbox.submit_parked(self.store_id, [(row.msg_id, reason)]), "parked", ())
+                )
+                continue
+            mid = self.link.publish(topic, sent, qos=1, user_properties={"seq": str(row.seq)})
             if mid is None:
                 break
             self._cursor = row.seq
