@@ -14,7 +14,7 @@ from typing import Any
 from edge.config.hub import HubConfig
 from edge.errors import AdammError
 
-HUB_COMMANDS = ("serve", "ask", "console", "status", "broker-setup")
+HUB_COMMANDS = ("serve", "ask", "console", "status", "broker-setup", "demo")
 #: commands of CONTRACT.md not built yet (they say so and exit 3)
 NOT_BUILT: tuple[str, ...] = ()
 
@@ -70,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--lang", choices=("zh", "en"), help="the app's language (default: the locale, else the stores' zone)"
     )
+    p.add_argument(
+        "--now", help="reference time (ISO) for relative times such as 'last month' (default: the clock)"
+    )
     p = sub.add_parser(
         "broker-setup",
         help="write a locked-down Mosquitto set-up (TLS, per-store users, the ACL, credentials files)",
@@ -96,6 +99,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="a name the server certificate must be valid for (repeatable; default: localhost and this host's names)",
     )
     p.add_argument("--json", action="store_true", help="print what was written as JSON on stdout")
+    p = sub.add_parser(
+        "demo",
+        help="a working fleet on this machine: simulated stores, a locked-down broker, the hub filled",
+        description=(
+            "N simulated stores that differ (cities, zones, weather, planted effects), a locked-down "
+            "broker from broker-setup on a free loopback port, every store imported, maintained and "
+            "synced through adamm import/maintain/sync, the hub filled through adamm-hub serve; prints "
+            "the commands to ask and to open the console, then stops what it started unless --keep. "
+            "Needs mosquitto; no network beyond loopback."
+        ),
+    )
+    p.add_argument(
+        "--dir", required=True, help="folder for the fleet (hub.db, stores/, broker/, logs/); new or empty"
+    )
+    p.add_argument("--stores", type=int, default=3, help="simulated stores (default 3)")
+    p.add_argument("--days", type=int, default=92, help="days simulated per store (default 92, at least 14)")
+    p.add_argument(
+        "--keep",
+        action="store_true",
+        help="leave the broker and adamm-hub serve running (prints how to stop them)",
+    )
     for name in NOT_BUILT:
         sub.add_parser(name, help=f"{name} (not built yet: see the hub issue)")
     return parser
@@ -161,9 +185,10 @@ def _run(args: Any) -> int:
             sys.stdout.write(payload_text(payload) + "\n")
         return 0
     if args.command == "console":
+        from edge.config import parse_now
         from hub.console.app import run_console
 
-        return run_console(args.db, _config(args.config), args.lang)
+        return run_console(args.db, _config(args.config), args.lang, now=parse_now(args.now))
     if args.command == "broker-setup":
         from pathlib import Path
 
@@ -196,4 +221,11 @@ def _run(args: Any) -> int:
                 file=sys.stderr,
             )
         return 0
+    if args.command == "demo":
+        from pathlib import Path
+
+        from hub.demo import DemoOptions, run_demo
+
+        options = DemoOptions(Path(args.dir), stores=args.stores, keep=args.keep, days=args.days)
+        return run_demo(options, out=sys.stdout, err=sys.stderr)
     raise AssertionError(args.command)
