@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from edge.cliargs import SuggestingParser
 from edge.config.hub import HubConfig
 from edge.errors import AdammError
 
@@ -30,7 +31,7 @@ def _config(path: str | None) -> HubConfig:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = SuggestingParser(
         prog="adamm-hub",
         description="adamm hub: receives store summaries over MQTT, answers cross-store questions.",
     )
@@ -192,6 +193,7 @@ def _run(args: Any) -> int:
     if args.command == "broker-setup":
         from pathlib import Path
 
+        from hub.broker_reload import reload
         from hub.broker_setup import broker_setup
 
         stores = [s.strip() for s in args.stores.split(",") if s.strip()]
@@ -204,6 +206,7 @@ def _run(args: Any) -> int:
             hub_workers=args.hub_workers,
             hostnames=hostnames,
         )
+        reloaded = reload(done.dir)  # a broker already running this set-up takes the new users now
         if args.json:
             print(
                 json.dumps(
@@ -212,12 +215,15 @@ def _run(args: Any) -> int:
                         "port": done.port,
                         "users": list(done.users),
                         "added": list(done.added),
+                        "reloaded": list(reloaded.reloaded),
+                        "reload_command": reloaded.command,
                     }
                 )
             )
         else:
             print(
-                f"wrote {done.dir}: {len(done.users)} users ({len(done.added)} new); run: mosquitto -c {done.dir / 'mosquitto.conf'}",
+                f"wrote {done.dir}: {len(done.users)} users ({len(done.added)} new); "
+                + (reloaded.sentence() or f"run: mosquitto -c {done.dir / 'mosquitto.conf'}"),
                 file=sys.stderr,
             )
         return 0

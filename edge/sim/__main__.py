@@ -7,16 +7,16 @@ after its last day) as one JSON list; ``--store I`` (1-based) prints store ``I``
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
 
+from edge.cliargs import SuggestingParser
 from edge.errors import AdammError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
+    p = SuggestingParser(
         prog="python -m edge.sim",
         description="The simulated fleet: events (MEV JSON Lines) or its description.",
     )
