@@ -150,6 +150,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def hub_zone() -> str | None:
+    """The hub machine's own IANA zone (``$TZ``, else ``/etc/localtime``'s), None when unknown (UTC)."""
+    import os
+    from zoneinfo import ZoneInfo
+
+    names = [os.environ.get("TZ", "").lstrip(":")]
+    try:
+        link = os.readlink("/etc/localtime")
+        names.append(link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "")
+    except OSError:
+        pass
+    for name in names:
+        if name:
+            try:
+                ZoneInfo(name)
+                return name
+            except (ValueError, KeyError, OSError):
+                continue
+    return None
+
+
+def _for_people(status: dict[str, Any]) -> dict[str, Any]:
+    """``adamm-hub status`` for a terminal: a store's times in its own zone, the hub's (parked
+    messages) in the hub's zone, each with the zone said; ``--json`` keeps ISO 8601."""
+    from edge.presentation.format import zoned_time
+
+    out = json.loads(json.dumps(status))
+    for s in out["stores"]:
+        for key in ("status_at", "status_received_at", "last_summary_at"):
+            if s.get(key):
+                s[key] = zoned_time(s[key], s.get("tz"))
+    zone = hub_zone()
+    for p in out["parked"]["latest"]:
+        if p.get("received_at"):
+            p["received_at"] = zoned_time(p["received_at"], zone)
+    return out
+
+
 def _run(args: Any) -> int:
     if args.command == "serve":
         if args.worker < 1:
@@ -171,7 +209,7 @@ def _run(args: Any) -> int:
         if args.json:
             print(json.dumps(st, ensure_ascii=False, indent=2))
         else:
-            print(render(st))
+            print(render(_for_people(st)))
         return 0
     if args.command == "ask":
         from edge.config import parse_now
