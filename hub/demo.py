@@ -68,10 +68,16 @@ class _Started:
 
     lock: threading.Lock = field(default_factory=threading.Lock)
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    #: set once the demo stops: a store's thread starts nothing more
+    closed: bool = False
 
     def add(self, proc: subprocess.Popen[bytes]) -> subprocess.Popen[bytes]:
         with self.lock:
             self.procs.append(proc)
+            closed = self.closed
+        if closed:  # started while the demo was stopping: stop it too
+            self.stop(proc)
+            raise EnvironmentProblem("the demo is stopping")
         return proc
 
     def stop(self, proc: subprocess.Popen[bytes]) -> None:
@@ -85,6 +91,7 @@ class _Started:
 
     def stop_all(self, keep: tuple[subprocess.Popen[bytes], ...] = ()) -> None:
         with self.lock:
+            self.closed = True
             procs = [p for p in self.procs if p not in keep]
         for proc in reversed(procs):  # the last started first: stores, then the hub, then the broker
             self.stop(proc)
@@ -199,6 +206,11 @@ class FleetDemo:
     # -- the boot sequence ---------------------------------------------------------------------
     def run(self) -> int:
         prepare_dir(self.dir)
+
+        def on_term(signum: int, frame: Any) -> None:
+            raise KeyboardInterrupt  # SIGTERM stops what the demo started, as Ctrl-C does
+
+        previous = signal.signal(signal.SIGTERM, on_term)
         try:
             self.stores = self.describe_fleet()
             self.start_broker()
@@ -206,8 +218,13 @@ class FleetDemo:
             self.fill_stores()
             totals = self.check_hub()
             self.print_commands(totals)
+        except KeyboardInterrupt:
+            self.say("interrupted: stopping what it started")
+            raise
         finally:
-            keep = (self.broker, self.hub) if self.opt.keep else ()
+            signal.signal(signal.SIGTERM, previous)
+            ok = sys.exc_info()[0] is None
+            keep = (self.broker, self.hub) if self.opt.keep and ok else ()
             self.started.stop_all(keep=tuple(p for p in keep if p is not None))
         if self.opt.keep:
             self.print_keep()

@@ -156,3 +156,35 @@ def test_the_fleets_stores_differ() -> None:
     assert len({s.config.climate for s in stores}) == 3
     assert stores[0].config.store_id == "sh_xuhui_01"
     assert len({s.config.store_id for s in fleet(13)}) == 13
+
+
+def test_sigterm_midway_stops_everything_the_demo_started(tmp_path: Path) -> None:
+    dir = tmp_path / "fleet"
+    dir.mkdir()
+    reachable_by_others(dir)
+    err = tmp_path / "demo.err"
+    with err.open("wb") as f:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "hub", "demo", "--dir", str(dir), "--stores", "2"],
+            stdout=subprocess.DEVNULL,
+            stderr=f,
+            env=_env(),
+            cwd=ROOT,
+        )
+    try:
+        deadline = time.monotonic() + 60
+        while "adamm-hub serve into" not in err.read_text() and time.monotonic() < deadline:
+            assert proc.poll() is None, err.read_text()
+            time.sleep(0.1)
+        time.sleep(2)  # the stores' processes are running now
+        proc.terminate()
+        assert proc.wait(60) == 130, err.read_text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = err.read_text()
+    assert "interrupted: stopping what it started" in text
+    pids = _pids(text)
+    assert len(pids) == 2 and not [p for p in pids if _alive(p)]
+    left = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(dir) not in left, left
