@@ -128,6 +128,11 @@ def test_credentials_of_another_store_are_refused_before_connecting(db: Path) ->
     assert (
         own.returncode == 3 and "unreachable" in own.stderr and "is not this memory's store" not in own.stderr
     )
+    # the same for the commands that connect as the store to carry its actions
+    action = _run("-m", "edge", "action", "sync", "--db", str(db), "--broker", _dead_broker(), env=creds)
+    assert action.returncode == 3
+    lines = action.stderr.strip().splitlines()
+    assert len(lines) == 1 and "'sh_01'" in lines[0] and f"'{STORE}'" in lines[0], action.stderr
 
 
 @needs_mosquitto

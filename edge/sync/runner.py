@@ -397,6 +397,17 @@ class StoreSync:
         return bool(published)
 
 
+def check_store_user(user: str | None, store_ids: Sequence[str]) -> None:
+    """Raise :class:`BrokerAuthError` (exit 3), naming both, when the MQTT ``user`` is not one of
+    the memory's ``store_ids`` (a store's user is its store id: ``adamm-hub broker-setup``)."""
+    if user is None or not store_ids or user in store_ids:
+        return
+    raise BrokerAuthError(
+        f"the MQTT user {user!r} is not this memory's store {' or '.join(repr(i) for i in store_ids)}",
+        hint=f"load the store's own credentials: broker-setup's credentials/{store_ids[0]}.env",
+    )
+
+
 class SyncRun:
     """The stores of one memory, each with its own :class:`StoreSync`."""
 
@@ -473,14 +484,7 @@ class SyncRun:
         """Refuse, before connecting, credentials that are not the memory's store's: a store's
         MQTT user is named after its store id (``adamm-hub broker-setup``, CONTRACT.md section 5),
         and the broker's ACL would refuse every summary of another store one by one."""
-        user = self.settings.credentials.username
-        ids = self.outbox.store_ids()
-        if user is None or not ids or user in ids:
-            return
-        raise BrokerAuthError(
-            f"the MQTT user {user!r} is not this memory's store {' or '.join(repr(i) for i in ids)}",
-            hint=f"load the store's own credentials: broker-setup's credentials/{ids[0]}.env",
-        )
+        check_store_user(self.settings.credentials.username, self.outbox.store_ids())
 
     def nothing_to_send(self) -> bool:
         """No summary pending and no action due: ``--once`` has nothing to do on the broker."""
