@@ -1,4 +1,4 @@
-"""The contract's shared vocabulary (``../shared/spec/CONTRACT.md``), in one place.
+"""The contract's shared vocabulary (``docs/CONTRACT.md``), in one place.
 
 A leaf module (it imports nothing of adamm) that every side may use: the store's memory, the sync
 messages, the hub and staff devices. Before, each of them kept its own copy of these lists (the

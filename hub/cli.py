@@ -11,10 +11,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from edge.cliargs import SuggestingParser
 from edge.config.hub import HubConfig
 from edge.errors import AdammError
 
-HUB_COMMANDS = ("serve", "ask", "console", "status", "broker-setup")
+HUB_COMMANDS = ("serve", "ask", "console", "status", "broker-setup", "demo")
 #: commands of CONTRACT.md not built yet (they say so and exit 3)
 NOT_BUILT: tuple[str, ...] = ()
 
@@ -30,7 +31,7 @@ def _config(path: str | None) -> HubConfig:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = SuggestingParser(
         prog="adamm-hub",
         description="adamm hub: receives store summaries over MQTT, answers cross-store questions.",
     )
@@ -70,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--lang", choices=("zh", "en"), help="the app's language (default: the locale, else the stores' zone)"
     )
+    p.add_argument(
+        "--now", help="reference time (ISO) for relative times such as 'last month' (default: the clock)"
+    )
     p = sub.add_parser(
         "broker-setup",
         help="write a locked-down Mosquitto set-up (TLS, per-store users, the ACL, credentials files)",
@@ -101,6 +105,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="the IP address the listener listens on (default: every interface; a rerun keeps the set-up's)",
     )
     p.add_argument("--json", action="store_true", help="print what was written as JSON on stdout")
+    p = sub.add_parser(
+        "demo",
+        help="a working fleet on this machine: simulated stores, a locked-down broker, the hub filled",
+        description=(
+            "N simulated stores that differ (cities, zones, weather, planted effects), a locked-down "
+            "broker from broker-setup on a free loopback port, every store imported, maintained and "
+            "synced through adamm import/maintain/sync, the hub filled through adamm-hub serve; prints "
+            "the commands to ask and to open the console, then stops what it started unless --keep. "
+            "Needs mosquitto; no network beyond loopback."
+        ),
+    )
+    p.add_argument(
+        "--dir", required=True, help="folder for the fleet (hub.db, stores/, broker/, logs/); new or empty"
+    )
+    p.add_argument("--stores", type=int, default=3, help="simulated stores (default 3)")
+    p.add_argument("--days", type=int, default=92, help="days simulated per store (default 92, at least 14)")
+    p.add_argument(
+        "--keep",
+        action="store_true",
+        help="leave the broker and adamm-hub serve running (prints how to stop them)",
+    )
     for name in NOT_BUILT:
         sub.add_parser(name, help=f"{name} (not built yet: see the hub issue)")
     return parser
@@ -130,6 +155,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
+def hub_zone() -> str | None:
+    """The hub machine's own IANA zone (``$TZ``, else ``/etc/localtime``'s), None when unknown (UTC)."""
+    import os
+    from zoneinfo import ZoneInfo
+
+    names = [os.environ.get("TZ", "").lstrip(":")]
+    try:
+        link = os.readlink("/etc/localtime")
+        names.append(link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "")
+    except OSError:
+        pass
+    for name in names:
+        if name:
+            try:
+                ZoneInfo(name)
+                return name
+            except (ValueError, KeyError, OSError):
+                continue
+    return None
+
+
+def _for_people(status: dict[str, Any]) -> dict[str, Any]:
+    """``adamm-hub status`` for a terminal: a store's times in its own zone, the hub's (parked
+    messages) in the hub's zone, each with the zone said; ``--json`` keeps ISO 8601."""
+    from edge.presentation.format import zoned_time
+
+    out = json.loads(json.dumps(status))
+    for s in out["stores"]:
+        for key in ("status_at", "status_received_at", "last_summary_at"):
+            if s.get(key):
+                s[key] = zoned_time(s[key], s.get("tz"))
+    zone = hub_zone()
+    for p in out["parked"]["latest"]:
+        if p.get("received_at"):
+            p["received_at"] = zoned_time(p["received_at"], zone)
+    return out
+
+
 def _run(args: Any) -> int:
     if args.command == "serve":
         if args.worker < 1:
@@ -151,7 +214,7 @@ def _run(args: Any) -> int:
         if args.json:
             print(json.dumps(st, ensure_ascii=False, indent=2))
         else:
-            print(render(st))
+            print(render(_for_people(st)))
         return 0
     if args.command == "ask":
         from edge.config import parse_now
@@ -166,12 +229,14 @@ def _run(args: Any) -> int:
             sys.stdout.write(payload_text(payload) + "\n")
         return 0
     if args.command == "console":
+        from edge.config import parse_now
         from hub.console.app import run_console
 
-        return run_console(args.db, _config(args.config), args.lang)
+        return run_console(args.db, _config(args.config), args.lang, now=parse_now(args.now))
     if args.command == "broker-setup":
         from pathlib import Path
 
+        from hub.broker_reload import reload
         from hub.broker_setup import broker_setup
 
         stores = [s.strip() for s in args.stores.split(",") if s.strip()]
@@ -185,6 +250,7 @@ def _run(args: Any) -> int:
             hostnames=hostnames,
             bind=args.bind,
         )
+        reloaded = reload(done.dir)  # a broker already running this set-up takes the new users now
         if args.json:
             print(
                 json.dumps(
@@ -193,13 +259,23 @@ def _run(args: Any) -> int:
                         "port": done.port,
                         "users": list(done.users),
                         "added": list(done.added),
+                        "reloaded": list(reloaded.reloaded),
+                        "reload_command": reloaded.command,
                     }
                 )
             )
         else:
             print(
-                f"wrote {done.dir}: {len(done.users)} users ({len(done.added)} new); run: mosquitto -c {done.dir / 'mosquitto.conf'}",
+                f"wrote {done.dir}: {len(done.users)} users ({len(done.added)} new); "
+                + (reloaded.sentence() or f"run: mosquitto -c {done.dir / 'mosquitto.conf'}"),
                 file=sys.stderr,
             )
         return 0
+    if args.command == "demo":
+        from pathlib import Path
+
+        from hub.demo import DemoOptions, run_demo
+
+        options = DemoOptions(Path(args.dir), stores=args.stores, keep=args.keep, days=args.days)
+        return run_demo(options, out=sys.stdout, err=sys.stderr)
     raise AssertionError(args.command)

@@ -164,13 +164,12 @@ def running_mosquitto(
     and only those users may connect; with ``tls`` = (certfile, keyfile) the listener speaks TLS
     only (``mqtts://``)."""
     dir.mkdir(parents=True, exist_ok=True)
-    # mosquitto started as root drops to its own user before reading password and key files
-    run_as = "user root\n" if os.geteuid() == 0 and (users or tls) else ""
+    # started as root, the project's configuration keeps root (its `user root`), so the broker
+    # reads the password and key files written here
     if users:
         extra = f"allow_anonymous false\npassword_file {password_file(dir, users)}\n" + extra
     if tls:
         extra = f"certfile {tls[0]}\nkeyfile {tls[1]}\n" + extra
-    extra = run_as + extra
     broker = Mosquitto(dir, free_port(), persistence, extra).start()
     try:
         yield broker

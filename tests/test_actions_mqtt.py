@@ -35,6 +35,7 @@ from engine_data import full_memory
 
 from edge.memory.semantic import actions as rows
 from edge.memory.store import Store
+from edge.presentation.format import zoned_time
 from edge.sync import messages
 
 pytestmark = pytest.mark.skipif(not mosquitto_available(), reason="mosquitto is not installed")
@@ -101,7 +102,9 @@ def test_send_receive_ack_and_the_store_shows_done_with_who_and_when(
     assert text.returncode == 0 and text.stderr == ""
     head, summary = text.stdout.splitlines()
     assert head.split()[:4] == [sent["action_id"][:12], "done", "cashier", "work_order"]
-    assert f"by ann at {row['acked_at']}" in head and f"expires {row['expires_at']}" in head
+    # the table shows the store's local time with its zone (the JSON keeps ISO)
+    local = {k: zoned_time(row[k], "Asia/Shanghai") for k in ("acked_at", "expires_at")}
+    assert f"by ann at {local['acked_at']}" in head and f"expires {local['expires_at']}" in head
     assert summary.strip() == "Open checkout 3  (confidence 1.00)"
 
 

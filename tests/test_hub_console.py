@@ -378,3 +378,23 @@ def test_a_store_whose_connection_dies_shows_offline(hub_db: Path, tmp_path: Pat
         return _column(app, "stores", "store.status")
 
     assert _drive(hub_db, steps) == ["online", "offline"]
+
+
+def test_console_now_counts_relative_questions_from_the_given_time(
+    hub_db: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``adamm-hub console --now ISO``, like the store's ``adamm tui --now``: the backend answers
+    relative questions from that time; a bad value is a usage error before the app starts."""
+    from hub.cli import main
+
+    seen: list[datetime | None] = []
+
+    def fake_run(self: HubConsoleApp) -> None:
+        seen.append(self.backend.now)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(HubConsoleApp, "run", fake_run)
+    assert main(["console", "--db", str(hub_db), "--now", "2025-12-02T00:00:00+08:00"]) == 0
+    assert seen == [datetime(2025, 12, 1, 16, tzinfo=UTC)]
+    assert main(["console", "--db", str(hub_db), "--now", "yesterday"]) == 2
+    assert "--now 'yesterday'" in capsys.readouterr().err
+    assert len(seen) == 1

@@ -299,3 +299,19 @@ def test_custom_effects_are_followed() -> None:
     ops = sum(ev["event_type"] == "staff_operation" for ev in after)
     assert abs(err / (err + ops) - 0.3) < 0.04
     assert expected(cfg)["training_date"] == "2025-09-11"
+
+
+def test_a_store_of_the_fleet_has_its_own_zones_and_climate() -> None:
+    """``SimConfig.zones`` and ``climate`` (the fleet's per-store knobs, issue 26): dwell and
+    guidance only in the store's zones; a rainy climate rains more than a dry one; bad values are
+    config errors. The default store is unchanged (its own tests above hold)."""
+    from edge.sim import weather_by_day
+
+    cfg = SimConfig(days=20, customers_per_day=60, with_text=False, zones=("fresh", "bakery"))
+    zones = {e["stats"]["zone"] for e in simulate(cfg) if e["event_type"] in ("dwell", "staff_guidance")}
+    assert zones == {"fresh", "bakery"}
+    rain = {c: weather_by_day(SimConfig(days=365, climate=c)).count("rain") for c in ("rainy", "mild", "dry")}
+    assert rain["rainy"] > rain["mild"] > rain["dry"] > 0, rain
+    for bad in ({"zones": ("moon",)}, {"zones": ()}, {"zones": ("fresh", "fresh")}, {"climate": "arctic"}):
+        with pytest.raises(ConfigError):
+            SimConfig(**bad)  # type: ignore[arg-type]

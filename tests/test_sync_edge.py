@@ -346,7 +346,10 @@ def test_bad_credentials_exit_3_at_once_and_good_ones_sync(db: Path, tmp_path: P
 def test_unreachable_broker_exits_3_within_the_timeout(db: Path) -> None:
     out = sync(db, f"mqtt://127.0.0.1:{free_port()}", "--once", "--timeout", "2", timeout=60)
     assert out.returncode == 3
-    assert "unreachable" in out.stderr and out.stdout == ""
+    assert "unreachable" in out.stderr
+    # --json: the summary on every exit, with why it stopped
+    summary = json.loads(out.stdout)
+    assert summary["pending"] == DAYS * len(m.ROLLUP_SLICES) and "unreachable" in summary["error"]
     assert outbox_counts(db)["pending"] == DAYS * len(m.ROLLUP_SLICES)
 
 

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from edge import __version__
+from edge.cliargs import SuggestingParser
 from edge.errors import AdammError
 
 logger = logging.getLogger(__name__)
@@ -42,7 +43,7 @@ COMMANDS: dict[str, str] = {
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The ``adamm`` parser with every sub-command, or just ``only`` (its module alone is imported:
     ``adamm ask`` does not pay for importing ``import``, ``tui`` or ``run``)."""
-    parser = argparse.ArgumentParser(
+    parser = SuggestingParser(
         prog="adamm",
         description="adamm edge: a store's multimodal decision memory (import, search, ask, demo, run, tui).",
     )

@@ -189,7 +189,10 @@ def _deliver(
     """Publish the outbox directly when no worker owns the store's connection (``direct`` and
     the :class:`~edge.sync.actions.SendReport`); else leave it to the worker (``worker``, None)."""
     from edge.sync.actions import ConnectionLock, sync_actions
+    from edge.sync.mqtt import credentials
+    from edge.sync.runner import check_store_user
 
+    check_store_user(credentials(config.mqtt).username, [store_id])  # before connecting, naming both
     lock = ConnectionLock.try_acquire(args.db)
     if lock is None:
         print(

@@ -74,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with store.read() as conn:
             found = [as_json(r) for r in rows.list_actions(conn, now=now)]
+        zones = {sid: store.timezone(sid) for sid in {a["store_id"] for a in found}}
     finally:
         store.close()
     if args.json:
@@ -83,11 +84,15 @@ def run(args: argparse.Namespace) -> int:
     if not found:
         print("no actions")
         return 0
+    from edge.presentation.format import zoned_time
+
     for a in found:
-        by = f"  by {a['acked_by']} at {a['acked_at']}" if a["acked_by"] else ""
+        tz = zones.get(a["store_id"])  # the store's own clock, its zone said (JSON keeps ISO)
+        by = f"  by {a['acked_by']} at {zoned_time(a['acked_at'], tz)}" if a["acked_by"] else ""
+        expires = zoned_time(a["expires_at"], tz) if a["expires_at"] else "-"
         print(
             f"{a['action_id'][:12]}  {a['state']:<8}  {a['role']}  {a['type']}  {a['title']}"
-            f"  issued {a['issued_at']}  expires {a['expires_at'] or '-'}{by}"
+            f"  issued {zoned_time(a['issued_at'], tz)}  expires {expires}{by}"
         )
         print(f"    {a['summary']}  (confidence {float(a['confidence']):.2f})")
     return 0

@@ -133,6 +133,7 @@ def run(args: argparse.Namespace) -> int:
 
         with store.read() as conn:
             archived = archive_only_count(conn, since, until, args.store)
+        zones = {sid: store.timezone(sid) for sid in {r.store_id for r in rows}}
     finally:
         store.close()
     if archived:
@@ -148,15 +149,20 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         print("no events match these filters")
         return 0
+    from edge.presentation.format import zoned_time
+
+    # the store-local time with its zone (JSON keeps the stored ISO time)
+    shown = [zoned_time(r.timestamp, zones.get(r.store_id)) for r in rows]
+    width = max(27, *(len(t) for t in shown))
     print(
-        f"{'score':>7} {'cosine':>7} {'attr':>5}  {'timestamp':<27} {'event_type':<16} {'store':<10} event_id / text"
+        f"{'score':>7} {'cosine':>7} {'attr':>5}  {'local time':<{width}} {'event_type':<16} {'store':<10} event_id / text"
     )
-    for r in rows:
+    for r, when in zip(rows, shown, strict=True):
         text = (r.text or "").replace("\n", " ")
         if len(text) > 60:
             text = text[:57] + "..."
         print(
-            f"{r.score or 0:7.3f} {r.cosine or 0:7.3f} {r.attr_match or 0:5.2f}  {r.timestamp:<27} "
+            f"{r.score or 0:7.3f} {r.cosine or 0:7.3f} {r.attr_match or 0:5.2f}  {when:<{width}} "
             f"{r.event_type:<16} {r.store_id:<10} {r.event_id}"
         )
         if text:

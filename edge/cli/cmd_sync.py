@@ -7,8 +7,11 @@ devices' acks, re-sends unacknowledged actions and marks expired ones (:mod:`edg
 the command holds the store's connection lock (``{db}.mqtt.lock``, :mod:`edge.sync.actions`) while
 it runs, so ``adamm action send`` only queues. ``--once`` drains what is pending at the start and
 exits 0, or 3 when the broker stays unreachable or the hub has not confirmed within ``--timeout``
-seconds (what is unconfirmed stays pending); without it, runs until SIGINT/SIGTERM. Progress on
-stderr; ``--json`` prints ``{"published", "confirmed", "parked", "pending"}`` on stdout.
+seconds (what is unconfirmed stays pending); with nothing to send it says so in one line and
+exits 0 without connecting. Without it, runs until SIGINT/SIGTERM. Credentials that are not the
+memory's store's (a store's MQTT user is its store id) are refused before connecting (exit 3).
+Progress on stderr; ``--json`` prints ``{"published", "confirmed", "parked", "pending"}`` on
+stdout on every exit once the memory is open (with ``"error"`` when it exits 3).
 Credentials come from ``ADAMM_MQTT_USERNAME`` / ``ADAMM_MQTT_PASSWORD`` (``ADAMM_MQTT_CA`` for
 mqtts) or the config file's ``[mqtt]`` section, never from the command line.
 """
@@ -24,7 +27,7 @@ import sys
 import threading
 from typing import Any
 
-from edge.errors import UsageError
+from edge.errors import AdammError, UsageError
 
 logger = logging.getLogger(__name__)
 
@@ -103,19 +106,16 @@ def run(args: argparse.Namespace) -> int:
             progress=progress,
             actions=config.actions,
         )
-        if args.once:
-            counts = sync.once(args.timeout)
-        else:
-            stop = threading.Event()
-
-            def on_signal(signum: int, frame: Any) -> None:
-                stop.set()
-
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                signal.signal(sig, on_signal)
-            progress(f"syncing to {address.url} until stopped (Ctrl-C)")
-            sync.forever(stop, cfg.interval_s, cfg.open_day_interval_s)
-            counts = sync.counts()
+        try:
+            sync.check_user()
+            if args.once:
+                counts = sync.once(args.timeout)
+            else:
+                counts = _forever(sync, cfg, address.url, progress)
+        except AdammError as exc:
+            if args.json:  # the summary on every exit, with why it stopped
+                print(json.dumps({**_counts_now(sync), "error": str(exc)}))
+            raise
     if args.json:
         print(json.dumps(counts.as_dict()))
     else:
@@ -124,3 +124,25 @@ def run(args: argparse.Namespace) -> int:
             f"{counts.pending} pending"
         )
     return 0
+
+
+def _counts_now(sync: Any) -> dict[str, int]:
+    """The counts of a run that stopped on an error (zeros for what cannot be read now)."""
+    try:
+        return dict(sync.counts().as_dict())
+    except Exception:  # the memory itself may be what failed
+        logger.debug("counts after an error", exc_info=True)
+        return {"published": 0, "confirmed": 0, "parked": 0, "pending": 0}
+
+
+def _forever(sync: Any, cfg: Any, url: str, progress: Any) -> Any:
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: Any) -> None:
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, on_signal)
+    progress(f"syncing to {url} until stopped (Ctrl-C)")
+    sync.forever(stop, cfg.interval_s, cfg.open_day_interval_s)
+    return sync.counts()

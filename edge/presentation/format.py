@@ -123,6 +123,30 @@ def local_time(ts: Any, tz: str | None) -> str:
     return when.astimezone(zone).strftime("%Y-%m-%d %H:%M:%S")
 
 
+def zoned_time(ts: Any, tz: str | None) -> str:
+    """A stored timestamp as people read it: local to zone ``tz`` with the zone said
+    (``2025-10-03 15:15:24 CST``; the zone's abbreviation, else its UTC offset). JSON keeps ISO."""
+    text = local_time(ts, tz)
+    if not isinstance(ts, str) or text == ts or not text:
+        return text
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    when = datetime.fromisoformat(ts.replace("Z", "+00:00"))
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    try:
+        zone = ZoneInfo(tz) if tz else UTC
+    except (ZoneInfoNotFoundError, ValueError):
+        zone = UTC
+    local = when.astimezone(zone)
+    name = local.tzname() or ""
+    if not name or name[0] in "+-":  # no abbreviation (Asia/Singapore's is "+08"): the offset
+        name = local.strftime("%z")
+        name = f"UTC{name[:3]}:{name[3:]}" if name else "UTC"
+    return f"{text} {name}"
+
+
 def event_type_label(event_type: Any, lang: str) -> str:
     """An event type as the app lists it: its Chinese name in ``zh`` (``complaint`` -> 投诉), else as stored."""
     from edge.analysis.operators._words import VALUES

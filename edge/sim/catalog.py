@@ -76,6 +76,21 @@ DWELL_ZONES: tuple[tuple[str, str, float], ...] = (
     ("checkout", "收银区", 30.0),
 )
 
+#: Further dwell zones a store of the fleet may have (``SimConfig.zones``); kept apart from
+#: :data:`DWELL_ZONES` so that the default store's draws, and so its memory, stay the same.
+EXTRA_DWELL_ZONES: tuple[tuple[str, str, float], ...] = (("bakery", "烘焙区", 55.0),)
+
+#: The default store's shopping zones: :data:`DWELL_ZONES` without the checkout.
+DEFAULT_ZONES: tuple[str, ...] = tuple(z for z, _, _ in DWELL_ZONES[:-1])
+
+#: Weather climates (``SimConfig.climate``): the first day's (sunny, cloudy, rain) chances and the
+#: Markov chain (row = today, column = tomorrow). ``mild`` is the default store's.
+CLIMATES: dict[str, tuple[tuple[float, float, float], tuple[tuple[float, float, float], ...]]] = {
+    "mild": ((0.45, 0.28, 0.27), ((0.60, 0.25, 0.15), (0.30, 0.40, 0.30), (0.25, 0.30, 0.45))),
+    "rainy": ((0.25, 0.30, 0.45), ((0.40, 0.30, 0.30), (0.20, 0.35, 0.45), (0.12, 0.28, 0.60))),
+    "dry": ((0.65, 0.25, 0.10), ((0.75, 0.18, 0.07), (0.50, 0.35, 0.15), (0.45, 0.30, 0.25))),
+}
+
 STAFF_IDS: tuple[str, ...] = tuple(f"staff_{i:02d}" for i in range(1, 9))
 
 #: Staff operations (POS or camera observed) and the mistakes that can happen in them.
@@ -177,6 +192,7 @@ ZONE_NAMES_EN: dict[str, str] = {
     "fresh": "fresh section",
     "wine": "wine section",
     "checkout": "checkout area",
+    "bakery": "bakery",
 }
 
 

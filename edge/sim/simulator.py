@@ -34,8 +34,8 @@ logger = logging.getLogger(__name__)
 OPEN_HOUR = 8
 CLOSE_HOUR = 22
 WEATHERS: tuple[str, ...] = ("sunny", "cloudy", "rain")
-#: Weather Markov chain: row = today, column = tomorrow (sunny, cloudy, rain).
-WEATHER_TRANSITIONS = np.array([[0.60, 0.25, 0.15], [0.30, 0.40, 0.30], [0.25, 0.30, 0.45]])
+#: The default (``mild``) weather Markov chain: row = today, column = tomorrow (sunny, cloudy, rain).
+WEATHER_TRANSITIONS = np.array(cat.CLIMATES["mild"][1])
 #: Footfall multiplier per weekday (Monday first) when the weekly cycle is on; mean 1.
 WEEKLY_FACTORS: tuple[float, ...] = (0.85, 0.85, 0.90, 0.95, 1.05, 1.25, 1.15)
 WEATHER_FOOTFALL: dict[str, float] = {"sunny": 1.0, "cloudy": 0.97, "rain": 0.90}
@@ -129,7 +129,10 @@ class SimConfig:
     """One simulated store: where, when, how busy, which seed, which effects.
 
     ``customers_per_day`` is the mean footfall (persons) of an ordinary day; ``with_text=False``
-    leaves transcripts out (no ``text`` field or modality), for fast large benchmarks.
+    leaves transcripts out (no ``text`` field or modality), for fast large benchmarks. ``zones``
+    are the shopping zones its cameras watch (from :data:`catalog.DWELL_ZONES` and
+    :data:`catalog.EXTRA_DWELL_ZONES`; ``None``: the four of the default store) and ``climate``
+    its weather (a key of :data:`catalog.CLIMATES`), so that the stores of a fleet differ.
     """
 
     store_id: str = "sh_xuhui_01"
@@ -140,6 +143,8 @@ class SimConfig:
     customers_per_day: int = 300
     effects: Effects = field(default_factory=Effects)
     with_text: bool = True
+    zones: tuple[str, ...] | None = None
+    climate: str = "mild"
 
     def __post_init__(self) -> None:
         if self.days < 1:
@@ -150,6 +155,24 @@ class SimConfig:
             ZoneInfo(self.timezone)
         except (ZoneInfoNotFoundError, ValueError) as exc:
             raise ConfigError(f"timezone={self.timezone!r} is not an IANA time zone name") from exc
+        if self.climate not in cat.CLIMATES:
+            raise ConfigError(f"climate={self.climate!r}: one of {', '.join(cat.CLIMATES)}")
+        if self.zones is not None:
+            known = {z for z, _, _ in _ALL_ZONES} - {"checkout"}
+            bad = [z for z in self.zones if z not in known]
+            if bad or not self.zones or len(set(self.zones)) != len(self.zones):
+                raise ConfigError(
+                    f"zones={self.zones!r}: distinct names from {', '.join(sorted(known))}, at least one"
+                )
+
+
+_ALL_ZONES: tuple[tuple[str, str, float], ...] = cat.DWELL_ZONES + cat.EXTRA_DWELL_ZONES
+
+
+def dwell_zones(config: SimConfig) -> tuple[tuple[str, str, float], ...]:
+    """The store's shopping zones as (zone, Chinese name, mean dwell seconds), in catalogue order."""
+    names = config.zones if config.zones is not None else cat.DEFAULT_ZONES
+    return tuple(z for z in _ALL_ZONES if z[0] in names)
 
 
 def training_day(config: SimConfig) -> date:
@@ -189,11 +212,13 @@ def _streams(config: SimConfig) -> list[np.random.Generator]:
 def weather_by_day(config: SimConfig) -> list[str]:
     """The day-by-day weather of the run (a Markov chain started from its stationary mix)."""
     rng = _streams(config)[0]
-    state = int(rng.choice(3, p=[0.45, 0.28, 0.27]))
+    first, rows = cat.CLIMATES[config.climate]
+    transitions = np.array(rows)
+    state = int(rng.choice(3, p=list(first)))
     out: list[str] = []
     for _ in range(config.days):
         out.append(WEATHERS[state])
-        state = int(rng.choice(3, p=WEATHER_TRANSITIONS[state]))
+        state = int(rng.choice(3, p=transitions[state]))
     return out
 
 
@@ -224,6 +249,7 @@ class _Day:
         self.promotion = promotion
         self.rng = rng
         self.events: list[tuple[float, int, dict[str, Any]]] = []
+        self.zones = dwell_zones(config)
         self.bill_seq = 0
         self.stats_base: dict[str, Any] = {"weather": weather}
         if promotion:
@@ -329,9 +355,9 @@ class _Day:
             entities=ents,
         )
         t = second + float(rng.uniform(20, 90))
-        n_dwell = int(rng.choice(3, p=[0.3, 0.5, 0.2]))
-        for k, z in enumerate(rng.choice(len(cat.DWELL_ZONES) - 1, size=n_dwell, replace=False)):
-            zone, _, mean_dwell = cat.DWELL_ZONES[int(z)]
+        n_dwell = min(int(rng.choice(3, p=[0.3, 0.5, 0.2])), len(self.zones))
+        for k, z in enumerate(rng.choice(len(self.zones), size=n_dwell, replace=False)):
+            zone, _, mean_dwell = self.zones[int(z)]
             dwell = round(float(rng.lognormal(math.log(mean_dwell), 0.5)), 1)
             if t + dwell >= CLOSE_HOUR * 3600 - 60:
                 break
@@ -489,7 +515,7 @@ class _Day:
         seconds = self._arrival_seconds(n)
         for k in range(n):
             prod = cat.PRODUCTS[int(rng.integers(len(cat.PRODUCTS)))]
-            zone, zone_zh, _ = cat.DWELL_ZONES[int(rng.integers(len(cat.DWELL_ZONES) - 1))]
+            zone, zone_zh, _ = self.zones[int(rng.integers(len(self.zones)))]
             staff = cat.STAFF_IDS[int(rng.integers(len(cat.STAFF_IDS)))]
             english = rng.random() < 0.1
             pool = cat.GUIDANCE_TEMPLATES_EN if english else cat.GUIDANCE_TEMPLATES_ZH
@@ -650,6 +676,8 @@ def expected(config: SimConfig) -> dict[str, Any]:
     return {
         "store_id": config.store_id,
         "timezone": config.timezone,
+        "zones": [z for z, _, _ in dwell_zones(config)],
+        "climate": config.climate,
         "start": config.start.isoformat(),
         "end": dates[-1].isoformat(),
         "days": config.days,

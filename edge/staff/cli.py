@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from edge import __version__
+from edge.cliargs import SuggestingParser
 from edge.errors import AdammError, UsageError
 
 logger = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ KEYS = {"a": "accepted", "d": "done", "r": "rejected"}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = SuggestingParser(
         prog="adamm-staff",
         description="Receive a store's actions for one role and acknowledge them (the staff device client).",
     )

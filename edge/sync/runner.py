@@ -39,7 +39,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from edge.config import ActionsConfig
-from edge.errors import BrokerError, BrokerUnreachable
+from edge.errors import BrokerAuthError, BrokerError, BrokerUnreachable
 from edge.sync import actions as act
 from edge.sync import messages as m
 from edge.sync.mqtt import Link, LinkSettings, Message, Will, tls_context
@@ -413,6 +413,17 @@ class StoreSync:
         return bool(published)
 
 
+def check_store_user(user: str | None, store_ids: Sequence[str]) -> None:
+    """Raise :class:`BrokerAuthError` (exit 3), naming both, when the MQTT ``user`` is not one of
+    the memory's ``store_ids`` (a store's user is its store id: ``adamm-hub broker-setup``)."""
+    if user is None or not store_ids or user in store_ids:
+        return
+    raise BrokerAuthError(
+        f"the MQTT user {user!r} is not this memory's store {' or '.join(repr(i) for i in store_ids)}",
+        hint=f"load the store's own credentials: broker-setup's credentials/{store_ids[0]}.env",
+    )
+
+
 class SyncRun:
     """The stores of one memory, each with its own :class:`StoreSync`."""
 
@@ -485,6 +496,23 @@ class SyncRun:
                 + (f"; {rep.deferred} days wait (outbox full)" if rep.deferred else "")
             )
 
+    def check_user(self) -> None:
+        """Refuse, before connecting, credentials that are not the memory's store's: a store's
+        MQTT user is named after its store id (``adamm-hub broker-setup``, CONTRACT.md section 5),
+        and the broker's ACL would refuse every summary of another store one by one."""
+        check_store_user(self.settings.credentials.username, self.outbox.store_ids())
+
+    def nothing_to_send(self) -> bool:
+        """No summary pending and no action due: ``--once`` has nothing to do on the broker."""
+        if self.outbox.counts()["pending"]:
+            return False
+        if self.actions is None:
+            return True
+        from edge.memory.semantic import actions as action_rows
+
+        with self.store.read() as conn:
+            return not action_rows.due_actions(conn, datetime.now(UTC))
+
     def _check_fatal(self) -> None:
         for s in self.syncs.values():
             if s.link.fatal is not None:
@@ -497,6 +525,13 @@ class SyncRun:
         deadline = started + timeout
         try:
             self.derive()
+            if not self.outbox.store_ids():
+                self._say("nothing to sync: the memory holds no store's events yet")
+                return self.counts()
+            if self.nothing_to_send():
+                done = self.outbox.counts()["done"]
+                self._say(f"nothing to send: all {done} summaries are confirmed by the hub")
+                return self.counts()
             self._ensure_syncs()
             targets = {sid: self.outbox.max_pending_seq(sid) for sid in self.syncs}
             total = sum(self.outbox.open_below(sid, q) for sid, q in targets.items())

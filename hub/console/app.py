@@ -15,6 +15,7 @@ action outbox, which ``adamm-hub serve`` publishes. Every backend call runs in a
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -302,7 +303,10 @@ class HubConsoleApp(AdammApp):
         self._guard("send as action", body)
 
 
-def run_console(target: str, config: HubConfig | None = None, lang: str | None = None) -> int:
-    """``adamm-hub console``: open the hub store (exit 3 when it is not one), run the app."""
-    HubConsoleApp(HubBackend(target, config), lang).run()
+def run_console(
+    target: str, config: HubConfig | None = None, lang: str | None = None, *, now: datetime | None = None
+) -> int:
+    """``adamm-hub console``: open the hub store (exit 3 when it is not one), run the app;
+    ``now``: the time relative questions count back from (``--now``), else the clock."""
+    HubConsoleApp(HubBackend(target, config, now=now), lang).run()
     return 0
