@@ -35,7 +35,7 @@ from typing import Any
 
 from edge.contract import ACK_RANK, FINAL_STATES, OPEN_STATES, iso, parse_iso
 from edge.errors import BrokerError, UsageError
-from edge.services.action_rules import answer_is_weak, default_role
+from edge.services.action_rules import action_summary, answer_is_weak, default_role
 from edge.sync import messages as m
 from hub.db import HubDB
 
@@ -208,7 +208,7 @@ def send_answer_action(
         role=role or default_role(payload),
         type=str(action.get("type") or "recommendation"),
         params=params,
-        summary=str(payload.get("summary", "")),
+        summary=action_summary(payload),
         confidence=float(payload.get("confidence") or 0.0),
         evidence=evidence,
         expires_at=expires_at,

@@ -112,3 +112,20 @@ def test_no_action_when_weak_or_not_ok() -> None:
 def test_rule_table_is_data() -> None:
     assert {r.type for r in RULES} == {"recommendation", "work_order", "alert"}
     assert len({r.rule_id for r in RULES}) == len(RULES)
+
+
+def test_a_staff_device_reads_how_the_question_was_read_first() -> None:
+    from edge.services.action_rules import action_summary
+
+    payload = {
+        "summary": "客单价为 88。",
+        "plan": {"language": "zh"},
+        "interpretation": {
+            "text": "计算的是客单价的数值，时间 2025-11-01 至 2025-11-30。",
+            "not_understood": [],
+        },
+    }
+    assert action_summary(payload) == "计算的是客单价的数值，时间 2025-11-01 至 2025-11-30。客单价为 88。"
+    en = {"summary": "AOV is 88.", "plan": {"language": "en"}, "interpretation": {"text": "Computed AOV."}}
+    assert action_summary(en) == "Computed AOV. AOV is 88."
+    assert action_summary({"summary": "x"}) == "x"

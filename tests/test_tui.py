@@ -25,6 +25,7 @@ from edge.memory.semantic import actions as action_rows
 from edge.memory.semantic import events as event_rows
 from edge.memory.semantic import facts as fact_rows
 from edge.memory.store import Store
+from edge.services.action_rules import action_summary
 from edge.services.store_console import StoreBackend
 from edge.sim import SimConfig, simulate
 from edge.tui.app import AdammApp, Answered, build_filter
@@ -343,7 +344,9 @@ def test_ask_shows_summary_confidence_evidence_writes_nothing_and_f7_saves_the_a
     saved_actions = out["actions_after_f7"]
     assert len(saved_actions) == 1
     row = saved_actions[0]
-    assert row["summary"] == payload["summary"] and row["state"] == "pending"
+    # the device reads how the question was read, then the answer
+    assert row["summary"] == action_summary(payload) and row["state"] == "pending"
+    assert row["summary"].startswith(payload["interpretation"]["text"])
     assert row["store_id"] == SIM.store_id and row["role"] == payload["action"]["params"]["role"]
     assert json.loads(row["params_json"])["subject"] == payload["plan"]["target_metric"]
     span = datetime.fromisoformat(row["expires_at"]) - datetime.fromisoformat(row["issued_at"])

@@ -55,3 +55,19 @@ def default_role(payload: dict[str, Any]) -> str:
     params = action.get("params") if isinstance(action, dict) else None
     role = params.get("role") if isinstance(params, dict) else None
     return str(role) if role else DEFAULT_ROLE
+
+
+def action_summary(payload: dict[str, Any]) -> str:
+    """What a staff device shows of an answer: how the question was read (the payload's
+    ``interpretation``, CONTRACT.md section 4) before the answer itself."""
+    summary = str(payload.get("summary", ""))
+    reading = payload.get("interpretation")
+    text = str(reading.get("text") or "") if isinstance(reading, dict) else ""
+    if not text:
+        return summary
+    zh = (
+        (payload.get("plan") or {}).get("language") == "zh"
+        if isinstance(payload.get("plan"), dict)
+        else False
+    )
+    return f"{text}{summary}" if zh else f"{text} {summary}"
