@@ -833,3 +833,21 @@ def test_a_rate_asked_stays_a_rate(q: str) -> None:
 def test_a_bi_comparison_of_two_hours_is_a_comparison() -> None:
     result = parse_question("上午10点比晚上8点人多吗", VOCAB, NOW)
     _check(result, {"intent": "compare", "target_metric": "footfall", "compare.dimension": "hour"})
+
+
+@pytest.mark.parametrize(
+    ("q", "word"),
+    [
+        ("排队长的时候生气的顾客是不是更多", "生气"),  # a second measure the plan would not compute
+        ("Are angry customers more common when the queue is long?", "queue"),
+        ("这周营业额跟上周比怎么样的", None),  # a second period: compared or named, never dropped
+    ],
+)
+def test_a_measure_or_period_read_but_not_used_is_named(q: str, word: str | None) -> None:
+    result = parse_question(q, VOCAB, NOW)
+    if result.status == "ok":
+        # answered only when every period read is used: the periods are compared
+        assert len((result.plan.get("compare") or {}).get("periods") or []) == 2, result.plan
+        assert word is None
+    else:
+        assert word is None or word in result.not_understood, result.not_understood

@@ -568,6 +568,7 @@ def _rules_plan(
     ):
         # "how many staff mistakes": a count is asked, so a count is answered, not the rate
         key, counted = _COUNT_OF[str(metric)]
+        meta["counted"] = metric
         metric = "event_count"
         if key == "event_type":
             filters["event_type"] = _unique([*filters.get("event_type", []), *counted])
@@ -699,7 +700,11 @@ def _rules_plan(
             plan,
             claimed=_used_type_spans(plan, types),
             unclaimed=_unused_dimension_spans(plan, dim_hits),
-            asked=_asked_by(text, _unused_dimension_spans(plan, dim_hits)),
+            asked=[
+                *_asked_by(text, _unused_dimension_spans(plan, dim_hits)),
+                *_unused_metric_spans(plan, metric_hits, meta.get("counted")),
+                *_unused_range_spans(plan, info, text),
+            ],
         )
         if words:
             return _not_understood(lang, question, plan, words, understood, matches)
@@ -781,6 +786,35 @@ def _asked_by(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """The unused dimension words the question asks the answer by ("which store", 各区域): a plan
     that does not group by them answers another question."""
     return [(s, e) for s, e in spans if _ASKED_BY.search(text[max(0, s - 10) : s])]
+
+
+def _unused_metric_spans(plan: dict[str, Any], hits: list[Hit], counted: str | None) -> list[tuple[int, int]]:
+    """Measure words the plan does not compute ("when the queue is long are angry customers more
+    common" read as the queue alone): another measure is never answered in their place."""
+    if plan.get("intent") == "co_occurrence":
+        return []  # its measure words name the things paired
+    used = {plan.get("target_metric"), plan.get("second_metric"), counted}
+    if plan.get("target_metric") == "footfall" and "hour" in (plan.get("group_by") or []):
+        used.add("peak_hour")  # "the 3 busiest hours": footfall ranked by hour
+    if plan.get("target_metric") == "event_count":
+        used |= set(_METRIC_ITEM)  # "how many complaints" counted as events of that type
+    return [(h.start, h.end) for h in hits if str(h.value) not in used]
+
+
+def _unused_range_spans(plan: dict[str, Any], info: TimeInfo, text: str) -> list[tuple[int, int]]:
+    """Periods read but not in the plan ("this week's revenue against last week's" as this week
+    alone): only a comparison of periods uses more than one range (or a since/until pair)."""
+    if (plan.get("compare") or {}).get("periods") or len(info.ranges) < 2:
+        return []
+    first = info.ranges[0]
+    spans = []
+    for r in info.ranges[1:]:
+        if first.kind in ("since", "until") and r.kind in ("since", "until"):
+            continue  # merged into one range
+        pos = text.find(r.label)
+        if pos >= 0:
+            spans.append((pos, pos + len(r.label)))
+    return spans
 
 
 def _used_type_spans(plan: dict[str, Any], types: list[TypeHit]) -> list[tuple[int, int]]:

@@ -85,12 +85,13 @@ CUES: dict[str, re.Pattern[str]] = {
         r"相比|前后对比|前后|比较|对比|比一比|比比|差多少|差别|区别|差异|不同|还是|高还是低|是不是比|比.{0,12}(?:高|低|多|少|好|差|大|小)|"
         + W(
             r"before and after|compare[ds]?|comparison|versus|vs\.?|difference|differ|than|or (?:on )?\w+ days|between"
+            r"|stack(?:s|ed)? up (?:against|to)|measure[sd]? up"
         )
     ),
     "change": _c(
         r"降没降|升没升|下降|上升|降低|提高|提升|减少|增加|改善|好转|变化|变了|有没有变|效果|影响|"
         + W(
-            r"drop(?:ped)?|fall|fell|decrease[ds]?|increase[ds]?|improve[ds]?|rise|rose|change[ds]?|effect|impact|better|worse|reduce[ds]?|go(?:ne)? (?:up|down)"
+            r"drop(?:s|ped)?|fall|fell|decrease[ds]?|increase[ds]?|improve[ds]?|rise|rose|change[ds]?|effect|impact|better|worse|reduce[ds]?|go(?:ne)? (?:up|down)"
         )
     ),
     "effect": _c(
