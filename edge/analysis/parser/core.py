@@ -20,21 +20,15 @@ from typing import Any
 from edge.analysis.metrics import METRIC_EVENT_TYPES
 from edge.analysis.parser.accounting import residual
 from edge.analysis.parser.exemplars import Guess, classify
-from edge.analysis.parser.intents import CORRELATION_FORM, CUES, WILL_IT, cues, find_top_k
-from edge.analysis.parser.lexicon import DIMENSIONS, METRICS, PROMOTION_VALUES, TIME_BUCKETS
+from edge.analysis.parser.extractors import Context, runner
+from edge.analysis.parser.intents import CORRELATION_FORM, CUES, WILL_IT, cues
 from edge.analysis.parser.result import AttributeMatch, ParseResult
 from edge.analysis.parser.text import Hit, MaskedText, has_cjk, normalize, parse_number
-from edge.analysis.parser.timeexpr import TimeInfo, extract_time, pivot_periods
+from edge.analysis.parser.timeexpr import TimeInfo, pivot_periods
 from edge.analysis.parser.vocabmatch import (
     Embed,
     TypeHit,
     ValueHit,
-    match_event_types,
-    match_ids,
-    match_named,
-    match_place_stores,
-    match_values,
-    similar_values,
 )
 from edge.analysis.plan import plan_errors
 from edge.analysis.source import Vocabulary
@@ -394,21 +388,22 @@ def _rules_plan(
     mt = MaskedText(text)
     meta["masked"] = mt
 
-    stores, entities = match_ids(mt, vocab)
-    named, named_stores = match_named(mt, vocab)
-    stores = _unique(stores + named_stores + match_place_stores(mt, vocab))
-    info = extract_time(mt, now, vocab.timezone)
-    top_n = find_top_k(mt)
+    run = runner(Context(vocab, now, embed, similarity_threshold))
+    stores, entities = run("ids", mt)
+    named, named_stores = run("named", mt)
+    stores = _unique(stores + named_stores + run("places", mt))
+    info: TimeInfo = run("time", mt)
+    top_n: int | None = run("top_k", mt)
     pre_view = mt.view
-    types = match_event_types(mt, vocab)
-    metric_hits = mt.find(METRICS)
+    types: list[TypeHit] = run("event_types", mt)
+    metric_hits: list[Hit] = run("measures", mt)
     metrics = _unique([str(h.value) for h in metric_hits])
     meta["metrics"] = tuple(metrics)
     if force is not None and force.metrics:
         chosen = list(force.metrics if force.intent == "correlation" else force.metrics[:1])
         metrics = chosen + [m for m in metrics if m not in chosen]
-    values = match_values(mt, vocab)
-    promo_hits = mt.find(PROMOTION_VALUES)
+    values: list[ValueHit] = run("values", mt)
+    promo_hits: list[Hit] = run("promotions", mt)
     post_view = mt.view
     cue = cues(pre_view)
     cue.discard("compare")
@@ -425,9 +420,7 @@ def _rules_plan(
         cue.add("compare")
 
     intent_hint = "trend" if peak_shift and "forecast" not in cue else _intent_hint(cue, info, metrics, types)
-    sim: list[ValueHit] = []
-    if embed is not None and vocab.attributes and intent_hint != "forecast":
-        sim = similar_values(mt, vocab, embed, similarity_threshold)
+    sim: list[ValueHit] = run("similar_values", mt) if intent_hint != "forecast" else []
     values = sorted(values + named + sim, key=lambda v: v.start)
     if intent_hint == "correlation_single":
         # "is there a link between rain and inquiries": non-metric sides are a co-occurrence
@@ -436,9 +429,9 @@ def _rules_plan(
             intent_hint = "co_occurrence"
     if CORRELATION_FORM.search(text):
         meta["hinted"] = "correlation"  # named by the question's shape (越…越, the more…the more)
-    bucket_hits = mt.find(TIME_BUCKETS)
+    bucket_hits: list[Hit] = run("buckets", mt)
     buckets = _unique([str(h.value) for h in bucket_hits])
-    dim_hits: list[Hit] = mt.find(DIMENSIONS)
+    dim_hits: list[Hit] = run("dimensions", mt)
     dims = _unique([str(h.value) for h in dim_hits])
     if _SELLERS.search(text) and "trend" not in cue and not _SELLER_NOT_PRODUCT.search(text):
         cue.add("top_rank")  # best-selling ranks ...
