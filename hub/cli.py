@@ -15,7 +15,7 @@ from edge.cliargs import SuggestingParser
 from edge.config.hub import HubConfig
 from edge.errors import AdammError
 
-HUB_COMMANDS = ("serve", "ask", "console", "status", "broker-setup", "demo")
+HUB_COMMANDS = ("serve", "ask", "console", "status", "facts", "broker-setup", "demo")
 #: commands of CONTRACT.md not built yet (they say so and exit 3)
 NOT_BUILT: tuple[str, ...] = ()
 
@@ -62,6 +62,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the payload (payload.schema.json) on stdout")
     p.add_argument("--config", help="TOML config ([analysis])")
     p.add_argument("question", nargs="+", help="the question")
+    p = sub.add_parser(
+        "facts",
+        help="every store's facts, and each kind of fact tested in every store (holds, reversed, pooled)",
+    )
+    p.add_argument("--db", required=True, help="hub store: a SQLite file path, or a postgresql:// URL")
+    p.add_argument("--all", action="store_true", help="also the facts that no longer hold")
+    p.add_argument("--json", action="store_true", help="print JSON on stdout")
+    p.add_argument("--now", help="reference time (ISO) for the tests (default: the clock)")
+    p.add_argument("--lang", choices=("zh", "en"), help="the text's language (default: the locale)")
+    p.add_argument("--config", help="TOML config ([analysis])")
     p = sub.add_parser(
         "console",
         help="the HQ analyst's terminal app: stores, cross-store questions, facts, actions to a store's role",
@@ -227,6 +237,28 @@ def _run(args: Any) -> int:
             sys.stdout.write("\n")
         else:
             sys.stdout.write(payload_text(payload) + "\n")
+        return 0
+    if args.command == "facts":
+        from datetime import UTC, datetime
+
+        from edge.config import parse_now
+        from edge.presentation.labels import default_lang
+        from hub.db import open_hub
+        from hub.fleet import fleet_check, store_facts
+        from hub.fleet import render as render_facts
+
+        db = open_hub(args.db)
+        try:
+            now = parse_now(args.now) or datetime.now(UTC)
+            result = fleet_check(db, now=now, config=_config(args.config).analysis)
+            if args.all:
+                result["facts"] = store_facts(db, include_closed=True)
+        finally:
+            db.close()
+        if args.json:
+            print(json.dumps(result, ensure_ascii=False, indent=2, default=str))
+        else:
+            print(render_facts(result, args.lang or default_lang()))
         return 0
     if args.command == "console":
         from edge.config import parse_now

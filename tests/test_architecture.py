@@ -24,7 +24,7 @@ ENGINE_MAY_LOAD = ("edge.errors", "edge.config")
 #: CONTRACT.md section 1 commands not built yet; the test fails when one of them lands (remove it here)
 EXPECTED_GAPS = {
     "adamm": set(),
-    "adamm-hub": {"facts"},  # CONTRACT.md v1.1 section 7: the fleet's facts, not built yet
+    "adamm-hub": set(),
     "adamm-staff": set(),
 }
 

@@ -137,3 +137,19 @@ def facts_table(facts: Sequence[Mapping[str, Any]], lang: str, stores: Sequence[
         statement = f["statement"].get(lang) or f["statement"].get("en", "")
         lines.append(f"{store}{valid:<25} {f['evidence_count']:>8} {fmt(f['confidence']):>10}  {statement}")
     return "\n".join(lines)
+
+
+def compare_groups(fact: Mapping[str, Any], candidates: Sequence[Any]) -> tuple[Any, Any] | None:
+    """The (subject, baseline) of a ``compare`` fact, read back from its English statement among
+    ``candidates`` (the dimension's values): the inverse of :func:`fact_statement` for that kind,
+    whose body (CONTRACT.md section 6) names the groups only in words. None when no pair renders."""
+    en = str((fact.get("statement") or {}).get("en") or "")
+    dim = fact.get("dimension")
+    labels = [(v, W.value_label(dim, v, "en")) for v in candidates]
+    for a, la in labels:
+        if f" on {la}: " not in en:
+            continue
+        for b, lb in labels:
+            if b != a and f" vs {lb} (n=" in en:
+                return a, b
+    return None
