@@ -169,11 +169,11 @@ def test_random_effects_equals_the_dersimonian_laird_formulas() -> None:
     got = F.random_effects(effects, ses)
     assert got is not None
     w = [1 / s**2 for s in ses]
-    fixed = sum(a * b for a, b in zip(w, effects)) / sum(w)
-    q = sum(a * (e - fixed) ** 2 for a, e in zip(w, effects))
+    fixed = sum(a * b for a, b in zip(w, effects, strict=True)) / sum(w)
+    q = sum(a * (e - fixed) ** 2 for a, e in zip(w, effects, strict=True))
     tau2 = max(0.0, (q - 3) / (sum(w) - sum(x * x for x in w) / sum(w)))
     ws = [1 / (s**2 + tau2) for s in ses]
-    assert got.effect == pytest.approx(sum(a * b for a, b in zip(ws, effects)) / sum(ws))
+    assert got.effect == pytest.approx(sum(a * b for a, b in zip(ws, effects, strict=True)) / sum(ws))
     assert got.i2 == pytest.approx((q - 3) / q)
     assert F.random_effects([0.1], [0.1]) is None
 
