@@ -49,6 +49,7 @@ class AskService(SourceAsk):
     def _with_tiers(self, payload: dict[str, Any], now: datetime) -> dict[str, Any]:
         """``payload["tiers"]``: the storage tiers the plan's time range reaches (CONTRACT.md
         section 6); for a retrieval, a note when events of the range exist only in the archive."""
+        from edge.memory.query.rollup_source import RESTORE_HINT
         from edge.memory.tiers import archive_only_count, tiers_for
 
         plan = payload.get("plan") or {}
@@ -73,4 +74,13 @@ class AskService(SourceAsk):
                         else f"{n} older events of this time range are only in the cold archive and were not "
                         "searched (adamm restore brings them back)."
                     ]
+                    if payload.get("status") == "insufficient_data":
+                        # nothing found outside the archive: say that the days are archived and how
+                        # they come back, where the answer says what is missing
+                        payload["missing"] = [
+                            *(payload.get("missing") or []),
+                            f"{n} 条事件在已归档的日期中（{RESTORE_HINT['zh']}）"
+                            if zh
+                            else f"the {n} events of archived days ({RESTORE_HINT['en']})",
+                        ]
         return payload
