@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from edge.analysis import labels
 from edge.analysis.parser.exemplars import Guess, classify
 from edge.analysis.parser.intents import CORRELATION_FORM, CUES, cues, find_top_k
 from edge.analysis.parser.lexicon import DIMENSIONS, METRICS, PROMOTION_VALUES, TIME_BUCKETS
@@ -639,7 +640,8 @@ def _effect_within(plan: dict[str, Any], cue: set[str], vocab: Vocabulary) -> No
     """ "Which store's rainy-day order value rose most": a ranking of stores by the change one
     weather brings. Rewritten (in place) to a compare of that weather against a baseline weather
     within each store (``group_by: [store_id]``, which the compare operator ranks by effect). The
-    baseline is ``sunny`` when the memory knows it, else its most frequent other weather."""
+    baseline is the memory's own clear-sky label when it has one, else its most frequent other
+    weather (:func:`edge.analysis.labels.baseline`)."""
     f = plan.get("filters") or {}
     attrs = f.get("attributes") or {}
     cond = attrs.get("weather")
@@ -651,7 +653,7 @@ def _effect_within(plan: dict[str, Any], cue: set[str], vocab: Vocabulary) -> No
     known = [str(v) for v in vocab.attributes.get("weather", ()) if str(v) != cond]
     if not known:
         return
-    base = "sunny" if "sunny" in known else known[0]
+    base = labels.baseline("weather", cond, known) or known[0]
     del attrs["weather"]
     if not attrs:
         f.pop("attributes", None)
