@@ -56,6 +56,10 @@ QUESTIONS: list[tuple[str, str]] = [
     ("Were there any unusual days for footfall between {a} and {b}?", "anomaly"),
     ("Is there a weekly pattern in footfall between {a} and {b}?", "periodicity"),
     ("Is queue length correlated with complaints between {a} and {b}?", "correlation"),
+    (
+        "Do complaints and checkout queues happen together between {a} and {b}?",
+        "co_occurrence",
+    ),  # by the hour
 ]
 #: what the rollup cannot express over archived days
 BEYOND_ROLLUP: list[tuple[str, str]] = [
@@ -397,6 +401,12 @@ def test_late_events_for_a_closed_day_are_kept_and_the_memory_stays_sound(
     after = _ask_all(db, world, QUESTIONS[:1])
     q = world.q(QUESTIONS[0][0])
     _same(world.answers["hot"][q], after[q], "revenue is untouched by late visitors")
+    # the answer says that the late events are kept but not in that day's figures
+    assert after[q]["notes"] == [
+        f"{len(rows)} events arrived after their day ({world.late_day}) was closed and archived: they are "
+        "kept but not counted in that day's figures."
+    ]
+    assert "notes" not in _answers(world, "cold", states("cold"))[q]
     check = _cli("check", "--db", str(db))
     assert check.returncode == 0, check.stdout + check.stderr
     with Store.open(db) as store, store.read() as conn:

@@ -50,7 +50,7 @@ class AskService(SourceAsk):
         """``payload["tiers"]``: the storage tiers the plan's time range reaches (CONTRACT.md
         section 6); for a retrieval, a note when events of the range exist only in the archive."""
         from edge.memory.query.rollup_source import RESTORE_HINT
-        from edge.memory.tiers import archive_only_count, tiers_for
+        from edge.memory.tiers import archive_only_count, late_not_counted, tiers_for
 
         plan = payload.get("plan") or {}
         if not plan:
@@ -64,6 +64,17 @@ class AskService(SourceAsk):
             return payload
         with self.store.read() as conn:
             payload["tiers"] = tiers_for(conn, windows)
+            late = late_not_counted(conn, windows, stores) if "cold" in payload["tiers"] else []
+            if late and plan.get("intent") != "retrieve":
+                # a closed day's rollup rows are its record: events that reached it after its own
+                # were archived are kept, not counted; an answer over that day says so
+                n, days = sum(x[2] for x in late), ", ".join(sorted({x[1] for x in late}))
+                payload.setdefault("notes", []).append(
+                    f"{n} 条事件在其日期（{days}）结账归档之后才到达：已保存，但不计入这些日期的数字。"
+                    if plan.get("language") == "zh"
+                    else f"{n} events arrived after their day ({days}) was closed and archived: they are "
+                    "kept but not counted in that day's figures."
+                )
             if plan.get("intent") == "retrieve" and "cold" in payload["tiers"]:
                 n = archive_only_count(conn, flt.since, flt.until, stores)
                 if n:
