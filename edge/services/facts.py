@@ -93,7 +93,7 @@ STANDING_QUESTIONS: dict[str, StandingQuestion] = {
         {
             "intent": "compare",
             "target_metric": "avg_order_value",
-            "compare": {"dimension": "weather", "groups": ["rain", "sunny"]},
+            "compare": {"dimension": "weather", "groups": [labels.RAIN, labels.CLEAR]},
         },
     ),
     "weather_footfall": StandingQuestion(
@@ -101,7 +101,7 @@ STANDING_QUESTIONS: dict[str, StandingQuestion] = {
         {
             "intent": "compare",
             "target_metric": "footfall",
-            "compare": {"dimension": "weather", "groups": ["rain", "sunny"]},
+            "compare": {"dimension": "weather", "groups": [labels.RAIN, labels.CLEAR]},
         },
     ),
     "weekday_profile": StandingQuestion(
