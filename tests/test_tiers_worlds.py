@@ -267,6 +267,19 @@ def test_all_cold_answers_as_all_hot(
     assert all(where.get(i) == "archived" for i in ids), (q, where)  # nothing hot is left to cite
 
 
+def test_an_all_cold_memory_checks_sound(world: World, states: Callable[[str], Path]) -> None:
+    check = _cli("check", "--db", str(states("cold")))
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_restore_by_day_refuses_what_it_cannot_read(world: World, states: Callable[[str], Path]) -> None:
+    db = str(states("cold"))
+    bad = _cli("restore", "--db", db, "--day", "2025-10-12..2025-10-06")
+    assert bad.returncode == 2 and "ends before it starts" in bad.stderr
+    assert _cli("restore", "--db", db, "--day", "2025-13-01").returncode == 2
+    assert _cli("restore", "--db", db).returncode == 2  # neither ids nor days
+
+
 @pytest.mark.parametrize(("template", "intent"), BEYOND_ROLLUP, ids=[i for _, i in BEYOND_ROLLUP])
 def test_what_the_rollup_cannot_say_over_cold_days_names_restore(
     world: World, states: Callable[[str], Path], template: str, intent: str
