@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
+from edge.analysis import labels
+
 logger = logging.getLogger(__name__)
 
 Payload = dict[str, Any]
@@ -38,7 +40,10 @@ def _rain_aov_higher(plan: dict[str, Any], r: dict[str, Any]) -> bool:
     dim = (plan.get("compare") or {}).get("dimension")
     groups = r.get("groups") or []
     return (
-        dim == "weather" and bool(groups) and str(groups[0]["key"]) == "rain" and bool(r.get("significant"))
+        dim == "weather"
+        and bool(groups)
+        and labels.is_kind("weather", labels.RAIN, groups[0]["key"])
+        and bool(r.get("significant"))
     )
 
 

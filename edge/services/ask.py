@@ -68,7 +68,8 @@ class AskService(SourceAsk):
     def _with_tiers(self, payload: dict[str, Any], now: datetime) -> dict[str, Any]:
         """``payload["tiers"]``: the storage tiers the plan's time range reaches (CONTRACT.md
         section 6); for a retrieval, a note when events of the range exist only in the archive."""
-        from edge.memory.tiers import archive_only_count, tiers_for
+        from edge.memory.query.rollup_source import RESTORE_HINT
+        from edge.memory.tiers import archive_only_count, late_not_counted, tiers_for
 
         plan = payload.get("plan") or {}
         if not plan:
@@ -82,6 +83,17 @@ class AskService(SourceAsk):
             return payload
         with self.store.read() as conn:
             payload["tiers"] = tiers_for(conn, windows)
+            late = late_not_counted(conn, windows, stores) if "cold" in payload["tiers"] else []
+            if late and plan.get("intent") != "retrieve":
+                # a closed day's rollup rows are its record: events that reached it after its own
+                # were archived are kept, not counted; an answer over that day says so
+                n, days = sum(x[2] for x in late), ", ".join(sorted({x[1] for x in late}))
+                payload.setdefault("notes", []).append(
+                    f"{n} 条事件在其日期（{days}）结账归档之后才到达：已保存，但不计入这些日期的数字。"
+                    if plan.get("language") == "zh"
+                    else f"{n} events arrived after their day ({days}) was closed and archived: they are "
+                    "kept but not counted in that day's figures."
+                )
             if plan.get("intent") == "retrieve" and "cold" in payload["tiers"]:
                 n = archive_only_count(conn, flt.since, flt.until, stores)
                 if n:
@@ -92,4 +104,13 @@ class AskService(SourceAsk):
                         else f"{n} older events of this time range are only in the cold archive and were not "
                         "searched (adamm restore brings them back)."
                     ]
+                    if payload.get("status") == "insufficient_data":
+                        # nothing found outside the archive: say that the days are archived and how
+                        # they come back, where the answer says what is missing
+                        payload["missing"] = [
+                            *(payload.get("missing") or []),
+                            f"{n} 条事件在已归档的日期中（{RESTORE_HINT['zh']}）"
+                            if zh
+                            else f"the {n} events of archived days ({RESTORE_HINT['en']})",
+                        ]
         return payload

@@ -40,12 +40,14 @@ import hashlib
 import logging
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
-from edge.analysis.source import EventFilter
+from edge.analysis import labels
+from edge.analysis.parser.lexicon import VALUE_WORDS
+from edge.analysis.source import EventFilter, Vocabulary
 from edge.config import AdammConfig, AnalysisConfig
 from edge.memory.semantic import facts as repo
 from edge.memory.semantic.facts import FactRecord
@@ -82,13 +84,16 @@ class StandingQuestion:
     window_days: int = 56
 
 
+#: Compare groups on a dimension whose values a store names as it likes (weather) are written as
+#: kinds (:mod:`edge.analysis.labels`: ``rain``, ``sunny``...) and asked in the memory's own labels
+#: (:func:`in_memory_words`).
 STANDING_QUESTIONS: dict[str, StandingQuestion] = {
     "weather_order_value": StandingQuestion(
         "compare",
         {
             "intent": "compare",
             "target_metric": "avg_order_value",
-            "compare": {"dimension": "weather", "groups": ["rain", "sunny"]},
+            "compare": {"dimension": "weather", "groups": [labels.RAIN, labels.CLEAR]},
         },
     ),
     "weather_footfall": StandingQuestion(
@@ -96,7 +101,7 @@ STANDING_QUESTIONS: dict[str, StandingQuestion] = {
         {
             "intent": "compare",
             "target_metric": "footfall",
-            "compare": {"dimension": "weather", "groups": ["rain", "sunny"]},
+            "compare": {"dimension": "weather", "groups": [labels.RAIN, labels.CLEAR]},
         },
     ),
     "weekday_profile": StandingQuestion(
@@ -180,6 +185,27 @@ class Evaluation:
 
 
 # -- asking ---------------------------------------------------------------------------------------
+
+
+def in_memory_words(q: StandingQuestion, vocab: Vocabulary) -> StandingQuestion | None:
+    """``q`` with its compare groups written as kinds replaced by the memory's own labels: the
+    subject by the most frequent label of its kind, the baseline by the most frequent label of
+    its kind, else of another kind than the subject's (:func:`edge.analysis.labels.baseline`).
+    ``None`` when the memory has no label of the subject's kind (nothing to ask). Groups of other
+    dimensions (weekend or not) are asked as written."""
+    cmp_ = q.plan.get("compare") or {}
+    dim, groups = cmp_.get("dimension"), list(cmp_.get("groups") or [])
+    if dim not in VALUE_WORDS or len(groups) != 2 or not all(isinstance(g, str) for g in groups):
+        return q
+    known = vocab.attributes.get(str(dim), ())
+    subject = next(iter(labels.values_of(str(dim), str(groups[0]), known)), None)
+    if subject is None:
+        return None
+    base = labels.baseline(str(dim), subject, known, str(groups[1]))
+    if base is None:
+        return None
+    plan = {**q.plan, "compare": {**cmp_, "groups": [subject, base]}}
+    return replace(q, plan=plan)
 
 
 def _window_plan(q: StandingQuestion, store_id: str, since: datetime, until: datetime) -> dict[str, Any]:
@@ -754,6 +780,7 @@ def distil_facts(
     registry = STANDING_QUESTIONS if questions is None else questions
     report: dict[str, Any] = {"evaluations": 0, "opened": 0, "closed": 0, "current": 0, "high_water": {}}
     source = store.event_source()
+    vocab = source.vocabulary()
     for store_id in _stores(store):
         tz = ZoneInfo(store.timezone(store_id))
         cov = source.coverage(EventFilter(store_ids=(store_id,)))
@@ -761,7 +788,13 @@ def distil_facts(
         today = (ref if ref.tzinfo is not None else ref.replace(tzinfo=tz)).astimezone(tz).date()
         if earliest is None or latest is None:
             continue
-        for name, q in registry.items():
+        for name, asked in registry.items():
+            q = in_memory_words(asked, vocab)
+            if q is None:
+                logger.info(
+                    "facts: %s not asked of %s: the memory has no label of its groups' kind", name, store_id
+                )
+                continue
             with store.read() as conn:
                 mark = repo.high_water(conn, store_id, name)
                 slots = _Slots(

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from edge.analysis import labels
 from edge.analysis.metrics import METRIC_EVENT_TYPES
 from edge.analysis.parser.accounting import residual
 from edge.analysis.parser.exemplars import Guess, classify
@@ -827,7 +828,8 @@ def _effect_within(plan: dict[str, Any], cue: set[str], vocab: Vocabulary) -> No
     """ "Which store's rainy-day order value rose most": a ranking of stores by the change one
     weather brings. Rewritten (in place) to a compare of that weather against a baseline weather
     within each store (``group_by: [store_id]``, which the compare operator ranks by effect). The
-    baseline is ``sunny`` when the memory knows it, else its most frequent other weather."""
+    baseline is the memory's own clear-sky label when it has one, else its most frequent other
+    weather (:func:`edge.analysis.labels.baseline`)."""
     f = plan.get("filters") or {}
     attrs = f.get("attributes") or {}
     cond = attrs.get("weather")
@@ -839,7 +841,7 @@ def _effect_within(plan: dict[str, Any], cue: set[str], vocab: Vocabulary) -> No
     known = [str(v) for v in vocab.attributes.get("weather", ()) if str(v) != cond]
     if not known:
         return
-    base = "sunny" if "sunny" in known else known[0]
+    base = labels.baseline("weather", cond, known) or known[0]
     del attrs["weather"]
     if not attrs:
         f.pop("attributes", None)

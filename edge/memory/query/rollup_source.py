@@ -50,7 +50,7 @@ from edge.memory.query.events_source import (
     row_of,
 )
 from edge.memory.query.filters import Sql
-from edge.memory.query.rows import rows_by_event_id
+from edge.memory.query.rows import archived_event_ids, rows_by_event_id
 from edge.memory.rollup import build as rollup
 from edge.memory.rollup import query as rollup_query
 
@@ -297,28 +297,46 @@ class RollupSource:
                     out[i] = []
                     parts.append(
                         f"SELECT {i} AS s, {int(limit)} AS lim, r.ts_epoch AS t, r.first_event_id AS first_id, "
-                        "r.last_event_id AS last_id "
+                        "r.last_event_id AS last_id, r.first_ts AS first_ts, r.last_ts AS last_ts, "
+                        "r.event_type AS event_type, r.store_id AS store_id "
                         f"FROM {where.table} AS r WHERE {where.sql}"
                     )
                     params.extend(where.params)
                 picked: dict[int, list[str]] = {}
+                # what the rollup row says of each cited event: an archived event's record
+                cited: dict[str, EventRow] = {}
                 if parts:
                     # per request: rows numbered in time, the evenly spaced row numbers kept (all
                     # rows when there are no more than the limit: then first and last events)
                     sql = (
-                        "SELECT s, lim, rn, cnt, first_id, last_id FROM (SELECT s, lim, first_id, last_id, "
+                        "SELECT s, lim, rn, cnt, first_id, last_id, first_ts, last_ts, event_type, store_id "
+                        "FROM (SELECT s, lim, first_id, last_id, first_ts, last_ts, event_type, store_id, "
                         "row_number() OVER (PARTITION BY s ORDER BY t, first_id) AS rn, "
                         "count(*) OVER (PARTITION BY s) AS cnt FROM (" + " UNION ALL ".join(parts) + ")) "
                         "WHERE cnt <= lim OR (lim = 1 AND rn = cnt) OR (lim > 1 AND "
                         "((((rn - 1) * (lim - 1) + cnt - 2) / (cnt - 1)) * (cnt - 1)) / (lim - 1) = rn - 1) "
                         "ORDER BY s, rn"
                     )
-                    for i, lim, rn, cnt, lo, hi in conn.execute(sql, params):
+                    for i, lim, rn, cnt, lo, hi, lo_ts, hi_ts, etype, sid in conn.execute(sql, params):
                         ids = picked.setdefault(int(i), [])
                         cite = (lo, hi) if cnt < lim else ((lo,) if rn == 1 else (hi,))
-                        ids.extend(x for x in cite if x not in ids)
+                        ids.extend(x for x in cite if x is not None and x not in ids)
+                        for x, ts in ((lo, lo_ts), (hi, hi_ts)):
+                            if x is not None and x not in cited:
+                                cited[x] = EventRow(
+                                    event_id=str(x),
+                                    timestamp=str(ts),
+                                    event_type=str(etype),
+                                    store_id=str(sid),
+                                )
                 picked = {i: _spread(ids, requests[i][2]) for i, ids in picked.items()}
-                rows_of = rows_by_event_id(conn, [x for ids in picked.values() for x in ids])
+                wanted = [x for ids in picked.values() for x in ids]
+                rows_of = rows_by_event_id(conn, wanted)
+                # a closed day's events may be archived: the rollup is their record, and an
+                # archived event is cited as the rollup row names it (``adamm restore`` brings it
+                # back); an id neither held nor archived is never cited
+                for x in archived_event_ids(conn, [x for x in wanted if x not in rows_of]):
+                    rows_of[x] = cited[x]
                 for i, ids in picked.items():
                     evs = [rows_of[x] for x in ids if x in rows_of]
                     out[i] = sorted(evs, key=lambda e: e.timestamp, reverse=True)
@@ -389,9 +407,17 @@ class RollupSource:
             en, zh = "the hourly rollup (it is not up to date)", "小时汇总（尚未更新）"
         raise NotInRecordError(
             f"{en} of closed days: their record is the hourly rollup, which does not hold it, and their "
-            "events may be archived",
-            f"已结账日期的{zh}：这些日期的记录是小时汇总，其中没有这项内容，原始事件可能已归档",
+            f"events may be archived ({RESTORE_HINT['en']})",
+            f"已结账日期的{zh}：这些日期的记录是小时汇总，其中没有这项内容，原始事件可能已归档"
+            f"（{RESTORE_HINT['zh']}）",
         )
+
+
+#: how archived days come back, in the words of the answers that need their events
+RESTORE_HINT = {
+    "en": "adamm restore --db PATH --day YYYY-MM-DD brings a day's archived events back",
+    "zh": "adamm restore --db PATH --day YYYY-MM-DD 可取回某天已归档的事件",
+}
 
 
 def _what(flt: EventFilter, keys: Sequence[str]) -> tuple[str, str]:

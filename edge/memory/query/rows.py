@@ -83,3 +83,27 @@ def rows_by_event_id(conn: Any, event_ids: Sequence[str]) -> dict[str, EventRow]
             )
         )
     return {row.event_id: row for row in rows_by_id(conn, rowids).values()}
+
+
+def archived_event_ids(conn: Any, event_ids: Sequence[str]) -> set[str]:
+    """Those of ``event_ids`` that the cold archive holds (``archive_index``; each restorable by
+    ``adamm restore``). Empty on a memory without an archive."""
+    wanted = list(dict.fromkeys(str(e) for e in event_ids))
+    if (
+        not wanted
+        or conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'archive_index'"
+        ).fetchone()
+        is None
+    ):
+        return set()
+    found: set[str] = set()
+    for at in range(0, len(wanted), _FETCH_CHUNK):
+        part = wanted[at : at + _FETCH_CHUNK]
+        found.update(
+            str(r[0])
+            for r in conn.execute(
+                f"SELECT event_id FROM archive_index WHERE event_id IN ({','.join('?' * len(part))})", part
+            )
+        )
+    return found

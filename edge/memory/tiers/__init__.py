@@ -17,6 +17,6 @@ steps, one transaction per batch, resumable after a SIGKILL at any point), :mod:
 The use case that runs the steps is :mod:`edge.services.maintain`.
 """
 
-from edge.memory.tiers.state import TierSizes, archive_only_count, tier_sizes, tiers_for
+from edge.memory.tiers.state import TierSizes, archive_only_count, late_not_counted, tier_sizes, tiers_for
 
-__all__ = ["TierSizes", "archive_only_count", "tier_sizes", "tiers_for"]
+__all__ = ["TierSizes", "archive_only_count", "late_not_counted", "tier_sizes", "tiers_for"]

@@ -142,9 +142,9 @@ def _reinsert(
     (high,) = conn.execute("SELECT high_water FROM rollup_state WHERE id = 1").fetchone() or (0,)
     if taken is None and rowid_was <= int(high):  # the rollup has counted that rowid: it stays counted once
         rid = rowid_was
-    else:
+    else:  # above every id the rollup has counted, so the rollup sees it as arriving now
         (top,) = conn.execute("SELECT coalesce(max(id), 0) FROM events").fetchone() or (0,)
-        rid = int(top) + 1
+        rid = max(int(top), int(high)) + 1
     cols = ", ".join(EVENT_COLUMNS)
     conn.execute(
         f"INSERT INTO events({cols}) VALUES ({', '.join('?' * len(EVENT_COLUMNS))})", (rid, *rows.event)

@@ -15,12 +15,13 @@ import math
 import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import apsw
 
+from edge.analysis.source import zone
 from edge.memory.db.migrations import MODALITY_VECTOR_TABLES
 
 ORDER = ("hot", "warm", "cold")
@@ -68,6 +69,42 @@ def tiers_for(conn: apsw.Connection, windows: Iterable[tuple[datetime | None, da
             if row is not None:
                 found.add("cold")
     return [t for t in ORDER if t in found] or ["hot"]
+
+
+def late_not_counted(
+    conn: apsw.Connection,
+    windows: Iterable[tuple[datetime | None, datetime | None]],
+    store_ids: Iterable[str] = (),
+) -> list[tuple[str, str, int]]:
+    """``(store, local date, events)`` of the closed days within ``windows`` that events reached
+    after they closed, when the day's own events were archived: those events are kept but the
+    day's figures (its rollup rows, the record) do not count them."""
+    if not _has(conn, "rollup_days"):
+        return []
+    stores = list(store_ids)
+    zones = {str(s): str(tz) for s, tz in conn.execute("SELECT store_id, timezone FROM stores")}
+    sql = (
+        "SELECT store_id, local_date, late_events FROM rollup_days WHERE state = 'closed' AND late_events > 0"
+    )
+    params: list[Any] = []
+    if stores:
+        sql += f" AND store_id IN ({', '.join('?' * len(stores))})"
+        params += stores
+    found: list[tuple[str, str, int]] = []
+    spans = list(windows)
+    for store, day, n in conn.execute(sql, params):
+        tz = zone(zones.get(str(store), "UTC"))
+        for since, until in spans:
+            lo = None if since is None else since.astimezone(tz).date().isoformat()
+            hi = (
+                None
+                if until is None
+                else (until - timedelta(microseconds=1)).astimezone(tz).date().isoformat()
+            )
+            if (lo is None or str(day) >= lo) and (hi is None or str(day) <= hi):
+                found.append((str(store), str(day), int(n)))
+                break
+    return found
 
 
 def archive_only_count(
