@@ -20,7 +20,7 @@ from datetime import datetime
 from statistics import median
 from typing import Any
 
-from edge.analysis import engine
+from edge.analysis import engine, labels
 from edge.analysis import fleet as F
 from edge.config import AnalysisConfig
 from edge.presentation.facts import compare_groups
@@ -65,8 +65,15 @@ def kinds_of(
         if groups is None:
             logger.debug("fact %s: its groups are not among the fleet's values", f.get("fact_id"))
             continue
-        kinds.setdefault((str(metric), str(dim), _key(groups[0]), _key(groups[1])), []).append(f)
+        # stores name their values as they like (rain, rainy, 雨): a kind is the kind of value
+        subject, base = (labels.kind_of(str(dim), g) or _key(g) for g in groups)
+        kinds.setdefault((str(metric), str(dim), subject, base), []).append(f)
     return kinds
+
+
+def _labels(dim: str, kind: str, known: tuple[str, ...]) -> list[str]:
+    """The fleet's own values of ``kind`` for ``dim`` (most frequent first), else the kind itself."""
+    return labels.values_of(dim, kind, known) or [kind]
 
 
 def _key(v: Any) -> str:
@@ -78,6 +85,22 @@ def _raw(v: str, dim: str) -> Any:
 
 
 def _store_test(
+    src: HubSource, store: str, kind: tuple[str, ...], now: datetime, config: AnalysisConfig
+) -> dict[str, Any]:
+    """The kind's comparison in ``store``, in the store's own labels for the two kinds of value
+    (the first pair of the fleet's labels the store has data for)."""
+    metric, dim, subject_kind, base_kind = kind
+    known = src.vocabulary().attributes.get(dim, ())
+    row: dict[str, Any] = {}
+    for subject in _labels(dim, subject_kind, known):
+        for baseline in _labels(dim, base_kind, known):
+            row = _store_pair(src, store, (metric, dim, subject, baseline), now, config)
+            if row["p_value"] is not None:
+                return row
+    return row
+
+
+def _store_pair(
     src: HubSource, store: str, kind: tuple[str, ...], now: datetime, config: AnalysisConfig
 ) -> dict[str, Any]:
     metric, dim, subject, baseline = kind

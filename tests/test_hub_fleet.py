@@ -44,7 +44,9 @@ PLANTED = {
     "r1": (-0.25, 40),
     "n1": (0.0, 40),
     "t1": (0.30, 1),
+    "w1": (0.30, 40),  # names its weather rainy / clear: the same kinds of value
 }
+LABELS = {"w1": ("rainy", "clear")}
 ZONES = {s: "Asia/Shanghai" for s in PLANTED}
 
 
@@ -53,10 +55,11 @@ def _events(seed: int = 5) -> list[MemEvent]:
     out: list[MemEvent] = []
     for store, (effect, per_day) in PLANTED.items():
         for d in range(DAYS):
-            weather = "rain" if (d + len(store)) % 3 == 0 else "sunny"
+            wet, dry = LABELS.get(store, ("rain", "sunny"))
+            weather = wet if (d + len(store)) % 3 == 0 else dry
             day = T0 + timedelta(days=d)
             for i in range(per_day if store != "t1" or d % 2 == 0 else 0):
-                amount = 50.0 * (1 + effect if weather == "rain" else 1.0) * math.exp(rng.gauss(0, 0.35))
+                amount = 50.0 * (1 + effect if weather == wet else 1.0) * math.exp(rng.gauss(0, 0.35))
                 out.append(
                     MemEvent(
                         f"{store}-{d}-{i}",
@@ -100,15 +103,15 @@ def test_a_planted_fleet_is_reported_as_planted(hub: dict[str, Any]) -> None:
     )
     verdicts = {t["store_id"]: t["verdict"] for t in row["stores"]}
     assert verdicts == {"a1": "holds", "a2": "holds", "a3": "holds", "a4": "holds", "r1": "reversed",
-                        "n1": "null", "t1": "thin"}  # fmt: skip
-    assert (row["holds_in"], row["reversed_in"], row["of"]) == (4, 1, 7)
+                        "n1": "null", "t1": "thin", "w1": "holds"}  # fmt: skip
+    assert (row["holds_in"], row["reversed_in"], row["of"]) == (5, 1, 8)
     for t in row["stores"]:
         if t["verdict"] in ("holds", "reversed"):
             planted = PLANTED[t["store_id"]][0]
             assert t["ci"][0] <= planted <= t["ci"][1], t  # the planted effect within its interval
             assert t["p_adjusted"] < 0.05 and t["evidence"]
-    # one family of tests: the six stores with data, BH-adjusted together
-    assert result["tested"] == 6
+    # one family of tests: the seven stores with data, BH-adjusted together
+    assert result["tested"] == 7
     adjusted = sorted(t["p_adjusted"] for t in row["stores"] if "p_adjusted" in t)
     assert adjusted == pytest.approx(
         sorted(F.bh_adjust([t["p_value"] for t in row["stores"] if t["p_value"] is not None]))
@@ -141,8 +144,8 @@ def test_the_cli_prints_the_contracts_json_and_a_readable_table(hub: dict[str, A
     assert set(row["stores"][0]) >= {"store_id", "effect", "ci", "p_value", "n", "verdict"}
     assert set(row["pooled"]) >= {"effect", "ci", "i2"}
     for lang, words in (
-        ("en", ("holds in 4 of 7", "reversed in r1")),
-        ("zh", ("7 家中 4 家成立", "r1 相反")),
+        ("en", ("holds in 5 of 8", "reversed in r1")),
+        ("zh", ("8 家中 5 家成立", "r1 相反")),
     ):
         text = subprocess.run(
             [sys.executable, "-m", "hub", "facts", "--db", str(hub["path"]), "--now", NOW.isoformat(), "--lang", lang],
