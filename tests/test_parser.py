@@ -851,3 +851,22 @@ def test_a_measure_or_period_read_but_not_used_is_named(q: str, word: str | None
         assert word is None
     else:
         assert word is None or word in result.not_understood, result.not_understood
+
+
+@pytest.mark.parametrize(
+    ("q", "window"),
+    [
+        ("How often are price questions and complaints seen in the same hour?", 3600),
+        ("排队和投诉同一个小时内出现的次数", 3600),
+    ],
+)
+def test_the_same_hour_is_a_co_occurrence_window(q: str, window: int) -> None:
+    result = parse_question(q, VOCAB, NOW)
+    _check(result, {"intent": "co_occurrence", "pair.window_seconds": window})
+
+
+def test_pai_qian_san_is_a_top_three() -> None:
+    _check(
+        parse_question("销量排前三的商品是哪些", VOCAB, NOW),
+        {"intent": "top_k", "top_k": 3, "group_by": ["product_id"]},
+    )

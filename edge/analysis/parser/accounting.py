@@ -41,6 +41,7 @@ EN_FUNCTION = frozenset(
     customer customers people ppl folks shoppers guests person persons everyone anyone
     count counts something anything way crazy too long coming business wise recently lately
     these days day time times period periods used ago bring brings brought lot lots
+    looked looking seen saw flag flagged moment moments
     hey hi hello question questions curious wondering wonder wondered d m ll re ve t
     don doesn didn isn aren wasn weren haven hasn start beginning
     event events percent quick rundown overview summary placed chart plot graph list display close closed
@@ -61,7 +62,7 @@ ZH_FUNCTION = tuple(
         一下子 每 各 各个 每个 所有 全部 全 总 总共 一共 合计 共 其他 别的 其余 相比 比 比较 对比 相对 之间 之间的 分别 分别是
         怎么回事 如何 呢 吗 究竟 到底 真的 确实 是否有 有多 多大 多高 多长 多久 一样 相同 不同 差 差别 区别 差异
         顾客 客人 客户 人 人们 大家 最近 近期 近来 这段时间 起来 发生 突然 经常 常常 总是 咋 咋样 特别 非常 很 挺 太 超 明显
-        这位 那位 位 常 越 把 一起 东西 占 开始 起 生意 主要 主要是 来 去 高 低 长 短 大 小 好 坏 快 慢 久 性
+        这位 那位 位 常 越 把 一起 东西 占 开始 起 出现 生意 主要 主要是 来 去 高 低 长 短 大 小 好 坏 快 慢 久 性
         """.split(),
         key=len,
         reverse=True,

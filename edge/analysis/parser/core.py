@@ -62,8 +62,8 @@ _TENDENCY = re.compile(
 )
 _CONJ = re.compile(r"和|与|跟|同|及|以及|还有|(?<![a-z])(?:and|with|vs\.?|versus|&)(?![a-z])")
 _CO_WINDOW = re.compile(
-    r"(?P<n>[0-9]+|[一二两三四五六七八九十]+)\s?(?:个)?(?P<u>分钟|小时|秒)(?:内|之内|以内)?"
-    r"|(?<![a-z])within (?:(?P<n2>[0-9]+|an?|one|two|three|five|ten|fifteen|thirty) )?(?P<u2>minute|hour|second)s?"
+    r"(?P<n>[0-9]+|[一二两三四五六七八九十]+|同一)\s?(?:个)?(?P<u>分钟|小时|秒)(?:内|之内|以内|里)?"
+    r"|(?<![a-z])(?:within|in|during) (?:(?P<n2>[0-9]+|an?|one|two|three|five|ten|fifteen|thirty|the same) )?(?P<u2>minute|hour|second)s?(?![a-z])"
 )
 #: words that rank products by themselves (a best seller is a product)
 _SELLERS = re.compile(r"畅销|热销|卖得最好|(?<![a-z])(?:best|top)[- ]?sell(?:ers?|ing)(?![a-z])")
@@ -997,7 +997,7 @@ def _co_window(text: str) -> int | None:
         return None
     unit = m.group("u") or m.group("u2")
     n_text = m.group("n") or m.group("n2") or "1"
-    n = parse_number(n_text) or 1
+    n = 1 if n_text in ("同一", "the same") else (parse_number(n_text) or 1)
     return max(1, n * _UNIT_SECONDS[unit])
 
 

@@ -37,9 +37,9 @@ CUES: dict[str, re.Pattern[str]] = {
         + W(r"^(?:show me|find|search|look up|get me|pull up)")
     ),
     "co_occurrence": _c(
-        r"同时出现|一起出现|同时发生|一起发生|一块儿?(?:出现|发生)|伴随|伴有|共同出现|同时存在|同一时间|"
+        r"同时出现|一起出现|同时发生|一起发生|一块儿?(?:出现|发生)|伴随|伴有|共同出现|同时存在|同一时间|同一(?:个)?(?:小时|时段|分钟)(?:内|里)?|"
         + W(
-            r"together|co-?occur(?:s|red|ring|rence)?|coincide[sd]?|at the same time|alongside|in conjunction|accompanied by"
+            r"together|co-?occur(?:s|red|ring|rence)?|coincide[sd]?|at the same time|alongside|in conjunction|accompanied by|in the same (?:hour|minute|time slot)"
         )
     ),
     "correlation": _c(
@@ -131,7 +131,7 @@ WILL_IT = _c(r"会不会")
 CONDITIONAL_MORE = _c(r"(?:的时候|时候|期间|如果|要是|雨天|晴天|下雨|促销时|有促销).{0,12}会不会更")
 
 _TOPK = [
-    _c(r"(?:排名)?前\s?(?P<n>" + CN_NUM + r")\s?(?:个|名|家|款|种|位|大|样)?(?![天周月年日星小分季])"),
+    _c(r"(?:排名?)?前\s?(?P<n>" + CN_NUM + r")\s?(?:个|名|家|款|种|位|大|样)?(?![天周月年日星小分季])"),
     _c(
         r"(?:最高|最多|最大|最好|最低|最少|最差|最畅销|最受欢迎)的\s?(?P<n>"
         + CN_NUM
@@ -169,7 +169,7 @@ def find_top_k(mt: MaskedText) -> int | None:
             if n is not None and 1 <= n <= 1000:
                 start, end = m.span("n")
                 view = mt.view
-                pre = re.search(r"(?:排名)?前\s?$|top[- ]?$|which $|哪$", view[:start])
+                pre = re.search(r"(?:排名?)?前\s?$|top[- ]?$|which $|哪$", view[:start])
                 post = re.match(r"\s?(?:个|名|家|款|种|位|大|样)", view[end:])
                 mt.consume(pre.start() if pre else start, end + (post.end() if post else 0))
                 return n
