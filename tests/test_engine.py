@@ -144,3 +144,50 @@ def test_an_empty_result_is_never_ok(intent: str, result: dict[str, Any]) -> Non
     assert honesty.empty_result(intent, result)
     filled = {k: ([1] if isinstance(v, list) else (v if v is not None else 1.0)) for k, v in result.items()}
     assert honesty.empty_result(intent, filled) == (intent == "anomaly" and not filled)
+
+
+def test_a_filtered_range_is_covered_when_the_memory_holds_the_range() -> None:
+    """Whether the memory holds a time range is a matter of the memory, not of how often the
+    question's values occur: rainy days' revenue over a span that starts on a dry day is answered."""
+    from datetime import UTC, datetime, timedelta
+
+    from edge.analysis.testing import InMemorySource, MemEvent
+
+    t0 = datetime(2025, 3, 3, tzinfo=UTC)
+    evs = [
+        MemEvent(
+            f"e{d}-{i}",
+            "s",
+            t0 + timedelta(days=d, hours=10 + i),
+            "purchase",
+            {"order_amount": 10.0, "weather": "rain" if d >= 5 else "sunny"},
+        )  # fmt: skip
+        for d in range(14)
+        for i in range(4)
+    ]
+    src = InMemorySource(evs, timezone="UTC")
+    plan = {
+        "intent": "aggregate",
+        "target_metric": "revenue",
+        "filters": {
+            "attributes": {"weather": "rain"},
+            "time_range": {"since": t0.isoformat(), "until": (t0 + timedelta(days=14)).isoformat()},
+        },
+    }
+    p = run_plan(plan, src, question="q", now=t0 + timedelta(days=14), config=AnalysisConfig())
+    assert p["status"] == "ok" and p["result"]["value"] == 9 * 4 * 10.0
+    # a range the memory does not hold at all is still insufficient
+    early = {
+        **plan,
+        "filters": {
+            **plan["filters"],
+            "time_range": {
+                "since": (t0 - timedelta(days=30)).isoformat(),
+                "until": (t0 + timedelta(days=14)).isoformat(),
+            },
+        },
+    }
+    assert (
+        run_plan(early, src, question="q", now=t0 + timedelta(days=14), config=AnalysisConfig())["status"]
+        == "insufficient_data"
+    )

@@ -91,6 +91,16 @@ def coverage_gaps(
                 "记忆中没有符合问题条件的事件",
             )
         ]
+    # whether the memory holds a time range is a matter of the memory (its stores and the
+    # measure's events), not of how often the question's values occur in it: "revenue on rainy
+    # days last month" is not refused because the month began sunny
+    narrow = flt.attributes or flt.entities or flt.key_equals or flt.hours or flt.days_of_week
+    if narrow:
+        whole = source.coverage(
+            flt.narrowed(attributes=(), entities=(), key_equals=(), hours=(), days_of_week=())
+        )
+        if whole.earliest is not None and whole.count > 0:
+            cov = whole
     latest = cov.latest or cov.earliest
     held_en = f"the memory holds {_day(cov.earliest, zone)} to {_day(latest, zone)}"
     held_zh = f"记忆中的数据从 {_day(cov.earliest, zone)} 到 {_day(latest, zone)}"

@@ -3,7 +3,9 @@
 Read-only (CONTRACT.md section 1: ``actions`` never writes to the memory): state (``pending``
 while it waits in the outbox, ``sent``, ``accepted``, ``done``, ``rejected``, ``expired``; an
 open action past its expiry reads ``expired`` before any writer marks it), role, type, title,
-summary, confidence, when it was issued and expires, who acknowledged it and when. ``--json``:
+summary, confidence, when it was issued and expires, who acknowledged it and when, and for a done
+action its measured effect, the days it still needs, or that it has no measurable target
+(``effect``, CONTRACT.md section 7). ``--json``:
 ``{"actions": [{...}]}``, most recently issued first. Called by the ``adamm`` dispatcher in
 :mod:`edge.cli`.
 """
@@ -70,13 +72,23 @@ def run(args: argparse.Namespace) -> int:
     now = parse_now(args.now)
     if now is not None and now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
+    from datetime import datetime
+
+    from edge.config import AdammConfig
+    from edge.services.action_effects import action_effects
+
     store = open_existing_store(args.db, None, readonly=True)
     try:
         with store.read() as conn:
             found = [as_json(r) for r in rows.list_actions(conn, now=now)]
         zones = {sid: store.timezone(sid) for sid in {a["store_id"] for a in found}}
+        # a done action: its measured effect, or the days it still needs (CONTRACT.md section 7)
+        effects = action_effects(store, AdammConfig(), now or datetime.now(UTC))
     finally:
         store.close()
+    for a in found:
+        if a["action_id"] in effects:
+            a["effect"] = effects[a["action_id"]]
     if args.json:
         json.dump({"actions": found}, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
@@ -95,4 +107,15 @@ def run(args: argparse.Namespace) -> int:
             f"  issued {zoned_time(a['issued_at'], tz)}  expires {expires}{by}"
         )
         print(f"    {a['summary']}  (confidence {float(a['confidence']):.2f})")
+        eff = a.get("effect")
+        if eff is not None:
+            print(f"    effect: {_effect_text(eff)}")
     return 0
+
+
+def _effect_text(eff: dict[str, Any]) -> str:
+    if eff["state"] == "measured":
+        return str(eff["statement"]["en"])
+    if eff["state"] == "waiting":
+        return f"measured after {eff['days_needed']} more days (a window on each side of the ack)"
+    return "no measurable target (the action names no metric to change)"

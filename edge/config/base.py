@@ -263,6 +263,16 @@ class ActionsConfig(Section):
         description="the re-send gap never grows beyond this many seconds",
     )
 
+    effect_window_days: int = Field(
+        default=14,
+        ge=7,
+        le=364,
+        title="Action effect window",
+        description="days on each side of an action's done acknowledgement that `adamm maintain` "
+        "compares to measure its effect (CONTRACT.md section 7); a multiple of 7 keeps the weekdays "
+        "matched",
+    )
+
     @field_validator("default_expires_in")
     @classmethod
     def _duration(cls, v: str) -> str:

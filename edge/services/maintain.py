@@ -8,7 +8,9 @@ name):
 1. ``facts``: :func:`facts_step`, the semantic facts distilled from the data new since each
    standing question's high-water mark (:func:`edge.services.facts.distil_facts`); it goes first,
    so the facts read the events before the tiers archive them;
-2. ``tiers``: :func:`tiers_step`, hot -> warm -> cold (:mod:`edge.memory.tiers.steps`).
+2. ``action_effects``: :func:`action_effects_step`, every action acknowledged done measured
+   after against before (:mod:`edge.services.action_effects`), an ``action_effect`` fact each;
+3. ``tiers``: :func:`tiers_step`, hot -> warm -> cold (:mod:`edge.memory.tiers.steps`).
 
 Every step works in its own short writer transactions and is safe to interrupt at any point: the
 next run finishes the job. A run is logged in ``maintain_runs`` (started, finished, report), which
@@ -47,6 +49,15 @@ def facts_step(store: Store, config: AdammConfig, now: datetime) -> dict[str, An
     from edge.services.facts import distil_facts
 
     return distil_facts(store, config, now)
+
+
+def action_effects_step(store: Store, config: AdammConfig, now: datetime) -> dict[str, Any]:
+    """Measure every action acknowledged done whose window after the ack has passed
+    (:func:`edge.services.action_effects.measure_all`): an ``action_effect`` fact each. It goes
+    before the tiers, so it reads the events of both windows while they are hot."""
+    from edge.services.action_effects import measure_all
+
+    return measure_all(store, config, now)
 
 
 def tiers_step(store: Store, config: AdammConfig, now: datetime) -> dict[str, Any]:
@@ -93,7 +104,11 @@ def tiers_step(store: Store, config: AdammConfig, now: datetime) -> dict[str, An
 
 
 #: the steps of a run, in order
-STEPS: tuple[tuple[str, Step], ...] = (("facts", facts_step), ("tiers", tiers_step))
+STEPS: tuple[tuple[str, Step], ...] = (
+    ("facts", facts_step),
+    ("action_effects", action_effects_step),
+    ("tiers", tiers_step),
+)
 
 
 def maintain(

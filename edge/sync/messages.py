@@ -360,8 +360,11 @@ def _check_rollup(body: dict[str, Any], day: str, slice_: str) -> None:
 
 
 def _check_fact(body: dict[str, Any], fact_id: str) -> None:
-    if set(body) != set(FACT_FIELDS):
-        raise MessageError(Reason.BAD_BODY, f"a fact body has exactly {', '.join(FACT_FIELDS)}")
+    if set(body) - {"action_id"} != set(FACT_FIELDS) or not isinstance(body.get("action_id", ""), str):
+        raise MessageError(
+            Reason.BAD_BODY,
+            f"a fact body has exactly {', '.join(FACT_FIELDS)} (and action_id for an action's effect)",
+        )
     if body["fact_id"] != fact_id:
         raise MessageError(Reason.BAD_BODY, "fact_id does not match the key")
     st = body["statement"]

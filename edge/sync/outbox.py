@@ -229,6 +229,8 @@ def fact_body(fact: dict[str, Any]) -> dict[str, Any]:
     """The summary body of a semantic fact (CONTRACT.md section 6's fact object): only the
     contract's fields, statements scrubbed of phone and ID numbers (:func:`edge.sync.messages.scrub`)."""
     body: dict[str, Any] = {f: fact.get(f) for f in m.FACT_FIELDS}
+    if fact.get("action_id"):  # an action_effect fact names its action (section 7)
+        body["action_id"] = str(fact["action_id"])
     st = body["statement"]
     if isinstance(st, dict):
         body["statement"] = {k: m.scrub(str(st.get(k, ""))) for k in ("zh", "en")}

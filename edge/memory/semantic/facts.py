@@ -48,7 +48,8 @@ class FactRecord:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def contract(self) -> dict[str, Any]:
-        """The fact as CONTRACT.md section 6 lists it (exactly those fields)."""
+        """The fact as CONTRACT.md section 6 lists it (exactly those fields, plus ``action_id`` for
+        an ``action_effect`` fact, section 7)."""
         return {
             "fact_id": self.fact_id,
             "statement": {"zh": self.statement.get("zh", ""), "en": self.statement.get("en", "")},
@@ -63,6 +64,8 @@ class FactRecord:
             "evidence_count": self.evidence_count,
             "valid_from": self.valid_from,
             "valid_to": self.valid_to,
+            # an action's measured effect names its action (CONTRACT.md section 7)
+            **({"action_id": self.slot} if self.question == "action_effect" else {}),
         }
 
 
