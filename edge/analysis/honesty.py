@@ -101,9 +101,11 @@ def coverage_gaps(
         )
         if whole.earliest is not None and whole.count > 0:
             cov = whole
-    latest = cov.latest or cov.earliest
-    held_en = f"the memory holds {_day(cov.earliest, zone)} to {_day(latest, zone)}"
-    held_zh = f"记忆中的数据从 {_day(cov.earliest, zone)} 到 {_day(latest, zone)}"
+    earliest = cov.earliest
+    assert earliest is not None  # checked above; the wider coverage is taken only with an earliest
+    latest = cov.latest or earliest
+    held_en = f"the memory holds {_day(earliest, zone)} to {_day(latest, zone)}"
+    held_zh = f"记忆中的数据从 {_day(earliest, zone)} 到 {_day(latest, zone)}"
     out: list[str] = []
     for since, until in bounded:
         if since is None:
@@ -121,20 +123,20 @@ def coverage_gaps(
             )
         # the future holds no events yet: a window's end counts up to ``now``
         end = min(until, now) if until is not None and now is not None else until
-        before = (since is not None and cov.earliest - since > COVERAGE_TOLERANCE) or (
-            until is not None and until <= cov.earliest
+        before = (since is not None and earliest - since > COVERAGE_TOLERANCE) or (
+            until is not None and until <= earliest
         )
         after = since is not None and since > latest
         if end is not None and not after:
-            lo = since if since is not None else cov.earliest
+            lo = since if since is not None else earliest
             after = end - latest > end_slack(max(end - lo, timedelta(0)))
         if not (before or after):
             continue
         if before and after:
             en_why, zh_why = "the memory covers only part of it", "记忆只覆盖其中一部分"
         elif before:
-            en_why = f"the memory starts on {_day(cov.earliest, zone)}"
-            zh_why = f"记忆从 {_day(cov.earliest, zone)} 才开始"
+            en_why = f"the memory starts on {_day(earliest, zone)}"
+            zh_why = f"记忆从 {_day(earliest, zone)} 才开始"
         else:
             en_why = f"the memory ends on {_day(latest, zone)}"
             zh_why = f"记忆到 {_day(latest, zone)} 就结束了"
