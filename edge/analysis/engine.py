@@ -322,37 +322,26 @@ def _run(
             operator=ident,
             started=started,
         )
+    # the invariants at the engine's exit: an ok answer stands on a result and on cited events
+    evidence: list[dict[str, Any]] = []
+    lacking: tuple[str, str] | None = None
     if honesty.empty_result(op.intent, outcome.result):
         logger.warning("operator %s returned ok with an empty result for %s", op.name, plan)
-        return _payload(
-            question,
-            plan,
-            "insufficient_data",
-            INSUFFICIENT[lang],
-            missing=[
-                honesty.say(
-                    lang,
-                    "events matching every condition of the question (the result is empty)",
-                    "符合问题全部条件的事件（结果为空）",
-                )
-            ],
-            operator=ident,
-            started=started,
+        lacking = (
+            "events matching every condition of the question (the result is empty)",
+            "符合问题全部条件的事件（结果为空）",
         )
-    evidence = _evidence(source, outcome, config.evidence_cap)
-    if not evidence:
+    else:
+        evidence = _evidence(source, outcome, config.evidence_cap)
+        if not evidence:
+            lacking = ("events behind the result (none could be cited)", "结果背后的事件（无法引用任何一条）")
+    if lacking is not None:
         return _payload(
             question,
             plan,
             "insufficient_data",
             INSUFFICIENT[lang],
-            missing=[
-                honesty.say(
-                    lang,
-                    "events behind the result (none could be cited)",
-                    "结果背后的事件（无法引用任何一条）",
-                )
-            ],
+            missing=[honesty.say(lang, *lacking)],
             operator=ident,
             started=started,
         )
