@@ -101,7 +101,9 @@ def test_send_receive_ack_and_the_store_shows_done_with_who_and_when(
     assert datetime.fromisoformat(row["sent_at"]) <= acked <= datetime.fromisoformat(row["expires_at"])
     text = adamm("actions", "--db", str(db), environ=e)
     assert text.returncode == 0 and text.stderr == ""
-    head, summary = text.stdout.splitlines()
+    head, summary, effect = text.stdout.splitlines()
+    # a done action says what became of it: this one names no metric to measure (section 7)
+    assert effect.strip().startswith("effect: no measurable target")
     assert head.split()[:4] == [sent["action_id"][:12], "done", "cashier", "work_order"]
     # the table shows the store's local time with its zone (the JSON keeps ISO)
     local = {k: zoned_time(row[k], "Asia/Shanghai") for k in ("acked_at", "expires_at")}
