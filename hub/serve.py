@@ -97,8 +97,8 @@ class Server:
         self.actions = hub_actions.Sender(
             db,
             lambda topic, payload, expiry, props: self.link.publish_wait(
-                topic, payload, qos=1, expiry_s=expiry, user_properties=dict(props)
-            ),
+                topic, payload, qos=1, retain=True, expiry_s=expiry, user_properties=dict(props)
+            ),  # every action message is retained: the open action, or the empty clearing
             self.link.connected.is_set,
             resend_base_s=config.actions.resend_base_s,
             resend_max_s=config.actions.resend_max_s,

@@ -85,12 +85,12 @@ def test_resend_publishes_with_the_time_left_and_expiry_is_never_pending(
     sent: list[tuple[str, dict[str, Any], int | None, list[tuple[str, str]]]] = []
 
     def publish(topic: str, payload: bytes, expiry: int | None, props: Any) -> None:
-        sent.append((topic, json.loads(payload), expiry, list(props)))
+        sent.append((topic, json.loads(payload) if payload else {}, expiry, list(props)))
 
     got = ha.resend_due(db, publish, now=T0, resend_base_s=60, resend_max_s=600)
     assert got.sent == [aid]
     topic, body, expiry, props = sent[0]
-    assert topic == f"adamm/v1/{STORE}/action/cashier"
+    assert topic == f"adamm/v1/{STORE}/action/cashier/{aid}"  # retained per action
     assert set(body) == set(m.ACTION_FIELDS)
     assert (body["action_id"], body["type"], body["params"], body["evidence"], body["confidence"]) == (
         aid,
@@ -110,8 +110,11 @@ def test_resend_publishes_with_the_time_left_and_expiry_is_never_pending(
     assert row["next_send_at"] == ha.iso(later + timedelta(seconds=120))  # the gap doubles
     gone = T0 + timedelta(hours=2)
     assert [r["state"] for r in ha.list_actions(db, now=gone)] == ["expired"]  # before any writer
-    assert ha.resend_due(db, publish, now=gone + timedelta(hours=1)).expired == [aid]
-    assert len(sent) == 2  # never re-sent once expired
+    ended = ha.resend_due(db, publish, now=gone + timedelta(hours=1))
+    assert ended.expired == [aid] and ended.cleared == [aid] and ended.sent == []
+    assert sent[-1] == (f"adamm/v1/{STORE}/action/cashier/{aid}", {}, None, [])  # the retained one cleared
+    assert ha.resend_due(db, publish, now=gone + timedelta(hours=2)).cleared == []
+    assert len(sent) == 3  # never re-sent once expired
     assert ha.list_actions(db, state="pending") == []
     # an ack made before the expiry counts (late in arriving); one made after it does not
     assert _ack(db, aid, "done", gone + timedelta(minutes=1), gone + timedelta(hours=2)) == ha.LATE
@@ -193,7 +196,7 @@ def test_serve_publishes_staff_acknowledges_the_hub_records_done(tmp_path: Path,
     )
     peer.connect("127.0.0.1", broker.port)
     peer.loop_start()
-    peer.subscribe(m.action_topic(STORE, "cashier"), qos=1)
+    peer.subscribe(m.action_filter(STORE, "cashier"), qos=1)
     device = Staff(
         broker.url, env(tmp_path), "--json", "--ack", "done", "--once", "--by", "ann"
     ).wait_listening()
@@ -209,6 +212,7 @@ def test_serve_publishes_staff_acknowledges_the_hub_records_done(tmp_path: Path,
         assert row["acked_by"] == "ann" and row["attempts"] >= 1
         assert eventually(lambda: bool(seen))
         assert json.loads(seen[0][0])["action_id"] == aid
+        assert eventually(lambda: seen[-1][0] == b""), hub.log()  # done: the hub cleared it
         assert seen[0][1] is not None and 0 < seen[0][1] <= 7200
     finally:
         peer.loop_stop()
