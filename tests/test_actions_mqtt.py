@@ -93,6 +93,10 @@ def test_send_receive_ack_and_the_store_shows_done_with_who_and_when(
     assert got["expires_at"] == sent["expires_at"]
     before = actions(db, e)[sent["action_id"]]
     assert (before["state"], before["acked_by"]) == ("sent", None)  # the ack waits in the store's session
+    # `adamm actions` never writes to the memory: it says where the ack waits and what records it
+    told = adamm("actions", "--db", str(db), environ=e)
+    assert told.returncode == 0 and "1 action(s) wait for an ack" in told.stderr
+    assert f"adamm action sync --db {db} --broker URL" in told.stderr
     report = sync(db, broker.url, e)
     assert report["acks"] == {"recorded": 1} and report["sent"] == []
     row = actions(db, e)[sent["action_id"]]

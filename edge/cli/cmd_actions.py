@@ -6,6 +6,11 @@ open action past its expiry reads ``expired`` before any writer marks it), role,
 summary, confidence, when it was issued and expires, who acknowledged it and when. ``--json``:
 ``{"actions": [{...}]}``, most recently issued first. Called by the ``adamm`` dispatcher in
 :mod:`edge.cli`.
+
+Acks are recorded by whoever holds the store's MQTT connection (the sync worker, within a second
+or so of their arrival, or ``adamm action sync``). Recording them here would write to the memory,
+which this command must not do (CONTRACT.md section 1), so when actions wait for an ack and no sync
+worker runs, it says on stderr that their acks wait on the broker and which command records them.
 """
 
 from __future__ import annotations
@@ -60,6 +65,27 @@ def as_json(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _say_acks_wait(db: str, found: list[dict[str, Any]]) -> None:
+    """On stderr: actions wait for acks and no sync worker runs to record them (nothing when one
+    runs: it records each ack within a second or so)."""
+    waiting = [a for a in found if a["state"] in ("sent", "accepted")]
+    if not waiting:
+        return
+    from edge.sync.actions import worker_running
+
+    try:
+        if worker_running(db):
+            return
+    except OSError:  # the lock beside the memory cannot be opened: whether one runs is unknown
+        return
+    print(
+        f"adamm actions: {len(waiting)} action(s) wait for an ack and no sync worker runs for this memory: "
+        "acks that came meanwhile wait on the broker until the store's connection reads them; "
+        f"record them with `adamm action sync --db {db} --broker URL` (or run `adamm sync`)",
+        file=sys.stderr,
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     from datetime import UTC
 
@@ -77,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         zones = {sid: store.timezone(sid) for sid in {a["store_id"] for a in found}}
     finally:
         store.close()
+    _say_acks_wait(args.db, found)
     if args.json:
         json.dump({"actions": found}, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
