@@ -102,4 +102,4 @@ def test_hub_status_shows_each_stores_times_in_its_zone_and_json_keeps_iso(tmp_p
     assert parked and parked[0].strip().split(" adamm/v1")[0].endswith(" UTC"), text.stdout  # the hub's zone
     st = json.loads(_run("-m", "hub", "status", "--db", str(path), "--json").stdout)
     s1 = next(s for s in st["stores"] if s["store_id"] == "s1")
-    assert s1["status_at"] == "2025-12-10T08:00:00Z"
+    assert s1["at"] == "2025-12-10T08:00:00Z"  # the contract's key (status --json), ISO as sent
