@@ -30,6 +30,7 @@ import hashlib
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -49,7 +50,7 @@ from edge.contract import (
 from edge.contract import LATE as LATE  # record_ack's outcomes are the contract's
 from edge.contract import UNCHANGED as UNCHANGED
 from edge.contract import effective_state as _effective
-from edge.errors import BrokerError, UsageError
+from edge.errors import BrokerError, EnvironmentProblem, UsageError
 from edge.services.action_rules import action_summary, answer_is_weak, default_role
 from edge.sync import messages as m
 from hub.db import HubDB
@@ -356,9 +357,44 @@ def record_ack(db: HubDB, topic: str, payload: bytes, *, now: datetime | None = 
 PUBACK_TIMEOUT_S = 15.0
 
 
+class SenderFailing(EnvironmentProblem):
+    """The hub's action sender failed on every round for ``[actions] sender_give_up_s`` (exit 3)."""
+
+
+#: seconds between two writes of a failing component's row (its first failure is written at once)
+HEALTH_EVERY_S = 10.0
+
+
+def record_component(
+    db: HubDB,
+    name: str,
+    state: str,
+    *,
+    since: str | None = None,
+    failures: int = 0,
+    last_error: str | None = None,
+    now: datetime | None = None,
+) -> None:
+    """Write the health of a worker's component (``hub_components``, read by ``adamm-hub status``)."""
+    with db.transaction():
+        db.execute(
+            "INSERT INTO hub_components (name, state, since, failures, last_error, at) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (name) DO UPDATE SET state = excluded.state, since = excluded.since, "
+            "failures = excluded.failures, last_error = excluded.last_error, at = excluded.at",
+            (name, state, since, failures, last_error, iso(_now(now))),
+        )
+
+
 class Sender:
-    """The serve worker's action sender: a thread with its own connection (``db.reopen()``) that (re-)sends
-    due hub actions through ``publish`` every ``period_s`` while ``connected()`` is true."""
+    """The serve worker's action sender: a thread with its own connection (``db.reopen()``) that
+    (re-)sends due hub actions through ``publish`` every ``period_s`` while ``connected()`` is true.
+
+    A round that fails is tried again a period later; the sender's health is written to
+    ``hub_components`` as ``name`` (``ok`` on its first good round and after a recovery;
+    ``failing`` with the count, since when and the last error while rounds fail), so ``adamm-hub
+    status`` shows it; after ``give_up_s`` of nothing but failed rounds it stops with
+    :attr:`fatal` set (a :class:`SenderFailing`, state ``stopped``), which ends the worker with exit 3
+    (:meth:`hub.serve.Server.run`)."""
 
     def __init__(
         self,
@@ -369,6 +405,8 @@ class Sender:
         resend_base_s: float,
         resend_max_s: float,
         period_s: float = 1.0,
+        name: str = "actions",
+        give_up_s: float = 300.0,
     ) -> None:
         self.main_db = db  # reopened in the thread (never opened again by path: see HubDB.reopen)
         self.publish = publish
@@ -376,6 +414,15 @@ class Sender:
         self.resend_base_s = resend_base_s
         self.resend_max_s = resend_max_s
         self.period_s = period_s
+        self.name = name
+        self.give_up_s = give_up_s
+        #: set when the sender gave up (the worker stops with it)
+        self.fatal: SenderFailing | None = None
+        self.failures = 0
+        self.last_error: str | None = None
+        self._failing_since: tuple[float, str] | None = None  # (monotonic, ISO)
+        self._written_at = 0.0
+        self._healthy_written = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="hub-actions", daemon=True)
 
@@ -385,6 +432,52 @@ class Sender:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=10)
+
+    def _write(self, db: HubDB | None, state: str) -> None:
+        """Record the health; a database that cannot take it is logged (the next write tries again)."""
+        opened: HubDB | None = None
+        try:
+            if db is None:
+                db = opened = self.main_db.reopen()
+            since = self._failing_since[1] if self._failing_since else None
+            record_component(
+                db, self.name, state, since=since, failures=self.failures, last_error=self.last_error
+            )
+            self._written_at = time.monotonic()
+        except Exception as exc:  # the health row is a report, never a reason to stop sending
+            logger.warning("cannot record the health of %s: %s", self.name, exc)
+        finally:
+            if opened is not None:
+                opened.close()
+
+    def _failed(self, db: HubDB | None, error: str) -> None:
+        self.failures += 1
+        self.last_error = error
+        now = time.monotonic()
+        if self._failing_since is None:
+            self._failing_since = (now, iso(_now(None)))
+            self._written_at = 0.0
+        failing_for = now - self._failing_since[0]
+        if failing_for >= self.give_up_s:
+            self.fatal = SenderFailing(
+                f"the hub's action sender ({self.name}) failed on every round for {failing_for:.0f} s "
+                f"({self.failures} failures since {self._failing_since[1]}); the last: {error}",
+                hint="see adamm-hub status and the log for the cause; hub actions wait in the outbox. "
+                "Fix it, then start adamm-hub serve again",
+            )
+            logger.error("%s", self.fatal)
+            self._write(db, "stopped")
+            self._stop.set()
+        elif now - self._written_at >= HEALTH_EVERY_S:
+            self._write(db, "failing")
+
+    def _succeeded(self, db: HubDB) -> None:
+        if self._failing_since is not None or not self._healthy_written:
+            if self._failing_since is not None:
+                logger.info("hub actions: sending again after %d failed rounds", self.failures)
+            self._failing_since, self.failures, self.last_error = None, 0, None
+            self._write(db, "ok")
+            self._healthy_written = True
 
     def _run(self) -> None:
         db: HubDB | None = None
@@ -397,15 +490,23 @@ class Sender:
                     got = resend_due(
                         db, self.publish, resend_base_s=self.resend_base_s, resend_max_s=self.resend_max_s
                     )
-                    if got.sent or got.expired:
-                        logger.info("hub actions: sent %d, expired %d", len(got.sent), len(got.expired))
+                    if got.sent or got.expired or got.cleared:
+                        logger.info(
+                            "hub actions: sent %d, expired %d, cleared %d",
+                            len(got.sent),
+                            len(got.expired),
+                            len(got.cleared),
+                        )
+                    self._succeeded(db)
                 except BrokerError as exc:
                     logger.warning("sending hub actions: %s; trying again", exc)
-                except Exception:  # the next round tries again; serving summaries goes on
+                    self._failed(db, str(exc))
+                except Exception as exc:  # the next round tries again; serving summaries goes on
                     logger.exception("sending hub actions failed")
                     if db is not None:
                         db.close()
                     db = None
+                    self._failed(None, f"{type(exc).__name__}: {exc}")
         finally:
             if db is not None:
                 db.close()
