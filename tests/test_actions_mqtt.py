@@ -97,6 +97,19 @@ def test_send_receive_ack_and_the_store_shows_done_with_who_and_when(
     told = adamm("actions", "--db", str(db), environ=e)
     assert told.returncode == 0 and "1 action(s) wait for an ack" in told.stderr
     assert f"adamm action sync --db {db} --broker URL" in told.stderr
+    # --broker: the ack waiting in the store's session is shown, neither recorded nor consumed
+    peek = adamm("actions", "--db", str(db), "--broker", broker.url, "--json", environ=e)
+    assert peek.returncode == 0, peek.stderr
+    peeked = {a["action_id"]: a for a in json.loads(peek.stdout)["actions"]}[sent["action_id"]]
+    assert peeked["state"] == "sent" and peeked["acked_by"] is None
+    assert {k: peeked["waiting_ack"][k] for k in ("state", "by", "would_be")} == {
+        "state": "done",
+        "by": "ann",
+        "would_be": "done",
+    }
+    assert "1 ack(s) wait on the broker, not recorded" in peek.stderr
+    shown_text = adamm("actions", "--db", str(db), "--broker", broker.url, environ=e).stdout
+    assert "ack waiting on the broker, not recorded: done by ann" in shown_text
     report = sync(db, broker.url, e)
     assert report["acks"] == {"recorded": 1} and report["sent"] == []
     row = actions(db, e)[sent["action_id"]]

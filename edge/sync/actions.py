@@ -199,6 +199,53 @@ def record_ack(store: Store, topic: str, payload: bytes, *, now: datetime | None
     return outcome
 
 
+def peek_acks(
+    store_id: str, url: str, config: AdammConfig, *, listen_s: float = 3.0, quiet_s: float = 1.0
+) -> list[messages.Ack]:
+    """The acks waiting in the store's session, read without recording or acknowledging them
+    (``adamm actions --broker``, which never writes to the memory). Connects as the store (the
+    caller holds its :class:`ConnectionLock`), keeps what arrives for up to ``listen_s`` seconds
+    (until ``quiet_s`` pass without a message) and leaves every message unacknowledged
+    (``manual_ack``): the broker delivers it again to the store's next connection, whose sync
+    worker or ``adamm action sync`` records it. In the order they came; unreadable ones left out."""
+    got: list[messages.Ack] = []
+    lock = threading.Lock()
+    last = [time.monotonic()]
+    ack_prefix = messages.ack_topic(store_id, "")
+
+    def on_message(msg: Message) -> bool:
+        with lock:
+            last[0] = time.monotonic()
+            if msg.topic.startswith(ack_prefix):
+                try:
+                    got.append(messages.parse_ack(msg.topic, msg.payload))
+                except messages.MessageError as exc:
+                    logger.info("not an ack on %s: %s", msg.topic, exc)
+        return False  # never acknowledged: the store's connection reads it again
+
+    link = connect(
+        link_settings(url, config.mqtt),
+        store_client_id(store_id),
+        subscriptions=[(messages.ack_topic(store_id, "+"), 1)],
+        on_message=on_message,
+        manual_ack=True,
+    )
+    try:
+        link.wait_subscribed(15.0)
+        deadline = time.monotonic() + listen_s
+        while time.monotonic() < deadline:
+            with lock:
+                idle = time.monotonic() - last[0]
+            if idle >= quiet_s:
+                break
+            time.sleep(0.05)
+    finally:
+        with contextlib.suppress(Exception):
+            link.close()
+    with lock:
+        return list(got)
+
+
 # -- one connection, used by `adamm action send` and `adamm action sync` ------------------------------
 
 
