@@ -3,7 +3,9 @@
 The HQ console's send-as-action (and :func:`issue_action` / :func:`send_answer_action` for a
 program) puts a ``pending`` row in the outbox; ``adamm-hub serve`` publishes it (QoS 1, MQTT 5
 Message Expiry Interval = the time left to its expiry, and the expiry in ``params.expires_at`` of
-the payload, which MQTT 3.1.1 keeps too) on ``adamm/v1/{store}/action/{role}``
+the payload, which MQTT 3.1.1 keeps too) retained on ``adamm/v1/{store}/action/{role}/{action_id}``
+(so a device that connects later, even for the first time, gets it at once; cleared with an empty
+retained message once the action ends)
 (:func:`resend_due`, run by :class:`Sender`), re-sends it until a staff device acknowledges it or
 it expires (the gap doubles from ``[actions] resend_base_s`` up to ``resend_max_s``), and records
 the device's ack from ``adamm/v1/{store}/ack/{action_id}`` (:func:`record_ack`).
@@ -28,21 +30,32 @@ import hashlib
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from edge.contract import ACK_RANK, FINAL_STATES, OPEN_STATES, iso, parse_iso
-from edge.errors import BrokerError, UsageError
+from edge.contract import (
+    FINAL_STATES,
+    RECORDED,
+    UNKNOWN,
+    apply_ack_rule,
+    clear_due,
+    closing_update,
+    iso,
+    parse_iso,
+    send_blocker,
+)
+from edge.contract import LATE as LATE  # record_ack's outcomes are the contract's
+from edge.contract import UNCHANGED as UNCHANGED
+from edge.contract import effective_state as _effective
+from edge.errors import BrokerError, EnvironmentProblem, UsageError
 from edge.services.action_rules import action_summary, answer_is_weak, default_role
 from edge.sync import messages as m
 from hub.db import HubDB
 
 logger = logging.getLogger(__name__)
-
-#: outcomes of :func:`record_ack`
-RECORDED, UNCHANGED, UNKNOWN, LATE = "recorded", "unchanged", "unknown", "late"
 
 COLUMNS = (
     "action_id", "store_id", "role", "type", "params_json", "summary", "evidence_json", "confidence",
@@ -50,7 +63,8 @@ COLUMNS = (
     "updated_at",
 )  # fmt: skip
 
-#: publish(topic, payload, expiry_s, user_properties)
+#: publish(topic, payload, expiry_s, user_properties), QoS 1 and retained (an open action, or the
+#: empty message that clears one that ended)
 Publish = Callable[[str, bytes, int | None, Sequence[tuple[str, str]]], object]
 
 
@@ -72,10 +86,9 @@ def _rows(db: HubDB, where: str = "", params: Sequence[Any] = ()) -> list[dict[s
 
 
 def effective_state(row: dict[str, Any], now: datetime | None = None) -> str:
-    state = str(row["state"])
-    if state in OPEN_STATES and row.get("expires_at") and parse_iso(row["expires_at"]) <= _now(now):
-        return "expired"
-    return state
+    """The row's state as of ``now`` (the contract's rule: an open action past its expiry reads
+    ``expired``)."""
+    return _effective(str(row["state"]), row.get("expires_at"), _now(now))
 
 
 def list_actions(
@@ -229,9 +242,9 @@ def expire_due(db: HubDB, now: datetime | None = None) -> list[str]:
             )
         ]
         db.execute(
-            "UPDATE hub_actions SET state = 'expired', updated_at = ? WHERE state IN ('pending', 'sent') "
-            "AND expires_at IS NOT NULL AND expires_at <= ?",
-            (stamp, stamp),
+            "UPDATE hub_actions SET state = 'expired', updated_at = ?, next_send_at = ? "
+            "WHERE state IN ('pending', 'sent') AND expires_at IS NOT NULL AND expires_at <= ?",
+            (stamp, closing_update("expired", _now(now)), stamp),
         )
     return ids
 
@@ -240,6 +253,7 @@ def expire_due(db: HubDB, now: datetime | None = None) -> list[str]:
 class SendReport:
     sent: list[str] = field(default_factory=list)
     expired: list[str] = field(default_factory=list)
+    cleared: list[str] = field(default_factory=list)
 
 
 def resend_due(
@@ -250,11 +264,29 @@ def resend_due(
     resend_base_s: float = 60.0,
     resend_max_s: float = 3600.0,
 ) -> SendReport:
-    """Expire what is past its expiry, then publish every open action whose (re-)send is due and,
-    once ``publish`` returns (the broker's PUBACK), mark it ``sent`` with its next re-send. A
-    publish that raises stops the round (the action stays due)."""
+    """Expire what is past its expiry, clear the retained message of every action that ended, then
+    publish (retained) every open action whose (re-)send is due (the contract's
+    :func:`~edge.contract.send_blocker`, row by row: not expired, a usable role) and, once
+    ``publish`` returns (the broker's PUBACK), mark it ``sent`` with its next re-send. A publish
+    that raises stops the round (the action stays due)."""
     t = _now(now)
     report = SendReport(expired=expire_due(db, t))
+    ended = _rows(
+        db,
+        "WHERE state IN ('done', 'rejected', 'expired') AND next_send_at IS NOT NULL ORDER BY issued_at, action_id",
+    )
+    for row in ended:
+        if not clear_due(row, t):
+            continue
+        if int(row["attempts"] or 0) > 0:  # never published: nothing retained to clear
+            publish(*m.action_clear(row))
+        with db.transaction():
+            db.execute(
+                "UPDATE hub_actions SET next_send_at = NULL, updated_at = ? WHERE action_id = ? "
+                "AND state IN ('done', 'rejected', 'expired')",
+                (iso(t), row["action_id"]),
+            )
+        report.cleared.append(row["action_id"])
     due = _rows(
         db,
         "WHERE state IN ('pending', 'sent') AND (next_send_at IS NULL OR next_send_at <= ?) "
@@ -262,12 +294,19 @@ def resend_due(
         (iso(t),),
     )
     for row in due:
+        why = send_blocker(row, t)
+        if why is not None:
+            if "topic" in why:
+                logger.warning("hub action %s not sent: %s", row["action_id"], why)
+            continue
         publish(*m.action_message(row, t))
         nxt = iso(t + m.resend_gap(int(row["attempts"]), resend_base_s, resend_max_s))
-        with db.transaction():
+        with db.transaction():  # an ack that ended it meanwhile keeps its state and its clearing
             db.execute(
                 "UPDATE hub_actions SET state = CASE WHEN state = 'pending' THEN 'sent' ELSE state END, "
-                "sent_at = ?, attempts = attempts + 1, next_send_at = ?, updated_at = ? WHERE action_id = ?",
+                "sent_at = ?, attempts = attempts + 1, "
+                "next_send_at = CASE WHEN state IN ('pending', 'sent') THEN ? ELSE next_send_at END, "
+                "updated_at = ? WHERE action_id = ?",
                 (iso(t), nxt, iso(t), row["action_id"]),
             )
         report.sent.append(row["action_id"])
@@ -296,24 +335,20 @@ def record_ack(db: HubDB, topic: str, payload: bytes, *, now: datetime | None = 
         )
         if found is None or found[2] != store:
             return UNKNOWN
-        cur, expires = str(found[0]), found[1]
-        if cur in ("done", "rejected"):
-            return UNCHANGED
-        if cur == "expired" or (cur in OPEN_STATES and expires and parse_iso(expires) <= t):
-            if not expires or at >= parse_iso(expires):
-                if cur != "expired":
-                    db.execute(
-                        "UPDATE hub_actions SET state = 'expired', updated_at = ? WHERE action_id = ?",
-                        (iso(t), ack.action_id),
-                    )
-                return LATE
-            cur = "sent"
-        if ACK_RANK[ack.state] <= ACK_RANK[cur]:
-            return UNCHANGED
-        db.execute(
-            "UPDATE hub_actions SET state = ?, acked_by = ?, acked_at = ?, updated_at = ? WHERE action_id = ?",
-            (ack.state, ack.by, iso(at), iso(t), ack.action_id),
-        )
+        rule = apply_ack_rule(str(found[0]), found[1], ack.state, at, t)
+        if rule.write == "expired":
+            db.execute(
+                "UPDATE hub_actions SET state = 'expired', updated_at = ?, next_send_at = ? WHERE action_id = ?",
+                (iso(t), closing_update("expired", t), ack.action_id),
+            )
+        elif rule.write is not None:
+            db.execute(
+                "UPDATE hub_actions SET state = ?, acked_by = ?, acked_at = ?, updated_at = ?, "
+                "next_send_at = COALESCE(?, next_send_at) WHERE action_id = ?",
+                (rule.write, ack.by, iso(at), iso(t), closing_update(rule.write, t), ack.action_id),
+            )
+    if rule.outcome != RECORDED:
+        return rule.outcome
     logger.info("action %s at %s: %s by %s", ack.action_id[:12], store, ack.state, ack.by)
     return RECORDED
 
@@ -322,9 +357,44 @@ def record_ack(db: HubDB, topic: str, payload: bytes, *, now: datetime | None = 
 PUBACK_TIMEOUT_S = 15.0
 
 
+class SenderFailing(EnvironmentProblem):
+    """The hub's action sender failed on every round for ``[actions] sender_give_up_s`` (exit 3)."""
+
+
+#: seconds between two writes of a failing component's row (its first failure is written at once)
+HEALTH_EVERY_S = 10.0
+
+
+def record_component(
+    db: HubDB,
+    name: str,
+    state: str,
+    *,
+    since: str | None = None,
+    failures: int = 0,
+    last_error: str | None = None,
+    now: datetime | None = None,
+) -> None:
+    """Write the health of a worker's component (``hub_components``, read by ``adamm-hub status``)."""
+    with db.transaction():
+        db.execute(
+            "INSERT INTO hub_components (name, state, since, failures, last_error, at) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (name) DO UPDATE SET state = excluded.state, since = excluded.since, "
+            "failures = excluded.failures, last_error = excluded.last_error, at = excluded.at",
+            (name, state, since, failures, last_error, iso(_now(now))),
+        )
+
+
 class Sender:
-    """The serve worker's action sender: a thread with its own connection (``db.reopen()``) that (re-)sends
-    due hub actions through ``publish`` every ``period_s`` while ``connected()`` is true."""
+    """The serve worker's action sender: a thread with its own connection (``db.reopen()``) that
+    (re-)sends due hub actions through ``publish`` every ``period_s`` while ``connected()`` is true.
+
+    A round that fails is tried again a period later; the sender's health is written to
+    ``hub_components`` as ``name`` (``ok`` on its first good round and after a recovery;
+    ``failing`` with the count, since when and the last error while rounds fail), so ``adamm-hub
+    status`` shows it; after ``give_up_s`` of nothing but failed rounds it stops with
+    :attr:`fatal` set (a :class:`SenderFailing`, state ``stopped``), which ends the worker with exit 3
+    (:meth:`hub.serve.Server.run`)."""
 
     def __init__(
         self,
@@ -335,6 +405,8 @@ class Sender:
         resend_base_s: float,
         resend_max_s: float,
         period_s: float = 1.0,
+        name: str = "actions",
+        give_up_s: float = 300.0,
     ) -> None:
         self.main_db = db  # reopened in the thread (never opened again by path: see HubDB.reopen)
         self.publish = publish
@@ -342,6 +414,15 @@ class Sender:
         self.resend_base_s = resend_base_s
         self.resend_max_s = resend_max_s
         self.period_s = period_s
+        self.name = name
+        self.give_up_s = give_up_s
+        #: set when the sender gave up (the worker stops with it)
+        self.fatal: SenderFailing | None = None
+        self.failures = 0
+        self.last_error: str | None = None
+        self._failing_since: tuple[float, str] | None = None  # (monotonic, ISO)
+        self._written_at = 0.0
+        self._healthy_written = False
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="hub-actions", daemon=True)
 
@@ -351,6 +432,52 @@ class Sender:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=10)
+
+    def _write(self, db: HubDB | None, state: str) -> None:
+        """Record the health; a database that cannot take it is logged (the next write tries again)."""
+        opened: HubDB | None = None
+        try:
+            if db is None:
+                db = opened = self.main_db.reopen()
+            since = self._failing_since[1] if self._failing_since else None
+            record_component(
+                db, self.name, state, since=since, failures=self.failures, last_error=self.last_error
+            )
+            self._written_at = time.monotonic()
+        except Exception as exc:  # the health row is a report, never a reason to stop sending
+            logger.warning("cannot record the health of %s: %s", self.name, exc)
+        finally:
+            if opened is not None:
+                opened.close()
+
+    def _failed(self, db: HubDB | None, error: str) -> None:
+        self.failures += 1
+        self.last_error = error
+        now = time.monotonic()
+        if self._failing_since is None:
+            self._failing_since = (now, iso(_now(None)))
+            self._written_at = 0.0
+        failing_for = now - self._failing_since[0]
+        if failing_for >= self.give_up_s:
+            self.fatal = SenderFailing(
+                f"the hub's action sender ({self.name}) failed on every round for {failing_for:.0f} s "
+                f"({self.failures} failures since {self._failing_since[1]}); the last: {error}",
+                hint="see adamm-hub status and the log for the cause; hub actions wait in the outbox. "
+                "Fix it, then start adamm-hub serve again",
+            )
+            logger.error("%s", self.fatal)
+            self._write(db, "stopped")
+            self._stop.set()
+        elif now - self._written_at >= HEALTH_EVERY_S:
+            self._write(db, "failing")
+
+    def _succeeded(self, db: HubDB) -> None:
+        if self._failing_since is not None or not self._healthy_written:
+            if self._failing_since is not None:
+                logger.info("hub actions: sending again after %d failed rounds", self.failures)
+            self._failing_since, self.failures, self.last_error = None, 0, None
+            self._write(db, "ok")
+            self._healthy_written = True
 
     def _run(self) -> None:
         db: HubDB | None = None
@@ -363,15 +490,23 @@ class Sender:
                     got = resend_due(
                         db, self.publish, resend_base_s=self.resend_base_s, resend_max_s=self.resend_max_s
                     )
-                    if got.sent or got.expired:
-                        logger.info("hub actions: sent %d, expired %d", len(got.sent), len(got.expired))
+                    if got.sent or got.expired or got.cleared:
+                        logger.info(
+                            "hub actions: sent %d, expired %d, cleared %d",
+                            len(got.sent),
+                            len(got.expired),
+                            len(got.cleared),
+                        )
+                    self._succeeded(db)
                 except BrokerError as exc:
                     logger.warning("sending hub actions: %s; trying again", exc)
-                except Exception:  # the next round tries again; serving summaries goes on
+                    self._failed(db, str(exc))
+                except Exception as exc:  # the next round tries again; serving summaries goes on
                     logger.exception("sending hub actions failed")
                     if db is not None:
                         db.close()
                     db = None
+                    self._failed(None, f"{type(exc).__name__}: {exc}")
         finally:
             if db is not None:
                 db.close()

@@ -200,6 +200,10 @@ def _for_people(status: dict[str, Any]) -> dict[str, Any]:
     for p in out["parked"]["latest"]:
         if p.get("received_at"):
             p["received_at"] = zoned_time(p["received_at"], zone)
+    for c in out.get("components", []):  # the serve workers' parts, in the hub's zone
+        for key in ("since", "at"):
+            if c.get(key):
+                c[key] = zoned_time(c[key], zone)
     return out
 
 

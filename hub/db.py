@@ -34,6 +34,10 @@ Tables (migration ``0001_hub``):
   hub's version (its versions went backwards: a rebuilt or restored memory, a new box, or a
   forged higher version), which is what ``adamm-hub status`` lists as ``diverged``.
 
+- ``hub_components`` (migration ``0004_hub_components``): the health of a worker's long-running
+  parts (``actions/worker-N``: the action sender): state (``ok``, ``failing``, ``stopped``), since
+  when it fails, how many rounds failed, the last error, when written; ``adamm-hub status`` shows it.
+
 Nothing here knows MQTT; :mod:`hub.ingest` writes, :mod:`hub.source` and :mod:`hub.status` read.
 """
 
@@ -122,11 +126,20 @@ def _migration_0003_hub_diverged(d: str) -> list[str]:
     ]
 
 
+def _migration_0004_hub_components(d: str) -> list[str]:
+    big = "BIGINT" if d == "postgresql" else "INTEGER"
+    return [
+        "CREATE TABLE hub_components (name TEXT PRIMARY KEY, state TEXT NOT NULL, since TEXT, "
+        f"failures {big} NOT NULL DEFAULT 0, last_error TEXT, at TEXT NOT NULL)",
+    ]
+
+
 #: the named migrations, in order (name, statements for a dialect)
 MIGRATIONS: tuple[tuple[str, Any], ...] = (
     ("0001_hub", _migration_0001),
     ("0002_hub_actions", _migration_0002_hub_actions),
     ("0003_hub_diverged", _migration_0003_hub_diverged),
+    ("0004_hub_components", _migration_0004_hub_components),
 )
 HUB_TABLES = (
     "hub_rollup",
@@ -138,6 +151,7 @@ HUB_TABLES = (
     "hub_parked",
     "hub_actions",
     "hub_diverged",
+    "hub_components",
 )
 
 

@@ -24,7 +24,9 @@ only content judged bad is parked. A database error no retry can fix is exit 3.
 Hub-issued actions (:mod:`hub.actions`): the worker also subscribes to every store's
 ``ack/+`` (shared on PostgreSQL) and records the acks of the actions the hub issued (then
 acknowledges the message); its :class:`hub.actions.Sender` thread publishes the due actions of
-the ``hub_actions`` outbox through the same connection.
+the ``hub_actions`` outbox through the same connection; its health is in ``hub_components``
+(``adamm-hub status``), and when it fails on every round for ``[actions] sender_give_up_s`` the
+worker stops with exit 3 naming it (a part that keeps failing is not only a log line a second).
 """
 
 from __future__ import annotations
@@ -97,11 +99,13 @@ class Server:
         self.actions = hub_actions.Sender(
             db,
             lambda topic, payload, expiry, props: self.link.publish_wait(
-                topic, payload, qos=1, expiry_s=expiry, user_properties=dict(props)
-            ),
+                topic, payload, qos=1, retain=True, expiry_s=expiry, user_properties=dict(props)
+            ),  # every action message is retained: the open action, or the empty clearing
             self.link.connected.is_set,
             resend_base_s=config.actions.resend_base_s,
             resend_max_s=config.actions.resend_max_s,
+            name=f"actions/worker-{worker}",
+            give_up_s=config.actions.sender_give_up_s,
         )
 
     def _receive(self, msg: Message) -> bool:  # the network thread: queue it, acknowledge later
@@ -183,7 +187,8 @@ class Server:
     def run(self, stop: threading.Event) -> None:
         """Serve until ``stop`` is set; raises the link's fatal error (refused credentials or
         subscriptions), BrokerUnreachable when the broker is never reached within
-        ``[mqtt] connect_timeout_s``, HubStoreError when the store fails."""
+        ``[mqtt] connect_timeout_s``, HubStoreError when the store fails, SenderFailing when the
+        action sender failed on every round for ``[actions] sender_give_up_s``."""
         self._stop = stop
         started = time.monotonic()
         reached = False
@@ -193,6 +198,8 @@ class Server:
             while not stop.is_set():
                 if self.link.fatal is not None:
                     raise self.link.fatal
+                if self.actions.fatal is not None:  # a part that kept failing: say so, exit 3
+                    raise self.actions.fatal
                 if not reached:
                     reached = self.link.connected.is_set()
                     waited = time.monotonic() - started

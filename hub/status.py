@@ -7,7 +7,12 @@
                  "first_day", "last_day", "parked": N,
                  "diverged": [{"key", "hub_version", "store_version", "at"}]}],
      "parked": {"count": N, "by_reason": {reason: N}, "latest": [{"received_at", "topic",
-                "store_id", "msg_id", "reason", "detail"}]}}
+                "store_id", "msg_id", "reason", "detail"}]},
+     "components": [{"name", "state", "since", "failures", "last_error", "at"}]}
+
+``components``: the health the serve workers' long-running parts wrote (``actions/worker-N``, the
+action sender: ``ok``, ``failing`` while its rounds fail, ``stopped`` when it gave up and the
+worker exited 3), so a part that keeps failing shows here, not only in the worker's log.
 
 ``diverged``: the keys whose versions went backwards at the store (the hub held ``hub_version``,
 the store sent ``store_version`` at ``at``, then its current content above the hub's version:
@@ -88,9 +93,16 @@ def hub_status(db: HubDB) -> dict[str, Any]:
             f"ORDER BY id DESC LIMIT {LATEST_PARKED}"
         )
     ]
+    components = [
+        {"name": r[0], "state": r[1], "since": r[2], "failures": int(r[3]), "last_error": r[4], "at": r[5]}
+        for r in db.query(
+            "SELECT name, state, since, failures, last_error, at FROM hub_components ORDER BY name"
+        )
+    ]
     return {
         "stores": [stores[s] for s in sorted(stores)],
         "parked": {"count": total, "by_reason": by_reason, "latest": latest},
+        "components": components,
     }
 
 
@@ -128,7 +140,7 @@ def status_json(db: HubDB) -> dict[str, Any]:
         }
         for s in st["stores"]
     ]
-    return {"stores": stores, "parked": st["parked"]}
+    return {"stores": stores, "parked": st["parked"], "components": st["components"]}
 
 
 def render(status: dict[str, Any]) -> str:
@@ -159,4 +171,12 @@ def render(status: dict[str, Any]) -> str:
             lines.append(f"  {x['received_at']} {x['topic']}: {x['reason']}: {x['detail']}")
     else:
         lines.append("parked messages: none")
+    for c in status.get("components", []):
+        if c["state"] == "ok":
+            lines.append(f"{c['name']}: ok ({c['at']})")
+        else:
+            lines.append(
+                f"{c['name']}: {c['state'].upper()} since {c['since']}, {c['failures']} failed rounds "
+                f"(as of {c['at']}); the last: {c['last_error']}"
+            )
     return "\n".join(lines)

@@ -2,7 +2,9 @@
 (``config/mosquitto/adamm.conf``) and PostgreSQL from Debian's packages (``initdb`` +
 ``pg_ctl`` in a temporary folder), each on a free port, started and stopped by the tests; and an
 MQTT 3.1.1-only broker (:func:`running_mqtt311`: a TCP proxy in front of a real Mosquitto that
-refuses MQTT 5 clients as a 3.1.1 broker does)."""
+refuses MQTT 5 clients as a 3.1.1 broker does, or with ``silent=True`` never answers them); amqtt, a
+real 3.1.1-only broker (:func:`running_amqtt`); and :class:`SilentServer`, a port that accepts TCP
+and answers no CONNECT."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -237,10 +240,12 @@ class Mqtt311Proxy:
     a port on 127.0.0.1) that reads each client's first packet, its CONNECT; protocol level 5 is
     answered with CONNACK return code 1 (:data:`CONNACK_UNACCEPTABLE_PROTOCOL`) and closed, any
     other level is forwarded, and the bytes then flow both ways untouched. :attr:`connects` lists
-    (protocol level, client id) of every CONNECT, in order."""
+    (protocol level, client id) of every CONNECT, in order. ``silent``: an MQTT 5 CONNECT gets no
+    answer at all (the connection stays open until the client closes it), as some 3.1.1 brokers do."""
 
-    def __init__(self, upstream: int) -> None:
+    def __init__(self, upstream: int, silent: bool = False) -> None:
         self.upstream = upstream
+        self.silent = silent
         self.connects: list[tuple[int, str]] = []
         self._lock = threading.Lock()
         self._socks: list[socket.socket] = []
@@ -280,6 +285,10 @@ class Mqtt311Proxy:
             level, client_id = connect_fields(first)
             with self._lock:
                 self.connects.append((level, client_id))
+            if level == 5 and self.silent:
+                while client.recv(4096):  # nothing answered, until the client gives up
+                    pass
+                raise ConnectionError("MQTT 5 ignored")
             if level == 5:
                 client.sendall(CONNACK_UNACCEPTABLE_PROTOCOL)
                 raise ConnectionError("MQTT 5 refused")
@@ -312,6 +321,8 @@ class Mqtt311Proxy:
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
+        with contextlib.suppress(OSError):
             self._listener.close()
         with self._lock:
             socks, self._socks = self._socks, []
@@ -333,6 +344,75 @@ def running_mqtt311(dir: Path, **mosquitto: Any) -> Iterator[tuple[Mqtt311Proxy,
             yield proxy, broker
         finally:
             proxy.close()
+
+
+class SilentServer:
+    """A port that accepts TCP connections and never answers anything (no MQTT version)."""
+
+    def __init__(self) -> None:
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = int(self._listener.getsockname()[1])
+        self.accepted = 0
+        self._socks: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._accept, name="silent-server", daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"mqtt://127.0.0.1:{self.port}"
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                sock, _addr = self._listener.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            self._socks.append(sock)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
+        with contextlib.suppress(OSError):
+            self._listener.close()
+        for s in self._socks:
+            with contextlib.suppress(OSError):
+                s.close()
+        self._thread.join(5)
+
+
+def amqtt_command() -> str | None:
+    """The ``amqtt`` broker command (a 3.1.1-only broker from PyPI, in the dev extras), or None."""
+    beside = Path(sys.executable).parent / "amqtt"
+    return str(beside) if beside.exists() else shutil.which("amqtt")
+
+
+@contextlib.contextmanager
+def running_amqtt(dir: Path) -> Iterator[str]:
+    """amqtt on a free loopback port (anonymous): its ``mqtt://`` URL."""
+    command = amqtt_command()
+    if command is None:
+        pytest.skip("amqtt is not installed (pip install -e '.[dev]')")
+    dir.mkdir(parents=True, exist_ok=True)
+    port = free_port()
+    conf = dir / "amqtt.yaml"
+    conf.write_text(
+        "listeners:\n  default:\n    type: tcp\n"
+        f"    bind: 127.0.0.1:{port}\n"
+        "plugins:\n  amqtt.plugins.authentication.AnonymousAuthPlugin:\n    allow_anonymous: true\n"
+    )
+    with (dir / "amqtt.log").open("wb") as log:
+        proc = subprocess.Popen([command, "-c", str(conf)], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        _wait_port(port, proc, "amqtt", timeout=30)
+        yield f"mqtt://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
 
 
 def reachable_by_others(dir: Path) -> None:

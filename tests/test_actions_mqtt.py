@@ -93,6 +93,23 @@ def test_send_receive_ack_and_the_store_shows_done_with_who_and_when(
     assert got["expires_at"] == sent["expires_at"]
     before = actions(db, e)[sent["action_id"]]
     assert (before["state"], before["acked_by"]) == ("sent", None)  # the ack waits in the store's session
+    # `adamm actions` never writes to the memory: it says where the ack waits and what records it
+    told = adamm("actions", "--db", str(db), environ=e)
+    assert told.returncode == 0 and "1 action(s) wait for an ack" in told.stderr
+    assert f"adamm action sync --db {db} --broker URL" in told.stderr
+    # --broker: the ack waiting in the store's session is shown, neither recorded nor consumed
+    peek = adamm("actions", "--db", str(db), "--broker", broker.url, "--json", environ=e)
+    assert peek.returncode == 0, peek.stderr
+    peeked = {a["action_id"]: a for a in json.loads(peek.stdout)["actions"]}[sent["action_id"]]
+    assert peeked["state"] == "sent" and peeked["acked_by"] is None
+    assert {k: peeked["waiting_ack"][k] for k in ("state", "by", "would_be")} == {
+        "state": "done",
+        "by": "ann",
+        "would_be": "done",
+    }
+    assert "1 ack(s) wait on the broker, not recorded" in peek.stderr
+    shown_text = adamm("actions", "--db", str(db), "--broker", broker.url, environ=e).stdout
+    assert "ack waiting on the broker, not recorded: done by ann" in shown_text
     report = sync(db, broker.url, e)
     assert report["acks"] == {"recorded": 1} and report["sent"] == []
     row = actions(db, e)[sent["action_id"]]
@@ -383,3 +400,45 @@ def test_a_broker_killed_between_send_and_ack_loses_its_queue_and_the_resend_del
     assert eventually(recorded)
     row = actions(db, e)[sent["action_id"]]
     assert (row["state"], row["attempts"]) == ("done", 2)
+
+
+def test_a_device_that_never_connected_gets_every_open_action_of_its_role_at_once(
+    tmp_path: Path, broker: Mosquitto, db: Path
+) -> None:
+    """Open actions are retained per action (CONTRACT.md section 5): a first-time subscriber (a
+    new handheld, a plain MQTT client) gets every open one within 2 s; one that ended was cleared
+    by the store and is not delivered."""
+    e = env(tmp_path)
+    closed = send(db, broker.url, e, title="Mop aisle 2")
+    kept = send(db, broker.url, e, title="Open checkout 3")
+    other = adamm_json(
+        "action", "send", "--db", str(db), "--broker", broker.url, "--role", "cleaner",
+        "--type", "work_order", "--title", "Wipe the doors", environ=e,
+    )  # fmt: skip
+    acker = Peer(broker.port, "an-old-device")
+    acker.publish(messages.ack_topic(STORE, closed["action_id"]), messages.ack_payload("ann", _now(), "done"))
+    acker.close()
+    report = sync(db, broker.url, e)  # records the ack and clears the ended action's retained message
+    assert report["acks"] == {"recorded": 1}
+    assert actions(db, e)[closed["action_id"]]["state"] == "done"
+    started = time.monotonic()
+    peer = Peer(broker.port, "a-new-handheld", subscribe=messages.action_filter(STORE, "cashier"))
+    try:
+        assert eventually(lambda: len(peer.got) >= 1, 2.0 - (time.monotonic() - started) + 0.05)
+        time.sleep(0.5)  # anything else retained would have come with it
+        got = [(t, json.loads(p)["action_id"]) for t, p in peer.got]
+        assert got == [(messages.action_topic(STORE, "cashier", kept["action_id"]), kept["action_id"])]
+        assert other["action_id"] not in {a for _, a in got}  # another role's
+    finally:
+        peer.close()
+    rc, shown, err = Staff(
+        broker.url, env(tmp_path / "new"), "--json", "--ack", "accepted", "--once"
+    ).finish()
+    assert rc == 0, err
+    assert [s["action_id"] for s in shown] == [kept["action_id"]]
+
+
+def _now() -> str:
+    from datetime import UTC
+
+    return datetime.now(UTC).isoformat(timespec="seconds")

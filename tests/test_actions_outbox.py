@@ -161,7 +161,7 @@ def test_resend_due_publishes_expires_and_schedules_with_doubling_gaps(store: St
     report = resend_due(store, publish, now=t1, resend_base_s=60, resend_max_s=150)
     assert report.sent == [live] and report.expired == [dead]
     topic, payload, expiry, props = sent[0]
-    assert topic == "adamm/v1/sh_01/action/cashier"
+    assert topic == f"adamm/v1/sh_01/action/cashier/{live}"  # retained per action
     msg = messages.parse_action(payload)
     assert (msg.action_id, msg.type, msg.params, msg.summary) == (
         live,
@@ -187,6 +187,38 @@ def test_resend_due_publishes_expires_and_schedules_with_doubling_gaps(store: St
     assert record_ack(store, messages.ack_topic("sh_01", live), ack) == "unchanged"
     assert record_ack(store, messages.ack_topic("sh_01", live), b"{nope") == "not_json"
     assert resend_due(store, publish, now=t3 + timedelta(days=1)).sent == []
+
+
+def test_an_action_that_ends_has_its_retained_message_cleared_once(store: Store) -> None:
+    """done, rejected, expired: the next round publishes an empty retained message on the
+    action's topic, once; an action never published has nothing to clear."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    done = _queue(store, "done", expires=now + timedelta(hours=1))
+    rejected = _queue(store, "rejected", expires=now + timedelta(hours=1))
+    lapsing = _queue(store, "lapsing", expires=now + timedelta(minutes=5))
+    accepted = _queue(store, "accepted", expires=now + timedelta(hours=1))
+    sent: list[tuple[str, bytes]] = []
+
+    def publish(topic: str, payload: bytes, expiry: int | None, props: Sequence[tuple[str, str]]) -> None:
+        sent.append((topic, payload))
+
+    assert len(resend_due(store, publish, now=now).sent) == 4
+    for aid, state in ((done, "done"), (rejected, "rejected"), (accepted, "accepted")):
+        rows.apply_ack(store, aid, state, "ann", now, now=now)
+    sent.clear()
+    t = now + timedelta(minutes=6)  # lapsing expired meanwhile
+    report = resend_due(store, publish, now=t, resend_base_s=3600)
+    assert report.expired == [lapsing]
+    assert sorted(report.cleared) == sorted([done, rejected, lapsing]) and report.sent == []
+    topic = "adamm/v1/sh_01/action/cashier/"
+    assert sorted(sent) == sorted((topic + a, b"") for a in (done, rejected, lapsing))
+    assert resend_due(store, publish, now=t + timedelta(hours=2)).cleared == []  # once
+    assert _row(store, accepted)["state"] == "accepted"  # open: stays retained, not re-sent
+    # queued and ended before it was ever published: nothing to clear on the broker
+    never = _queue(store, "never", expires=t + timedelta(hours=1))
+    rows.apply_ack(store, never, "rejected", "ann", t, now=t)
+    sent.clear()
+    assert resend_due(store, publish, now=t).cleared == [never] and sent == []
 
 
 def test_the_same_open_action_keeps_its_id_and_a_closed_one_gets_a_new_one(store: Store) -> None:

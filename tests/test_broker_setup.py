@@ -81,8 +81,8 @@ class Peer:
             time.sleep(0.02)
         return self.subacks.pop()[0]
 
-    def pub(self, topic: str, payload: bytes) -> None:
-        self.c.publish(topic, payload, qos=1).wait_for_publish(10)
+    def pub(self, topic: str, payload: bytes, retain: bool = False) -> None:
+        self.c.publish(topic, payload, qos=1, retain=retain).wait_for_publish(10)
 
     def close(self) -> None:
         self.c.loop_stop()
@@ -155,23 +155,35 @@ def test_the_acl_and_tls_hold_on_a_real_broker(setup_dir: Path) -> None:
 
         s1.pub("adamm/v1/sh_01/summary", b"own")
         s1.pub("adamm/v1/sh_02/summary", b"forged")  # denied by the ACL: never delivered
-        s1.pub("adamm/v1/sh_01/action/cashier", b"act")
+        s1.pub("adamm/v1/sh_01/action/cashier/a1", b"act")
         staff1.pub("adamm/v1/sh_01/ack/a1", b"ack")
         staff1.pub("adamm/v1/sh_02/ack/a1", b"forged-ack")
         hub.pub("adamm/v1/sh_01/receipt", b"r1")
         hub.pub("adamm/v1/sh_02/receipt", b"r2")
-        hub.pub("adamm/v1/sh_02/action/cashier", b"other-store-action")
+        hub.pub("adamm/v1/sh_02/action/cashier/a9", b"other-store-action")
         assert _eventually(
             lambda: (
                 ("adamm/v1/sh_01/ack/a1", b"ack") in hub.got and ("adamm/v1/sh_01/receipt", b"r1") in s1.got
             )
         )
-        assert _eventually(lambda: ("adamm/v1/sh_01/action/cashier", b"act") in staff1.got)
+        assert _eventually(lambda: ("adamm/v1/sh_01/action/cashier/a1", b"act") in staff1.got)
         time.sleep(0.5)
         assert ("adamm/v1/sh_01/summary", b"own") in hub.got
         assert all(p not in (b"forged", b"forged-ack") for _t, p in hub.got)
         assert sorted(t for t, _p in s1.got) == ["adamm/v1/sh_01/ack/a1", "adamm/v1/sh_01/receipt"]
         assert [p for _t, p in staff1.got] == [b"act"]
+        # open actions are retained per action (the store's and the hub's), cleared when they end:
+        # a device that connects later gets the open ones only, through its read ACL
+        s1.pub("adamm/v1/sh_01/action/cashier/open1", b"store-open", retain=True)
+        hub.pub("adamm/v1/sh_01/action/cashier/open2", b"hub-open", retain=True)
+        s1.pub("adamm/v1/sh_01/action/cashier/ended", b"ended", retain=True)
+        s1.pub("adamm/v1/sh_01/action/cashier/ended", b"", retain=True)
+        later = Peer(setup_dir, port, "staff-sh_01-1")
+        later.sub("adamm/v1/sh_01/action/cashier/#")
+        assert _eventually(lambda: len(later.got) >= 2)
+        time.sleep(0.3)
+        assert sorted(p for _t, p in later.got) == [b"hub-open", b"store-open"]
+        later.c.disconnect()
 
         # no session takeover: sh_01 asking for sh_02's client id gets its own session
         thief = Peer(setup_dir, port, "sh_01", client_id="sh_02")

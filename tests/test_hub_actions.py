@@ -7,6 +7,8 @@ Every command runs as a real process."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -19,10 +21,11 @@ from brokers import mosquitto_available, running_mosquitto
 from hub_data import hub_factory, pg_dsn  # noqa: F401  (fixture)
 from test_hub_serve import Hub
 
-from edge.errors import UsageError
+from edge.errors import BrokerError, UsageError
 from edge.sync import messages as m
 from hub import actions as ha
 from hub.db import HubDB, open_hub
+from hub.status import hub_status, render
 
 T0 = datetime(2025, 12, 1, 9, 0, tzinfo=UTC)
 
@@ -85,12 +88,12 @@ def test_resend_publishes_with_the_time_left_and_expiry_is_never_pending(
     sent: list[tuple[str, dict[str, Any], int | None, list[tuple[str, str]]]] = []
 
     def publish(topic: str, payload: bytes, expiry: int | None, props: Any) -> None:
-        sent.append((topic, json.loads(payload), expiry, list(props)))
+        sent.append((topic, json.loads(payload) if payload else {}, expiry, list(props)))
 
     got = ha.resend_due(db, publish, now=T0, resend_base_s=60, resend_max_s=600)
     assert got.sent == [aid]
     topic, body, expiry, props = sent[0]
-    assert topic == f"adamm/v1/{STORE}/action/cashier"
+    assert topic == f"adamm/v1/{STORE}/action/cashier/{aid}"  # retained per action
     assert set(body) == set(m.ACTION_FIELDS)
     assert (body["action_id"], body["type"], body["params"], body["evidence"], body["confidence"]) == (
         aid,
@@ -110,8 +113,11 @@ def test_resend_publishes_with_the_time_left_and_expiry_is_never_pending(
     assert row["next_send_at"] == ha.iso(later + timedelta(seconds=120))  # the gap doubles
     gone = T0 + timedelta(hours=2)
     assert [r["state"] for r in ha.list_actions(db, now=gone)] == ["expired"]  # before any writer
-    assert ha.resend_due(db, publish, now=gone + timedelta(hours=1)).expired == [aid]
-    assert len(sent) == 2  # never re-sent once expired
+    ended = ha.resend_due(db, publish, now=gone + timedelta(hours=1))
+    assert ended.expired == [aid] and ended.cleared == [aid] and ended.sent == []
+    assert sent[-1] == (f"adamm/v1/{STORE}/action/cashier/{aid}", {}, None, [])  # the retained one cleared
+    assert ha.resend_due(db, publish, now=gone + timedelta(hours=2)).cleared == []
+    assert len(sent) == 3  # never re-sent once expired
     assert ha.list_actions(db, state="pending") == []
     # an ack made before the expiry counts (late in arriving); one made after it does not
     assert _ack(db, aid, "done", gone + timedelta(minutes=1), gone + timedelta(hours=2)) == ha.LATE
@@ -193,7 +199,7 @@ def test_serve_publishes_staff_acknowledges_the_hub_records_done(tmp_path: Path,
     )
     peer.connect("127.0.0.1", broker.port)
     peer.loop_start()
-    peer.subscribe(m.action_topic(STORE, "cashier"), qos=1)
+    peer.subscribe(m.action_filter(STORE, "cashier"), qos=1)
     device = Staff(
         broker.url, env(tmp_path), "--json", "--ack", "done", "--once", "--by", "ann"
     ).wait_listening()
@@ -209,6 +215,7 @@ def test_serve_publishes_staff_acknowledges_the_hub_records_done(tmp_path: Path,
         assert row["acked_by"] == "ann" and row["attempts"] >= 1
         assert eventually(lambda: bool(seen))
         assert json.loads(seen[0][0])["action_id"] == aid
+        assert eventually(lambda: seen[-1][0] == b""), hub.log()  # done: the hub cleared it
         assert seen[0][1] is not None and 0 < seen[0][1] <= 7200
     finally:
         peer.loop_stop()
@@ -284,3 +291,59 @@ def test_broker_killed_between_send_and_ack_the_action_still_arrives_once(
         assert (row["state"], row["acked_by"]) == ("done", "cy") and row["attempts"] >= 2
     finally:
         assert hub.stop() == 0, hub.log()
+
+
+def test_a_sender_that_keeps_failing_shows_in_status_and_recovers(tmp_path: Path) -> None:
+    """The sender's health is in ``hub_components`` (``adamm-hub status``): failing with the count,
+    since when and the last error while its rounds fail; ok once a round works again."""
+    target = str(tmp_path / "hub.db")
+    db = open_hub(target, create=True)
+    _issue(db, now=datetime.now(UTC), expires_at=datetime.now(UTC) + timedelta(hours=2))
+    broken = [True]
+
+    def publish(topic: str, payload: bytes, expiry: int | None, props: Any) -> None:
+        if broken[0]:
+            raise BrokerError("the broker did not acknowledge the publish")
+
+    sender = ha.Sender(
+        db, publish, lambda: True, resend_base_s=60, resend_max_s=600, period_s=0.02, name="actions/worker-1"
+    )
+    sender.start()
+    try:
+        assert eventually(lambda: hub_status(db)["components"] != [], 10)
+        c = hub_status(db)["components"][0]
+        assert (c["name"], c["state"]) == ("actions/worker-1", "failing")
+        assert c["failures"] >= 1 and c["since"] and "did not acknowledge" in c["last_error"]
+        assert "actions/worker-1: FAILING since" in render(hub_status(db))
+        broken[0] = False
+        assert eventually(lambda: hub_status(db)["components"][0]["state"] == "ok", 10)
+        assert sender.fatal is None
+    finally:
+        sender.stop()
+        db.close()
+
+
+def test_a_sender_failing_past_its_give_up_ends_serve_with_exit_3_naming_it(
+    tmp_path: Path, broker: Any
+) -> None:
+    """A hub action whose row cannot be read fails every round: after ``[actions]
+    sender_give_up_s`` the worker exits 3 naming the sender, and ``adamm-hub status`` says it
+    stopped (was: one log line a second, for ever)."""
+    target = str(tmp_path / "hub.db")
+    db = open_hub(target, create=True)
+    aid = _issue(db, now=datetime.now(UTC), expires_at=datetime.now(UTC) + timedelta(hours=2))
+    with db.transaction():
+        db.execute("UPDATE hub_actions SET params_json = ? WHERE action_id = ?", ("{not json", aid))
+    db.close()
+    cfg = tmp_path / "hub.toml"
+    cfg.write_text("[actions]\nsender_give_up_s = 2\n")
+    hub = Hub(tmp_path, "--db", target, "--broker", broker.url, "--config", str(cfg))
+    assert hub.proc.wait(60) == 3, hub.log()
+    assert "the hub's action sender (actions/worker-1) failed on every round" in hub.log()
+    st = subprocess.run(
+        [sys.executable, "-m", "hub", "status", "--db", target, "--json"],
+        capture_output=True, text=True, env=env(tmp_path), timeout=60,
+    )  # fmt: skip
+    assert st.returncode == 0, st.stderr
+    [c] = json.loads(st.stdout)["components"]
+    assert (c["name"], c["state"]) == ("actions/worker-1", "stopped") and "JSONDecodeError" in c["last_error"]

@@ -10,12 +10,15 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from actions_helpers import (
     ROOT,
+    STORE,
+    Peer,
     Staff,
     actions,
     adamm,
@@ -28,6 +31,7 @@ from actions_helpers import (
 from brokers import Mosquitto, mosquitto_available, running_mosquitto
 
 from edge.memory.store import Store
+from edge.sync import messages
 from edge.sync.actions import worker_running
 
 pytestmark = pytest.mark.skipif(not mosquitto_available(), reason="mosquitto is not installed")
@@ -108,6 +112,14 @@ def test_adamm_sync_sends_the_queued_action_and_records_the_ack(tmp_path: Path, 
         got = actions(db, e)[aid]
         assert got["acked_by"].startswith("cashier@")  # ROLE@HOST: the device has no MQTT user
         assert _states(db)[aid][0] == "done" and _states(db)[aid][1] >= 1
+        # the worker cleared the ended action's retained message: a device new to the store gets nothing
+        time.sleep(1.0)
+        fresh = Peer(broker.port, "a-new-handheld", subscribe=messages.action_filter(STORE, "cashier"))
+        try:
+            time.sleep(1.0)
+            assert [p for _t, p in fresh.got if p] == []
+        finally:
+            fresh.close()
         # `adamm action sync` beside a running worker leaves the connection to it
         assert adamm_json("action", "sync", "--db", str(db), "--broker", broker.url, environ=e) == {
             "via": "worker"

@@ -144,7 +144,10 @@ def test_topics() -> None:
     assert m.topic_store("other/v1/sh_01/summary") is None
     assert (
         m.ack_topic("s", "a1") == "adamm/v1/s/ack/a1"
-        and m.action_topic("s", "cashier") == "adamm/v1/s/action/cashier"
+        and m.action_topic("s", "cashier", "a1") == "adamm/v1/s/action/cashier/a1"
+        and m.action_filter("s", "cashier") == "adamm/v1/s/action/cashier/#"
     )
+    assert m.topic_action("adamm/v1/s/action/cashier/a1") == ("s", "cashier", "a1")
+    assert m.topic_action("adamm/v1/s/action/cashier") is None
     assert not m.valid_store_id("a/b") and not m.valid_store_id("+") and m.valid_store_id("sh_xuhui_01")
     assert m.parse_status(m.status_payload("online", "2025-10-01T00:00:00+00:00"))["state"] == "online"

@@ -9,12 +9,16 @@ redelivery); ``adamm sync --once`` -> proxy -> Mosquitto -> ``adamm-hub serve`` 
 3.1.1) leaves the hub with the edge's totals; bad credentials over 3.1.1 stop at once (exit 3), a
 SUBACK 0x80 is a refused subscription; an action over 3.1.1 reaches ``adamm-staff`` and its ack
 comes back, an expired one (which the broker cannot drop under 3.1.1) is not shown; forcing
-``[mqtt] protocol = "5"`` against the proxy fails at once, naming the protocol. Every command runs
-as a real process."""
+``[mqtt] protocol = "5"`` against the proxy fails at once, naming the protocol. A broker that stays
+silent to an MQTT 5 CONNECT (the proxy with ``silent=True``) gets a 3.1.1 attempt after
+``silent_fallback_s``; a port that answers nothing is "unreachable" naming ``[mqtt] protocol``;
+amqtt (a real 3.1.1-only broker from PyPI) is spoken to over 3.1.1. Every command runs as a real
+process."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import queue
 import shutil
@@ -27,12 +31,23 @@ from pathlib import Path
 
 import pytest
 from actions_helpers import STORE, Staff, actions, adamm, adamm_json, env, make_memory, register_device
-from brokers import Mosquitto, Mqtt311Proxy, connect_fields, mosquitto_available, read_packet, running_mqtt311
+from brokers import (
+    Mosquitto,
+    Mqtt311Proxy,
+    SilentServer,
+    connect_fields,
+    free_port,
+    mosquitto_available,
+    read_packet,
+    running_amqtt,
+    running_mosquitto,
+    running_mqtt311,
+)
 from pydantic import ValidationError
 from test_sync_e2e import Edge, World, _config, _ok, _own_totals, _raw_totals, assert_hub_equals_edges
 
 from edge.config import MqttConfig
-from edge.errors import BrokerAuthError, BrokerProtocolError
+from edge.errors import BrokerAuthError, BrokerProtocolError, BrokerUnreachable
 from edge.memory.semantic import facts as repo
 from edge.memory.store import Store
 from edge.sim import SimConfig, simulate
@@ -289,3 +304,64 @@ def test_sync_through_a_311_broker_to_a_311_hub_holds_the_edges_totals(
     for client in (f"adamm-edge-{SIM.store_id}", "adamm-hub-1"):
         levels = proxy.levels(client)
         assert levels[:2] == [5, 4] and set(levels[2:]) <= {4}, (client, levels)
+
+
+def _auto(url: str, silent_s: float = 1.0, **over: object) -> LinkSettings:
+    return dataclasses.replace(link_settings(url, MqttConfig(), env={}), silent_fallback_s=silent_s, **over)
+
+
+def test_a_broker_silent_to_mqtt5_gets_a_311_attempt_after_a_short_wait(tmp_path: Path) -> None:
+    """A 3.1.1 broker that ignores an MQTT 5 CONNECT (no CONNACK at all): "auto" tries 3.1.1 once
+    ``silent_fallback_s`` pass (was: "unreachable, check the URL" after the connect timeout)."""
+    with running_mosquitto(tmp_path / "mq") as broker:
+        proxy = Mqtt311Proxy(broker.port, silent=True)
+        try:
+            started = time.monotonic()
+            link = connect(_auto(proxy.url), "silent-5", timeout=20)
+            try:
+                assert link.protocol == "3.1.1" and link.silent == {"5": 1}
+                assert time.monotonic() - started < 10
+                assert proxy.levels("silent-5") == [5, 4]
+                link.publish_wait("adamm/v1/t311/x", b"hello")
+            finally:
+                link.close()
+        finally:
+            proxy.close()
+
+
+def test_nothing_answering_names_the_protocol_setting(tmp_path: Path) -> None:
+    server = SilentServer()
+    try:
+        with pytest.raises(BrokerUnreachable) as got:
+            connect(_auto(server.url, 0.5), "nobody-home", timeout=2)
+        text = f"{got.value} {got.value.hint}"
+        assert "answered no MQTT 5 nor MQTT 3.1.1 CONNECT" in text and "[mqtt] protocol" in text
+        with pytest.raises(BrokerUnreachable) as forced:  # forced to 5: no fallback, still named
+            connect(_auto(server.url, 0.5, protocol="5"), "nobody-home-5", timeout=1.5)
+        assert "answered no MQTT 5 CONNECT" in str(forced.value) and "[mqtt] protocol" in str(
+            forced.value.hint
+        )
+    finally:
+        server.close()
+    refused = free_port()  # nothing listens: the hint still names the setting
+    with pytest.raises(BrokerUnreachable) as down:
+        connect(_auto(f"mqtt://127.0.0.1:{refused}", 0.5), "nobody-at-all", timeout=1)
+    assert "[mqtt] protocol" in str(down.value.hint)
+
+
+def test_amqtt_a_real_311_only_broker_is_spoken_to_over_311(tmp_path: Path) -> None:
+    """amqtt (PyPI, in the dev extras) speaks only MQTT 3.1.1: with "auto" a Link falls back
+    (whether amqtt refuses MQTT 5 or ignores it) and QoS 1 flows both ways."""
+    with running_amqtt(tmp_path / "amqtt") as url:
+        got: queue.SimpleQueue[Message] = queue.SimpleQueue()
+        sub = connect(
+            _auto(url, 2.0), "amqtt-sub", timeout=20, subscriptions=[(TOPIC, 1)], on_message=got.put
+        )
+        pub = connect(_auto(url, 2.0), "amqtt-pub", timeout=20)
+        try:
+            assert sub.wait_subscribed(10) and (sub.protocol, pub.protocol) == ("3.1.1", "3.1.1")
+            pub.publish_wait(TOPIC, b"over 3.1.1")
+            assert got.get(timeout=10).payload == b"over 3.1.1"
+        finally:
+            pub.close()
+            sub.close()

@@ -262,6 +262,13 @@ class ActionsConfig(Section):
         title="Longest re-send gap",
         description="the re-send gap never grows beyond this many seconds",
     )
+    sender_give_up_s: float = Field(
+        default=300.0,
+        gt=0,
+        title="Hub action sender give-up",
+        description="adamm-hub serve: seconds its action sender may fail on every round before the worker "
+        "stops with exit 3 (adamm-hub status shows the sender's failures meanwhile)",
+    )
 
     effect_window_days: int = Field(
         default=14,

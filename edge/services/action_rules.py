@@ -15,7 +15,7 @@ from edge.errors import UsageError
 
 #: the role an action goes to when the payload's action names none
 DEFAULT_ROLE = "store_manager"
-#: a role is one MQTT topic level (``adamm/v1/{store}/action/{role}``)
+#: a role is one MQTT topic level (``adamm/v1/{store}/action/{role}/{action_id}``)
 ROLE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")
 #: an answer below this confidence is weak (CONTRACT.md section 4: low_confidence < 0.5)
 LOW_CONFIDENCE = 0.5

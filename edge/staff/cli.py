@@ -1,7 +1,9 @@
 """``adamm-staff --store ID --role ROLE --broker URL [--ack STATE] [--once] [--json]``.
 
 The reference client of a staff device (CONTRACT.md sections 1 and 5). Subscribes to
-``adamm/v1/{store}/action/{role}`` with a persistent session (MQTT 5, or 3.1.1 where the broker
+``adamm/v1/{store}/action/{role}/#`` (one retained topic per open action, so a device that
+connects for the first time gets every open action of its role at once; an empty retained
+message is an action its issuer cleared when it ended) with a persistent session (MQTT 5, or 3.1.1 where the broker
 speaks only that: :mod:`edge.sync.mqtt`; client id
 ``adamm-staff-{store}-{role}`` unless ``--client-id``; a broker written by ``adamm-hub
 broker-setup`` uses the user name), so actions sent while the device was offline arrive when it
@@ -135,12 +137,14 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     creds = settings.credentials
     state = StaffState(Path(args.state) if args.state else default_path(args.store, args.role))
     by = args.by or creds.username or f"{args.role}@{socket.gethostname()}"
-    topic = messages.action_topic(args.store, args.role)
-    inbox: queue.Queue[tuple[bytes, dict[str, str]]] = queue.Queue()
+    topic = messages.action_filter(args.store, args.role)
+    inbox: queue.Queue[tuple[str, bytes, dict[str, str]]] = queue.Queue()
 
     def on_message(msg: Message) -> bool:
-        if msg.topic == topic:
-            inbox.put((msg.payload, msg.user_properties))
+        found = messages.topic_action(msg.topic)
+        if found is not None and found[:2] == (args.store, args.role):
+            if msg.payload:  # empty: the issuer cleared an action that ended
+                inbox.put((found[2], msg.payload, msg.user_properties))
         else:  # the user's session also holds another role's subscription: not for this device
             logger.info("dropping a message on %s (this device is %s)", msg.topic, topic)
         return True
@@ -165,7 +169,7 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
     try:
         while True:
             try:
-                payload, props = inbox.get(timeout=0.5)
+                topic_id, payload, props = inbox.get(timeout=0.5)
             except queue.Empty:
                 if link.fatal is not None:
                     raise link.fatal from None
@@ -174,6 +178,9 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
                 action = messages.parse_action(payload)
             except messages.MessageError as exc:
                 logger.warning("ignoring a message on %s: %s", topic, exc)
+                continue
+            if action.action_id != topic_id:
+                logger.warning("ignoring action %s: it came on the topic of %s", action.action_id, topic_id)
                 continue
             # the payload's params.expires_at (it survives MQTT 3.1.1, where the broker cannot drop an
             # expired action), else the MQTT 5 user property of an earlier issuer

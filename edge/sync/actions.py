@@ -5,11 +5,16 @@ Plain functions over a :class:`~edge.memory.store.Store` with the transport pass
 store's sync worker (``adamm sync``, the daemon) and ``adamm action send`` / ``adamm action
 sync`` run the same code:
 
-- :func:`resend_due` marks the open actions past their expiry ``expired``, then publishes every
-  open action whose (re-)send is due (QoS 1, MQTT 5 Message Expiry Interval = the time left to its
-  expiry; the expiry also in ``params.expires_at`` of the payload, for MQTT 3.1.1) through ``publish`` and, once the broker has acknowledged it, marks it ``sent`` and
-  schedules the next re-send (the gap doubles from ``[actions] resend_base_s`` up to
-  ``resend_max_s``). Devices de-duplicate by ``action_id``, so a re-send is harmless.
+- :func:`resend_due` marks the open actions past their expiry ``expired``, clears the retained
+  message of every action that ended (an empty retained message on its topic), then publishes
+  every open action whose (re-)send is due (QoS 1, retained on
+  ``adamm/v1/{store}/action/{role}/{action_id}`` so a device that connects later, even for the
+  first time, gets it at once; MQTT 5 Message Expiry Interval = the time left to its expiry; the
+  expiry also in ``params.expires_at`` of the payload, for MQTT 3.1.1) through ``publish`` and,
+  once the broker has acknowledged it, marks it ``sent`` and schedules the next re-send (the gap
+  doubles from ``[actions] resend_base_s`` up to ``resend_max_s``). Devices de-duplicate by
+  ``action_id``, so a re-send is harmless. Which rows are due is the contract's rule
+  (:func:`edge.contract.send_blocker`, :func:`edge.contract.clear_due`), the hub's too.
 - :func:`record_ack` parses an ack (``adamm/v1/{store}/ack/{action_id}``) and applies it in the
   order of :mod:`edge.memory.semantic.actions` (idempotent; never backwards).
 
@@ -36,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from edge.config import AdammConfig
-from edge.contract import parse_iso
+from edge.contract import parse_iso, send_blocker
 from edge.errors import EnvironmentProblem
 from edge.memory.semantic import actions as rows
 from edge.sync import messages
@@ -47,8 +52,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-#: publish(topic, payload, expiry_s, user_properties): returns once the broker has the message
-#: (PUBACK), raises :class:`~edge.errors.BrokerError` when it does not
+#: publish(topic, payload, expiry_s, user_properties), QoS 1 and retained (every action message is:
+#: an action while it is open, the empty clearing once it ended): returns once the broker has the
+#: message (PUBACK), raises :class:`~edge.errors.BrokerError` when it does not
 Publish = Callable[[str, bytes, int | None, Sequence[tuple[str, str]]], object]
 
 LOCK_SUFFIX = ".mqtt.lock"
@@ -135,6 +141,7 @@ def worker_running(db: str | Path) -> bool:
 class SendReport:
     sent: list[str] = field(default_factory=list)
     expired: list[str] = field(default_factory=list)
+    cleared: list[str] = field(default_factory=list)
     acks: dict[str, int] = field(default_factory=dict)
 
 
@@ -153,14 +160,22 @@ def resend_due(
     t = now or datetime.now(UTC)
     report = SendReport(expired=rows.expire_due(store, t))
     with store.read() as conn:
+        ended = rows.clear_due_actions(conn, t)
         due = rows.due_actions(conn, t)
+    for row in ended:
+        if store_id is not None and row["store_id"] != store_id:
+            continue
+        if int(row["attempts"] or 0) > 0:  # never published: nothing retained to clear
+            publish(*messages.action_clear(row))
+        rows.mark_cleared(store, row["action_id"], now=t)
+        report.cleared.append(row["action_id"])
     for row in due:
         if store_id is not None and row["store_id"] != store_id:
             continue
-        if row.get("expires_at") and parse_iso(row["expires_at"]) <= t:
-            continue
-        if not row.get("role") or not messages.valid_topic_level(str(row["role"])):
-            logger.warning("action %s has no usable role (%r); not sent", row["action_id"], row["role"])
+        why = send_blocker(row, t)
+        if why is not None:
+            if "topic" in why:
+                logger.warning("action %s not sent: %s", row["action_id"], why)
             continue
         topic, payload, expiry, props = messages.action_message(row, t)
         publish(topic, payload, expiry, props)
@@ -184,6 +199,53 @@ def record_ack(store: Store, topic: str, payload: bytes, *, now: datetime | None
     return outcome
 
 
+def peek_acks(
+    store_id: str, url: str, config: AdammConfig, *, listen_s: float = 3.0, quiet_s: float = 1.0
+) -> list[messages.Ack]:
+    """The acks waiting in the store's session, read without recording or acknowledging them
+    (``adamm actions --broker``, which never writes to the memory). Connects as the store (the
+    caller holds its :class:`ConnectionLock`), keeps what arrives for up to ``listen_s`` seconds
+    (until ``quiet_s`` pass without a message) and leaves every message unacknowledged
+    (``manual_ack``): the broker delivers it again to the store's next connection, whose sync
+    worker or ``adamm action sync`` records it. In the order they came; unreadable ones left out."""
+    got: list[messages.Ack] = []
+    lock = threading.Lock()
+    last = [time.monotonic()]
+    ack_prefix = messages.ack_topic(store_id, "")
+
+    def on_message(msg: Message) -> bool:
+        with lock:
+            last[0] = time.monotonic()
+            if msg.topic.startswith(ack_prefix):
+                try:
+                    got.append(messages.parse_ack(msg.topic, msg.payload))
+                except messages.MessageError as exc:
+                    logger.info("not an ack on %s: %s", msg.topic, exc)
+        return False  # never acknowledged: the store's connection reads it again
+
+    link = connect(
+        link_settings(url, config.mqtt),
+        store_client_id(store_id),
+        subscriptions=[(messages.ack_topic(store_id, "+"), 1)],
+        on_message=on_message,
+        manual_ack=True,
+    )
+    try:
+        link.wait_subscribed(15.0)
+        deadline = time.monotonic() + listen_s
+        while time.monotonic() < deadline:
+            with lock:
+                idle = time.monotonic() - last[0]
+            if idle >= quiet_s:
+                break
+            time.sleep(0.05)
+    finally:
+        with contextlib.suppress(Exception):
+            link.close()
+    with lock:
+        return list(got)
+
+
 # -- one connection, used by `adamm action send` and `adamm action sync` ------------------------------
 
 
@@ -198,7 +260,8 @@ def sync_actions(
 ) -> SendReport:
     """Connect as the store (the caller holds its :class:`ConnectionLock`), collect the acks the
     session holds, (re-)send what is due, and listen for acks up to ``listen_s`` seconds (until
-    ``quiet_s`` pass without one). Messages that are not acks (receipts) are left unacknowledged
+    ``quiet_s`` pass without one), then clear the retained messages of the actions those acks
+    ended. Messages that are not acks (receipts) are left unacknowledged
     in the session for the sync worker (``manual_ack``)."""
     report = SendReport()
     lock = threading.Lock()
@@ -222,18 +285,24 @@ def sync_actions(
         on_message=on_message,
         manual_ack=True,
     )
-    try:
-        link.wait_subscribed(15.0)
-        sent = resend_due(
+
+    def round() -> None:
+        got = resend_due(
             store,
             lambda topic, payload, expiry, props: link.publish_wait(
-                topic, payload, expiry_s=expiry, user_properties=dict(props)
+                topic, payload, retain=True, expiry_s=expiry, user_properties=dict(props)
             ),
             resend_base_s=config.actions.resend_base_s,
             resend_max_s=config.actions.resend_max_s,
             store_id=store_id,
         )
-        report.sent, report.expired = sent.sent, sent.expired
+        report.sent += got.sent
+        report.expired += got.expired
+        report.cleared += got.cleared
+
+    try:
+        link.wait_subscribed(15.0)
+        round()
         with lock:
             last[0] = max(last[0], time.monotonic())  # the quiet period counts from now
         deadline = time.monotonic() + listen_s
@@ -243,6 +312,8 @@ def sync_actions(
             if idle >= quiet_s:
                 break
             time.sleep(0.05)
+        if report.acks.get(rows.RECORDED):
+            round()  # the actions those acks ended: clear their retained messages now
     finally:
         with contextlib.suppress(Exception):
             link.close()

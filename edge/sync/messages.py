@@ -33,7 +33,8 @@ order-value variance); ``first_event_id``/``last_event_id`` are the store's even
 hub cites as evidence. Fact body: the contract's fact object (section 6), statements scrubbed
 (:func:`scrub`).
 
-An **action** (edge or hub -> staff devices, ``action/{role}``) is the contract's
+An **action** (edge or hub -> staff devices, ``action/{role}/{action_id}``, retained while it is
+open; its issuer clears it with an empty retained message once it ends: :func:`action_clear`) is the contract's
 ``{"action_id", "type", "params", "summary", "evidence", "confidence", "issued_at"}``
 (:func:`action_payload`, :func:`parse_action`); an action that expires carries its expiry in
 ``params.expires_at`` (UTC ISO 8601: a device on MQTT 3.1.1, where nothing else can carry it,
@@ -60,13 +61,13 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any
 
-from edge.contract import ACK_STATES, ACTION_FIELDS, ACTION_TYPES, FACT_FIELDS, parse_iso
+from edge.contract import ACK_STATES, ACTION_FIELDS, ACTION_TYPES, FACT_FIELDS, parse_iso, resend_gap
 from edge.sync.validate import MessageError, Reason, check_ranges, check_schema, schema_problem
 
-__all__ = ["MessageError", "Reason"]
+__all__ = ["MessageError", "Reason", "resend_gap"]  # resend_gap: both outboxes' (edge.contract's)
 
 SCHEMA_VERSION = 1
 #: schema versions this build can read
@@ -134,8 +135,22 @@ def receipt_topic(store_id: str) -> str:
     return f"{TOPIC_ROOT}/{store_id}/receipt"
 
 
-def action_topic(store_id: str, role: str) -> str:
-    return f"{TOPIC_ROOT}/{store_id}/action/{role}"
+def action_topic(store_id: str, role: str, action_id: str) -> str:
+    """One action's topic: its retained message while it is open (CONTRACT.md section 5)."""
+    return f"{TOPIC_ROOT}/{store_id}/action/{role}/{action_id}"
+
+
+def action_filter(store_id: str, role: str) -> str:
+    """What a staff device of ``role`` subscribes to: every action of its role (``.../#``)."""
+    return f"{TOPIC_ROOT}/{store_id}/action/{role}/#"
+
+
+def topic_action(topic: str) -> tuple[str, str, str] | None:
+    """(store, role, action_id) of an ``adamm/v1/{store}/action/{role}/{action_id}`` topic, else None."""
+    parts = topic.split("/")
+    if len(parts) == 6 and "/".join(parts[:2]) == TOPIC_ROOT and parts[3] == "action":
+        return parts[2], parts[4], parts[5]
+    return None
 
 
 def ack_topic(store_id: str, action_id: str) -> str:
@@ -518,16 +533,17 @@ def action_message(row: Any, now: datetime) -> tuple[str, bytes, int | None, lis
         row["issued_at"],
         expires_at,
     )
+    topic = action_topic(row["store_id"], row["role"], row["action_id"])
     if expires_at is None:
-        return action_topic(row["store_id"], row["role"]), payload, None, []
+        return topic, payload, None, []
     expiry = max(1, math.ceil((parse_iso(expires_at) - now).total_seconds()))
-    return action_topic(row["store_id"], row["role"]), payload, expiry, [(EXPIRES_AT_PROPERTY, expires_at)]
+    return topic, payload, expiry, [(EXPIRES_AT_PROPERTY, expires_at)]
 
 
-def resend_gap(attempts: int, base_s: float, max_s: float) -> timedelta:
-    """The wait before the re-send that follows send number ``attempts + 1`` of an action (both
-    action outboxes): ``base_s`` doubling, at most ``max_s``."""
-    return timedelta(seconds=min(max_s, base_s * 2 ** min(attempts, 30)))
+def action_clear(row: Any) -> tuple[str, bytes, int | None, list[tuple[str, str]]]:
+    """The message that clears an ended action's retained message (an empty payload, retained,
+    on its topic), in :func:`action_message`'s shape."""
+    return action_topic(row["store_id"], row["role"], row["action_id"]), b"", None, []
 
 
 def parse_action(payload: bytes) -> Action:

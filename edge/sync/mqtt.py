@@ -30,7 +30,10 @@ API:
   paho reports to an MQTT 5 client as reason code 132 "Unsupported protocol version"), the Link
   rebuilds its paho client for MQTT 3.1.1 (``clean_session=False``; the same will, credentials,
   TLS, callbacks and in-flight window), logs once at WARNING what that loses, and speaks 3.1.1
-  from then on (:attr:`Link.protocol`). What each MQTT 5 feature becomes: the Session Expiry
+  from then on (:attr:`Link.protocol`). A broker that accepts the TCP connection but stays silent
+  to an MQTT 5 CONNECT (a 3.1.1-only broker that ignores it, such as amqtt) gets the same fallback
+  once :attr:`LinkSettings.silent_fallback_s` pass without a CONNACK, as long as this link has
+  never connected over MQTT 5 (a broker that spoke 5 once and is slow now is not downgraded). What each MQTT 5 feature becomes: the Session Expiry
   Interval -> the broker's own limit for persistent sessions (Mosquitto's
   ``persistent_client_expiration``); the Message Expiry Interval and user properties are not sent
   (the payloads carry what receivers need: an action's ``params.expires_at``, receipts by
@@ -103,6 +106,13 @@ LOST_UNDER_311 = (
 )
 #: seconds a :meth:`Link.publish_wait` waits for its PUBACK
 PUBACK_TIMEOUT_S = 15.0
+#: seconds without a CONNACK to an MQTT 5 CONNECT before ``protocol = "auto"`` tries MQTT 3.1.1
+SILENT_FALLBACK_S = 5.0
+#: what an "unreachable" error says about ``[mqtt] protocol``
+PROTOCOL_HINT = (
+    'a broker that ignores one MQTT version needs [mqtt] protocol = "3.1.1" (or "5"); "auto" tries 5, '
+    "then 3.1.1"
+)
 _ENV_USER, _ENV_PASSWORD, _ENV_CA = "ADAMM_MQTT_USERNAME", "ADAMM_MQTT_PASSWORD", "ADAMM_MQTT_CA"
 
 
@@ -216,6 +226,8 @@ class LinkSettings:
     connect_attempts: int | None = None
     #: ``[mqtt] protocol``: "auto" (MQTT 5, falling back to 3.1.1), "5" or "3.1.1" (:data:`PROTOCOLS`)
     protocol: str = "auto"
+    #: "auto": seconds a broker may stay silent to an MQTT 5 CONNECT before 3.1.1 is tried
+    silent_fallback_s: float = SILENT_FALLBACK_S
 
     def __post_init__(self) -> None:
         if self.protocol not in PROTOCOLS:
@@ -385,6 +397,9 @@ class Link:
         #: guards swapping the paho client (the fallback) against :meth:`close`
         self._client_lock = threading.Lock()
         self._retired: list[_Client] = []  # clients replaced by the fallback (their threads end)
+        #: CONNECTs the broker took (TCP) but never answered, by protocol ("5", "3.1.1")
+        self.silent: dict[str, int] = {}
+        self._sockets = 0  # TCP connections opened (each one's CONNECT is watched)
         self._client = self._build_client()
 
     @property
@@ -419,6 +434,7 @@ class Link:
         if settings.address.tls:
             c.tls_set_context(tls_context(creds))
         c.on_connect = self._handle_connect
+        c.on_socket_open = self._handle_socket_open
         c.on_connect_fail = self._handle_connect_fail
         c.on_disconnect = self._handle_disconnect
         c.on_subscribe = self._handle_subscribe
@@ -487,9 +503,18 @@ class Link:
             if attempts is not None and self.failed_attempts >= attempts
             else f"{waited_s:.0f} s"
         )
+        if self.silent:  # something took the connection but answered no CONNECT
+            versions = " nor ".join(f"MQTT {v}" for v in sorted(self.silent, reverse=True))
+            return BrokerUnreachable(
+                f"broker {self.settings.address.url} unreachable after {after}: it accepted the connection "
+                f'but answered no {versions} CONNECT ([mqtt] protocol = "{self.settings.protocol}")',
+                hint=f"check that the URL is an MQTT broker's port and its TLS setting; {PROTOCOL_HINT}; "
+                "nothing was lost, what is pending stays in the outbox",
+            )
         return BrokerUnreachable(
             f"broker {self.settings.address.url} unreachable after {after}{why}",
-            hint="check that the broker runs and the URL, port and TLS setting are right; nothing was lost, "
+            hint="check that the broker runs and the URL, port and TLS setting are right "
+            f'([mqtt] protocol = "{self.settings.protocol}"; {PROTOCOL_HINT}); nothing was lost, '
             "what is pending stays in the outbox",
         )
 
@@ -705,6 +730,36 @@ class Link:
         self._settled.set()
         if self._on_connected is not None:
             self._on_connected(bool(getattr(flags, "session_present", False)))
+
+    def _handle_socket_open(self, client: Any, userdata: Any, sock: Any) -> None:
+        """The TCP (TLS) connection is up and the CONNECT goes out: watch for a broker that never
+        answers it (:meth:`_silent_check`)."""
+        self._sockets += 1
+        timer = threading.Timer(
+            max(0.1, self.settings.silent_fallback_s), self._silent_check, args=(client, self._sockets)
+        )
+        timer.daemon = True
+        timer.start()
+
+    def _silent_check(self, client: _Client, socket_no: int) -> None:
+        """No CONNACK came for ``client``'s CONNECT within the wait: count it; with ``protocol =
+        "auto"`` and no MQTT 5 connection ever made, go on over MQTT 3.1.1 (a timer thread)."""
+        if self._stop.is_set() or client is not self._client or self._sockets != socket_no:
+            return  # closed, fallen back already, or another attempt's socket since
+        if self.connected.is_set():
+            return
+        version = self._protocol
+        self.silent[version] = self.silent.get(version, 0) + 1
+        self.last_error = (
+            f"the broker accepted the connection but did not answer an MQTT {version} CONNECT "
+            f"within {self.settings.silent_fallback_s:g} s"
+        )
+        if version == "5" and self.settings.protocol == "auto" and self.generation == 0:
+            logger.warning("%s; trying MQTT 3.1.1", self.last_error)
+            self._fall_back(client)
+            return
+        self.failed_attempts += 1  # paho gives this attempt up after the keepalive and retries
+        logger.warning("%s; still waiting", self.last_error)
 
     def _handle_connect_fail(self, client: Any, userdata: Any) -> None:
         self.last_error = f"cannot connect to {self.settings.address.url}"

@@ -15,8 +15,9 @@ The same connection carries the store's actions (:mod:`edge.sync.actions`; the c
 store's connection lock): it subscribes to ``adamm/v1/{store_id}/ack/+`` on the persistent
 session, records each ack (:func:`~edge.sync.actions.record_ack`) and acknowledges it to the
 broker only once recorded (``manual_ack``: an ack not yet recorded when the process dies is
-delivered again), and about every second marks expired actions and (re-)sends the due ones
-(:func:`~edge.sync.actions.resend_due`, QoS 1, message expiry = the time left). A re-send the
+delivered again), and about every second (at once after an ack that ended an action) marks
+expired actions, clears the retained message of those that ended and (re-)sends the due ones
+(:func:`~edge.sync.actions.resend_due`, QoS 1, retained, message expiry = the time left). A re-send the
 broker does not take is logged and tried again on the next pass.
 
 :class:`SyncRun` drives the stores of one memory: :meth:`SyncRun.once` (``adamm sync --once``:
@@ -272,6 +273,7 @@ class StoreSync:
             self.link.ack(msg)
             if outcome == "recorded":
                 self.acks_recorded += 1
+                force = True  # an action that ended has its retained message cleared at once
             worked = True
         now = time.monotonic()
         if not self.link.connected.is_set() or (now < self._next_actions and not force):
@@ -288,10 +290,14 @@ class StoreSync:
         except BrokerError as exc:  # stays due: tried again on the next pass
             logger.warning("actions of %s not sent: %s", self.store_id, exc)
             return worked
-        if report.sent or report.expired:
+        if report.sent or report.expired or report.cleared:
             self.actions_sent += len(report.sent)
             logger.info(
-                "actions of %s: %d sent, %d expired", self.store_id, len(report.sent), len(report.expired)
+                "actions of %s: %d sent, %d expired, %d cleared",
+                self.store_id,
+                len(report.sent),
+                len(report.expired),
+                len(report.cleared),
             )
             worked = True
         return worked
@@ -299,7 +305,9 @@ class StoreSync:
     def _publish_action(
         self, topic: str, payload: bytes, expiry: int | None, props: Sequence[tuple[str, str]]
     ) -> None:
-        mid = self.link.publish_wait(topic, payload, expiry_s=expiry, user_properties=dict(props))
+        mid = self.link.publish_wait(
+            topic, payload, retain=True, expiry_s=expiry, user_properties=dict(props)
+        )
         with self._lock:  # its PUBACK is not a summary's
             self._early.pop(mid, None)
 
@@ -503,15 +511,17 @@ class SyncRun:
         check_store_user(self.settings.credentials.username, self.outbox.store_ids())
 
     def nothing_to_send(self) -> bool:
-        """No summary pending and no action due: ``--once`` has nothing to do on the broker."""
+        """No summary pending, no action due and none to clear: ``--once`` has nothing to do on the
+        broker."""
         if self.outbox.counts()["pending"]:
             return False
         if self.actions is None:
             return True
         from edge.memory.semantic import actions as action_rows
 
+        now = datetime.now(UTC)
         with self.store.read() as conn:
-            return not action_rows.due_actions(conn, datetime.now(UTC))
+            return not action_rows.due_actions(conn, now) and not action_rows.clear_due_actions(conn, now)
 
     def _check_fatal(self) -> None:
         for s in self.syncs.values():

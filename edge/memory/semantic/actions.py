@@ -15,8 +15,12 @@ An accepted action does not expire (someone has taken it on). A row with no ``ex
 Readers (:func:`list_actions`) show the effective state: an open action past its expiry reads
 ``expired`` even before a writer (:func:`expire_due`) has marked it, so a read-only command can
 list the truth without writing. Times are UTC ISO 8601 with seconds (:func:`edge.contract.iso`), so
-they compare as text in SQL. The states, their order and the time helpers are the contract's
-(:mod:`edge.contract`), shared with the hub's outbox.
+they compare as text in SQL. The states, their order, the rules (expiry, acks, what is due) and
+the time helpers are the contract's (:mod:`edge.contract`), the same for the hub's outbox.
+
+Each open action is a retained message on its own topic (CONTRACT.md section 5); once it ends
+(``done``, ``rejected``, ``expired``) the writer that ended it sets ``next_send_at`` so the sender
+clears that message (:func:`clear_due_actions`, :func:`mark_cleared`).
 """
 
 from __future__ import annotations
@@ -28,14 +32,23 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
-from edge.contract import ACK_RANK, ACK_STATES, ACTION_TYPES, OPEN_STATES, iso, parse_iso
+from edge.contract import (
+    ACK_STATES,
+    ACTION_TYPES,
+    UNKNOWN,
+    apply_ack_rule,
+    clear_due,
+    closing_update,
+    iso,
+)
+from edge.contract import LATE as LATE  # the outcomes of apply_ack are the contract's
+from edge.contract import RECORDED as RECORDED
+from edge.contract import UNCHANGED as UNCHANGED
+from edge.contract import effective_state as _effective
 from edge.memory.semantic._sql import rows
 
 if TYPE_CHECKING:
     from edge.memory.store import Store
-
-#: outcomes of :func:`apply_ack`
-RECORDED, UNCHANGED, UNKNOWN, LATE = "recorded", "unchanged", "unknown", "late"
 
 
 def _now(now: datetime | None) -> datetime:
@@ -59,10 +72,7 @@ class ActionRecord:
 
 def effective_state(row: dict[str, Any], now: datetime | None = None) -> str:
     """The row's state as of ``now``: an open action past its expiry is ``expired``."""
-    state = str(row["state"])
-    if state in OPEN_STATES and row.get("expires_at") and parse_iso(row["expires_at"]) <= _now(now):
-        return "expired"
-    return state
+    return _effective(str(row["state"]), row.get("expires_at"), _now(now))
 
 
 def list_actions(
@@ -134,25 +144,26 @@ def apply_ack(
         found = rows(conn, "SELECT state, expires_at FROM actions WHERE action_id = ?", (action_id,))
         if not found:
             return UNKNOWN
-        cur, expires = str(found[0]["state"]), found[0]["expires_at"]
-        if cur in ("done", "rejected"):
-            return UNCHANGED
-        if cur == "expired" or (cur in OPEN_STATES and expires and parse_iso(expires) <= current_time):
-            if not expires or ack_time >= parse_iso(expires):
-                if cur != "expired":
-                    conn.execute(
-                        "UPDATE actions SET state = 'expired', updated_at = ? WHERE action_id = ?",
-                        (iso(current_time), action_id),
-                    )
-                return LATE
-            cur = "sent"
-        if ACK_RANK[state] <= ACK_RANK[cur]:
-            return UNCHANGED
-        conn.execute(
-            "UPDATE actions SET state = ?, acked_by = ?, acked_at = ?, updated_at = ? WHERE action_id = ?",
-            (state, by, iso(ack_time), iso(current_time), action_id),
-        )
-        return RECORDED
+        rule = apply_ack_rule(str(found[0]["state"]), found[0]["expires_at"], state, ack_time, current_time)
+        if rule.write == "expired":
+            conn.execute(
+                "UPDATE actions SET state = 'expired', updated_at = ?, next_send_at = ? WHERE action_id = ?",
+                (iso(current_time), closing_update("expired", current_time), action_id),
+            )
+        elif rule.write is not None:
+            conn.execute(
+                "UPDATE actions SET state = ?, acked_by = ?, acked_at = ?, updated_at = ?,"
+                " next_send_at = COALESCE(?, next_send_at) WHERE action_id = ?",
+                (
+                    rule.write,
+                    by,
+                    iso(ack_time),
+                    iso(current_time),
+                    closing_update(rule.write, current_time),
+                    action_id,
+                ),
+            )
+        return rule.outcome
 
     return str(store.writer.submit(write).result())
 
@@ -208,10 +219,36 @@ def expire_due(store: Store, now: datetime | None = None) -> list[str]:
             )
         ]
         conn.execute(
-            "UPDATE actions SET state = 'expired', updated_at = ? WHERE state IN ('pending', 'sent')"
-            " AND expires_at IS NOT NULL AND expires_at <= ?",
-            (stamp, stamp),
+            "UPDATE actions SET state = 'expired', updated_at = ?, next_send_at = ?"
+            " WHERE state IN ('pending', 'sent') AND expires_at IS NOT NULL AND expires_at <= ?",
+            (stamp, closing_update("expired", _now(now)), stamp),
         )
         return ids
 
     return list(store.writer.submit(write).result())
+
+
+def clear_due_actions(conn: apsw.Connection, now: datetime | None = None) -> list[dict[str, Any]]:
+    """Ended actions whose retained message is still to be cleared at ``now`` (the contract's
+    :func:`~edge.contract.clear_due`), oldest first."""
+    found = rows(
+        conn,
+        "SELECT * FROM actions WHERE state IN ('done', 'rejected', 'expired') AND next_send_at IS NOT NULL"
+        " ORDER BY issued_at, action_id",
+    )
+    t = _now(now)
+    return [r for r in found if clear_due(r, t)]
+
+
+def mark_cleared(store: Store, action_id: str, now: datetime | None = None) -> None:
+    """The broker has the clearing of ``action_id``'s retained message: nothing more to send."""
+    stamp = iso(_now(now))
+
+    def write(conn: apsw.Connection) -> None:
+        conn.execute(
+            "UPDATE actions SET next_send_at = NULL, updated_at = ?"
+            " WHERE action_id = ? AND state IN ('done', 'rejected', 'expired')",
+            (stamp, action_id),
+        )
+
+    store.writer.submit(write).result()
