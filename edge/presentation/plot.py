@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from edge.analysis import metrics as M
+from edge.analysis.operators import _words
 from edge.presentation.format import as_float, fmt_value, intent_of, metric_of, payload_lang
 from edge.presentation.labels import t
 from edge.presentation.tables import cell, group_dimensions
@@ -35,6 +36,10 @@ class PlotSpec:
     marks: tuple[int, ...] = ()
     y2: tuple[float, ...] | None = None
     y2_label: str = ""
+    #: indexes of buckets not over yet (a trend's last, ``partial: true``): marked, not joined
+    partial: tuple[int, ...] = ()
+    partial_label: str = ""
+    x_label: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -104,8 +109,25 @@ def choose_plot(payload: Mapping[str, Any], lang: str | None = None) -> PlotSpec
         title = metric
     title = title or str(intent or "")
     if intent == "trend":
-        xs, ys = _series(result.get("series"), "bucket", "value")
-        return PlotSpec("line", title, tuple(xs), tuple(ys), y_label=title) if len(xs) >= 2 else None
+        rows = [
+            r
+            for r in result.get("series") or []
+            if isinstance(r, Mapping) and as_float(r.get("value")) is not None
+        ]
+        xs, ys = _series(rows, "bucket", "value")
+        partial = tuple(i for i, r in enumerate(rows) if r.get("partial"))
+        if len(xs) < 2:
+            return None
+        return PlotSpec(
+            "line",
+            title,
+            tuple(xs),
+            tuple(ys),
+            y_label=title,
+            partial=partial,
+            partial_label=t("plot.partial", lang) if partial else "",
+            x_label=t("plot.x.bucket", lang),
+        )
     if intent == "anomaly":
         return _anomaly_plot(result, title, t("expected", lang))
     if intent == "periodicity":
@@ -116,6 +138,8 @@ def choose_plot(payload: Mapping[str, Any], lang: str | None = None) -> PlotSpec
         return None
     bar_keys = {"breakdown": "parts", "top_k": "items", "compare": "groups"}
     if intent in bar_keys:
-        xs, ys = _series(result.get(bar_keys[intent]), "key", "value", lang, group_dimensions(payload))
-        return PlotSpec("bar", title, tuple(xs), tuple(ys), y_label=title) if xs else None
+        dims = group_dimensions(payload)
+        xs, ys = _series(result.get(bar_keys[intent]), "key", "value", lang, dims)
+        x_label = _words.dimensions_label(dims, lang) or t("plot.x.group", lang)
+        return PlotSpec("bar", title, tuple(xs), tuple(ys), y_label=title, x_label=x_label) if xs else None
     return None

@@ -38,7 +38,8 @@ class StoreBackend:
         return self.asker.ask(question)
 
     def list_events(self, flt: EventFilter, limit: int) -> tuple[list[EventRow], int]:
-        return self.store.event_source().sample_events(flt, limit)
+        """The newest ``limit`` events matching ``flt`` (newest first) and how many match."""
+        return self.store.event_source().events.newest_events(flt, limit)
 
     def search_events(self, text: str, flt: EventFilter, k: int) -> list[EventRow]:
         return self.store.event_source().retrieve(text, flt, k)

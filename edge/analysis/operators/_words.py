@@ -112,6 +112,22 @@ VALUES: dict[str, dict[str, dict[str, str]]] = {
             "promotion_broadcast": "promotion broadcasts",
         },
     },
+    "topic": {
+        "zh": {
+            "high_margin_product": "高毛利商品",
+            "price": "价格",
+            "stock": "库存",
+            "location": "商品位置",
+            "queue": "排队",
+        },
+        "en": {
+            "high_margin_product": "high-margin products",
+            "price": "prices",
+            "stock": "stock",
+            "location": "where things are",
+            "queue": "queues",
+        },
+    },
     "speech_emotion": {
         "zh": {"negative": "负面", "angry": "愤怒", "positive": "正面", "neutral": "中性", "happy": "开心"},
         "en": {},
