@@ -131,6 +131,8 @@ LABELS: dict[str, dict[str, str]] = {
     "role.window": {"zh": "所问时段", "en": "asked window"},
     # values of action params
     "value.store_manager": {"zh": "店长", "en": "store manager"},
+    "value.cashier": {"zh": "收银员", "en": "cashier"},
+    "value.cleaner": {"zh": "保洁员", "en": "cleaner"},
     "value.shift_lead": {"zh": "值班主管", "en": "shift lead"},
     "value.trainer": {"zh": "培训师", "en": "trainer"},
     "value.evening": {"zh": "晚班", "en": "evening"},
