@@ -134,6 +134,20 @@ VALUES: dict[str, dict[str, dict[str, str]]] = {
     },
 }
 
+#: a statistical test in words (the result keeps scipy's name in ``test``)
+TESTS: dict[str, dict[str, str]] = {
+    "ttest_ind": {"zh": "韦尔奇 t 检验", "en": "Welch's t-test"},
+    "ttest_ind_from_stats": {"zh": "韦尔奇 t 检验", "en": "Welch's t-test"},
+    "chi2_contingency": {"zh": "卡方检验", "en": "chi-square test"},
+    "mannwhitneyu": {"zh": "秩和检验", "en": "rank-sum test"},
+}
+
+
+def test_label(test: object, lang: str) -> str:
+    """``ttest_ind_from_stats`` -> "Welch's t-test" / "韦尔奇 t 检验" (unknown names as they are)."""
+    return TESTS.get(str(test), {}).get(_lang(lang), str(test))
+
+
 #: the words of "no" / "yes" for a boolean value outside a known dimension
 BOOL_WORDS = {"zh": {"true": "是", "false": "否"}, "en": {"true": "yes", "false": "no"}}
 
