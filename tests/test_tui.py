@@ -684,7 +684,9 @@ def test_a_partial_last_bucket_is_marked_not_drawn_as_a_fall(store: Store, sim_n
     async def steps(app: AdammApp, pilot: Pilot[None]) -> dict[str, Any]:
         await _ask(app, pilot, TREND_QUESTION["en"])
         table = app.query_one("#result", DataTable)
-        return {"payload": app.payload, "partial": _column(table, "partial")}
+        app.query_one("#plot").scroll_visible(animate=False)
+        await pilot.pause()
+        return {"payload": app.payload, "partial": _column(table, "partial"), "screen": screen_text(app)}
 
     # an hour after the last event: its day is not over
     out = _drive(store, steps, now=sim_now)
@@ -694,6 +696,8 @@ def test_a_partial_last_bucket_is_marked_not_drawn_as_a_fall(store: Store, sim_n
     spec = choose_plot(out["payload"], "en")
     assert spec is not None and spec.partial == (len(series) - 1,) and spec.partial_label == "not over"
     assert spec.x_label == "bucket" and spec.y_label
+    # the legend is said in the plot's title, not drawn over the line
+    assert f"{spec.title}   ● not over" in out["screen"], out["screen"]
 
 
 def test_evidence_rows_are_labelled_by_their_own_group(store: Store, sim_now: datetime) -> None:

@@ -40,6 +40,8 @@ class PlotSpec:
     partial: tuple[int, ...] = ()
     partial_label: str = ""
     x_label: str = ""
+    #: what ``marks`` are (the anomalies), for the legend
+    marks_label: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -61,7 +63,7 @@ def _series(
     return xs, ys
 
 
-def _anomaly_plot(result: Mapping[str, Any], title: str, expected_label: str) -> PlotSpec | None:
+def _anomaly_plot(result: Mapping[str, Any], title: str, expected_label: str, lang: str) -> PlotSpec | None:
     anomalies = [a for a in result.get("anomalies") or [] if isinstance(a, Mapping)]
     flagged = {fmt_value(a.get("bucket")) for a in anomalies}
     if isinstance(result.get("series"), list) and result["series"]:
@@ -73,7 +75,17 @@ def _anomaly_plot(result: Mapping[str, Any], title: str, expected_label: str) ->
         if any(v is not None for v in y2_list) and all(v is not None for v in y2_list):
             y2 = tuple(v for v in y2_list if v is not None)
         if len(xs) >= 2:
-            return PlotSpec("line", title, tuple(xs), tuple(ys), marks=marks, y2=y2, y2_label=expected_label)
+            return PlotSpec(
+                "line",
+                title,
+                tuple(xs),
+                tuple(ys),
+                marks=marks,
+                y2=y2,
+                y2_label=expected_label,
+                marks_label=t("role.anomaly", lang),
+                x_label=t("plot.x.bucket", lang),
+            )
     pts = sorted(anomalies, key=lambda a: str(a.get("bucket")))
     xs = [fmt_value(a.get("bucket")) for a in pts]
     vals = [as_float(a.get("value")) for a in pts]
@@ -89,6 +101,8 @@ def _anomaly_plot(result: Mapping[str, Any], title: str, expected_label: str) ->
         marks=tuple(range(len(xs))),
         y2=y2v,
         y2_label=expected_label,
+        marks_label=t("role.anomaly", lang),
+        x_label=t("plot.x.bucket", lang),
     )
 
 
@@ -129,12 +143,12 @@ def choose_plot(payload: Mapping[str, Any], lang: str | None = None) -> PlotSpec
             x_label=t("plot.x.bucket", lang),
         )
     if intent == "anomaly":
-        return _anomaly_plot(result, title, t("expected", lang))
+        return _anomaly_plot(result, title, t("expected", lang), lang)
     if intent == "periodicity":
         for key, xkey, ykey in (("series", "bucket", "value"), ("acf", "lag", "value")):
             xs, ys = _series(result.get(key), xkey, ykey)
             if len(xs) >= 2:
-                return PlotSpec("line", title, tuple(xs), tuple(ys), y_label=key)
+                return PlotSpec("line", title, tuple(xs), tuple(ys), y_label=title)
         return None
     bar_keys = {"breakdown": "parts", "top_k": "items", "compare": "groups"}
     if intent in bar_keys:

@@ -158,12 +158,22 @@ class HistoryInput(Input):
 
 
 class ResultPlot(PlotextPlot):
-    """Draws a :class:`edge.presentation.PlotSpec`: a line or bars, anomalies marked in red."""
+    """Draws a :class:`edge.presentation.PlotSpec`: a line or bars, anomalies marked in red, a
+    bucket not over yet as a point of its own. The legend is said in the title (plotext draws
+    its own over the data), the axes are labelled."""
 
     def show_spec(self, spec: PlotSpec) -> None:
         plt = self.plt
         plt.clear_figure()
-        plt.title(spec.title)
+        legend = []
+        if spec.kind != "bar":
+            if spec.y2 is not None and spec.y2_label:
+                legend.append(f"┄ {spec.y2_label}")
+            if spec.marks and spec.marks_label:
+                legend.append(f"x {spec.marks_label}")
+            if spec.partial and spec.partial_label:
+                legend.append(f"● {spec.partial_label}")
+        plt.title("   ".join([spec.title, *legend]))
         if spec.x_label:
             plt.xlabel(spec.x_label)
         if spec.y_label:
@@ -177,19 +187,11 @@ class ResultPlot(PlotextPlot):
             done = [i for i in idx if i not in spec.partial]
             plt.plot(done, [spec.y[i] for i in done], marker="braille")
             if spec.partial:
-                plt.scatter(
-                    list(spec.partial),
-                    [spec.y[i] for i in spec.partial],
-                    marker="●",
-                    color="yellow",
-                    label=spec.partial_label or None,
-                )
+                plt.scatter(list(spec.partial), [spec.y[i] for i in spec.partial], marker="●", color="yellow")
             if spec.y2 is not None:
-                plt.plot(idx, list(spec.y2), label=spec.y2_label or None, color="gray")
+                plt.plot(idx, list(spec.y2), color="gray")
             if spec.marks:
-                plt.scatter(
-                    list(spec.marks), [spec.y[i] for i in spec.marks], marker="x", color="red", label="!"
-                )
+                plt.scatter(list(spec.marks), [spec.y[i] for i in spec.marks], marker="x", color="red")
             step = max(1, len(idx) // 6)
             plt.xticks([float(i) for i in idx[::step]], list(spec.x)[::step])
         self.refresh()
