@@ -86,8 +86,9 @@ def action_value(value: Any, lang: str) -> str:
     return fmt_value(value, None, lang)
 
 
-def _action_lines(action: Any, lang: str) -> list[str]:
-    """The action: its title on the first line, then its parameters (the rule id last)."""
+def _action_lines(action: Any, lang: str, with_rule: bool = True) -> list[str]:
+    """The action: its title on the first line, then its parameters (the rule id last, unless
+    ``with_rule`` is false: a screen says what to do, not which internal rule said it)."""
     if not isinstance(action, Mapping):
         return []
     kind = str(action.get("type", ""))
@@ -97,7 +98,9 @@ def _action_lines(action: Any, lang: str) -> list[str]:
         return [head + ":", "  " + json.dumps(params, ensure_ascii=False)]
     title = params.get("title")
     lines = [f"{head}: {title}" if title else head + ":"]
-    keys = [k for k in params if k not in ("title", "rule")] + (["rule"] if "rule" in params else [])
+    keys = [k for k in params if k not in ("title", "rule")] + (
+        ["rule"] if "rule" in params and with_rule else []
+    )
     for k in keys:
         label = t("action." + str(k), lang) if "action." + str(k) in LABELS else str(k)
         value = params[k] if k == "rule" else action_value(params[k], lang)
@@ -155,7 +158,7 @@ def payload_text(payload: Mapping[str, Any], lang: str | None = None, *, compact
         lines.append(f"{t('note', lang)}: {note}")
     if not compact:
         lines.extend(_result_lines(payload, lang))
-    lines.extend(_action_lines(payload.get("action"), lang))
+    lines.extend(_action_lines(payload.get("action"), lang, with_rule=not compact))
     if compact:
         if status == "ok" or payload.get("evidence"):
             count = payload.get("evidence_count", len(payload.get("evidence") or []))
