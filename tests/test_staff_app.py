@@ -6,10 +6,18 @@ wrapped between words; one language."""
 from __future__ import annotations
 
 import asyncio
+import os
 import queue
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
+from brokers import mosquitto_available
 from test_tui import foreign_words, screen_text
 from textual.widgets import DataTable, Static
 
@@ -164,3 +172,65 @@ def test_the_app_runs_only_for_a_person_at_a_terminal() -> None:
         assert not interactive(parse(base + extra), Tty(), Tty()), extra
     assert not interactive(parse(base), io.StringIO(), Tty())  # keys piped in
     assert not interactive(parse(base), Tty(), io.StringIO())  # output piped on
+
+
+@pytest.mark.skipif(
+    shutil.which("tmux") is None or not mosquitto_available(), reason="needs tmux and mosquitto"
+)
+def test_the_real_device_in_a_terminal_acts_on_one_key(tmp_path: Path) -> None:
+    """``adamm-staff`` in a real terminal (tmux, 100x30) on a real broker: an action sent by the
+    store shows with a short id and a local time; ``d`` alone marks it done at the store."""
+    from actions_helpers import (
+        ROOT,
+        STORE,
+        actions,
+        adamm_json,
+        env,
+        eventually,
+        make_memory,
+        register_device,
+    )
+    from brokers import running_mosquitto
+
+    db = make_memory(tmp_path / "m.db")
+    e = {**env(tmp_path), "TZ": "Asia/Shanghai", "LANG": "en_US.UTF-8"}
+    session = f"adamm-staff-{os.getpid()}"
+    with running_mosquitto(tmp_path / "broker") as b:
+        register_device(b.url, e)
+        sent = adamm_json(
+            "action", "send", "--db", str(db), "--broker", b.url, "--role", "cashier",
+            "--type", "work_order", "--title", "restock shelf 4", environ=e,
+        )  # fmt: skip
+        aid = str(sent["action_id"])
+        command = shlex.join([sys.executable, "-m", "edge.staff.cli", "--store", STORE, "--role", "cashier",
+                              "--broker", b.url, "--by", "ann"])  # fmt: skip
+        exports = " ".join(
+            f"{k}={shlex.quote(v)}"
+            for k, v in e.items()
+            if k in ("TZ", "LANG", "PYTHONPATH", "XDG_STATE_HOME", "PATH", "HOME")
+        )
+        tmux = ["tmux", "-L", session]
+        subprocess.run([*tmux, "new-session", "-d", "-s", session, "-x", "100", "-y", "30",
+                        f"cd {shlex.quote(str(ROOT))} && env {exports} {command}"], check=True)  # fmt: skip
+
+        def screen() -> str:
+            return subprocess.run(
+                [*tmux, "capture-pane", "-p", "-t", session], capture_output=True, text=True
+            ).stdout
+
+        try:
+            assert eventually(lambda: "restock shelf 4" in screen()), screen()
+            shown = screen()
+            assert aid[:8] in shown and aid not in shown  # a short id
+            assert "CST" in shown and not re.search(r"[\u4e00-\u9fff]", shown)
+            subprocess.run([*tmux, "send-keys", "-t", session, "d"], check=True)
+            assert eventually(lambda: f"Action {aid[:8]}: done" in screen()), screen()
+
+            def done() -> bool:
+                adamm_json("action", "sync", "--db", str(db), "--broker", b.url, environ=e)
+                return actions(db, e)[aid]["state"] == "done"
+
+            assert eventually(done), screen()
+            assert actions(db, e)[aid]["acked_by"] == "ann"
+        finally:
+            subprocess.run([*tmux, "kill-server"], capture_output=True)
