@@ -771,3 +771,22 @@ def test_events_are_listed_newest_first(store: Store, sim_events: list[dict[str,
     shown = [when[i] for i in ids]
     assert len(ids) == 200 and shown == sorted(shown, reverse=True)
     assert shown[-1] >= sorted(when.values())[-200]  # the latest 200, not a sample over the months
+
+
+def test_missing_data_is_said_in_words_not_field_names(store: Store, sim_now: datetime) -> None:
+    """What a refused comparison or an unknown value needs, in Chinese, names the dimension and
+    its values in words (天气「冰雹」), never ``weather=hail``."""
+    from edge.analysis import honesty
+    from edge.analysis.engine import run_plan
+    from edge.analysis.source import EventFilter
+    from edge.config import AnalysisConfig
+
+    src = store.event_source()
+    unknown = honesty.unknown_values(src, EventFilter(attributes=(("weather", ("hail",)),)), "zh")
+    plan = {"intent": "compare", "target_metric": "avg_order_value",
+            "compare": {"dimension": "weather", "groups": ["rain", "hail"]}}  # fmt: skip
+    p = run_plan(plan, src, question="q", now=sim_now, config=AnalysisConfig(), language="zh")
+    assert p["status"] == "insufficient_data" and p["missing"], p
+    for line in [*unknown, *p["missing"]]:
+        assert not foreign_words(line, "zh", {"hail", "rain", "sunny", "cloudy"}), line
+    assert unknown and unknown[0].startswith("天气「hail」的事件")
