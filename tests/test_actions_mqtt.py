@@ -36,6 +36,7 @@ from engine_data import full_memory
 from edge.memory.semantic import actions as rows
 from edge.memory.store import Store
 from edge.presentation.format import zoned_time
+from edge.services.action_rules import action_summary
 from edge.sync import messages
 
 pytestmark = pytest.mark.skipif(not mosquitto_available(), reason="mosquitto is not installed")
@@ -256,7 +257,7 @@ def test_a_not_ok_answer_is_refused_without_confirm(tmp_path: Path, broker: Mosq
     row = actions(db, e)[confirmed["action_id"]]
     assert (row["type"], row["summary"], row["confidence"]) == (
         "recommendation",
-        payload["summary"],
+        action_summary(payload),  # how the question was read, then the answer
         payload["confidence"],
     )
     assert row["params"]["question"] == RAIN and row["state"] == "sent"
@@ -278,7 +279,7 @@ def test_an_ok_answer_keeps_its_summary_evidence_and_confidence(tmp_path: Path, 
     )  # fmt: skip
     row = actions(db, e)[sent["action_id"]]
     assert (row["summary"], row["confidence"], row["type"], row["role"]) == (
-        payload["summary"],
+        action_summary(payload),  # how the question was read, then the answer
         payload["confidence"],
         payload["action"]["type"],
         "shift_lead",
