@@ -34,8 +34,8 @@ class StoreBackend:
     def timezone(self) -> str:
         return self.store.timezone(self.store_id)
 
-    def ask(self, question: str) -> dict[str, Any]:
-        return self.asker.ask(question)
+    def ask(self, question: str, language: str | None = None) -> dict[str, Any]:
+        return self.asker.ask(question, language)
 
     def list_events(self, flt: EventFilter, limit: int) -> tuple[list[EventRow], int]:
         """The newest ``limit`` events matching ``flt`` (newest first) and how many match."""

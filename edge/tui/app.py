@@ -338,7 +338,8 @@ class AdammApp(App[None]):
     @work(thread=True, exclusive=True, group="ask")
     def ask(self, question: str) -> None:
         def body() -> None:
-            self.post_message(Answered(self.backend.ask(question)))
+            # answered in the app's language, whatever the question's: one language per screen
+            self.post_message(Answered(self.backend.ask(question, self.lang)))
 
         self._guard("answer", body)
 

@@ -68,8 +68,8 @@ class HubBackend:
         with self._db() as db:
             return HubSource(db).default_zone()
 
-    def ask(self, question: str) -> dict[str, Any]:
-        return ask(self.target, question, now=self.now, config=self.config)
+    def ask(self, question: str, language: str | None = None) -> dict[str, Any]:
+        return ask(self.target, question, now=self.now, config=self.config, language=language)
 
     def list_events(self, flt: EventFilter, limit: int) -> tuple[list[EventRow], int]:
         return [], 0
