@@ -209,7 +209,7 @@ def test_the_real_device_in_a_terminal_acts_on_one_key(tmp_path: Path) -> None:
             for k, v in e.items()
             if k in ("TZ", "LANG", "PYTHONPATH", "XDG_STATE_HOME", "PATH", "HOME")
         )
-        tmux = ["tmux", "-L", session]
+        tmux = ["tmux", "-L", session, "-f", "/dev/null"]  # no user config
         subprocess.run([*tmux, "new-session", "-d", "-s", session, "-x", "100", "-y", "30",
                         f"cd {shlex.quote(str(ROOT))} && env {exports} {command}"], check=True)  # fmt: skip
 
