@@ -18,15 +18,21 @@ from hub.source import HubSource
 
 
 def ask(
-    target: str, question: str, *, now: datetime | None = None, config: HubConfig | None = None
+    target: str,
+    question: str,
+    *,
+    now: datetime | None = None,
+    config: HubConfig | None = None,
+    language: str | None = None,
 ) -> dict[str, Any]:
-    """The payload answering ``question`` from the hub store at ``target``."""
+    """The payload answering ``question`` from the hub store at ``target``, in ``language``
+    (None: the question's)."""
     if not question.strip():
         raise UsageError("the question is empty")
     cfg = config or HubConfig()
     db = open_hub(target)
     try:
         source = HubSource(db)
-        return SourceAsk(lambda: source, cfg, now=now).ask(question)
+        return SourceAsk(lambda: source, cfg, now=now).ask(question, language)
     finally:
         db.close()

@@ -25,7 +25,7 @@ from brokers import mosquitto_available, running_mosquitto
 from hub_data import fact
 from test_hub_ask import NOW, ZONES, store_events, summaries
 from test_hub_serve import Hub
-from test_tui import settle
+from test_tui import data_words, foreign_words, screen_text, settle
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static
 
@@ -67,10 +67,15 @@ def hub_db(filled: Path, tmp_path: Path) -> Path:
     return path
 
 
-def _drive(target: Path, steps: Callable[[HubConsoleApp, Pilot[None]], Awaitable[Any]]) -> Any:
+def _drive(
+    target: Path,
+    steps: Callable[[HubConsoleApp, Pilot[None]], Awaitable[Any]],
+    lang: str = "en",
+    size: tuple[int, int] = (120, 36),
+) -> Any:
     async def go() -> Any:
-        app = HubConsoleApp(HubBackend(str(target), now=NOW), "en")
-        async with app.run_test(size=(120, 36)) as pilot:
+        app = HubConsoleApp(HubBackend(str(target), now=NOW), lang)
+        async with app.run_test(size=size) as pilot:
             await settle(app, pilot)  # type: ignore[arg-type]
             return await steps(app, pilot)
 
@@ -398,3 +403,81 @@ def test_console_now_counts_relative_questions_from_the_given_time(
     assert main(["console", "--db", str(hub_db), "--now", "yesterday"]) == 2
     assert "--now 'yesterday'" in capsys.readouterr().err
     assert len(seen) == 1
+
+
+# -- one language, one clock, the Actions tab live (issue 26) -------------------------------------
+
+ZH_QUESTION = "哪个门店的销售额最高？"
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_console_tab_keeps_to_one_language_at_100x30(hub_db: Path, lang: str) -> None:
+    async def steps(app: HubConsoleApp, pilot: Pilot[None]) -> dict[str, str]:
+        await _ask(app, pilot, ZH_QUESTION if lang == "zh" else QUESTION)
+        assert app.payload is not None and app.payload["status"] == "ok", app.payload
+        await _send(app, pilot)  # an action in the log
+        shots = {"ask": screen_text(app)}
+        ev = app.query_one("#evidence", DataTable)
+        ev.focus()
+        await pilot.press("enter")
+        await settle(app, pilot)  # type: ignore[arg-type]
+        shots["evidence"] = str(app.query_one("#evidence_detail", Static).render())
+        for key in ("f2", "f3", "f4"):
+            await pilot.press(key)
+            await settle(app, pilot)  # type: ignore[arg-type]
+            shots[key] = screen_text(app)
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        shots["ctrl+c"] = " ".join(f"{n.title} {n.message}" for n in app._notifications)
+        keep = data_words(app) | {"est", "edt", "cst"}  # the stores' zones (Shanghai, New York)
+        return {k: " ".join(foreign_words(v, lang, keep)) for k, v in shots.items()}
+
+    found = _drive(hub_db, steps, lang, size=(100, 30))
+    assert not any(found.values()), found
+
+
+def test_console_times_are_each_store_local_with_the_zone_said(hub_db: Path) -> None:
+    async def steps(app: HubConsoleApp, pilot: Pilot[None]) -> dict[str, list[str]]:
+        await pilot.press("f2")
+        return {k: _column(app, "stores", k) for k in ("store", "store.since")}
+
+    out = _drive(hub_db, steps)
+    # both stores said online at 08:00Z: 16:00 in Shanghai, 03:00 in New York, each zone said
+    assert out == {
+        "store": ["s1", "s2"],
+        "store.since": ["2025-12-10 16:00:00 CST", "2025-12-10 03:00:00 EST"],
+    }
+
+
+def test_the_actions_tab_shows_state_changes_as_they_happen(
+    hub_db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(HubConsoleApp, "ACTIONS_REFRESH_S", 0.2)
+
+    async def steps(app: HubConsoleApp, pilot: Pilot[None]) -> dict[str, Any]:
+        await _ask(app, pilot, QUESTION)
+        await _send(app, pilot)
+        await pilot.press("f4")
+        await settle(app, pilot)  # type: ignore[arg-type]
+        out: dict[str, Any] = {"before": _column(app, "actions", "action.state")}
+        (action,) = _actions(hub_db)
+        db = open_hub(str(hub_db))  # a staff device acknowledges; serve records it
+        try:
+            topic = m.ack_topic(action["store_id"], action["action_id"])
+            assert (
+                ha.record_ack(db, topic, m.ack_payload("ann", "2025-12-10T08:05:00Z", "done")) == "recorded"
+            )
+        finally:
+            db.close()
+        for _ in range(30):  # no key pressed: the tab refreshes on its own
+            await pilot.pause(0.1)
+            await app.workers.wait_for_complete()
+            if _column(app, "actions", "action.state") == ["done"]:
+                break
+        out["after"] = _column(app, "actions", "action.state")
+        out["by"] = _column(app, "actions", "action.by")
+        return out
+
+    out = _drive(hub_db, steps)
+    assert out["before"] == ["pending"]
+    assert out["after"] == ["done"] and out["by"] == ["ann"]

@@ -11,6 +11,7 @@ import html
 import json
 import os
 import re
+import shutil
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -65,10 +66,11 @@ def _drive(
     steps: Callable[[AdammApp, Pilot[None]], Awaitable[Any]],
     size: tuple[int, int] = (100, 30),
     now: datetime | None = None,
+    lang: str = "en",
     **kwargs: Any,
 ) -> Any:
     async def go() -> Any:
-        app = AdammApp(_backend(store, now), "en", **kwargs)
+        app = AdammApp(_backend(store, now), lang, **kwargs)
         async with app.run_test(size=size) as pilot:
             await settle(app, pilot)
             return await steps(app, pilot)
@@ -109,7 +111,7 @@ def test_status_tab_says_daemon_not_running_and_save_without_answer(tmp_path: Pa
 
 
 def test_build_filter_parses_types_local_days_and_attributes() -> None:
-    flt = build_filter("purchase, complaint", "2025-09-02", "2025-09-03", "weather=rainy", "Asia/Shanghai")
+    flt = build_filter("purchase, 投诉", "2025-09-02", "2025-09-03", "weather=rainy", "Asia/Shanghai")
     assert flt.event_types == ("purchase", "complaint")
     assert flt.since is not None and flt.since.isoformat() == "2025-09-01T16:00:00+00:00"
     assert flt.until is not None and flt.until.isoformat() == "2025-09-03T16:00:00+00:00"
@@ -351,12 +353,12 @@ def test_ask_shows_summary_confidence_evidence_writes_nothing_and_f7_saves_the_a
     assert json.loads(row["params_json"])["subject"] == payload["plan"]["target_metric"]
     span = datetime.fromisoformat(row["expires_at"]) - datetime.fromisoformat(row["issued_at"])
     assert span == timedelta(hours=4)
-    assert out["actions_table"] == [payload["summary"]]
+    assert out["actions_table"] == [action_summary(payload)]
     assert out["actions_after_escape"] == saved_actions
     assert "letters, digits" in out["bad_role_error"]
     cashier = [r for r in out["actions_after_cashier"] if r["action_id"] != row["action_id"]]
     assert [(r["role"], r["state"], r["summary"]) for r in cashier] == [
-        ("cashier", "pending", payload["summary"])
+        ("cashier", "pending", action_summary(payload))
     ]
 
 
@@ -556,5 +558,301 @@ def test_events_tab_shows_store_local_times(store: Store) -> None:
         ev = event_rows.get_event(conn, ids[0])
     assert ev is not None
     utc = datetime.fromisoformat(ev["ts"].replace("Z", "+00:00"))
-    assert times[0] == utc.astimezone(ZoneInfo(SIM.timezone)).strftime("%Y-%m-%d %H:%M:%S")
-    assert not any("T" in t or t.endswith("Z") for t in times)
+    # store-local with the zone said (China Standard Time)
+    assert times[0] == utc.astimezone(ZoneInfo(SIM.timezone)).strftime("%Y-%m-%d %H:%M:%S CST")
+    assert not any("T" in t.removesuffix(" CST") or t.endswith("Z") for t in times)
+
+
+# -- one language per screen, the app at work (issue 26) ----------------------------------------
+
+#: words a screen may show in either language: commands, formats, units, zones, math
+SCREEN_KEEP = {"adamm", "adamm-hub", "maintain", "run", "config", "sync", "serve", "hub", "json", "cst", "utc",
+               "p", "r", "n", "t", "ms", "s", "a", "b", "d", "x", "c", "q", "ctrl", "esc", "f", "id"}  # fmt: skip
+
+
+def screen_text(app: Any) -> str:
+    """The visible text of the app's screen as one string (Textual's SVG export, tags dropped)."""
+    svg = re.sub(r"<style.*?</style>", "", app.export_screenshot(), flags=re.S)
+    return _svg_text(svg)
+
+
+def foreign_words(text: str, lang: str, keep: set[str] = frozenset()) -> list[str]:  # type: ignore[assignment]
+    """What on a ``lang`` screen is in the other language: English words on a Chinese screen
+    (ids with digits, SCREEN_KEEP and the data in ``keep`` aside), CJK on an English one."""
+    if lang == "en":
+        return [w for w in re.findall(r"[\u4e00-\u9fff]+", text) if not any(w in k for k in keep)]
+    bad = []
+    for tok in re.findall(r"[A-Za-z][A-Za-z0-9_\-]*", text):
+        low = tok.lower()
+        # ids carry digits (event, store and action ids); a snake_case word is a field, topic or
+        # test name and needs a label, unless it is the data's own (a stored value)
+        if low in SCREEN_KEEP or any(c.isdigit() for c in tok) or any(low in k for k in keep):
+            continue  # (a data cell cut at the screen's edge shows part of a word)
+        bad.append(tok)
+    return bad
+
+
+def data_words(app: Any) -> set[str]:
+    """Words of the stored data on screen (event ids and texts, fact statements): not the UI's."""
+    words: set[str] = set()
+    for table in app.query(DataTable):
+        for row_key in table.rows:
+            for cell in table.get_row(row_key):
+                if table.id in ("events", "facts", "actions", "stores", "evidence"):
+                    words |= {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9_\-]*", str(cell))}
+                    words.add(str(cell).lower())  # a question asked in the other language, as data
+    return words
+
+
+async def _all_tabs(app: AdammApp, pilot: Pilot[None], keys: tuple[str, ...]) -> dict[str, str]:
+    shots = {}
+    for key in keys:
+        await pilot.press(key)
+        await settle(app, pilot)
+        shots[key] = screen_text(app)
+    return shots
+
+
+TREND_QUESTION = {"en": "How has daily footfall trended?", "zh": "每天客流的趋势怎样？"}
+COMPARE_QUESTION = {"en": "Was the average order value higher on rainy days than on sunny days?",
+                    "zh": RAIN_QUESTION}  # fmt: skip
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_every_tab_keeps_to_one_language(store: Store, sim_now: datetime, lang: str) -> None:
+    """Every tab of the store's app, with answers shown (a trend, a comparison), at 100x30: in
+    Chinese no English words beyond ids, commands and units; in English no Chinese."""
+
+    async def go() -> dict[str, str]:
+        app = AdammApp(_backend(store, sim_now), lang)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(app, pilot)
+            shots: dict[str, str] = {}
+            for name, question in (("trend", TREND_QUESTION), ("compare", COMPARE_QUESTION)):
+                await _ask(app, pilot, question[lang])
+                assert app.payload is not None and app.payload["status"] == "ok", app.payload
+                shots[name] = screen_text(app)
+                shots[name + "-answer"] = _static(app, "#answer")
+            # events without the shoppers' words, the type as the manager reads it
+            app.query_one("#ev_type", Input).value = "购买" if lang == "zh" else "purchase"
+            app.load_events()
+            shots |= await _all_tabs(app, pilot, ("f2", "f3", "f4", "f6"))
+            await pilot.press("ctrl+c")  # Textual's own "how to quit" hint, in the app's language
+            await pilot.pause()
+            shots["ctrl+c"] = " ".join(f"{n.title} {n.message}" for n in app._notifications)
+            keep = data_words(app)
+        return {k: " ".join(foreign_words(v, lang, keep)) for k, v in shots.items()}
+
+    found = asyncio.run(go())
+    assert not any(found.values()), found
+
+
+def test_the_learned_and_actions_tabs_say_how_rows_appear(tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "s.db")
+
+    async def go() -> dict[str, str]:
+        app = AdammApp(_backend(store), "zh")
+        async with app.run_test(size=(100, 30)) as pilot:
+            await settle(app, pilot)
+            return await _all_tabs(app, pilot, ("f3", "f4"))
+
+    try:
+        shots = asyncio.run(go())
+    finally:
+        store.close()
+    assert "还没有学到的结论" in shots["f3"] and "adamm maintain" in shots["f3"]
+    assert "F7" in shots["f4"]
+
+
+def test_the_question_box_clears_and_keeps_focus_after_an_answer(store: Store, sim_now: datetime) -> None:
+    async def steps(app: AdammApp, pilot: Pilot[None]) -> dict[str, Any]:
+        await _ask(app, pilot, TREND_QUESTION["en"])
+        box = app.query_one("#question", HistoryInput)
+        out = {"value": box.value, "focused": app.focused is box, "answer": _static(app, "#answer")}
+        await pilot.press("up")
+        out["recalled"] = box.value
+        return out
+
+    out = _drive(store, steps, now=sim_now)
+    assert out["value"] == "" and out["focused"]
+    assert out["recalled"] == TREND_QUESTION["en"]
+    # what was computed leads the answer
+    lines = out["answer"].splitlines()
+    assert lines[0].startswith("? ") and lines[1].startswith("Read as: ")
+
+
+def test_a_partial_last_bucket_is_marked_not_drawn_as_a_fall(store: Store, sim_now: datetime) -> None:
+    from edge.presentation import choose_plot
+
+    async def steps(app: AdammApp, pilot: Pilot[None]) -> dict[str, Any]:
+        await _ask(app, pilot, TREND_QUESTION["en"])
+        table = app.query_one("#result", DataTable)
+        app.query_one("#plot").scroll_visible(animate=False)
+        await pilot.pause()
+        return {"payload": app.payload, "partial": _column(table, "partial"), "screen": screen_text(app)}
+
+    # an hour after the last event: its day is not over
+    out = _drive(store, steps, now=sim_now)
+    series = out["payload"]["result"]["series"]
+    assert series[-1].get("partial") is True and not any(r.get("partial") for r in series[:-1])
+    assert out["partial"][-1] == "not over" and set(out["partial"][:-1]) == {""}
+    spec = choose_plot(out["payload"], "en")
+    assert spec is not None and spec.partial == (len(series) - 1,) and spec.partial_label == "not over"
+    assert spec.x_label == "bucket" and spec.y_label
+    # the legend is said in the plot's title, not drawn over the line
+    assert f"{spec.title}   ● not over" in out["screen"], out["screen"]
+
+
+def test_evidence_rows_are_labelled_by_their_own_group(store: Store, sim_now: datetime) -> None:
+    from edge.analysis.operators._words import keys_label
+    from edge.presentation.tables import group_dimensions
+
+    async def steps(app: AdammApp, pilot: Pilot[None]) -> dict[str, Any]:
+        await _ask(app, pilot, COMPARE_QUESTION["zh"])
+        table = app.query_one("#evidence", DataTable)
+        return {"payload": app.payload, "ids": _column(table, "event_id"), "roles": _column(table, "role")}
+
+    out = _drive(store, steps, now=sim_now, lang="zh")
+    payload = out["payload"]
+    dims = group_dimensions(payload)
+    roles = {e["event_id"]: e["role"] for e in payload["evidence"]}
+    assert len({r for r in roles.values()}) >= 2  # rows of both groups
+    for event_id, shown in zip(out["ids"], out["roles"], strict=True):
+        group = roles[event_id].partition(":")[2]
+        assert shown == f"分组：{keys_label(dims, group, 'zh')}", (event_id, roles[event_id], shown)
+
+
+def test_every_tab_is_reachable_by_keys_at_100x30_and_nothing_is_cut_unsaid(store: Store) -> None:
+    async def steps(app: AdammApp, pilot: Pilot[None]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, pane, widget in (("f2", "events_tab", "events"), ("f3", "learned", "facts"),
+                                  ("f4", "actions_tab", "actions"), ("f6", "status", None),
+                                  ("f1", "ask", "question")):  # fmt: skip
+            await pilot.press(key)
+            await settle(app, pilot)
+            focused = app.focused.id if app.focused is not None else None
+            out[key] = (app.query_one("#tabs", TabbedContent).active, focused, widget)
+            out[f"{key}-footer"] = screen_text(app).rstrip().splitlines()[-1]
+            out[f"{key}-pane"] = pane
+        table = app.query_one("#events", DataTable)
+        out["texts"] = _column(table, "text")
+        return out
+
+    out = _drive(store, steps)
+    for key in ("f1", "f2", "f3", "f4", "f6"):
+        active, focused, widget = out[key]
+        assert active == out[f"{key}-pane"]
+        assert widget is None or focused == widget, (key, focused)
+        # the footer's keys fit: its last one (quit... send as action) is shown whole
+        assert "Send as action" in out[f"{key}-footer"], out[f"{key}-footer"]
+    from edge.presentation.text import display_width
+    from edge.tui.app import TEXT_WIDTH
+
+    assert all(display_width(t) <= TEXT_WIDTH for t in out["texts"])
+
+
+def test_a_cut_cell_says_so_and_cuts_between_words() -> None:
+    from edge.presentation.text import display_width
+    from edge.tui.widgets import clip
+
+    assert clip("short", 20) == "short"
+    cut = clip("Hello, the mineral water is on the second shelf of aisle B", 30)
+    assert cut == "Hello, the mineral water is…" and display_width(cut) <= 30
+    zh = clip("您要的薯片在B区货架最里面，靠近冷柜的那一排", 20)
+    assert zh.endswith("…") and display_width(zh) <= 20
+
+
+def test_events_are_listed_newest_first(store: Store, sim_events: list[dict[str, Any]]) -> None:
+    async def steps(app: AdammApp, pilot: Pilot[None]) -> list[str]:
+        await pilot.press("f2")
+        return _column(app.query_one("#events", DataTable), "event_id")
+
+    ids = _drive(store, steps)
+    when = {e["event_id"]: datetime.fromisoformat(e["timestamp"]) for e in sim_events}
+    shown = [when[i] for i in ids]
+    assert len(ids) == 200 and shown == sorted(shown, reverse=True)
+    assert shown[-1] >= sorted(when.values())[-200]  # the latest 200, not a sample over the months
+
+
+def test_missing_data_is_said_in_words_not_field_names(store: Store, sim_now: datetime) -> None:
+    """What a refused comparison or an unknown value needs, in Chinese, names the dimension and
+    its values in words (天气「冰雹」), never ``weather=hail``."""
+    from edge.analysis import honesty
+    from edge.analysis.engine import run_plan
+    from edge.analysis.source import EventFilter
+    from edge.config import AnalysisConfig
+
+    src = store.event_source()
+    unknown = honesty.unknown_values(src, EventFilter(attributes=(("weather", ("hail",)),)), "zh")
+    plan = {"intent": "compare", "target_metric": "avg_order_value",
+            "compare": {"dimension": "weather", "groups": ["rain", "hail"]}}  # fmt: skip
+    p = run_plan(plan, src, question="q", now=sim_now, config=AnalysisConfig(), language="zh")
+    assert p["status"] == "insufficient_data" and p["missing"], p
+    for line in [*unknown, *p["missing"]]:
+        assert not foreign_words(line, "zh", {"hail", "rain", "sunny", "cloudy"}), line
+    assert unknown and unknown[0].startswith("天气「hail」的事件")
+
+
+def test_an_answer_keeps_to_the_app_language_whatever_the_question(store: Store, sim_now: datetime) -> None:
+    """A Chinese question in the English app is answered in English (and the reverse): the
+    screen keeps to one language; only the question's echo is in the words typed."""
+
+    async def steps(app: AdammApp, pilot: Pilot[None]) -> tuple[Any, str]:
+        await _ask(app, pilot, RAIN_QUESTION)
+        return app.payload, _static(app, "#answer")
+
+    payload, text = _drive(store, steps, now=sim_now)
+    assert payload["status"] == "ok" and payload["question"] == RAIN_QUESTION
+    assert not re.search(r"[\u4e00-\u9fff]", payload["interpretation"]["text"])
+    body = "\n".join(text.splitlines()[1:])  # the first line echoes the question
+    assert not re.search(r"[\u4e00-\u9fff]", body), body
+    assert not re.search(r"[\u4e00-\u9fff]", payload["summary"] + json.dumps(payload["action"]))
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_adamm_tui_in_a_real_terminal_at_100x30(tmp_path: Path) -> None:
+    """``adamm tui`` in a real terminal (tmux, 100x30, Chinese): the tab keys in the titles, the
+    footer's keys whole, an empty Learned tab saying how facts appear, F-keys and Ctrl+Q work."""
+    import shlex
+    import subprocess
+    import sys
+    import time
+
+    from actions_helpers import ROOT, make_memory
+
+    db = make_memory(tmp_path / "m.db")
+    session = f"adamm-tui-{os.getpid()}"
+    tmux = ["tmux", "-L", session, "-f", "/dev/null"]  # no user config
+    command = shlex.join([sys.executable, "-m", "edge", "tui", "--db", str(db), "--lang", "zh"])
+    env = f"env PYTHONPATH={shlex.quote(str(ROOT))} TERM=xterm-256color"
+    subprocess.run([*tmux, "new-session", "-d", "-s", session, "-x", "100", "-y", "30",
+                    f"cd {shlex.quote(str(ROOT))} && {env} {command}; sleep 30"], check=True)  # fmt: skip
+
+    def screen() -> str:
+        return subprocess.run(
+            [*tmux, "capture-pane", "-p", "-t", session], capture_output=True, text=True
+        ).stdout
+
+    def wait_for(text: str) -> str:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            shown = screen()
+            if text in shown:
+                return shown
+            time.sleep(0.2)
+        raise AssertionError(f"{text!r} never shown:\n{screen()}")
+
+    try:
+        first = wait_for("f7 发送为动作")  # the footer, drawn last, whole
+        assert "F1 提问" in first and "F6 状态" in first and "^q 退出" in first, first
+        subprocess.run([*tmux, "send-keys", "-t", session, "F3"], check=True)
+        learned = wait_for("还没有学到的结论")
+        assert "adamm maintain" in learned
+        assert not foreign_words(learned, "zh"), learned
+        subprocess.run([*tmux, "send-keys", "-t", session, "C-q"], check=True)
+        deadline = time.monotonic() + 30
+        while "F1 提问" in screen() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert "F1 提问" not in screen()  # it quit
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True)

@@ -105,8 +105,12 @@ def answer(
     config: AnalysisConfig | None = None,
     embed: Callable[[Sequence[str]], np.ndarray | None] | None = None,
     parser: Callable[..., ParseResult] | None = None,
+    language: str | None = None,
 ) -> dict[str, Any]:
     """Answer ``question`` from ``source``: parse it, run the plan, apply the honesty rules.
+
+    ``language`` (``zh`` / ``en``): the answer's language whatever the question's (a screen keeps
+    to one language); None: the question's.
 
     The payload's ``elapsed_ms`` is the analysis step (:func:`run_plan`: coverage, operator,
     evidence, actions), measured after the question is parsed; for an unsupported question, the
@@ -117,26 +121,30 @@ def answer(
     vocab = source.vocabulary()
     parse = parser or parse_question
     parsed = parse(question, vocab, ref, embed=embed, similarity_threshold=cfg.similarity_threshold)
+    asked = language if language in ("zh", "en") else None
     if parsed.status != "ok" or not parsed.plan:
-        lang = parsed.language if parsed.language in ("zh", "en") else "en"
+        lang = asked or (parsed.language if parsed.language in ("zh", "en") else "en")
         words = list(parsed.not_understood)
+        # the parser explains itself in the question's language
+        explanation = parsed.explanation if asked in (None, parsed.language) else None
         out = _payload(
             question,
             {},
             "unsupported",
-            parsed.explanation or UNSUPPORTED[lang],
+            explanation or UNSUPPORTED[lang],
             missing=[honesty.say(lang, f"not understood: {w}", f"未能理解：{w}") for w in words],
             started=started,
         )
         out["interpretation"] = _interpretation(parsed.plan, source, ref, lang, vocab.timezone, words)
         return out
+    plan = parsed.plan if asked in (None, parsed.language) else {**parsed.plan, "language": asked}
     payload = run_plan(
-        parsed.plan,
+        plan,
         source,
         question=question,
         now=ref,
         config=cfg,
-        language=parsed.language,
+        language=asked or parsed.language,
         matches=parsed.matches,
         timezone=vocab.timezone,
     )

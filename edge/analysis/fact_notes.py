@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from edge.analysis.operators import _words as W
+
 
 def _covers(plan: Mapping[str, Any], fact: Mapping[str, Any]) -> bool:
     metric = plan.get("target_metric")
@@ -39,10 +41,10 @@ def _test(fact: Mapping[str, Any], lang: str) -> str:
     fplan = fact.get("plan") or {}
     cmp = fplan.get("compare") or {}
     if cmp.get("dimension"):
-        groups = " / ".join(str(g) for g in cmp.get("groups") or [])
-        return (
-            f"按{cmp['dimension']}对比 {groups}" if lang == "zh" else f"{cmp['dimension']} {groups} compared"
-        )
+        dim = str(cmp["dimension"])
+        groups = " / ".join(W.value_label(dim, g, lang) for g in cmp.get("groups") or [])
+        name = W.dimension_label(dim, lang)
+        return f"按{name}对比 {groups}" if lang == "zh" else f"{name}: {groups} compared"
     if fact.get("dimension") == "date":
         return (
             "在检测到的变化日前后对比（逐日）"

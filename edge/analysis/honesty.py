@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from edge.analysis.operators import _words as W
 from edge.analysis.source import EventFilter, EventSource
 
 logger = logging.getLogger(__name__)
@@ -186,7 +187,7 @@ def unknown_values(source: EventSource, flt: EventFilter, lang: str) -> list[str
                     say(
                         lang,
                         f"events with {key} = {v}: the memory has none; {key} values it knows: {en}",
-                        f"{key} = {v} 的事件：记忆中没有；已知的 {key} 取值：{zh}",
+                        f"{W.side_label(f'{key}={v}', 'zh')}的事件：记忆中没有；已知的{W.dimension_label(key, 'zh')}取值：{zh}",
                     )
                 )
     for sid in flt.store_ids:

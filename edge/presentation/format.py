@@ -13,7 +13,7 @@ from typing import Any
 from edge.presentation.labels import LABELS, has_cjk, normalize_lang, t
 
 #: result keys whose string values have a label (``direction.up`` -> "up" / "上升")
-WORDED = frozenset({"direction", "period_unit", "per"})
+WORDED = frozenset({"direction", "period_unit", "per", "test"})
 
 
 def payload_lang(payload: Mapping[str, Any], lang: str | None) -> str:

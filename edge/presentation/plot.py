@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from edge.analysis import metrics as M
+from edge.analysis.operators import _words
 from edge.presentation.format import as_float, fmt_value, intent_of, metric_of, payload_lang
 from edge.presentation.labels import t
 from edge.presentation.tables import cell, group_dimensions
@@ -35,6 +36,12 @@ class PlotSpec:
     marks: tuple[int, ...] = ()
     y2: tuple[float, ...] | None = None
     y2_label: str = ""
+    #: indexes of buckets not over yet (a trend's last, ``partial: true``): marked, not joined
+    partial: tuple[int, ...] = ()
+    partial_label: str = ""
+    x_label: str = ""
+    #: what ``marks`` are (the anomalies), for the legend
+    marks_label: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -56,7 +63,7 @@ def _series(
     return xs, ys
 
 
-def _anomaly_plot(result: Mapping[str, Any], title: str, expected_label: str) -> PlotSpec | None:
+def _anomaly_plot(result: Mapping[str, Any], title: str, expected_label: str, lang: str) -> PlotSpec | None:
     anomalies = [a for a in result.get("anomalies") or [] if isinstance(a, Mapping)]
     flagged = {fmt_value(a.get("bucket")) for a in anomalies}
     if isinstance(result.get("series"), list) and result["series"]:
@@ -68,7 +75,17 @@ def _anomaly_plot(result: Mapping[str, Any], title: str, expected_label: str) ->
         if any(v is not None for v in y2_list) and all(v is not None for v in y2_list):
             y2 = tuple(v for v in y2_list if v is not None)
         if len(xs) >= 2:
-            return PlotSpec("line", title, tuple(xs), tuple(ys), marks=marks, y2=y2, y2_label=expected_label)
+            return PlotSpec(
+                "line",
+                title,
+                tuple(xs),
+                tuple(ys),
+                marks=marks,
+                y2=y2,
+                y2_label=expected_label,
+                marks_label=t("role.anomaly", lang),
+                x_label=t("plot.x.bucket", lang),
+            )
     pts = sorted(anomalies, key=lambda a: str(a.get("bucket")))
     xs = [fmt_value(a.get("bucket")) for a in pts]
     vals = [as_float(a.get("value")) for a in pts]
@@ -84,6 +101,8 @@ def _anomaly_plot(result: Mapping[str, Any], title: str, expected_label: str) ->
         marks=tuple(range(len(xs))),
         y2=y2v,
         y2_label=expected_label,
+        marks_label=t("role.anomaly", lang),
+        x_label=t("plot.x.bucket", lang),
     )
 
 
@@ -104,18 +123,37 @@ def choose_plot(payload: Mapping[str, Any], lang: str | None = None) -> PlotSpec
         title = metric
     title = title or str(intent or "")
     if intent == "trend":
-        xs, ys = _series(result.get("series"), "bucket", "value")
-        return PlotSpec("line", title, tuple(xs), tuple(ys), y_label=title) if len(xs) >= 2 else None
+        rows = [
+            r
+            for r in result.get("series") or []
+            if isinstance(r, Mapping) and as_float(r.get("value")) is not None
+        ]
+        xs, ys = _series(rows, "bucket", "value")
+        partial = tuple(i for i, r in enumerate(rows) if r.get("partial"))
+        if len(xs) < 2:
+            return None
+        return PlotSpec(
+            "line",
+            title,
+            tuple(xs),
+            tuple(ys),
+            y_label=title,
+            partial=partial,
+            partial_label=t("plot.partial", lang) if partial else "",
+            x_label=t("plot.x.bucket", lang),
+        )
     if intent == "anomaly":
-        return _anomaly_plot(result, title, t("expected", lang))
+        return _anomaly_plot(result, title, t("expected", lang), lang)
     if intent == "periodicity":
         for key, xkey, ykey in (("series", "bucket", "value"), ("acf", "lag", "value")):
             xs, ys = _series(result.get(key), xkey, ykey)
             if len(xs) >= 2:
-                return PlotSpec("line", title, tuple(xs), tuple(ys), y_label=key)
+                return PlotSpec("line", title, tuple(xs), tuple(ys), y_label=title)
         return None
     bar_keys = {"breakdown": "parts", "top_k": "items", "compare": "groups"}
     if intent in bar_keys:
-        xs, ys = _series(result.get(bar_keys[intent]), "key", "value", lang, group_dimensions(payload))
-        return PlotSpec("bar", title, tuple(xs), tuple(ys), y_label=title) if xs else None
+        dims = group_dimensions(payload)
+        xs, ys = _series(result.get(bar_keys[intent]), "key", "value", lang, dims)
+        x_label = _words.dimensions_label(dims, lang) or t("plot.x.group", lang)
+        return PlotSpec("bar", title, tuple(xs), tuple(ys), y_label=title, x_label=x_label) if xs else None
     return None

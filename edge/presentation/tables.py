@@ -81,6 +81,8 @@ def cell(key: str, value: Any, lang: str, dims: Sequence[str] = ()) -> str:
     """One result cell as the answer shows it: group values in words, booleans as yes/no."""
     if key == "key" and dims and not isinstance(value, (dict, list)):
         return _words.keys_label(list(dims), value, lang)
+    if key == "partial":  # only the bucket that is not over yet says so
+        return t("trend.partial", lang) if value else ""
     if key == "event_type" and isinstance(value, str):
         return _words.side_label(value, lang) if lang == "zh" else value
     return fmt_value(value, key, lang)

@@ -13,14 +13,14 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-from edge.analysis.operators._words import side_label
+from edge.analysis.operators._words import dimension_label, side_label, value_label
 from edge.presentation.format import (
     event_type_label,
     fmt_value,
     intent_of,
-    local_time,
     payload_lang,
     tier_label,
+    zoned_time,
 )
 from edge.presentation.labels import LABELS, t
 from edge.presentation.tables import ROW_KEYS, evidence_role, result_table, scalar_cell, scalar_items
@@ -86,8 +86,9 @@ def action_value(value: Any, lang: str) -> str:
     return fmt_value(value, None, lang)
 
 
-def _action_lines(action: Any, lang: str) -> list[str]:
-    """The action: its title on the first line, then its parameters (the rule id last)."""
+def _action_lines(action: Any, lang: str, with_rule: bool = True) -> list[str]:
+    """The action: its title on the first line, then its parameters (the rule id last, unless
+    ``with_rule`` is false: a screen says what to do, not which internal rule said it)."""
     if not isinstance(action, Mapping):
         return []
     kind = str(action.get("type", ""))
@@ -97,7 +98,9 @@ def _action_lines(action: Any, lang: str) -> list[str]:
         return [head + ":", "  " + json.dumps(params, ensure_ascii=False)]
     title = params.get("title")
     lines = [f"{head}: {title}" if title else head + ":"]
-    keys = [k for k in params if k not in ("title", "rule")] + (["rule"] if "rule" in params else [])
+    keys = [k for k in params if k not in ("title", "rule")] + (
+        ["rule"] if "rule" in params and with_rule else []
+    )
     for k in keys:
         label = t("action." + str(k), lang) if "action." + str(k) in LABELS else str(k)
         value = params[k] if k == "rule" else action_value(params[k], lang)
@@ -155,7 +158,7 @@ def payload_text(payload: Mapping[str, Any], lang: str | None = None, *, compact
         lines.append(f"{t('note', lang)}: {note}")
     if not compact:
         lines.extend(_result_lines(payload, lang))
-    lines.extend(_action_lines(payload.get("action"), lang))
+    lines.extend(_action_lines(payload.get("action"), lang, with_rule=not compact))
     if compact:
         if status == "ok" or payload.get("evidence"):
             count = payload.get("evidence_count", len(payload.get("evidence") or []))
@@ -177,12 +180,12 @@ def event_detail_text(
     ev: Mapping[str, Any] | None, lang: str, event_id: str, timezone: str | None = None
 ) -> str:
     """One event (as :func:`edge.memory.semantic.events.get_event` returns it) as readable lines; its time
-    in the store's ``timezone`` (UTC when not given)."""
+    in the store's ``timezone`` (UTC when not given), the zone said."""
     if ev is None:
         return f"{event_id}: {t('none', lang)}"
     lines = [
         f"{t('detail', lang)}: {ev['event_id']}",
-        f"{t('timestamp', lang)}: {local_time(ev.get('ts'), timezone)}   {t('event_type', lang)}: {event_type_label(ev.get('event_type'), lang)}"
+        f"{t('timestamp', lang)}: {zoned_time(ev.get('ts'), timezone)}   {t('event_type', lang)}: {event_type_label(ev.get('event_type'), lang)}"
         f"   {t('tier', lang)}: {tier_label(ev.get('tier'), lang)}",
         f"{t('media', lang)}: {', '.join(ev.get('raw_refs') or []) or t('no_media', lang)}",
     ]
@@ -190,7 +193,14 @@ def event_detail_text(
         lines.append(f"{t('text', lang)}: {ev['text']}")
     stats = ev.get("stats") or {}
     if stats:
-        lines.append(f"{t('stats', lang)}: " + ", ".join(f"{k}={fmt_value(v, k)}" for k, v in stats.items()))
+        # each attribute by its name in words and its value's word where it has one (topic=高毛利商品)
+        lines.append(
+            f"{t('stats', lang)}: "
+            + ", ".join(
+                f"{dimension_label(k, lang)}={value_label(k, v, lang) if isinstance(v, (str, bool)) else fmt_value(v, k, lang)}"
+                for k, v in stats.items()
+            )
+        )
     if ev.get("entities"):
         lines.append(f"{t('entities', lang)}: {', '.join(ev['entities'])}")
     return "\n".join(lines)

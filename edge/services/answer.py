@@ -54,8 +54,8 @@ class SourceAsk:
         self.embed = embed
         self.parser = build_parser(config)
 
-    def ask(self, question: str) -> dict[str, Any]:
-        """The payload answering ``question`` (zh or en)."""
+    def ask(self, question: str, language: str | None = None) -> dict[str, Any]:
+        """The payload answering ``question`` (zh or en), in ``language`` (None: the question's)."""
         now = self.now or datetime.now(UTC)
         payload = engine.answer(
             question,
@@ -64,6 +64,7 @@ class SourceAsk:
             config=self.config.analysis,
             embed=self.embed,
             parser=self.parser,
+            language=language,
         )
         return self.finish(payload, now)
 

@@ -41,8 +41,8 @@ class ConsoleBackend(Protocol):
         """The store's IANA time zone (for local times and day filters)."""
         ...
 
-    def ask(self, question: str) -> dict[str, Any]:
-        """The payload answering ``question``; writes nothing."""
+    def ask(self, question: str, language: str | None = None) -> dict[str, Any]:
+        """The payload answering ``question`` in ``language`` (None: the question's); writes nothing."""
         ...
 
     def list_events(self, flt: EventFilter, limit: int) -> tuple[list[EventRow], int]:

@@ -34,11 +34,12 @@ class StoreBackend:
     def timezone(self) -> str:
         return self.store.timezone(self.store_id)
 
-    def ask(self, question: str) -> dict[str, Any]:
-        return self.asker.ask(question)
+    def ask(self, question: str, language: str | None = None) -> dict[str, Any]:
+        return self.asker.ask(question, language)
 
     def list_events(self, flt: EventFilter, limit: int) -> tuple[list[EventRow], int]:
-        return self.store.event_source().sample_events(flt, limit)
+        """The newest ``limit`` events matching ``flt`` (newest first) and how many match."""
+        return self.store.event_source().events.newest_events(flt, limit)
 
     def search_events(self, text: str, flt: EventFilter, k: int) -> list[EventRow]:
         return self.store.event_source().retrieve(text, flt, k)

@@ -57,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--once", action="store_true", help="exit after the first new action")
     p.add_argument("--json", action="store_true", help="one JSON line per action on stdout")
     p.add_argument(
+        "--plain",
+        action="store_true",
+        help="lines on the terminal instead of the full-screen app (keys a, d, r, s and Enter)",
+    )
+    p.add_argument("--lang", choices=("zh", "en"), help="the language of the screen (default: the locale)")
+    p.add_argument(
         "--state",
         metavar="FILE",
         help="the de-duplication state file (default $XDG_STATE_HOME/adamm/staff-STORE-ROLE.json)",
@@ -98,18 +104,29 @@ def _expired(expires_at: str | None) -> bool:
     return (t if t.tzinfo else t.replace(tzinfo=UTC)) <= datetime.now(UTC)
 
 
-def _show_text(a: dict[str, Any], out: TextIO) -> None:
-    title = a["params"].get("title") or a["params"].get("rule") or a["type"]
-    out.write(f"\n[{a['type']}] {title}\n  {a['summary']}\n")
-    out.write(f"  confidence {a['confidence']:.2f}, evidence {len(a['evidence'])} events")
-    out.write(f", issued {a['issued_at']}, expires {a['expires_at'] or '-'}\n  id {a['action_id']}\n")
+def _show_text(a: dict[str, Any], out: TextIO, lang: str | None = None) -> None:
+    """An action as lines (the line mode): its title, summary wrapped at word boundaries, local
+    times with the zone said, a short id."""
+    from edge.staff.view import action_lines
+
+    out.write("\n" + "\n".join(action_lines(a, _lang(lang))) + "\n")
     out.flush()
 
 
-def _ask(stdin: TextIO, accepted: bool) -> str | None:
+def _lang(lang: str | None) -> str:
+    from edge.presentation.labels import ui_lang
+    from edge.staff.view import local_zone
+
+    return ui_lang(lang, local_zone())
+
+
+def _ask(stdin: TextIO, accepted: bool, lang: str | None = None) -> str | None:
     """The manager's key: an ack state, ``skip``, or None at the end of input."""
+    from edge.staff.view import st
+
+    lang = _lang(lang)
     while True:
-        choices = "[d]one [r]eject [s]kip" if accepted else "[a]ccept [d]one [r]eject [s]kip"
+        choices = st("prompt.accepted" if accepted else "prompt", lang)
         print(f"{choices} > ", end="", file=sys.stderr, flush=True)
         line = stdin.readline()
         if not line:
@@ -119,116 +136,154 @@ def _ask(stdin: TextIO, accepted: bool) -> str | None:
             return "skip"
         if key in KEYS and not (accepted and key == "a"):
             return KEYS[key]
-        print("  type a, d, r or s and Enter", file=sys.stderr)
+        print("  " + st("prompt.again", lang), file=sys.stderr)
+
+
+class Device:
+    """This device's link and memory: receives its role's new actions (each once, unexpired) and
+    acknowledges them. Shared by the terminal app (:mod:`edge.staff.app`) and the line modes."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from edge.config import load_config
+        from edge.staff.state import StaffState, default_path
+        from edge.sync import messages
+        from edge.sync.mqtt import Message, connect, link_settings, parse_broker_url
+
+        for name, value in (("--store", args.store), ("--role", args.role)):
+            if not messages.valid_topic_level(value):
+                raise UsageError(f"{name} {value!r} is not usable: letters, digits, _ . : - only")
+        address = parse_broker_url(args.broker)
+        config = load_config(args.config)
+        settings = link_settings(address, config.mqtt)
+        creds = settings.credentials
+        self.store, self.role = args.store, args.role
+        self.state = StaffState(Path(args.state) if args.state else default_path(args.store, args.role))
+        self.by = args.by or creds.username or f"{args.role}@{socket.gethostname()}"
+        self.topic = topic = messages.action_filter(args.store, args.role)
+        self.inbox: queue.Queue[tuple[str, bytes, dict[str, str]]] = queue.Queue()
+
+        def on_message(msg: Message) -> bool:
+            found = messages.topic_action(msg.topic)
+            if found is not None and found[:2] == (args.store, args.role):
+                if msg.payload:  # empty: the issuer cleared an action that ended
+                    self.inbox.put((found[2], msg.payload, msg.user_properties))
+            else:  # the user's session also holds another role's subscription: not for this device
+                logger.info("dropping a message on %s (this device is %s)", msg.topic, topic)
+            return True
+
+        self.link = connect(
+            settings,
+            args.client_id or f"adamm-staff-{args.store}-{args.role}",
+            subscriptions=[(topic, 1)],
+            on_message=on_message,
+            manual_ack=True,
+        )
+        try:
+            self.link.wait_subscribed(15.0)
+        except BaseException:
+            self.link.close()
+            raise
+        logger.info("listening on %s", topic)
+
+    def next_action(self, timeout: float = 0.5) -> dict[str, Any] | None:
+        """The next new action (recorded as shown), or None when none came within ``timeout``
+        (a re-sent one is acknowledged again, not shown); raises the link's fatal error."""
+        from edge.sync import messages
+
+        try:
+            topic_id, payload, props = self.inbox.get(timeout=timeout)
+        except queue.Empty:
+            if self.link.fatal is not None:
+                raise self.link.fatal from None
+            return None
+        try:
+            action = messages.parse_action(payload)
+        except messages.MessageError as exc:
+            logger.warning("ignoring a message on %s: %s", self.topic, exc)
+            return None
+        if action.action_id != topic_id:
+            logger.warning("ignoring action %s: it came on the topic of %s", action.action_id, topic_id)
+            return None
+        # the payload's params.expires_at (it survives MQTT 3.1.1, where the broker cannot drop an
+        # expired action), else the MQTT 5 user property of an earlier issuer
+        expires_at = action.expires_at or props.get(messages.EXPIRES_AT_PROPERTY)
+        seen = self.state.get(action.action_id)
+        if seen is not None:  # a re-send: not shown again; its ack again, if it had one
+            if seen.get("ack"):
+                self._publish(action.action_id, seen["ack"], seen["at"])
+            return None
+        if _expired(expires_at):
+            logger.info("action %s expired before it arrived; not shown", action.action_id)
+            return None
+        shown = {**action.to_message(), "store_id": self.store, "role": self.role, "expires_at": expires_at}
+        self.state.shown(action.action_id, _now())
+        return shown
+
+    def ack(self, action_id: str, ack_state: str) -> str:
+        """Acknowledge: recorded before it is published (if publishing fails, the issuer's
+        re-send finds it in the state file and the device sends it again); returns its time."""
+        at = _now()
+        self.state.acked(action_id, ack_state, self.by, at)
+        self._publish(action_id, ack_state, at)
+        return at
+
+    def _publish(self, action_id: str, ack_state: str, at: str) -> None:
+        from edge.sync import messages
+
+        self.link.publish_wait(
+            messages.ack_topic(self.store, action_id), messages.ack_payload(self.by, at, ack_state)
+        )
+
+    def close(self) -> None:
+        self.link.close()
+
+
+def interactive(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> bool:
+    """The terminal app runs when a person is at a terminal and no line mode was asked for
+    (``--json``, ``--ack``, ``--plain``, or input or output not a terminal)."""
+    if args.json or args.ack or args.plain:
+        return False
+    return bool(stdin.isatty() and stdout.isatty())
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO) -> int:
-    from edge.config import load_config
-    from edge.staff.state import StaffState, default_path
-    from edge.sync import messages
-    from edge.sync.mqtt import Message, connect, link_settings, parse_broker_url
-
-    for name, value in (("--store", args.store), ("--role", args.role)):
-        if not messages.valid_topic_level(value):
-            raise UsageError(f"{name} {value!r} is not usable: letters, digits, _ . : - only")
-    address = parse_broker_url(args.broker)
-    config = load_config(args.config)
-    settings = link_settings(address, config.mqtt)
-    creds = settings.credentials
-    state = StaffState(Path(args.state) if args.state else default_path(args.store, args.role))
-    by = args.by or creds.username or f"{args.role}@{socket.gethostname()}"
-    topic = messages.action_filter(args.store, args.role)
-    inbox: queue.Queue[tuple[str, bytes, dict[str, str]]] = queue.Queue()
-
-    def on_message(msg: Message) -> bool:
-        found = messages.topic_action(msg.topic)
-        if found is not None and found[:2] == (args.store, args.role):
-            if msg.payload:  # empty: the issuer cleared an action that ended
-                inbox.put((found[2], msg.payload, msg.user_properties))
-        else:  # the user's session also holds another role's subscription: not for this device
-            logger.info("dropping a message on %s (this device is %s)", msg.topic, topic)
-        return True
-
-    link = connect(
-        settings,
-        args.client_id or f"adamm-staff-{args.store}-{args.role}",
-        subscriptions=[(topic, 1)],
-        on_message=on_message,
-        manual_ack=True,
-    )
+    device = Device(args)
     try:
-        link.wait_subscribed(15.0)
-    except BaseException:
-        link.close()
-        raise
-    logger.info("listening on %s", topic)
+        if interactive(args, stdin, stdout):
+            from edge.staff.app import StaffApp
 
-    def ack(action_id: str, ack_state: str, at: str) -> None:
-        link.publish_wait(messages.ack_topic(args.store, action_id), messages.ack_payload(by, at, ack_state))
-
-    try:
+            app = StaffApp(device, lang=args.lang, once=args.once)
+            app.run()
+            if app.failure is not None:
+                raise app.failure
+            return 0
         while True:
-            try:
-                topic_id, payload, props = inbox.get(timeout=0.5)
-            except queue.Empty:
-                if link.fatal is not None:
-                    raise link.fatal from None
+            shown = device.next_action(0.5)
+            if shown is None:
                 continue
-            try:
-                action = messages.parse_action(payload)
-            except messages.MessageError as exc:
-                logger.warning("ignoring a message on %s: %s", topic, exc)
-                continue
-            if action.action_id != topic_id:
-                logger.warning("ignoring action %s: it came on the topic of %s", action.action_id, topic_id)
-                continue
-            # the payload's params.expires_at (it survives MQTT 3.1.1, where the broker cannot drop an
-            # expired action), else the MQTT 5 user property of an earlier issuer
-            expires_at = action.expires_at or props.get(messages.EXPIRES_AT_PROPERTY)
-            seen = state.get(action.action_id)
-            if seen is not None:  # a re-send: not shown again; its ack again, if it had one
-                if seen.get("ack"):
-                    ack(action.action_id, seen["ack"], seen["at"])
-                continue
-            if _expired(expires_at):
-                logger.info("action %s expired before it arrived; not shown", action.action_id)
-                continue
-            shown = {
-                **action.to_message(),
-                "store_id": args.store,
-                "role": args.role,
-                "expires_at": expires_at,
-            }
-            state.shown(action.action_id, _now())
             if args.json:
                 stdout.write(json.dumps(shown, ensure_ascii=False) + "\n")
                 stdout.flush()
             else:
-                _show_text(shown, stdout)
-            # the ack is recorded before it is published: if publishing fails (the process exits 3),
-            # the issuer's re-send finds it in the state file and the device sends it again
+                _show_text(shown, stdout, args.lang)
             if args.ack:
-                at = _now()
-                state.acked(action.action_id, args.ack, by, at)
-                ack(action.action_id, args.ack, at)
+                device.ack(shown["action_id"], args.ack)
             else:
                 accepted = False
                 while True:
-                    choice = _ask(stdin, accepted)
+                    choice = _ask(stdin, accepted, args.lang)
                     if choice is None:
                         return 0
                     if choice == "skip":
                         break
-                    at = _now()
-                    state.acked(action.action_id, choice, by, at)
-                    ack(action.action_id, choice, at)
+                    device.ack(shown["action_id"], choice)
                     if choice != "accepted" or args.once:
                         break
                     accepted = True
             if args.once:
                 return 0
     finally:
-        link.close()
+        device.close()
 
 
 if __name__ == "__main__":  # pragma: no cover

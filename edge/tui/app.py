@@ -21,6 +21,7 @@ from zoneinfo import ZoneInfo
 
 from textual import work
 from textual.app import App, ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Input, LoadingIndicator, Static, TabbedContent, TabPane
@@ -28,19 +29,53 @@ from textual.widgets import DataTable, Footer, Header, Input, LoadingIndicator, 
 from edge.analysis.source import EventFilter, EventRow, Scalar
 from edge.errors import UsageError
 from edge.presentation import choose_plot, daemon_warning, event_detail_text, payload_text, result_table, t
-from edge.presentation.format import event_type_label, fmt_value, local_time, tier_label
-from edge.presentation.labels import ui_lang
+from edge.presentation.format import event_type_label, fmt_value, tier_label, zoned_time
+from edge.presentation.labels import LABELS, ui_lang
 from edge.presentation.tables import evidence_role
 from edge.presentation.text import action_value
 from edge.services.action_rules import default_role
 from edge.services.console import ConsoleBackend, ConsoleStatus
-from edge.tui.widgets import ActionsTable, FactsTable, HistoryInput, ResultPlot, RoleScreen, SortableTable
+from edge.tui.widgets import (
+    ActionsTable,
+    FactsTable,
+    HistoryInput,
+    ResultPlot,
+    RoleScreen,
+    SortableTable,
+    clip,
+)
 
 logger = logging.getLogger(__name__)
 
 #: How many events the Events tab lists / the search returns.
 EVENT_LIMIT = 200
 SEARCH_K = 50
+#: terminal columns of an event's text in the Events table (the detail below shows it whole)
+TEXT_WIDTH = 40
+
+#: the tab-switching keys, shown in the tab titles (the footer keeps to the keys that act)
+TAB_KEYS = {
+    "ask": "F1",
+    "events_tab": "F2",
+    "stores_tab": "F2",  # the HQ console's Stores tab takes the Events key
+    "learned": "F3",
+    "actions_tab": "F4",
+    "status": "F6",
+}
+
+
+def tab_title(pane: str, label: str) -> str:
+    """A tab's title with the key that shows it: ``F1 提问``."""
+    key = TAB_KEYS.get(pane)
+    return f"{key} {label}" if key else label
+
+
+def component_line(row: dict[str, Any], lang: str) -> str:
+    """A component of the Status tab in words: its name (an id), kind and state in ``lang``."""
+    kind, state = str(row.get("kind") or ""), str(row.get("state") or "")
+    kind_text = t(f"comp.kind.{kind}", lang) if f"comp.kind.{kind}" in LABELS else kind
+    state_text = t(f"comp.state.{state}", lang) if f"comp.state.{state}" in LABELS else state
+    return f"{row['name']}  {kind_text}  {state_text}  {row.get('provider') or ''}".rstrip()
 
 
 class Answered(Message):
@@ -86,29 +121,38 @@ class Failed(Message):
         self.msg = msg
 
 
-def _parse_day(text: str, tz: ZoneInfo, what: str) -> datetime | None:
+def _parse_day(text: str, tz: ZoneInfo, what: str, lang: str = "en") -> datetime | None:
     if not text.strip():
         return None
     try:
         day = date.fromisoformat(text.strip())
     except ValueError as exc:
-        raise UsageError(f"{what} {text!r} is not a date; write YYYY-MM-DD") from exc
+        raise UsageError(t("bad_day", lang, what=t(f"what.{what}", lang), text=text)) from exc
     return datetime(day.year, day.month, day.day, tzinfo=tz).astimezone(UTC)
 
 
-def build_filter(types: str, since: str, until: str, where: str, tz: str) -> EventFilter:
-    """An EventFilter from the Events tab's inputs (``until`` is inclusive, days are store-local)."""
+def build_filter(types: str, since: str, until: str, where: str, tz: str, lang: str = "en") -> EventFilter:
+    """An EventFilter from the Events tab's inputs (``until`` is inclusive, days are store-local);
+    a bad input is a UsageError in ``lang``."""
     zone = ZoneInfo(tz)
-    event_types = tuple(s.strip() for s in types.replace("，", ",").split(",") if s.strip())
-    start = _parse_day(since, zone, "since")
-    end = _parse_day(until, zone, "until")
+    from edge.analysis.operators._words import VALUES
+
+    # a type by its id or by the name the app shows it by (购买 -> purchase)
+    by_name = {name: key for key, name in VALUES["event_type"]["zh"].items()}
+    event_types = tuple(
+        by_name.get(s.strip(), s.strip())
+        for s in types.replace("，", ",").replace("、", ",").split(",")
+        if s.strip()
+    )
+    start = _parse_day(since, zone, "since", lang)
+    end = _parse_day(until, zone, "until", lang)
     attrs: list[tuple[str, tuple[Scalar, ...]]] = []
     for part in where.replace("，", ",").split(","):
         if not part.strip():
             continue
         key, sep, value = part.partition("=")
         if not sep or not key.strip():
-            raise UsageError(f"attribute filter {part!r} must look like key=value")
+            raise UsageError(t("bad_where", lang, text=part))
         attrs.append((key.strip(), (value.strip(),)))
     return EventFilter(
         event_types=event_types,
@@ -134,6 +178,9 @@ def action_title(row: dict[str, Any]) -> str:
 class AdammApp(App[None]):
     """Ask questions of the store's memory, browse events, facts, actions and what is running."""
 
+    #: the command palette's commands are Textual's own English: one language per screen
+    ENABLE_COMMAND_PALETTE = False
+
     CSS = """
     LoadingIndicator { height: 1; }
     #answer, .detail { height: auto; padding: 0 1; }
@@ -146,6 +193,7 @@ class AdammApp(App[None]):
     .filters { height: auto; }
     #events, #facts, #actions { height: 1fr; min-height: 6; }
     #ev_detail, #act_help { height: auto; max-height: 8; }
+    .empty { height: auto; padding: 1 1; color: $text-muted; }
     """
 
     def __init__(self, backend: ConsoleBackend, lang: str | None = None, out_dir: Path | None = None) -> None:
@@ -160,24 +208,32 @@ class AdammApp(App[None]):
         self.show_closed = False
         self.title = "adamm"
         self.sub_title = "门店记忆" if self.lang == "zh" else "store memory"
-        for key, action, label in (
-            ("f1", "tab('ask')", "bind.ask"),
-            ("f2", "tab('events')", "bind.events"),
-            ("f3", "tab('learned')", "bind.learned"),
-            ("f4", "tab('actions')", "bind.actions"),
-            ("f6", "tab('status')", "bind.status"),
-            ("f5", "refresh", "bind.refresh"),
-            ("ctrl+s", "save", "bind.save"),
-            ("f7", "propose", "bind.propose"),
+        # the tab keys are said in the tab titles; the footer keeps to what acts, so it fits 100 columns
+        for key, action, label, show in (
+            ("f1", "tab('ask')", "bind.ask", False),
+            ("f2", "tab('events')", "bind.events", False),
+            ("f3", "tab('learned')", "bind.learned", False),
+            ("f4", "tab('actions')", "bind.actions", False),
+            ("f6", "tab('status')", "bind.status", False),
+            ("f5", "refresh", "bind.refresh", True),
+            ("ctrl+s", "save", "bind.save", True),
+            ("f7", "propose", "bind.propose", True),
         ):
-            self.bind(key, action, description=t(label, self.lang))
+            self.bind(key, action, description=t(label, self.lang), show=show)
+        self._bindings.key_to_bindings["ctrl+q"] = [
+            Binding("ctrl+q", "quit", t("bind.quit", self.lang), show=True, priority=True)
+        ]
+
+    def action_help_quit(self) -> None:
+        """Ctrl+C does not quit (Textual's own hint, in the app's language)."""
+        self.notify(t("quit.hint", self.lang, keys="Ctrl+Q"), title=t("quit.title", self.lang))
 
     # -- layout ----------------------------------------------------------------------------------
 
     def answer_view(self) -> ComposeResult:
         """The Ask tab: question, answer, result and evidence tables, plot (the HQ console's too)."""
         lang = self.lang
-        with TabPane(t("tab.ask", lang), id="ask"), VerticalScroll():
+        with TabPane(tab_title("ask", t("tab.ask", lang)), id="ask"), VerticalScroll():
             yield HistoryInput(placeholder=t("ask.placeholder", lang), id="question")
             yield LoadingIndicator(id="loading")
             yield Static("", id="warning")
@@ -193,7 +249,7 @@ class AdammApp(App[None]):
         yield Header()
         with TabbedContent(id="tabs"):
             yield from self.answer_view()
-            with TabPane(t("tab.events", lang), id="events_tab"):
+            with TabPane(tab_title("events_tab", t("tab.events", lang)), id="events_tab"):
                 with Horizontal(classes="filters"):
                     yield Input(placeholder=t("events.type", lang), id="ev_type")
                     yield Input(placeholder=t("events.since", lang), id="ev_since")
@@ -204,15 +260,17 @@ class AdammApp(App[None]):
                 yield Static("", id="ev_total")
                 yield SortableTable(lang=lang, id="events")
                 yield Static("", id="ev_detail", classes="detail")
-            with TabPane(t("tab.learned", lang), id="learned"):
+            with TabPane(tab_title("learned", t("tab.learned", lang)), id="learned"):
                 yield FactsTable(lang=lang, id="facts")
-            with TabPane(t("tab.actions", lang), id="actions_tab"):
+                yield Static(t("facts.empty", lang), id="facts_empty", classes="empty")
+            with TabPane(tab_title("actions_tab", t("tab.actions", lang)), id="actions_tab"):
                 yield Static(
                     f"a: {t('bind.accept', lang)}   d: {t('bind.done', lang)}   x: {t('bind.reject', lang)}",
                     id="act_help",
                 )
                 yield ActionsTable(lang=lang, id="actions")
-            with TabPane(t("tab.status", lang), id="status"), VerticalScroll():
+                yield Static(t("actions.empty", lang), id="actions_empty", classes="empty")
+            with TabPane(tab_title("status", t("tab.status", lang)), id="status"), VerticalScroll():
                 yield Static("", id="status_text", classes="detail")
         yield Footer()
 
@@ -221,7 +279,7 @@ class AdammApp(App[None]):
             self.query_one(wid).display = False
         events = self.query_one("#events", DataTable)
         events.add_column(t("event_id", self.lang), key="event_id")
-        events.add_column(t("timestamp", self.lang), key="timestamp")
+        events.add_column(t("timestamp", self.lang), key="timestamp")  # store-local, zone said
         events.add_column(t("event_type", self.lang), key="event_type")
         events.add_column(t("score", self.lang), key="score")
         events.add_column(t("text", self.lang), key="text")
@@ -280,7 +338,8 @@ class AdammApp(App[None]):
     @work(thread=True, exclusive=True, group="ask")
     def ask(self, question: str) -> None:
         def body() -> None:
-            self.post_message(Answered(self.backend.ask(question)))
+            # answered in the app's language, whatever the question's: one language per screen
+            self.post_message(Answered(self.backend.ask(question, self.lang)))
 
         self._guard("answer", body)
 
@@ -288,6 +347,12 @@ class AdammApp(App[None]):
         payload = self.payload = message.payload
         lang = self.lang
         self.query_one("#loading").display = False
+        # the next question starts on a clear box (up recalls this one); focus stays here unless
+        # the manager went to another tab while it was computed
+        box = self.query_one("#question", HistoryInput)
+        box.value = ""
+        if self.query_one("#tabs", TabbedContent).active == "ask":
+            box.focus()
         warning = self.query_one("#warning", Static)
         # a non-ok answer explains itself in its status line; the warning is for weak ok answers
         warning.display = payload.get("status") == "ok" and bool(payload.get("low_confidence"))
@@ -363,6 +428,7 @@ class AdammApp(App[None]):
                 values["ev_until"],
                 values["ev_where"],
                 self.tz,
+                self.lang,
             )
             if search:
                 self.post_message(EventsLoaded(self.backend.search_events(search, flt, SEARCH_K), None))
@@ -379,10 +445,10 @@ class AdammApp(App[None]):
         for r in message.rows:
             table.add_row(
                 r.event_id,
-                local_time(r.timestamp, self.tz),
+                zoned_time(r.timestamp, self.tz),
                 event_type_label(r.event_type, self.lang),
                 fmt_value(r.score, "score"),
-                (r.text or "")[:60],
+                clip(r.text or "", TEXT_WIDTH),
                 key=r.event_id,
             )
         total = message.total if message.total is not None else len(message.rows)
@@ -402,10 +468,17 @@ class AdammApp(App[None]):
 
         self._guard("tables", body)
 
+    def show_empty(self, target: str, empty: bool) -> None:
+        """The Learned or Actions tab says how its rows appear when it has none."""
+        for wid in (f"#{target}_empty",):
+            for w in self.query(wid):
+                w.display = empty
+
     def on_table_loaded(self, message: TableLoaded) -> None:
         table = self.query_one(f"#{message.target}", SortableTable)
         table.clear()
         lang = self.lang
+        self.show_empty(message.target, not message.rows)
         for row in message.rows:
             if message.target == "facts":
                 until = row["valid_to"] or t("fact.until_now", lang)
@@ -424,7 +497,7 @@ class AdammApp(App[None]):
                     action_title(row),
                     row["summary"],
                     fmt_value(row["confidence"], "score"),
-                    local_time(row["issued_at"], self.tz),
+                    zoned_time(row["issued_at"], self.tz),
                     row.get("acked_by") or "",
                 ]
                 table.add_row(*cells, key=row["action_id"])
@@ -470,9 +543,7 @@ class AdammApp(App[None]):
             extra = f"  {t('status.dropped', lang)}: {dropped}" if dropped is not None else ""
             if detail.get("last_error"):
                 extra += f"  {t('error', lang, msg=detail['last_error'])}"
-            lines.append(
-                f"  {r['name']}  {r['kind']}  {r['state']}  {r.get('provider') or ''}{extra}".rstrip()
-            )
+            lines.append(f"  {component_line(r, lang)}{extra}".rstrip())
         if not rows:
             lines.append(f"  {t('none', lang)}")
         lines.append(f"{t('status.outbox', lang)}: {depth}")

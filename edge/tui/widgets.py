@@ -23,6 +23,28 @@ from edge.services.action_rules import ROLE_PATTERN
 logger = logging.getLogger(__name__)
 
 
+def clip(text: str, width: int) -> str:
+    """``text`` cut to ``width`` terminal columns (CJK take two), ending in ``…`` when cut, at a
+    word boundary when one is near: a cell never hides that it was shortened."""
+    from edge.presentation.text import display_width
+
+    text = " ".join(text.split())
+    if display_width(text) <= width:
+        return text
+    out, used = [], 0
+    for ch in text:
+        w = display_width(ch)
+        if used + w > width - 1:
+            break
+        out.append(ch)
+        used += w
+    cut = "".join(out)
+    space = cut.rfind(" ")
+    if space >= width // 2:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
 def sort_key(value: Any) -> tuple[int, float, str]:
     """Numbers (also formatted as text) sort numerically before text; text sorts as text."""
     text = str(value)
@@ -43,8 +65,9 @@ class SortableTable(DataTable[Any]):
     def __init__(self, lang: str = "en", **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self._sorted: tuple[Any, bool] | None = None
+        # the class's English descriptions are replaced, not shadowed (the footer shows the first)
         for key, action, label in self.LOCAL_BINDINGS:
-            self._bindings.bind(key, action, t(label, lang), show=True)
+            self._bindings.key_to_bindings[key] = [Binding(key, action, t(label, lang), show=True)]
 
     def sort_by(self, column_key: Any) -> None:
         """Sort by ``column_key``; sorting the same column again reverses the order."""
@@ -135,23 +158,40 @@ class HistoryInput(Input):
 
 
 class ResultPlot(PlotextPlot):
-    """Draws a :class:`edge.presentation.PlotSpec`: a line or bars, anomalies marked in red."""
+    """Draws a :class:`edge.presentation.PlotSpec`: a line or bars, anomalies marked in red, a
+    bucket not over yet as a point of its own. The legend is said in the title (plotext draws
+    its own over the data), the axes are labelled."""
 
     def show_spec(self, spec: PlotSpec) -> None:
         plt = self.plt
         plt.clear_figure()
-        plt.title(spec.title)
+        legend = []
+        if spec.kind != "bar":
+            if spec.y2 is not None and spec.y2_label:
+                legend.append(f"┄ {spec.y2_label}")
+            if spec.marks and spec.marks_label:
+                legend.append(f"x {spec.marks_label}")
+            if spec.partial and spec.partial_label:
+                legend.append(f"● {spec.partial_label}")
+        plt.title("   ".join([spec.title, *legend]))
+        if spec.x_label:
+            plt.xlabel(spec.x_label)
+        if spec.y_label:
+            plt.ylabel(spec.y_label)
         idx = list(range(len(spec.x)))
         if spec.kind == "bar":
             plt.bar(list(spec.x), list(spec.y))
         else:
-            plt.plot(idx, list(spec.y), label=spec.y_label or None, marker="braille")
+            # a bucket that is not over yet is a point of its own, not the end of the line: a
+            # half-counted day drawn as the line's last step would read as a fall
+            done = [i for i in idx if i not in spec.partial]
+            plt.plot(done, [spec.y[i] for i in done], marker="braille")
+            if spec.partial:
+                plt.scatter(list(spec.partial), [spec.y[i] for i in spec.partial], marker="●", color="yellow")
             if spec.y2 is not None:
-                plt.plot(idx, list(spec.y2), label=spec.y2_label or None, color="gray")
+                plt.plot(idx, list(spec.y2), color="gray")
             if spec.marks:
-                plt.scatter(
-                    list(spec.marks), [spec.y[i] for i in spec.marks], marker="x", color="red", label="!"
-                )
+                plt.scatter(list(spec.marks), [spec.y[i] for i in spec.marks], marker="x", color="red")
             step = max(1, len(idx) // 6)
             plt.xticks([float(i) for i in idx[::step]], list(spec.x)[::step])
         self.refresh()

@@ -29,10 +29,10 @@ from textual.widgets import DataTable, Footer, Header, Input, Static, TabbedCont
 
 from edge.config.hub import HubConfig
 from edge.presentation import t
-from edge.presentation.format import fmt_value, local_time
+from edge.presentation.format import fmt_value, zoned_time
 from edge.presentation.text import action_value
 from edge.sync import messages as m
-from edge.tui.app import AdammApp, TableLoaded, action_title
+from edge.tui.app import AdammApp, TableLoaded, action_title, tab_title
 from edge.tui.widgets import FactsTable, SortableTable
 from hub import actions as hub_actions
 from hub.console.backend import HubBackend
@@ -65,6 +65,19 @@ LABELS: dict[str, dict[str, str]] = {
         "en": "action {id} queued for {role} at {store}",
     },
     "none_yet": {"zh": "从未", "en": "never"},
+    "stores.empty": {
+        "zh": "还没有门店。门店的同步进程（adamm sync）连上代理、adamm-hub serve 收到它的汇总后出现在这里。",
+        "en": "No stores yet. A store appears here once its sync (adamm sync) reaches the broker and "
+        "adamm-hub serve has received its summaries.",
+    },
+    "facts.empty": {
+        "zh": "还没有门店的结论。门店运行 adamm maintain 得出结论、同步到总部后出现在这里。",
+        "en": "No store facts yet. They appear here after a store has run adamm maintain and synced.",
+    },
+    "actions.empty": {
+        "zh": "总部还没有发出动作。在提问页按 F7 把结论发给某个门店的岗位。",
+        "en": "HQ has sent no actions yet. Press F7 on an answer in the Ask tab to send it to a store's role.",
+    },
 }
 
 
@@ -133,16 +146,23 @@ class HubConsoleApp(AdammApp):
     """
     )
 
+    #: seconds between refreshes of the Actions tab while it is shown (a staff device's ack shows
+    #: as it happens)
+    ACTIONS_REFRESH_S = 2.0
+
     def __init__(self, backend: HubBackend, lang: str | None = None, out_dir: Path | None = None) -> None:
         super().__init__(backend, lang, out_dir)
         self.hub = backend
+        backend.lang = self.lang
         self.store_ids: list[str] = []
+        #: each store's zone (its times are shown in it); the hub's own for fleet-wide times
+        self.store_zones: dict[str, str] = {}
         self.title = "adamm-hub"
         self.sub_title = ht("subtitle", self.lang)
         keys = self._bindings.key_to_bindings
         for key in ("f2", "f6"):  # the store's Events and Status tabs: the hub has Stores instead
             keys.pop(key, None)
-        self.bind("f2", "tab('stores')", description=ht("tab.stores", self.lang))
+        self.bind("f2", "tab('stores')", description=ht("tab.stores", self.lang), show=False)
 
     def compose(self) -> ComposeResult:
         lang = self.lang
@@ -150,12 +170,15 @@ class HubConsoleApp(AdammApp):
         with TabbedContent(id="tabs"):
             # the store console's answer view: the same widgets, filled by AdammApp.on_answered
             yield from self.answer_view()
-            with TabPane(ht("tab.stores", lang), id="stores_tab"):
+            with TabPane(tab_title("stores_tab", ht("tab.stores", lang)), id="stores_tab"):
                 yield SortableTable(lang=lang, id="stores")
-            with TabPane(t("tab.learned", lang), id="learned"):
+                yield Static(ht("stores.empty", lang), id="stores_empty", classes="empty")
+            with TabPane(tab_title("learned", t("tab.learned", lang)), id="learned"):
                 yield FactsTable(lang=lang, id="facts")
-            with TabPane(t("tab.actions", lang), id="actions_tab"):
+                yield Static(ht("facts.empty", lang), id="facts_empty", classes="empty")
+            with TabPane(tab_title("actions_tab", t("tab.actions", lang)), id="actions_tab"):
                 yield SortableTable(lang=lang, id="actions")
+                yield Static(ht("actions.empty", lang), id="actions_empty", classes="empty")
         yield Footer()
 
     def on_mount(self, event: events.Mount | None = None) -> None:
@@ -188,6 +211,12 @@ class HubConsoleApp(AdammApp):
         actions.add_column(ht("action.acked", lang), key="acked")
         self.query_one("#question", Input).focus()
         self.action_refresh()
+        self.set_interval(self.ACTIONS_REFRESH_S, self._refresh_actions)
+
+    def _refresh_actions(self) -> None:
+        """While the Actions tab is shown, re-read it: state changes appear as they happen."""
+        if self.query_one("#tabs", TabbedContent).active == "actions_tab":
+            self.load_tables()
 
     def action_tab(self, tab: str) -> None:
         pane = {"stores": "stores_tab", "actions": "actions_tab"}.get(tab, tab)
@@ -213,16 +242,18 @@ class HubConsoleApp(AdammApp):
     def on_stores_loaded(self, message: StoresLoaded) -> None:
         lang, tz = self.lang, self.tz
         self.store_ids = [str(s["store_id"]) for s in message.rows]
+        self.store_zones = {str(s["store_id"]): str(s.get("tz") or tz) for s in message.rows}
         table = self.query_one("#stores", SortableTable)
         table.clear()
+        self.show_empty("stores", not message.rows)
         for s in message.rows:
             state = s.get("status")
             span = f"{s['first_day']} .. {s['last_day']}" if s.get("days") else ""
             table.add_row(
                 s["store_id"],
                 ht(f"status.{state}", lang) if state in ("online", "offline") else ht("status.none", lang),
-                local_time(s.get("status_at"), s.get("tz") or tz),
-                local_time(s.get("last_summary_at"), s.get("tz") or tz) or ht("none_yet", lang),
+                zoned_time(s.get("status_at"), s.get("tz") or tz),
+                zoned_time(s.get("last_summary_at"), s.get("tz") or tz) or ht("none_yet", lang),
                 str(s.get("days") or 0),
                 span,
                 str((s.get("counts") or {}).get("fact", 0)),
@@ -236,8 +267,11 @@ class HubConsoleApp(AdammApp):
     def on_table_loaded(self, message: TableLoaded) -> None:
         message.prevent_default()  # instead of the store app's (a store column; the hub's actions)
         table = self.query_one(f"#{message.target}", SortableTable)
-        table.clear()
         lang = self.lang
+        self.show_empty(message.target, not message.rows)
+        if message.target == "actions" and self._same_rows(table, message.rows):
+            return  # the periodic refresh keeps the cursor where it is when nothing changed
+        table.clear()
         for row in message.rows:
             if message.target == "facts":
                 until = row.get("valid_to") or t("fact.until_now", lang)
@@ -252,6 +286,7 @@ class HubConsoleApp(AdammApp):
                     key=f"{row['store_id']}/{row['fact_id']}",
                 )
             else:
+                zone = self.store_zones.get(str(row["store_id"]), self.tz)  # the store's clock
                 table.add_row(
                     row["store_id"],
                     action_value(row["role"], lang),
@@ -260,11 +295,18 @@ class HubConsoleApp(AdammApp):
                     action_title(row),
                     row["summary"],
                     fmt_value(row["confidence"], "score"),
-                    local_time(row["issued_at"], self.tz),
+                    zoned_time(row["issued_at"], zone),
                     row.get("acked_by") or "",
-                    local_time(row.get("acked_at"), self.tz),
+                    zoned_time(row.get("acked_at"), zone),
                     key=row["action_id"],
                 )
+
+    def _same_rows(self, table: SortableTable, rows: list[dict[str, Any]]) -> bool:
+        """Whether the Actions table already shows exactly these actions in these states."""
+        seen = [(r["action_id"], r["state"], r.get("acked_by"), r.get("acked_at")) for r in rows]
+        same = seen == getattr(table, "_adamm_seen", None)
+        table._adamm_seen = seen  # type: ignore[attr-defined]
+        return same and table.row_count == len(rows)
 
     # -- send as action --------------------------------------------------------------------------
 

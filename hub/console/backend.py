@@ -30,6 +30,18 @@ from hub.source import HubSource
 from hub.status import hub_status
 
 
+def _cited(store: str, day: str, slice_: str, lang: str) -> str:
+    """What an evidence id is at the hub, in ``lang`` (the summary's slice in words)."""
+    from edge.analysis.operators._words import dimension_label
+
+    slice_ = (
+        ("全店" if lang == "zh" else "whole store") if slice_ == "total" else dimension_label(slice_, lang)
+    )
+    if lang == "zh":
+        return f"{store} {day}（{slice_}）：总部日汇总引用的门店事件（原始事件保存在门店）"
+    return f"{store} {day} ({slice_}): a store event cited by the hub's daily summary (the event itself stays at the store)"
+
+
 class HubBackend:
     """The console's view of a hub store (``target``: a SQLite path or a postgresql:// URL)."""
 
@@ -37,6 +49,8 @@ class HubBackend:
         self.target = target
         self.config = config or HubConfig()
         self.now = now
+        #: the language the console shows (it says what an evidence id is in it)
+        self.lang = "en"
         with self._db():  # exit 3 now (not in a worker) when it is not a hub store
             pass
 
@@ -54,8 +68,8 @@ class HubBackend:
         with self._db() as db:
             return HubSource(db).default_zone()
 
-    def ask(self, question: str) -> dict[str, Any]:
-        return ask(self.target, question, now=self.now, config=self.config)
+    def ask(self, question: str, language: str | None = None) -> dict[str, Any]:
+        return ask(self.target, question, now=self.now, config=self.config, language=language)
 
     def list_events(self, flt: EventFilter, limit: int) -> tuple[list[EventRow], int]:
         return [], 0
@@ -78,7 +92,7 @@ class HubBackend:
             "event_id": event_id,
             "event_type": event_type,
             "raw_refs": [],
-            "text": f"{store} {day} ({slice_}): a store event cited by the hub's daily summary",
+            "text": _cited(str(store), str(day), str(slice_), self.lang),
         }
 
     def list_facts(self, include_closed: bool = False) -> list[dict[str, Any]]:

@@ -112,11 +112,41 @@ VALUES: dict[str, dict[str, dict[str, str]]] = {
             "promotion_broadcast": "promotion broadcasts",
         },
     },
+    "topic": {
+        "zh": {
+            "high_margin_product": "高毛利商品",
+            "price": "价格",
+            "stock": "库存",
+            "location": "商品位置",
+            "queue": "排队",
+        },
+        "en": {
+            "high_margin_product": "high-margin products",
+            "price": "prices",
+            "stock": "stock",
+            "location": "where things are",
+            "queue": "queues",
+        },
+    },
     "speech_emotion": {
         "zh": {"negative": "负面", "angry": "愤怒", "positive": "正面", "neutral": "中性", "happy": "开心"},
         "en": {},
     },
 }
+
+#: a statistical test in words (the result keeps scipy's name in ``test``)
+TESTS: dict[str, dict[str, str]] = {
+    "ttest_ind": {"zh": "韦尔奇 t 检验", "en": "Welch's t-test"},
+    "ttest_ind_from_stats": {"zh": "韦尔奇 t 检验", "en": "Welch's t-test"},
+    "chi2_contingency": {"zh": "卡方检验", "en": "chi-square test"},
+    "mannwhitneyu": {"zh": "秩和检验", "en": "rank-sum test"},
+}
+
+
+def test_label(test: object, lang: str) -> str:
+    """``ttest_ind_from_stats`` -> "Welch's t-test" / "韦尔奇 t 检验" (unknown names as they are)."""
+    return TESTS.get(str(test), {}).get(_lang(lang), str(test))
+
 
 #: the words of "no" / "yes" for a boolean value outside a known dimension
 BOOL_WORDS = {"zh": {"true": "是", "false": "否"}, "en": {"true": "yes", "false": "no"}}

@@ -193,7 +193,7 @@ class CompareOperator(Operator):
                 say(
                     ctx.language,
                     f"at least {need} events behind {metric} for {key}={w} (found 0)",
-                    f"{key}={w} 至少 {need} 条{M.label(metric, 'zh')}相关事件（现有 0 条）",
+                    f"{W.side_label(f'{key}={w}', 'zh')}至少 {need} 条{M.label(metric, 'zh')}相关事件（现有 0 条）",
                 )
                 for w in absent
             ]
@@ -201,7 +201,8 @@ class CompareOperator(Operator):
                 say(
                     ctx.language,
                     f"at least {need} events behind {metric} for {key}={x['_t']} (found {x['n']})",
-                    f"{key}={x['_t']} 至少 {need} 条{M.label(metric, 'zh')}相关事件（现有 {x['n']} 条）",
+                    W.side_label(f"{key}={x['_t']}", "zh")
+                    + f"至少 {need} 条{M.label(metric, 'zh')}相关事件（现有 {x['n']} 条）",
                 )
                 for x in thin
             ]
@@ -210,7 +211,7 @@ class CompareOperator(Operator):
                     say(
                         ctx.language,
                         f"at least two {key} groups with {need}+ events behind {metric}",
-                        f"至少两个 {key} 分组、每组 {need} 条以上{M.label(metric, 'zh')}相关事件",
+                        f"至少两个{W.dimension_label(key, 'zh')}分组、每组 {need} 条以上{M.label(metric, 'zh')}相关事件",
                     )
                 ]
             return insufficient(missing)
@@ -293,7 +294,7 @@ class CompareOperator(Operator):
                         ctx.language,
                         f"for some {by}: at least {ctx.config.min_events_per_group} events behind {metric} "
                         f"in each of {first} and {second}",
-                        f"至少一个 {by}：{first} 与 {second} 各有 {ctx.config.min_events_per_group} 条以上"
+                        f"至少一个{W.dimension_label(by, 'zh')}：{first} 与 {second} 各有 {ctx.config.min_events_per_group} 条以上"
                         f"{M.label(metric, 'zh')}相关事件",
                     )
                 ]
@@ -427,7 +428,7 @@ class CompareOperator(Operator):
         by = w["by"]
         if lang == "zh":
             rank = "；".join(f"{W.keys_label([by], i['key'], lang)} {fmt(i['effect_pct'])}%" for i in items)
-            return f"{fa}相对{fb}的{label}变化，按{by}排名：{rank}（最高：{W.keys_label([by], items[0]['key'], lang)}）。"
+            return f"{fa}相对{fb}的{label}变化，按{W.dimension_label(by, 'zh')}排名：{rank}（最高：{W.keys_label([by], items[0]['key'], lang)}）。"
         rank = "; ".join(f"{W.keys_label([by], i['key'], lang)} {fmt(i['effect_pct'])}%" for i in items)
         return f"{label} with {fa} vs {fb}, change ranked by {by}: {rank} (largest: {W.keys_label([by], items[0]['key'], lang)})."
 
@@ -488,7 +489,7 @@ class CompareOperator(Operator):
                 ve=fmt(early["value"]),
                 vl=fmt(late["value"]),
                 rel=rel,
-                test=result["test"],
+                test=W.test_label(result["test"], lang),
                 p=fmt_p(result["p_value"]),
                 ne=early["n"],
                 nl=late["n"],
@@ -501,7 +502,7 @@ class CompareOperator(Operator):
             b=name_b,
             vb=fmt(b["value"]),
             rel=rel,
-            test=result["test"],
+            test=W.test_label(result["test"], lang),
             p=fmt_p(result["p_value"]),
             na=a["n"],
             nb=b["n"],

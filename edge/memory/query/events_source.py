@@ -241,6 +241,23 @@ class EventsSource:
                 ids = [int(r[0]) for r in conn.execute(sql, (*inner.params, json.dumps(wanted)))]
             return fetch_rows(conn, ids), total
 
+    def newest_events(self, flt: EventFilter, limit: int) -> tuple[list[EventRow], int]:
+        """The ``limit`` most recent events matching ``flt``, newest first; and the number that
+        match (the manager's Events list: what happened last, not a sample over the months)."""
+        if limit < 0:
+            raise UsageError(f"limit must not be negative, got {limit}")
+        zones = self.zones(flt)
+        count = QueryBuilder(flt, zones=zones).build([Sql("count(*)")])
+        stmt = QueryBuilder(flt, zones=zones).build(
+            [Sql("e.id")], tail=f"ORDER BY e.ts_epoch DESC, e.id DESC LIMIT {int(limit)}"
+        )
+        with self.store.read() as conn, conn:
+            (total,) = conn.execute(count.sql, count.params).fetchone() or (0,)
+            if not total or limit == 0:
+                return [], int(total or 0)
+            ids = [int(r[0]) for r in conn.execute(stmt.sql, stmt.params)]
+            return fetch_rows(conn, ids), int(total)
+
     def coverage(self, flt: EventFilter) -> Coverage:
         """Earliest/latest timestamp and count matching ``flt`` without its time window."""
         whole = flt.narrowed(since=None, until=None)
