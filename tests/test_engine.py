@@ -191,3 +191,48 @@ def test_a_filtered_range_is_covered_when_the_memory_holds_the_range() -> None:
         run_plan(early, src, question="q", now=t0 + timedelta(days=14), config=AnalysisConfig())["status"]
         == "insufficient_data"
     )
+
+
+def test_a_comparison_of_periods_says_the_windows_it_compared() -> None:
+    """Not the memory's span: the two windows, each with its store-local dates."""
+    from datetime import UTC, datetime, timedelta
+
+    from edge.analysis.testing import InMemorySource, MemEvent
+
+    t0 = datetime(2025, 3, 3, tzinfo=UTC)
+    evs = [
+        MemEvent(
+            f"e{d}-{i}", "s", t0 + timedelta(days=d, hours=10 + i), "purchase", {"order_amount": 10.0 + d}
+        )
+        for d in range(40)
+        for i in range(3)
+    ]
+    periods = [
+        {
+            "label": "before",
+            "time_range": {"since": "2025-03-10T00:00:00+00:00", "until": "2025-03-17T00:00:00+00:00"},
+        },
+        {
+            "label": "after",
+            "time_range": {"since": "2025-03-17T00:00:00+00:00", "until": "2025-03-24T00:00:00+00:00"},
+        },
+    ]
+    plan = {
+        "intent": "compare",
+        "target_metric": "revenue",
+        "compare": {"periods": periods},
+        "language": "en",
+    }
+    p = run_plan(
+        plan,
+        InMemorySource(evs, timezone="UTC"),
+        question="q",
+        now=t0 + timedelta(days=40),
+        config=AnalysisConfig(),
+    )
+    reading = p["interpretation"]
+    assert reading["period"] == {"from": "2025-03-10", "to": "2025-03-23", "tz": "UTC"}
+    assert (
+        "before 2025-03-10 to 2025-03-16" in reading["text"]
+        and "after 2025-03-17 to 2025-03-23" in reading["text"]
+    )

@@ -169,6 +169,12 @@ def _interpretation(
             )
         except TimeRangeError:
             since = until = None
+    periods: list[tuple[str, datetime | None, datetime | None]] = []
+    for p in (plan.get("compare") or {}).get("periods") or []:
+        try:
+            periods.append((str(p.get("label") or ""), *resolve_time_range(p.get("time_range"), now, tz)))
+        except TimeRangeError:
+            continue
     latest = vocab.latest
     ref = _aware(now, tz)
     if latest is not None and (latest.tzinfo is None or latest > ref):
@@ -182,6 +188,7 @@ def _interpretation(
         earliest=vocab.earliest,
         latest=latest,
         not_understood=not_understood,
+        periods=periods,
     )
 
 

@@ -45,6 +45,14 @@ def _offset(day: str, tz: str) -> str:
     return f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"
 
 
+_PERIOD_WORDS = {"before": ("之前", "before"), "after": ("之后", "after")}
+
+
+def _period_label(label: str, lang: str) -> str:
+    zh, en = _PERIOD_WORDS.get(label, (label, label))
+    return zh if lang == "zh" else en
+
+
 def period(
     since: datetime | None,
     until: datetime | None,
@@ -129,8 +137,11 @@ def build(
     earliest: datetime | None = None,
     latest: datetime | None = None,
     not_understood: Sequence[str] = (),
+    periods: Sequence[tuple[str, datetime | None, datetime | None]] = (),
 ) -> dict[str, Any]:
-    """The payload's ``interpretation`` for ``plan`` (``{}`` for a question no plan was built for)."""
+    """The payload's ``interpretation`` for ``plan`` (``{}`` for a question no plan was built for);
+    ``periods``: a comparison of periods' windows, resolved (label, since, until): the period said
+    is then theirs, each named with its dates."""
     zh = lang == "zh"
     words = [str(w) for w in not_understood]
     if not plan:
@@ -150,7 +161,19 @@ def build(
             "not_understood": words,
         }
     filters = _filters(plan)
-    span = period(since, until, tz, earliest=earliest, latest=latest)
+    spans: list[tuple[str, dict[str, str]]] = []
+    for label, a, b in periods:
+        sp = period(a, b, tz, earliest=earliest, latest=latest)
+        if sp is not None:
+            spans.append((label, sp))
+    if spans:  # the windows compared, not the memory's span
+        span: dict[str, str] | None = {
+            "from": min(sp["from"] for _, sp in spans),
+            "to": max(sp["to"] for _, sp in spans),
+            "tz": tz,
+        }
+    else:
+        span = period(since, until, tz, earliest=earliest, latest=latest)
     groups = _groups(plan)
     stores = [str(s) for s in filters.get("store_id") or []]
     measure = _measure(plan)
@@ -162,7 +185,13 @@ def build(
         if second:
             parts[0] += f"与{_metric_words(str(second), lang)}"
         parts[0] += f"的{what_zh}"
-        if span:
+        if spans:
+            parts.append(
+                "对比 "
+                + "、".join(f"{_period_label(lb, lang)} {sp['from']} 至 {sp['to']}" for lb, sp in spans)
+                + f"（门店时间 {_offset(spans[0][1]['from'], tz)}）"
+            )
+        elif span:
             parts.append(f"时间 {span['from']} 至 {span['to']}（门店时间 {_offset(span['from'], tz)}）")
         if stores:
             parts.append("门店 " + "、".join(stores))
@@ -183,7 +212,12 @@ def build(
             if intent != "co_occurrence"
             else [f"Computed {what_en}: {subject}"]
         )
-        if span:
+        if spans:
+            parts.append(
+                ", ".join(f"{_period_label(lb, lang)} {sp['from']} to {sp['to']}" for lb, sp in spans)
+                + f" (store time, UTC{_offset(spans[0][1]['from'], tz)})"
+            )
+        elif span:
             parts.append(f"from {span['from']} to {span['to']} (store time, UTC{_offset(span['from'], tz)})")
         if stores:
             parts.append("stores " + ", ".join(stores))
