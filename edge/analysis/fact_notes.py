@@ -65,15 +65,17 @@ def notes_for(plan: Mapping[str, Any], facts: Iterable[Mapping[str, Any]], lang:
         statement = (fact.get("statement") or {}).get("zh" if lang == "zh" else "en") or ""
         p = fact.get("p_value")
         p_text = f"p={p:.2g}" if isinstance(p, (int, float)) else "p=-"
+        # the numbers the statement does not already say
+        stats = "" if f"n={fact.get('n')}" in statement else f"n={fact.get('n')}, {p_text}, "
         if lang == "zh":
             out.append(
-                f"已学到的结论也回答这个问题：{statement}（n={fact.get('n')}，{p_text}，{_window(fact, lang)}；"
+                f"已学到的结论也回答这个问题：{statement}（{stats.replace(', ', '，')}{_window(fact, lang)}；"
                 f"检验：{_test(fact, lang)}）。两者数字不同时，是因为时间窗口和检验不同：本回答只用解读中的时间段。"
             )
         else:
             out.append(
-                f"A learned fact also answers this: {statement} (n={fact.get('n')}, {p_text}, "
-                f"{_window(fact, lang)}; test: {_test(fact, lang)}). Where the numbers differ, the "
-                "windows and the tests differ: this answer uses only the period in its interpretation."
+                f"A learned fact also answers this: {statement} ({stats}{_window(fact, lang)}; test: "
+                f"{_test(fact, lang)}). Where the numbers differ, the windows and the tests differ: this "
+                "answer uses only the period in its interpretation."
             )
     return out
