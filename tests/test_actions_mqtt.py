@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -442,3 +442,23 @@ def _now() -> str:
     from datetime import UTC
 
     return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def test_send_keeps_the_metric_and_scope_to_measure_and_now_sets_issued_at(
+    tmp_path: Path, broker: Mosquitto, db: Path
+) -> None:
+    """CONTRACT.md section 1: --metric and --where are kept as params.target_metric and scope (what
+    adamm maintain measures once the action is done); --now sets issued_at (back-filling)."""
+    e = env(tmp_path)
+    issued = datetime.now(UTC).replace(microsecond=0) - timedelta(hours=1)
+    sent = send(db, broker.url, e, "--metric", "queue_length", "--where", "zone=checkout", "--where", "hours=18,19",
+                "--now", issued.isoformat(), "--expires-in", "PT4H", title="Open a second checkout")  # fmt: skip
+    row = actions(db, e)[sent["action_id"]]
+    assert row["params"]["target_metric"] == "queue_length"
+    assert row["params"]["scope"] == {"zone": "checkout", "hours": [18, 19]}
+    assert datetime.fromisoformat(row["issued_at"]) == issued
+    # recorded late, it is still sent now: open for its span from now, not from issued_at
+    assert datetime.fromisoformat(row["expires_at"]) > issued + timedelta(hours=4)
+    bad = adamm("action", "send", "--db", str(db), "--broker", broker.url, "--role", "cashier", "--type", "alert",
+                "--title", "x", "--metric", "shrinkage", environ=e)  # fmt: skip
+    assert bad.returncode == 2 and "--metric 'shrinkage' is not a metric" in bad.stderr

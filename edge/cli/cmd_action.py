@@ -62,7 +62,24 @@ def register(subparsers: Any) -> None:
         "(default: [actions] default_expires_in, PT4H)",
     )
     s.add_argument("--confirm", action="store_true", help="send even when the answer is weak or not ok")
-    s.add_argument("--now", metavar="ISO", help="reference time for the question's relative times")
+    s.add_argument(
+        "--metric",
+        metavar="METRIC",
+        help="the metric the action should change (kept as params.target_metric; with --question, "
+        "default the answer's); adamm maintain measures it after the action is done",
+    )
+    s.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="where it should change it (kept as params.scope): zone=checkout, hours=18,19,20; repeatable",
+    )
+    s.add_argument(
+        "--now",
+        metavar="ISO",
+        help="the action's issued_at and the answer's clock (back-filling, tests; default: the clock)",
+    )
     s.set_defaults(func=run_send)
     y = sub.add_parser(
         "sync",
@@ -125,10 +142,17 @@ def run_send(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise UsageError(f"--expires-in: {exc}") from None
     now = parse_now(getattr(args, "now", None))
+    target = _target(args.metric, args.where)
     store = open_existing_store(args.db, config, readonly=False)
     try:
         store_id = _store_id(store, config)
-        expires = datetime.now(UTC) + span
+        issued = now if now is not None and now.tzinfo is not None else None
+        if now is not None and issued is None:  # store-local, as --now elsewhere
+            from zoneinfo import ZoneInfo
+
+            issued = now.replace(tzinfo=ZoneInfo(store.timezone(store_id)))
+        # an action recorded late (issued in the past) is still sent now: it stays open from now
+        expires = max(issued or datetime.now(UTC), datetime.now(UTC)) + span
         role = use.check_role(args.role)
         if args.question is not None:
             from edge.services.ask import AskService
@@ -142,6 +166,8 @@ def run_send(args: argparse.Namespace) -> int:
                 question=args.question.strip(),
                 expires_at=expires,
                 confirm=args.confirm,
+                now=issued,
+                target=target,
             )
         else:
             title = args.title.strip()
@@ -150,10 +176,11 @@ def run_send(args: argparse.Namespace) -> int:
                 store_id=store_id,
                 type=args.type,
                 role=role,
-                params={"title": title},
+                params={"title": title, **target},
                 summary=title,
                 confidence=1.0,
                 expires_at=expires,
+                now=issued,
             )
         try:
             via, _ = _deliver(store, store_id, args, config)
@@ -181,6 +208,34 @@ def run_send(args: argparse.Namespace) -> int:
     else:
         print(aid)
     return 0
+
+
+def _target(metric: str | None, where: list[str]) -> dict[str, Any]:
+    """``--metric`` / ``--where`` as the params an action's effect is measured by."""
+    from edge.analysis.metrics import METRICS
+
+    out: dict[str, Any] = {}
+    if metric is not None:
+        if metric not in METRICS:
+            raise UsageError(
+                f"--metric {metric!r} is not a metric", hint="one of " + ", ".join(sorted(METRICS))
+            )
+        out["target_metric"] = metric
+    scope: dict[str, Any] = {}
+    for item in where:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or not value.strip():
+            raise UsageError(f"--where {item!r}: give KEY=VALUE (zone=checkout, hours=18,19)")
+        if key.strip() == "hours":
+            try:
+                scope["hours"] = [int(h) for h in value.split(",")]
+            except ValueError:
+                raise UsageError(f"--where {item!r}: hours are whole numbers 0-23, comma-separated") from None
+        else:
+            scope[key.strip()] = value.strip()
+    if scope:
+        out["scope"] = scope
+    return out
 
 
 def _deliver(

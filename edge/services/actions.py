@@ -74,8 +74,10 @@ def queue_action(
     confidence: float,
     evidence: tuple[str, ...] = (),
     expires_at: datetime | None = None,
+    now: datetime | None = None,
 ) -> str:
-    """Queue an action in the outbox (idempotent while it is open); its id."""
+    """Queue an action in the outbox (idempotent while it is open); its id. ``now``: its
+    ``issued_at`` (default the clock; ``adamm action send --now`` back-fills)."""
     if type not in ACTION_TYPES:
         raise UsageError(f"action type must be one of {', '.join(ACTION_TYPES)}, not {type!r}")
     check_role(role)
@@ -95,6 +97,7 @@ def queue_action(
             evidence=evidence,
             expires_at=expires_at,
         ),
+        now,
     )
     return aid
 
@@ -108,8 +111,12 @@ def send_answer_action(
     question: str,
     expires_at: datetime | None,
     confirm: bool = False,
+    now: datetime | None = None,
+    target: dict[str, Any] | None = None,
 ) -> str:
-    """Queue the action of the answer ``payload`` for ``role``; its id.
+    """Queue the action of the answer ``payload`` for ``role``; its id. ``target``: the
+    ``target_metric`` / ``scope`` to keep in ``params`` (default: the plan's metric), what the
+    action should change and where (CONTRACT.md section 7 measures it); ``now``: ``issued_at``.
 
     An answer that is not ``ok`` or is low-confidence is refused (a usage error) unless
     ``confirm``; it then goes as a ``recommendation`` titled with the question, with the answer's
@@ -133,6 +140,8 @@ def send_answer_action(
     subject = plan.get("target_metric") if isinstance(plan, dict) else None
     if subject:
         params.setdefault("subject", subject)
+        params.setdefault("target_metric", subject)  # what the action should change (section 7)
+    params.update({k: v for k, v in (target or {}).items() if v})
     params.setdefault("question", question)
     evidence = tuple(str(e["event_id"]) for e in payload.get("evidence") or [] if isinstance(e, dict))
     return queue_action(
@@ -145,6 +154,7 @@ def send_answer_action(
         confidence=float(payload.get("confidence", 0.0)),
         evidence=evidence,
         expires_at=expires_at,
+        now=now,
     )
 
 
