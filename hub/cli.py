@@ -166,24 +166,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def hub_zone() -> str | None:
-    """The hub machine's own IANA zone (``$TZ``, else ``/etc/localtime``'s), None when unknown (UTC)."""
-    import os
-    from zoneinfo import ZoneInfo
+    """The hub machine's own IANA zone (:func:`edge.presentation.format.machine_zone`)."""
+    from edge.presentation.format import machine_zone
 
-    names = [os.environ.get("TZ", "").lstrip(":")]
-    try:
-        link = os.readlink("/etc/localtime")
-        names.append(link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "")
-    except OSError:
-        pass
-    for name in names:
-        if name:
-            try:
-                ZoneInfo(name)
-                return name
-            except (ValueError, KeyError, OSError):
-                continue
-    return None
+    return machine_zone()
 
 
 def _for_people(status: dict[str, Any]) -> dict[str, Any]:

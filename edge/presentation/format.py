@@ -159,3 +159,25 @@ def tier_label(tier: Any, lang: str) -> str:
     """A storage tier (hot / warm / cold) in ``lang``."""
     text = "" if tier is None else str(tier)
     return t(f"tier.{text}", lang) if f"tier.{text}" in LABELS else text
+
+
+def machine_zone() -> str | None:
+    """This machine's IANA zone (``$TZ``, else ``/etc/localtime``'s), None when unknown (UTC): the
+    zone a hub or a staff device shows its own times in."""
+    import os
+    from zoneinfo import ZoneInfo
+
+    names = [os.environ.get("TZ", "").lstrip(":")]
+    try:
+        link = os.readlink("/etc/localtime")
+        names.append(link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "")
+    except OSError:
+        pass
+    for name in names:
+        if name:
+            try:
+                ZoneInfo(name)
+                return name
+            except (ValueError, KeyError, OSError):
+                continue
+    return None

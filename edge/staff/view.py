@@ -8,7 +8,6 @@ stands in its store) with the zone said; action ids are shown by their first
 
 from __future__ import annotations
 
-import os
 import re
 from typing import Any
 
@@ -61,23 +60,10 @@ def st(key: str, lang: str, **fmt: object) -> str:
 
 
 def local_zone() -> str | None:
-    """The device's IANA zone (``$TZ``, else ``/etc/localtime``'s), None when unknown (UTC)."""
-    from zoneinfo import ZoneInfo
+    """The device's IANA zone (:func:`edge.presentation.format.machine_zone`)."""
+    from edge.presentation.format import machine_zone
 
-    names = [os.environ.get("TZ", "").lstrip(":")]
-    try:
-        link = os.readlink("/etc/localtime")
-        names.append(link.split("zoneinfo/", 1)[1] if "zoneinfo/" in link else "")
-    except OSError:
-        pass
-    for name in names:
-        if name:
-            try:
-                ZoneInfo(name)
-                return name
-            except (ValueError, KeyError, OSError):
-                continue
-    return None
+    return machine_zone()
 
 
 def short_id(action_id: str) -> str:
