@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from edge.config import AdammConfig
 from edge.contract import parse_iso, send_blocker
@@ -232,13 +232,7 @@ def peek_acks(
     )
     try:
         link.wait_subscribed(15.0)
-        deadline = time.monotonic() + listen_s
-        while time.monotonic() < deadline:
-            with lock:
-                idle = time.monotonic() - last[0]
-            if idle >= quiet_s:
-                break
-            time.sleep(0.05)
+        _listen_until_quiet(lock, last, listen_s, quiet_s)
     finally:
         with contextlib.suppress(Exception):
             link.close()
@@ -305,16 +299,22 @@ def sync_actions(
         round()
         with lock:
             last[0] = max(last[0], time.monotonic())  # the quiet period counts from now
-        deadline = time.monotonic() + listen_s
-        while time.monotonic() < deadline:
-            with lock:
-                idle = time.monotonic() - last[0]
-            if idle >= quiet_s:
-                break
-            time.sleep(0.05)
+        _listen_until_quiet(lock, last, listen_s, quiet_s)
         if report.acks.get(rows.RECORDED):
             round()  # the actions those acks ended: clear their retained messages now
     finally:
         with contextlib.suppress(Exception):
             link.close()
     return report
+
+
+def _listen_until_quiet(lock: Any, last: list[float], listen_s: float, quiet_s: float) -> None:
+    """Wait up to ``listen_s`` seconds, returning once nothing has arrived for ``quiet_s`` (``last[0]``:
+    when the last message came, guarded by ``lock``)."""
+    deadline = time.monotonic() + listen_s
+    while time.monotonic() < deadline:
+        with lock:
+            idle = time.monotonic() - last[0]
+        if idle >= quiet_s:
+            break
+        time.sleep(0.05)
