@@ -174,3 +174,49 @@ def eventually(cond: Callable[[], bool], timeout: float = 30.0) -> bool:
             return True
         time.sleep(0.05)
     return cond()
+
+
+class Tmux:
+    """A command in a real terminal (tmux, ``width`` x ``height``, no user config) for the screens'
+    terminal tests: ``wait_for`` text, ``keys`` to type, ``gone`` once it quit; killed on exit."""
+
+    def __init__(self, argv: list[str], width: int = 100, height: int = 30) -> None:
+        import os
+        import shlex
+
+        self.session = f"adamm-term-{os.getpid()}-{id(self)}"
+        self.tmux = ["tmux", "-L", self.session, "-f", "/dev/null"]
+        env = f"env PYTHONPATH={shlex.quote(str(ROOT))} TERM=xterm-256color"
+        run = f"cd {shlex.quote(str(ROOT))} && {env} {shlex.join(argv)}; sleep 30"
+        subprocess.run([*self.tmux, "new-session", "-d", "-s", self.session, "-x", str(width), "-y", str(height), run],
+                       check=True)  # fmt: skip
+
+    def __enter__(self) -> Tmux:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        subprocess.run([*self.tmux, "kill-server"], capture_output=True)
+
+    def screen(self) -> str:
+        return subprocess.run(
+            [*self.tmux, "capture-pane", "-p", "-t", self.session], capture_output=True, text=True
+        ).stdout
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run([*self.tmux, "send-keys", "-t", self.session, *keys], check=True)
+
+    def wait_for(self, text: str, timeout: float = 60) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            shown = self.screen()
+            if text in shown:
+                return shown
+            time.sleep(0.2)
+        raise AssertionError(f"{text!r} never shown:\n{self.screen()}")
+
+    def gone(self, text: str, timeout: float = 30) -> bool:
+        """True once ``text`` is no longer on the screen (the app quit)."""
+        deadline = time.monotonic() + timeout
+        while text in self.screen() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        return text not in self.screen()

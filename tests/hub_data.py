@@ -33,7 +33,8 @@ def rollup(
     return m.make_summary(store, "rollup", m.rollup_key(day, slice_), version, body)
 
 
-def fact(store: str, fid: str, version: int = 1, **over: object) -> m.Summary:
+def fact_body(fid: str = "f1", **over: object) -> dict[str, Any]:
+    """A fact body of the contract's shape (section 6), with ``over`` replacing fields."""
     body: dict[str, Any] = {
         "fact_id": fid,
         "statement": {"zh": "雨天客单价高 33%", "en": "rainy-day order value +33% vs sunny"},
@@ -50,6 +51,11 @@ def fact(store: str, fid: str, version: int = 1, **over: object) -> m.Summary:
         "valid_to": None,
     }
     body.update(over)
+    return body
+
+
+def fact(store: str, fid: str, version: int = 1, **over: object) -> m.Summary:
+    body = fact_body(fid, **over)
     return m.make_summary(store, "fact", m.fact_key(fid), version, body)
 
 

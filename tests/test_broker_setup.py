@@ -15,6 +15,7 @@ from pathlib import Path
 import paho.mqtt.client as mqtt
 import pytest
 from brokers import _wait_port, free_port, reachable_by_others
+from hub_data import fact_body
 from paho.mqtt.enums import CallbackAPIVersion
 
 from hub.broker_setup import _read_env, broker_setup, hash_password
@@ -375,21 +376,7 @@ def test_an_outside_client_with_a_stores_credentials_cannot_make_the_hub_believe
         "first_event_id": "e1",
         "last_event_id": "e2",
     }
-    fact = {
-        "fact_id": "f1",
-        "statement": {"zh": "雨天客单价高", "en": "rainy-day order value up"},
-        "metric": "avg_order_value",
-        "dimension": "weather",
-        "value": 91.5,
-        "effect": 0.33,
-        "n": 412,
-        "p_value": 0.001,
-        "confidence": 0.89,
-        "evidence": ["e1"],
-        "evidence_count": 412,
-        "valid_from": "2025-10-01",
-        "valid_to": None,
-    }
+    fact = fact_body(statement={"zh": "雨天客单价高", "en": "rainy-day order value up"}, evidence=["e1"])
     probes = {
         "day_ahead": _forged(
             "rollup",

@@ -487,47 +487,31 @@ def test_the_actions_tab_shows_state_changes_as_they_happen(
 def test_adamm_hub_console_in_a_real_terminal_at_100x30(hub_db: Path) -> None:
     """``adamm-hub console`` in a real terminal (tmux, 100x30, English): the footer's keys whole,
     F2 lists every store with its own zone's time, the screen in one language, Ctrl+Q quits."""
-    import os
     import re
-    import shlex
-    import time
 
-    session = f"adamm-console-{os.getpid()}"
-    tmux = ["tmux", "-L", session, "-f", "/dev/null"]  # no user config
-    command = shlex.join([sys.executable, "-m", "hub", "console", "--db", str(hub_db), "--lang", "en",
-                          "--now", NOW.isoformat()])  # fmt: skip
-    env_ = f"env PYTHONPATH={shlex.quote(str(ROOT))} TERM=xterm-256color"
-    subprocess.run([*tmux, "new-session", "-d", "-s", session, "-x", "100", "-y", "30",
-                    f"cd {shlex.quote(str(ROOT))} && {env_} {command}; sleep 30"], check=True)  # fmt: skip
+    from actions_helpers import Tmux
 
-    def screen() -> str:
-        return subprocess.run(
-            [*tmux, "capture-pane", "-p", "-t", session], capture_output=True, text=True
-        ).stdout
-
-    def wait_for(text: str) -> str:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            shown = screen()
-            if text in shown:
-                return shown
-            time.sleep(0.2)
-        raise AssertionError(f"{text!r} never shown:\n{screen()}")
-
-    try:
-        first = wait_for("f7 Send as action")  # the footer, drawn last, whole
+    argv = [
+        sys.executable,
+        "-m",
+        "hub",
+        "console",
+        "--db",
+        str(hub_db),
+        "--lang",
+        "en",
+        "--now",
+        NOW.isoformat(),
+    ]
+    with Tmux(argv) as term:
+        first = term.wait_for("f7 Send as action")  # the footer, drawn last, whole
         assert "^q Quit" in first and "F2 Stores" in first, first
-        subprocess.run([*tmux, "send-keys", "-t", session, "F2"], check=True)
-        stores = wait_for("s2")
+        term.keys("F2")
+        stores = term.wait_for("s2")
         assert "s1" in stores
         assert re.search(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} [A-Z]{2,5}", stores), (
             stores
         )  # local, zone said
         assert not re.search(r"[\u4e00-\u9fff]", stores), stores  # one language
-        subprocess.run([*tmux, "send-keys", "-t", session, "C-q"], check=True)
-        deadline = time.monotonic() + 30
-        while "F2 Stores" in screen() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert "F2 Stores" not in screen()  # it quit
-    finally:
-        subprocess.run([*tmux, "kill-server"], capture_output=True)
+        term.keys("C-q")
+        assert term.gone("F2 Stores")  # it quit

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hub_data import fact_body
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
@@ -34,23 +35,7 @@ def _rollup(day: str = "2025-10-01", **row_over: object) -> dict[str, Any]:
 
 
 def _fact(**over: object) -> dict[str, Any]:
-    f: dict[str, Any] = {
-        "fact_id": "f1",
-        "statement": {"zh": "雨天客单价高 33%", "en": "rainy-day order value +33% vs sunny"},
-        "metric": "avg_order_value",
-        "dimension": "weather",
-        "value": 91.5,
-        "effect": 0.33,
-        "n": 412,
-        "p_value": 0.001,
-        "confidence": 0.89,
-        "evidence": ["e1"],
-        "evidence_count": 412,
-        "valid_from": "2025-10-01",
-        "valid_to": None,
-    }
-    f.update(over)
-    return f
+    return fact_body(**{"evidence": ["e1"], **over})
 
 
 def forge(kind: str, body: dict[str, Any], version: int = 1, store: str = "sh_01") -> bytes:

@@ -813,46 +813,17 @@ def test_an_answer_keeps_to_the_app_language_whatever_the_question(store: Store,
 def test_adamm_tui_in_a_real_terminal_at_100x30(tmp_path: Path) -> None:
     """``adamm tui`` in a real terminal (tmux, 100x30, Chinese): the tab keys in the titles, the
     footer's keys whole, an empty Learned tab saying how facts appear, F-keys and Ctrl+Q work."""
-    import shlex
-    import subprocess
     import sys
-    import time
 
-    from actions_helpers import ROOT, make_memory
+    from actions_helpers import Tmux, make_memory
 
     db = make_memory(tmp_path / "m.db")
-    session = f"adamm-tui-{os.getpid()}"
-    tmux = ["tmux", "-L", session, "-f", "/dev/null"]  # no user config
-    command = shlex.join([sys.executable, "-m", "edge", "tui", "--db", str(db), "--lang", "zh"])
-    env = f"env PYTHONPATH={shlex.quote(str(ROOT))} TERM=xterm-256color"
-    subprocess.run([*tmux, "new-session", "-d", "-s", session, "-x", "100", "-y", "30",
-                    f"cd {shlex.quote(str(ROOT))} && {env} {command}; sleep 30"], check=True)  # fmt: skip
-
-    def screen() -> str:
-        return subprocess.run(
-            [*tmux, "capture-pane", "-p", "-t", session], capture_output=True, text=True
-        ).stdout
-
-    def wait_for(text: str) -> str:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            shown = screen()
-            if text in shown:
-                return shown
-            time.sleep(0.2)
-        raise AssertionError(f"{text!r} never shown:\n{screen()}")
-
-    try:
-        first = wait_for("f7 发送为动作")  # the footer, drawn last, whole
+    with Tmux([sys.executable, "-m", "edge", "tui", "--db", str(db), "--lang", "zh"]) as term:
+        first = term.wait_for("f7 发送为动作")  # the footer, drawn last, whole
         assert "F1 提问" in first and "F6 状态" in first and "^q 退出" in first, first
-        subprocess.run([*tmux, "send-keys", "-t", session, "F3"], check=True)
-        learned = wait_for("还没有学到的结论")
+        term.keys("F3")
+        learned = term.wait_for("还没有学到的结论")
         assert "adamm maintain" in learned
         assert not foreign_words(learned, "zh"), learned
-        subprocess.run([*tmux, "send-keys", "-t", session, "C-q"], check=True)
-        deadline = time.monotonic() + 30
-        while "F1 提问" in screen() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert "F1 提问" not in screen()  # it quit
-    finally:
-        subprocess.run([*tmux, "kill-server"], capture_output=True)
+        term.keys("C-q")
+        assert term.gone("F1 提问")  # it quit
