@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from edge.analysis.parser.lexicon import METRICS
 from edge.analysis.parser.text import MaskedText, word
 
 #: words that ask, point or join, in English: never content
@@ -93,13 +94,50 @@ def _blank(mt: MaskedText, patterns: Iterable[re.Pattern[str]]) -> None:
         mt.consume(start, end)
 
 
-def _zh_rest(run: str) -> list[str]:
-    """What is left of a CJK run once its function words are taken out (longest first)."""
+def _zh_rest(run: str, offset: int = 0) -> list[tuple[int, str]]:
+    """What is left of a CJK run once its function words are taken out (longest first), each
+    part with its position in the question (``offset``: the run's)."""
     rest = run
     for w in ZH_FUNCTION:
         if w in rest:
-            rest = rest.replace(w, "\u0000")
-    return [p for p in rest.split("\u0000") if p]
+            rest = rest.replace(w, "\u0000" * len(w))
+    return [(offset + m.start(), m.group(0)) for m in re.finditer(r"[^\u0000]+", rest)]
+
+
+def _completes(text: str, start: int, end: int, view: str, whole: Iterable[str]) -> bool:
+    """Whether the unclaimed ``text[start:end]`` is the rest of a whole word (a function word, a
+    word of the plan's measure) whose other characters a claimed span took: 客 left of 客人 when
+    a measure's pattern claimed 人最多."""
+    n = end - start
+    for w in whole:
+        if len(w) <= n:
+            continue
+        lo = max(0, end - len(w))
+        for i in range(lo, start + 1):
+            if text.startswith(w, i) and "\u0000" in view[i:start] + view[end : i + len(w)]:
+                return True
+    return False
+
+
+def _stem(token: str) -> str:
+    """A crude English stem: enough to tell "visit" and "visited" from "visitors"."""
+    for suffix in ("ings", "ing", "ers", "ors", "ed", "es", "er", "or", "s"):
+        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
+            return token[: -len(suffix)]
+    return token
+
+
+def _measure_words(plan: dict[str, Any]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The words of the plan's own measures in the lexicon (English stems, Chinese words): an
+    inflection of a measure's word ("how many people visit" for visitors) is that measure's."""
+    wanted = {plan.get("target_metric"), plan.get("second_metric")} - {None}
+    en: set[str] = set()
+    zh: set[str] = set()
+    for pattern, metric in METRICS:
+        if metric in wanted:
+            en |= {_stem(w) for w in re.findall(r"[a-z]{3,}", pattern.pattern)}
+            zh |= set(re.findall(r"[\u3400-\u9fff]{2,}", pattern.pattern))
+    return frozenset(en), tuple(zh)
 
 
 def residual(
@@ -141,22 +179,28 @@ def residual(
         for i in range(s, e):
             work._chars[i] = mt.text[i]
     view = work.view
+    en_known, zh_known = _measure_words(plan)
+    zh_whole = (*ZH_FUNCTION, *zh_known)
     words: list[str] = []
-    for piece in _PUNCT.split(view):
-        for m in re.finditer(r"[a-z0-9][a-z0-9'\-.]*|[\u3400-\u9fff]+", piece):
-            token = m.group(0).strip(".'-")
-            if not token:
-                continue
-            if _CJK_RUN.fullmatch(token):
-                for part in _zh_rest(token):
-                    if not any(part in k for k in known_zh):
-                        words.append(part)
-            elif (
-                token not in EN_FUNCTION
-                and token not in known_words
-                and not _plural_known(token, known_words)
-            ):
-                words.append(token)
+    pieces = _PUNCT.sub(lambda p: "\u0000" * len(p.group(0)), view)
+    for m in re.finditer(r"[a-z0-9][a-z0-9'\-.]*|[\u3400-\u9fff]+", pieces):
+        token = m.group(0).strip(".'-")
+        if not token:
+            continue
+        if _CJK_RUN.fullmatch(token):
+            for start, part in _zh_rest(token, m.start()):
+                if any(part in k for k in known_zh):
+                    continue
+                if _completes(mt.text, start, start + len(part), view, zh_whole):
+                    continue  # the rest of a word a claimed span began (客 of 客人最多)
+                words.append(part)
+        elif (
+            token not in EN_FUNCTION
+            and token not in known_words
+            and not _plural_known(token, known_words)
+            and _stem(token) not in en_known
+        ):
+            words.append(token)
     words = [mt.text[s:e].strip() for s, e in asked] + words
     out: list[str] = []
     for w in words:

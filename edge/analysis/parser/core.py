@@ -87,6 +87,15 @@ _BI_MORE = re.compile(r"比(?!例|率|重|较|起)[^比，。？?]{0,12}?(?:高|
 _MIN_BUCKETS = 8
 _BUCKET_DAYS = (("month", 365.25 / 12), ("week", 7.0), ("day", 1.0), ("hour", 1.0 / 24))
 _ANOMALY_DAYS = re.compile(r"日子|哪几天|哪天|哪些天|(?<![a-z])days?(?![a-z])")
+#: "which days": asks for days, so only a plan that answers day by day uses it
+_WHICH_DAYS = re.compile(
+    r"哪几天|哪天|哪些天|哪一天|哪些日子|(?<![a-z])(?:which|what) (?:days?|dates?)(?![a-z])"
+)
+_DAYS = re.compile(r"日子|(?<![a-z])days?(?![a-z])")
+#: which way an outlier went ("abnormally low"): the anomaly operator reports each outlier's side
+_OUTLIER_SIDE = re.compile(
+    r"(?<![a-z])(?:low|high|up|down|dip(?:s|ped)?|drops?|dropped|jumps?|jumped)(?![a-z])"
+)
 _RETRIEVE_STRIP = re.compile(
     r"^(?:请|帮我|麻烦)?(?:找一下|找出|找找|查找|搜索|搜一下|调出|调取|给我看|找|查一下|查)|视频|录像|片段|画面|监控|截图|录音"
     r"|(?<![a-z])(?:show me|find me|find|search for|search|look up|get me|pull up|any|clips?|footage|videos?|recordings?|snapshots?)(?![a-z])"
@@ -102,7 +111,7 @@ _CUE_PATTERNS = (
     _CONJ,
     _SELLERS,
     _MORE_LESS,
-    _ANOMALY_DAYS,
+    _DAYS,
     _CO_WINDOW,
     _FORECAST_SUBJECT,
 )
@@ -511,6 +520,8 @@ def _rules_plan(
             )
         else:
             intent = _fallback_intent(cue, top_n, metrics, buckets, dims, types)
+            if intent == "aggregate" and _WHICH_DAYS.search(text):
+                intent = "anomaly"  # "which days was revenue low": the days that stood out
             if intent == "aggregate" and "change" in cue and any(r.kind == "since" for r in info.ranges):
                 intent = "trend"  # "has X improved since October": its course over that span
             meta["weak"] = intent == "aggregate" and "aggregate" not in cue
@@ -690,7 +701,7 @@ def _rules_plan(
     if intent not in ("retrieve", "forecast"):  # a retrieval's free words are its query; forecasts refuse
         words = residual(
             mt,
-            _cues_for(str(plan.get("intent"))),
+            _cues_for(plan),
             plan,
             claimed=_used_type_spans(plan, types),
             unclaimed=_unused_dimension_spans(plan, dim_hits),
@@ -764,11 +775,18 @@ _CHANGE_CUES = (CUES["trend"], CUES["change"], CUES["effect"], _PEAK_SHIFT)
 _LEVEL_INTENTS = frozenset({"aggregate", "top_k", "breakdown"})
 
 
-def _cues_for(intent: str) -> tuple[re.Pattern[str], ...]:
-    """The cue patterns whose words a plan of ``intent`` uses."""
+def _cues_for(plan: dict[str, Any]) -> tuple[re.Pattern[str], ...]:
+    """The cue patterns whose words a plan uses: change words only a plan over time, "which
+    days" only a plan that answers day by day."""
+    intent = str(plan.get("intent"))
+    cues = _CUE_PATTERNS
     if intent in _LEVEL_INTENTS:
-        return tuple(p for p in _CUE_PATTERNS if p not in _CHANGE_CUES)
-    return _CUE_PATTERNS
+        cues = tuple(p for p in cues if p not in _CHANGE_CUES)
+    if intent == "anomaly":
+        cues = (*cues, _OUTLIER_SIDE)
+    if intent == "anomaly" or plan.get("time_bucket") == "day" or "date" in (plan.get("group_by") or ()):
+        cues = (*cues, _WHICH_DAYS)
+    return cues
 
 
 _ASKED_BY = re.compile(

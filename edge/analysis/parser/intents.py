@@ -27,9 +27,10 @@ CUES: dict[str, re.Pattern[str]] = {
         )
     ),
     "retrieve_media": _c(
-        r"视频|录像|片段|画面|监控|截图|录音|发生了什么|出了什么事|什么情况|"
+        r"视频|录像|片段|画面|监控|截图|录音|发生了什么|出了什么事|什么情况|那些时刻|瞬间|场景|"
         + W(
             r"clips?|footage|videos?|recordings?|snapshots?|images?|frames?|audio|what happened|what was going on"
+            r"|moments|instances|occasions|scenes?|(?:the )?times? when"
         )
     ),
     "retrieve_verb": _c(
@@ -59,7 +60,7 @@ CUES: dict[str, re.Pattern[str]] = {
     "anomaly": _c(
         r"异常|不正常|反常|突增|暴增|骤降|突降|离谱|奇怪|不对劲|突然|"
         + W(
-            r"unusual|anomal\w*|spik(?:e|es|ed|ing)|crash(?:es|ed|ing)?|plung\w*|plummet\w*|abnormal|outliers?|strange|weird|odd|irregular|suspicious"
+            r"unusual(?:ly)?|abnormally|exceptionally|oddly|strangely|anomal\w*|spik(?:e|es|ed|ing)|crash(?:es|ed|ing)?|plung\w*|plummet\w*|abnormal|outliers?|strange|weird|odd|irregular|suspicious"
             r"|look(?:s|ed|ing)? off|out of the ordinary|off the charts"
         )
     ),

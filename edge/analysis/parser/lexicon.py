@@ -45,7 +45,7 @@ METRICS = compile_table(
                 r"footfall|foot traffic|visitors?|visitor counts?|(?:store )?visits|traffic|entries"
                 r"|how many (?:customers|people|shoppers|visitors|guests)(?: (?:came|come|visited|walked|entered|did we get|were there))?"
                 r"|(?:customers|people|shoppers) (?:came|visited|walked in|entered|come in)"
-                r"|number of (?:customers|visitors|shoppers|people)|customer counts?|busiest|busier|busy|crowded|quietest"
+                r"|number of (?:customers|visitors|shoppers|people)|customer counts?|busiest|busier|busy|crowded|quiet(?:er|est)?"
                 r"|(?:more|fewer|less|most|fewest) (?:customers|people|shoppers|visitors|guests)"
             ),
             "footfall",
@@ -185,8 +185,14 @@ DIMENSIONS = compile_table(
             ),
             "hour",
         ),
-        (r"星期几|周几|礼拜几|一周中的哪天|周内", "day_of_week"),
-        (W(r"days? of (?:the )?week|weekdays? vs\.? weekends?|which day of the week"), "day_of_week"),
+        (r"星期几|周几|礼拜几|一周中的哪天|周内|按星期|按周几|每个星期几|周一到周日", "day_of_week"),
+        (
+            W(
+                r"days? of (?:the )?week|weekdays? vs\.? weekends?|which day of the week"
+                r"|(?:by|per|each|across) (?:week ?days?|days? of (?:the )?week)"
+            ),
+            "day_of_week",
+        ),
         (r"是否周末|周末与否", "is_weekend"),
         (r"哪天|哪一天|日期|按天|按日|每天|每日|逐日", "date"),
         (W(r"which days?|dates?|by day|per day|each day|daily"), "date"),

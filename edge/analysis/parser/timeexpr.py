@@ -341,7 +341,11 @@ _CLOCK_ONE = re.compile(
     + word(r"(?:at )?(?P<h2>[0-9]{1,2}) ?(?P<a2>am|pm)")
 )
 _WEEKEND = re.compile(r"周末|双休日|星期六日|" + word(r"weekends?|saturdays? and sundays?"))
-_WEEKDAY = re.compile(r"工作日|平日|周中|" + word(r"weekdays?|work ?days?|working days?|business days?"))
+#: "by weekday" groups by the day of the week (a dimension word), it does not keep Monday-Friday
+_WEEKDAY = re.compile(
+    r"工作日|平日|周中|(?<!by )(?<!per )(?<!each )(?<!across )"
+    + word(r"weekdays?|work ?days?|working days?|business days?")
+)
 _NAMED_DAY = re.compile(
     r"(?:周|星期|礼拜)(?P<d>[一二三四五六日天])|" + word(r"(?P<e>" + "|".join(_WEEKDAYS_EN) + r")s?")
 )
