@@ -83,7 +83,7 @@ CUES: dict[str, re.Pattern[str]] = {
         + W(r"which|what (?:store|zone|product|item|category|hour|day)")
     ),
     "compare": _c(
-        r"相比|前后对比|前后|比较|对比|比一比|比比|差多少|差别|区别|差异|不同|还是|高还是低|是不是比|比.{0,12}(?:高|低|多|少|好|差|大|小)|"
+        r"相比|前后对比|前后|比较|对比|比一比|比比|差多少|(?:和|跟|与|同)[^，。？?比]{1,12}比(?![例率重])|差别|区别|差异|不同|还是|高还是低|是不是比|比.{0,12}(?:高|低|多|少|好|差|大|小)|"
         + W(
             r"before and after|compare[ds]?|comparison|versus|vs\.?|difference|differ|than|or (?:on )?\w+ days|between"
             r"|stack(?:s|ed)? up (?:against|to)|measure[sd]? up"

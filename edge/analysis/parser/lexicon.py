@@ -90,12 +90,16 @@ METRICS = compile_table(
             "conversion_rate",
         ),
         # dwell_time
-        (r"停留(?:的)?(?:时长|时间|多久|很久|多长时间)?|逗留(?:时间|时长)?|平均停留", "dwell_time"),
+        (
+            r"停留(?:的)?(?:时长|时间|多久|很久|多长时间)?|逗留(?:时间|时长)?|平均停留"
+            r"|(?:待|呆)(?:了|上)?(?:多久|多长时间|很久|多少分钟)",
+            "dwell_time",
+        ),
         (
             W(
                 r"dwell(?:ing)?(?: times?)?|time spent(?: in (?:the )?(?:store|shop))?|linger(?:ing|ed|s)?(?: times?)?|stay(?:ed)? (?:time|duration)"
                 r"|(?:hang(?:s|ing)?|hung|stick(?:s|ing)?|stuck) (?:around|about)(?![^?.]{0,25}(?:queue|line)s?(?![a-z]))"
-                r"|how long (?:do |did |does )?(?:customers|people|shoppers|visitors|folks|guests) (?:stay|spend|linger|remain)(?![^?.]{0,25}(?:queue|line)s?(?![a-z]))"
+                r"|how long (?:do |did |does )?(?:customers|people|shoppers|visitors|folks|guests) (?:\w+ )?(?:stay|spend|linger|remain)(?![^?.]{0,25}(?:queue|line)s?(?![a-z]))"
             ),
             "dwell_time",
         ),
@@ -201,7 +205,8 @@ DIMENSIONS = compile_table(
         (r"哪个月|哪月|按月|每个?月|逐月|月份", "month"),
         (W(r"which months?|by month|per month|each month|monthly"), "month"),
         (
-            r"(?:每个|每一个|各个)门店|每家(?:门)?店|门店|哪家店|哪个店|各店|各门店|分店|店铺|哪家|各家店",
+            # not the 店 of 店员 / 店长 (a person: "哪个店员" is which staff member)
+            r"(?:(?:每个|每一个|各个)门店|每家(?:门)?店|门店|哪家店|哪个店|各店|各门店|分店|店铺|哪家|各家店)(?![员长])",
             "store_id",
         ),
         (W(r"stores?|shops?|branch(?:es)?|locations?|outlets?"), "store_id"),
@@ -330,6 +335,29 @@ VALUE_WORDS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
         (r"生鲜区?|" + W(r"fresh (?:food|produce) (?:area|section)|fresh area"), ("fresh", "生鲜")),
         (r"酒水区|" + W(r"wine (?:area|section|aisle|shel(?:f|ves))"), ("wine", "酒水")),
         (r"服务台|" + W(r"service desk|help desk"), ("service", "desk", "服务台")),
+    ],
+    # everyday retail categories: a stored label matches when it or one of its parts is a token
+    # (dairy, wine_spirits, fresh_fruit ...); a category the memory lacks matches nothing
+    "product_category": [
+        (r"乳制品|奶制品|牛奶|酸奶|奶类|" + W(r"dairy|milk"), ("dairy", "milk", "乳制品")),
+        (r"面包|烘焙|糕点|西点|" + W(r"bakery|breads?|baked goods|pastr(?:y|ies)"), ("bakery", "bread", "烘焙")),
+        (r"水果|果品|" + W(r"fruits?"), ("fruit", "fruits", "水果")),
+        (r"蔬菜|青菜|" + W(r"vegetables?|veg|veggies|produce"), ("vegetable", "vegetables", "veg", "produce", "蔬菜")),
+        (r"酒类|酒水|洋酒|红酒|白酒|葡萄酒|烈酒|" + W(r"wines?|spirits|liquor|alcohol|booze"), ("wine", "spirits", "liquor", "alcohol", "酒")),
+        (r"肉类|肉品|鲜肉|" + W(r"meats?|butcher"), ("meat", "meats", "肉")),
+        (r"海鲜|水产|" + W(r"seafood|fish"), ("seafood", "fish", "海鲜")),
+        (r"零食|小吃|休闲食品|" + W(r"snacks?|confectioner(?:y|ies)|sweets|candy"), ("snack", "snacks", "candy", "零食")),
+        (r"饮料|饮品|" + W(r"drinks|beverages?|soft drinks"), ("drink", "drinks", "beverage", "beverages", "饮料")),
+        (r"冷冻食品|冻品|速冻|" + W(r"frozen(?: food)?"), ("frozen", "冷冻")),
+        (r"日用品|家居用品|日化|" + W(r"household|home goods|toiletries"), ("household", "home", "日用品")),
+    ],
+    "topic": [
+        (r"价格|价钱|多少钱|问价|" + W(r"prices?|pricing|cost of"), ("price", "pricing", "价格")),
+        (r"库存|缺货|断货|有没有货|有货|没货|补货|" + W(r"stock|out of stock|in stock|restock\w*|inventory"), ("stock", "inventory", "库存")),
+        (r"位置|在哪(?:里|儿)?|怎么走|找不到|" + W(r"locations? of|where (?:to find|is|are)|finding"), ("location", "where", "位置")),
+        (r"排队|" + W(r"queues?|queuing|waiting in line"), ("queue", "排队")),
+        (r"高毛利|高利润|" + W(r"high[- ]margin(?: products?)?"), ("high_margin_product", "margin", "高毛利")),
+        (r"退货|退款|" + W(r"returns?|refunds?"), ("return", "returns", "refund", "退货")),
     ],
 }
 
