@@ -8,7 +8,10 @@ needed). A bank question is right when its intent, ``target_metric`` and (for co
 (``--intent-metric`` checks only its intent and metric). Prints a Markdown table on stdout; with
 ``--misses`` the combined parser's misses go to stderr.
 
-Usage: ``python3 scripts/eval_parser.py [--public PATH] [--misses] [--intent-metric]``.
+``--dev [PATH]`` also scores the development set (``tests/data/dev``, written to be read while
+tuning) as the held-out sets are scored, and with ``--misses`` lists its misses too.
+
+Usage: ``python3 scripts/eval_parser.py [--public PATH] [--misses] [--intent-metric] [--dev [PATH]]``.
 """
 
 from __future__ import annotations
@@ -44,6 +47,8 @@ PUBLIC = next(
 #: issue 23's held-out questions: written by another session before the change, never read while
 #: building (scores only; see tests/data/heldout/README.md)
 HELDOUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "heldout"
+#: the development set: scored like the held-out sets, but its misses may be read (its README)
+DEV = Path(__file__).resolve().parents[1] / "tests" / "data" / "dev"
 _MISSING = object()
 
 
@@ -83,7 +88,9 @@ def public_right(res: ParseResult, expect: dict[str, Any], intent_metric: bool) 
     return True
 
 
-def _answer_level(path: Path, embed: Callable[[Sequence[str]], np.ndarray]) -> None:
+def _answer_level(
+    path: Path, embed: Callable[[Sequence[str]], np.ndarray], title: str = "cannot-honour"
+) -> None:
     """The held-out cannot-honour questions answered as `adamm ask` answers them, on a simulated
     memory covering up to the evening before NOW: the share answered ``ok`` (goal 0), per kind."""
     import tempfile
@@ -99,7 +106,7 @@ def _answer_level(path: Path, embed: Callable[[Sequence[str]], np.ndarray]) -> N
         try:
             store.import_events(simulate(config))
             source = store.event_source()
-            print("| cannot-honour, answered | n | ok answers (goal 0) |")
+            print(f"| {title}, answered | n | ok answers (goal 0) |")
             print("|---|---|---|")
             for kind in sorted({r["kind"] for r in rows}):
                 qs = [r["q"] for r in rows if r["kind"] == kind]
@@ -152,6 +159,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=HELDOUT,
         help="folder with answerable.jsonl and unanswerable.jsonl (never listed: only their scores print)",
     )
+    ap.add_argument(
+        "--dev",
+        type=Path,
+        nargs="?",
+        const=DEV,
+        default=None,
+        help=f"also score the development set in this folder (default {DEV.relative_to(DEV.parents[2])}); "
+        "--misses lists its misses",
+    )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     embed = encoder_embed()
@@ -198,8 +214,39 @@ def main(argv: Sequence[str] | None = None) -> int:
             sets.append((name, [(r["q"], lambda res: res.status != "ok") for r in rows if r["kind"] == kind]))
             unseen.add(name)
 
+    # the development set: the same scoring, and its misses may be listed (expected vs got)
+    wanted: dict[tuple[str, str], str] = {}
+    if args.dev is not None:
+        if not (args.dev / "answerable.jsonl").exists() or not (args.dev / "unanswerable.jsonl").exists():
+            print(f"no answerable.jsonl / unanswerable.jsonl in {args.dev}", file=sys.stderr)
+            return 2
+        rows = [
+            json.loads(x)
+            for x in (args.dev / "answerable.jsonl").read_text(encoding="utf-8").splitlines()
+            if x.strip()
+        ]
+        for name, right in (
+            ("dev answerable", lambda res, r: heldout_right(res, r["expect"])),
+            ("dev answerable, every expect path", lambda res, r: public_right(res, r["expect"], False)),
+        ):
+            sets.append((name, [(r["q"], lambda res, r=r, right=right: right(res, r)) for r in rows]))
+            wanted.update({(name, r["q"]): json.dumps(r["expect"], ensure_ascii=False) for r in rows})
+        dev_un = [
+            json.loads(x)
+            for x in (args.dev / "unanswerable.jsonl").read_text(encoding="utf-8").splitlines()
+            if x.strip()
+        ]
+        for kind in sorted({r["kind"] for r in dev_un}):
+            name = f"dev cannot-honour: {kind} (right = not ok)"
+            sets.append(
+                (name, [(r["q"], lambda res: res.status != "ok") for r in dev_un if r["kind"] == kind])
+            )
+            wanted.update({(name, r["q"]): f"not ok ({kind})" for r in dev_un if r["kind"] == kind})
+
     if unanswerable.exists() and args.answers:
         _answer_level(unanswerable, embed)
+    if args.dev is not None and args.answers:
+        _answer_level(args.dev / "unanswerable.jsonl", embed, title="dev cannot-honour")
     print("| set | n | rules alone | rules + exemplars |")
     print("|---|---|---|---|")
     for name, items in sets:
@@ -211,8 +258,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             ok = right(rb)
             b += ok
             if args.misses and not ok and name not in unseen:
-                got = rb.plan if rb.status == "ok" else (rb.explanation or "")[:60]
-                print(f"MISS [{name}] {q} -> {got}", file=sys.stderr)
+                if (name, q) in wanted:
+                    got = f"{rb.status} intent={rb.plan.get('intent')} metric={rb.plan.get('target_metric')}"
+                    if rb.status == "ok":
+                        got += f" plan={json.dumps(rb.plan, ensure_ascii=False)}"
+                    else:
+                        got += f" ({(rb.explanation or '')[:60]})"
+                    print(f"MISS [{name}] {q} | expected {wanted[(name, q)]} | got {got}", file=sys.stderr)
+                else:
+                    got = rb.plan if rb.status == "ok" else (rb.explanation or "")[:60]
+                    print(f"MISS [{name}] {q} -> {got}", file=sys.stderr)
         n = len(items)
         print(f"| {name} | {n} | {a} ({100 * a / n:.0f}%) | {b} ({100 * b / n:.0f}%) |")
     return 0
