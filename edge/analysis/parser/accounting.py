@@ -14,11 +14,12 @@ it stands for (a before/after comparison around a date).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Any
 
-from edge.analysis.parser.lexicon import METRICS
+from edge.analysis.parser.lexicon import MEASURE_CONTEXT, METRICS
 from edge.analysis.parser.text import MaskedText, word
 
 #: words that ask, point or join, in English: never content
@@ -48,6 +49,8 @@ EN_FUNCTION = frozenset(
     event events percent quick rundown overview summary placed chart plot graph list display close closed
     roughly approximately approx around forward backward back point points
     remain remains remained stay stays stayed wait waits waited waiting spend spends spent
+    frequently frequent behaviour behavior behaviours behaviors type types logged recorded record
+    records registered captured system systems
     """.split()
 )
 #: Chinese function words and phrases (longest first when removed)
@@ -64,6 +67,8 @@ ZH_FUNCTION = tuple(
         怎么回事 如何 呢 吗 究竟 到底 真的 确实 是否有 有多 多大 多高 多长 多久 一样 相同 不同 差 差别 区别 差异
         顾客 客人 客户 人 人们 大家 最近 近期 近来 这段时间 起来 发生 突然 经常 常常 总是 咋 咋样 特别 非常 很 挺 太 超 明显
         这位 那位 位 常 越 把 一起 东西 占 开始 起 出现 生意 主要 主要是 来 去 高 低 长 短 大 小 好 坏 快 慢 久 性
+        到目前为止 目前为止 截至目前 截止目前 迄今 至今 为止 目前 画 画个 画一下 列 列一下 列出 谁 偏 那块 这块 那一块 这一块
+        存在 一个样 刚好 正好 恰好 两者 二者 收到 条 记录 事件 系统
         """.split(),
         key=len,
         reverse=True,
@@ -86,37 +91,112 @@ _EN_TOKEN = re.compile(r"[a-z][a-z'\-]*|[0-9]+(?:\.[0-9]+)?")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 
+#: a cue's wildcard stretch (比.{0,12}高, "when [^?.]{1,40}? is high"): what it spans is not
+#: the cue's word, so it is not claimed with it
+_GAP = re.compile(r"(?:\.|\[\^[^\]]*\])(?:\{\d*,\d*\}|[*+])\??")
+
+
+@functools.lru_cache(maxsize=256)
+def _gapped(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` with each wildcard stretch in a group named ``_gapN``."""
+    count = 0
+
+    def group(m: re.Match[str]) -> str:
+        nonlocal count
+        count += 1
+        return f"(?P<_gap{count}>{m.group(0)})"
+
+    return re.compile(_GAP.sub(group, pattern.pattern), pattern.flags)
+
+
 def _blank(mt: MaskedText, patterns: Iterable[re.Pattern[str]]) -> None:
-    """Claim every match of every pattern, all read on the same view (cues may overlap)."""
+    """Claim every match of every pattern, all read on the same view (cues may overlap), less
+    the wildcard stretches inside a match (按年龄段拆分: 按 and 拆分 are the cue, 年龄段 is not)."""
     view = mt.view
-    spans = [m.span() for p in patterns for m in p.finditer(view) if m.end() > m.start()]
+    spans: list[tuple[int, int]] = []
+    for p in patterns:
+        gapped = _gapped(p)
+        gaps = [g for g in gapped.groupindex if g.startswith("_gap")]
+        for m in gapped.finditer(view):
+            if m.end() <= m.start():
+                continue
+            cuts = sorted(m.span(g) for g in gaps if m.start(g) >= 0)
+            pos = m.start()
+            for a, b in cuts:
+                spans.append((pos, a))
+                pos = max(pos, b)
+            spans.append((pos, m.end()))
     for start, end in spans:
-        mt.consume(start, end)
+        if end > start:
+            mt.consume(start, end)
 
 
-def _zh_rest(run: str, offset: int = 0) -> list[tuple[int, str]]:
-    """What is left of a CJK run once its function words are taken out (longest first), each
-    part with its position in the question (``offset``: the run's)."""
-    rest = run
-    for w in ZH_FUNCTION:
-        if w in rest:
-            rest = rest.replace(w, "\u0000" * len(w))
-    return [(offset + m.start(), m.group(0)) for m in re.finditer(r"[^\u0000]+", rest)]
+def _zh_taken(pieces: str, measure_words: Iterable[str]) -> list[bool]:
+    """Per character of the question: claimed by an extractor (or punctuation), or inside a
+    function word or a word of the plan's measure (longest first within each CJK run)."""
+    taken = [c == "\u0000" for c in pieces]
+    words = sorted({*ZH_FUNCTION, *measure_words}, key=len, reverse=True)
+    for m in _CJK_RUN.finditer(pieces):
+        run = list(m.group(0))
+        for w in words:
+            text = "".join(run)
+            i = text.find(w)
+            while i >= 0:
+                for k in range(i, i + len(w)):
+                    run[k] = "\u0000"
+                    taken[m.start() + k] = True
+                i = "".join(run).find(w, i + len(w))
+    return taken
 
 
-def _completes(text: str, start: int, end: int, view: str, whole: Iterable[str]) -> bool:
-    """Whether the unclaimed ``text[start:end]`` is the rest of a whole word (a function word, a
-    word of the plan's measure) whose other characters a claimed span took: 客 left of 客人 when
-    a measure's pattern claimed 人最多."""
-    n = end - start
+def _zh_rest(text: str, start: int, end: int, taken: list[bool], measure_words: Iterable[str]) -> list[str]:
+    """The content left of the CJK run ``text[start:end]``: its characters not taken, less those
+    that finish a word whose other characters were taken (客 of 客人 when 人最多 was claimed, 间
+    of 时间 when 时 was a function word). Only a word actually in the question counts, so an
+    unknown word is still named."""
+    free = [i for i in range(start, end) if not taken[i]]
+    if not free:
+        return []
+    whole = {*_known_zh(), *measure_words}
+    done: set[int] = set()
     for w in whole:
-        if len(w) <= n:
+        if len(w) < 2:
             continue
-        lo = max(0, end - len(w))
-        for i in range(lo, start + 1):
-            if text.startswith(w, i) and "\u0000" in view[i:start] + view[end : i + len(w)]:
-                return True
-    return False
+        i = text.find(w, max(0, start - len(w) + 1))
+        while 0 <= i < end:
+            span = range(i, i + len(w))
+            inside = [k for k in span if start <= k < end and not taken[k]]
+            outside = [k for k in span if k not in inside]
+            if inside and outside and all(taken[k] for k in outside if k < len(taken)):
+                done.update(inside)
+            i = text.find(w, i + 1)
+    parts: list[str] = []
+    current = ""
+    for i in range(start, end):
+        if taken[i] or i in done:
+            if current:
+                parts.append(current)
+            current = ""
+        else:
+            current += text[i]
+    if current:
+        parts.append(current)
+    return parts
+
+
+@functools.lru_cache(maxsize=1)
+def _known_zh() -> frozenset[str]:
+    """Every Chinese word the parser knows: in its function words, its lexicon tables and its
+    intent cues (words of two or more characters in their patterns)."""
+    from edge.analysis.parser import intents, lexicon
+
+    sources: list[str] = [*ZH_FUNCTION]
+    for table in (lexicon.METRICS, lexicon.DIMENSIONS, lexicon.EVENT_TYPE_WORDS, lexicon.PROMOTION_VALUES):
+        sources += [p.pattern for p, _ in table]
+    for groups in lexicon.VALUE_WORDS.values():
+        sources += [p for p, _ in groups]
+    sources += [p.pattern for p in intents.CUES.values()]
+    return frozenset(w for src in sources for w in re.findall(r"[\u3400-\u9fff]{2,}", src))
 
 
 def _stem(token: str) -> str:
@@ -137,6 +217,10 @@ def _measure_words(plan: dict[str, Any]) -> tuple[frozenset[str], tuple[str, ...
         if metric in wanted:
             en |= {_stem(w) for w in re.findall(r"[a-z]{3,}", pattern.pattern)}
             zh |= set(re.findall(r"[\u3400-\u9fff]{2,}", pattern.pattern))
+    for metric in wanted:
+        zh_words, en_words = MEASURE_CONTEXT.get(str(metric), ((), ()))
+        zh |= set(zh_words)
+        en |= {_stem(w) for w in en_words} | set(en_words)
     return frozenset(en), tuple(zh)
 
 
@@ -179,21 +263,18 @@ def residual(
         for i in range(s, e):
             work._chars[i] = mt.text[i]
     view = work.view
-    en_known, zh_known = _measure_words(plan)
-    zh_whole = (*ZH_FUNCTION, *zh_known)
-    words: list[str] = []
+    en_known, zh_measure = _measure_words(plan)
     pieces = _PUNCT.sub(lambda p: "\u0000" * len(p.group(0)), view)
+    taken = _zh_taken(pieces, zh_measure)
+    words: list[str] = []
     for m in re.finditer(r"[a-z0-9][a-z0-9'\-.]*|[\u3400-\u9fff]+", pieces):
         token = m.group(0).strip(".'-")
         if not token:
             continue
         if _CJK_RUN.fullmatch(token):
-            for start, part in _zh_rest(token, m.start()):
-                if any(part in k for k in known_zh):
-                    continue
-                if _completes(mt.text, start, start + len(part), view, zh_whole):
-                    continue  # the rest of a word a claimed span began (客 of 客人最多)
-                words.append(part)
+            for part in _zh_rest(mt.text, m.start(), m.end(), taken, zh_measure):
+                if not any(part in k for k in known_zh):
+                    words.append(part)
         elif (
             token not in EN_FUNCTION
             and token not in known_words

@@ -709,6 +709,8 @@ def _rules_plan(
                 *_asked_by(text, _unused_dimension_spans(plan, dim_hits)),
                 *_unused_metric_spans(plan, metric_hits, meta.get("counted")),
                 *_unused_range_spans(plan, info, text),
+                # a forecast keeps no filter: a value it read ("雨天") is not forecast
+                *([(v.start, v.end) for v in values] if intent == "forecast" else []),
             ],
         )
         if words:

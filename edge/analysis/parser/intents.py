@@ -44,30 +44,30 @@ CUES: dict[str, re.Pattern[str]] = {
         )
     ),
     "correlation": _c(
-        r"相关性?|关联|关系|联系|挂钩|同步|(?:多|高|长|少|低)的时候.{0,10}也|的时候.{0,10}也(?:会)?(?:更)?(?:多|长|高|少|低)|"
+        r"相关(?:性|系数)?|关联|关系|联系|挂钩|同步|强不强|有多强|(?:多|高|长|少|低)的时候.{0,10}也|的时候.{0,10}也(?:会)?(?:更)?(?:多|长|高|少|低)|"
         + W(
-            r"correlat\w*|related|relationship|associated|association|linked|links?|connection|connected|tied to|go(?:es)? together with"
+            r"correlat\w*|related|relationship|strongly|how strong|associated|association|linked|links?|connection|connected|tied to|go(?:es)? together with"
             r"|when [^?.]{1,40}? (?:is|are|goes|go|gets?) (?:high|higher|low|lower|up|down|long|longer|busy|crowded)[^?.]{0,40}? (?:too|as well|also)"
             r"|(?:people|customers|shoppers|visitors|guests) who [^?.]{1,25}? longer [^?.]{1,25}? (?:more|less)"
         )
     ),
     "periodicity": _c(
-        r"周期性?|规律|循环|季节性|重复|固定|"
+        r"周期性?|规律(?:可循)?|循环|季节性|重复|固定|起伏|每隔|"
         + W(
             r"cycles?|cyclical|seasonal(?:ity)?|periodic(?:ity)?|patterns?|recurring|repeat(?:s|ing)?|rhythm|regular(?:ly)?"
         )
     ),
     "anomaly": _c(
-        r"异常|不正常|反常|突增|暴增|骤降|突降|离谱|奇怪|不对劲|突然|"
+        r"异常|不(?:太|大)?正常|反常|突增|暴增|骤降|突降|离谱|奇怪|不对劲|突然|波动|飙升|飙涨|暴跌|猛增|猛降|"
         + W(
             r"unusual(?:ly)?|abnormally|exceptionally|oddly|strangely|anomal\w*|spik(?:e|es|ed|ing)|crash(?:es|ed|ing)?|plung\w*|plummet\w*|abnormal|outliers?|strange|weird|odd|irregular|suspicious"
             r"|look(?:s|ed|ing)? off|out of the ordinary|off the charts"
         )
     ),
     "breakdown": _c(
-        r"拆解|拆分|拆(?:一下|开)|构成|分解|组成|占比|比重|贡献|分布|按.{1,6}分|分别是|各占|"
+        r"拆解|拆分|拆(?:一下|开)|构成|分解|组成|占比|比重|贡献|分布|按.{1,6}分|分别是|各占|集中在|"
         + W(
-            r"break ?down|broken down|split|portion|proportion|percentage|spread (?:across|over|between)|composition|distribution|distributed|share|shares|contribut\w*|makes? up|mix"
+            r"break ?down|break (?:\w+ )?down|broken down|split|portion|proportion|percentage|spread (?:across|over|between)|composition|distribution|distributed|share|shares|contribut\w*|makes? up|mix"
         )
     ),
     "breakdown_by": _c(r"按|分|各|每(?:个|一个|家)|" + W(r"by|per|across|for each|each")),
@@ -83,10 +83,10 @@ CUES: dict[str, re.Pattern[str]] = {
         + W(r"which|what (?:store|zone|product|item|category|hour|day)")
     ),
     "compare": _c(
-        r"相比|前后对比|前后|比较|对比|比一比|比比|差多少|(?:和|跟|与|同)[^，。？?比]{1,12}比(?![例率重])|差别|区别|差异|不同|还是|高还是低|是不是比|比.{0,12}(?:高|低|多|少|好|差|大|小)|"
+        r"相比|前后对比|前后|比较|对比|比一比|比比|差多少|(?:和|跟|与|同)[^，。？?比]{1,12}比(?![例率重])|差别|区别|差异|不同|还是|高还是低|是不是比|会不会(?:更)?(?:多|少|高|低|长|短)(?:一些|一点|些)?|比.{0,12}(?:高|低|多|少|好|差|大|小)|"
         + W(
             r"before and after|compare[ds]?|comparison|versus|vs\.?|difference|differ|than|or (?:on )?\w+ days|between"
-            r"|stack(?:s|ed)? up (?:against|to)|measure[sd]? up"
+            r"|stack(?:s|ed)? up(?: against| to)?|measure[sd]? up"
         )
     ),
     "change": _c(
@@ -107,7 +107,7 @@ CUES: dict[str, re.Pattern[str]] = {
         + W(r"after|since|following|before and after|training|launch|opening")
     ),
     "trend": _c(
-        r"趋势|走势|变化|有没有变|变了|一直在变|变(?:差|好|多|少|高|低|长|短)了?|在变|变没变|越来越|逐渐|一直在|涨|跌|上升|下降|升高|增长|增加|减少|后移|前移|往后移?|往前移?|推迟|提前|移动|增多|变多|变少|多了|少了|"
+        r"趋势|走势|走向|往(?:下|上)走|走(?:低|高)|变化|有没有变|变了|一直在变|变(?:差|好|多|少|高|低|长|短)了?|在变|变没变|越来越|逐渐|一直在|涨|跌|上升|下降|升高|增长|增加|减少|后移|前移|往后移?|往前移?|推迟|提前|移动|增多|变多|变少|多了|少了|"
         + W(
             r"trend\w*|moved|move|shift(?:ed|ing)?|drift(?:ed|ing)|over time|chang(?:ed|ing|e)|increas\w*|decreas\w*|rising|falling|dropping|slipping|climbing|pil(?:e|es|ed|ing) up|grow\w*|declin\w*|evolv\w*|go(?:ne|es|ing)? (?:up|down)|went (?:up|down)"
         )
@@ -129,12 +129,16 @@ CORRELATION_FORM = _c(
 )
 #: 会不会 asks about the future, except 会不会更… under a condition ("下雨的时候…会不会更久"), which compares
 WILL_IT = _c(r"会不会")
-CONDITIONAL_MORE = _c(r"(?:的时候|时候|期间|如果|要是|雨天|晴天|下雨|促销时|有促销).{0,12}会不会更")
+#: 会不会 of a comparison, not of a forecast: "会不会比晴天低", "促销的日子投诉会不会多一些"
+CONDITIONAL_MORE = _c(
+    r"(?:的时候|时候|期间|如果|要是|雨天|晴天|下雨|促销时|有促销|的日子|那几天).{0,12}会不会(?:更|多|少|高|低|长|短)"
+    r"|会不会比"
+)
 
 _TOPK = [
     _c(r"(?:排名?)?前\s?(?P<n>" + CN_NUM + r")\s?(?:个|名|家|款|种|位|大|样)?(?![天周月年日星小分季])"),
     _c(
-        r"(?:最高|最多|最大|最好|最低|最少|最差|最畅销|最受欢迎)的\s?(?P<n>"
+        r"(?:最高|最多|最大|最好|最低|最少|最差|最长|最短|最久|最忙|最畅销|最受欢迎)的\s?(?P<n>"
         + CN_NUM
         + r")\s?(?:个|名|家|款|种|位|样)"
     ),

@@ -37,7 +37,7 @@ METRICS = compile_table(
         (
             r"客流量?|人流量?|进店(?:人数|人次|顾客数?|客流|量|的人)|到店(?:人数|人次|顾客数?|客流|量)|来店的?人数"
             r"|来了多少(?:位)?(?:顾客|人|客人)|多少(?:位)?(?:顾客|人|客人)(?:进店|来|到店|进来|光顾)"
-            r"|顾客(?:数量|人数|数)|人最多|人多|人少|人最少|忙不忙|有多忙|忙吗|最忙",
+            r"|进来了?多少(?:位|个)?(?:顾客|人|客人)|顾客(?:数量|人数|数)|人最多|人多|人少|人最少|忙不忙|有多忙|忙吗|最忙",
             "footfall",
         ),
         (
@@ -45,7 +45,7 @@ METRICS = compile_table(
                 r"footfall|foot traffic|visitors?|visitor counts?|(?:store )?visits|traffic|entries"
                 r"|how many (?:customers|people|shoppers|visitors|guests)(?: (?:came|come|visited|walked|entered|did we get|were there))?"
                 r"|(?:customers|people|shoppers) (?:came|visited|walked in|entered|come in)"
-                r"|number of (?:customers|visitors|shoppers|people)|customer counts?|busiest|busier|busy|crowded|quiet(?:er|est)?"
+                r"|number of (?:customers|visitors|shoppers|people)|customer counts?|busiest|busier|busy|crowded|(?:biggest |largest )?crowds?|quiet(?:er|est)?"
                 r"|(?:more|fewer|less|most|fewest) (?:customers|people|shoppers|visitors|guests)"
             ),
             "footfall",
@@ -99,12 +99,12 @@ METRICS = compile_table(
             W(
                 r"dwell(?:ing)?(?: times?)?|time spent(?: in (?:the )?(?:store|shop))?|linger(?:ing|ed|s)?(?: times?)?|stay(?:ed)? (?:time|duration)"
                 r"|(?:hang(?:s|ing)?|hung|stick(?:s|ing)?|stuck) (?:around|about)(?![^?.]{0,25}(?:queue|line)s?(?![a-z]))"
-                r"|how long (?:do |did |does )?(?:customers|people|shoppers|visitors|folks|guests) (?:\w+ )?(?:stay|spend|linger|remain)(?![^?.]{0,25}(?:queue|line)s?(?![a-z]))"
+                r"|spend(?:s|ing)? (?:the )?(?:most |more |less |longest |least )?time|how long (?:do |did |does )?(?:customers|people|shoppers|visitors|folks|guests) (?:\w+ )?(?:stay|spend|linger|remain)(?![^?.]{0,25}(?:queue|line)s?(?![a-z]))"
             ),
             "dwell_time",
         ),
         # queue_length
-        (r"排队(?:人数|长度|的人|时间)?|队伍(?:长度)?|队列|排长队", "queue_length"),
+        (r"排队(?:人数|长度|的人|时间)?|队伍(?:长度)?|队列|排长队|排(?:了)?(?:几|多少)个?人", "queue_length"),
         (
             W(
                 r"queue(?: lengths?)?|queues|queuing|queueing|line lengths?|waiting lines?|checkout lines?"
@@ -181,7 +181,7 @@ DIMENSIONS = compile_table(
     [
         (r"天气|晴雨", "weather"),
         (W(r"weather(?: conditions?)?"), "weather"),
-        (r"时段|几点|钟点|哪个点|时间段|小时|哪个时间|一天中|一天里|一天当中|一天之中|班次", "hour"),
+        (r"时段|几点钟?|钟点|哪个点|时间段|小时|哪个时间|一天中|一天里|一天当中|一天之中|班次", "hour"),
         (
             W(
                 r"hours?|hourly|time of (?:the )?day|time slots?|times of day|throughout the day|over the day"
@@ -215,7 +215,7 @@ DIMENSIONS = compile_table(
         (r"商品|产品|单品|货品|sku", "product_id"),
         (W(r"products?|items?|skus?|goods"), "product_id"),
         (
-            r"各个?区域|哪个货架区|哪(?:个|些|一个)区域|区域|哪个区|哪一个区|哪些区|分区|各区|各个区|货架区|陈列区|展区|通道|哪排货架|哪个货架",
+            r"分区域|按区域|各个?区域|哪个货架区|哪(?:个|些|一个)区域|区域|哪个区|哪一个区|哪些区|分区|各区|各个区|货架区|陈列区|展区|通道|哪排货架|哪个货架",
             "zone",
         ),
         (W(r"zones?|areas?|aisles?|sections?|floor areas?|parts of the store|corners? of the store"), "zone"),
@@ -327,7 +327,7 @@ VALUE_WORDS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
             r"收银台|收银区|收银处|收银|结账处|结账区|结账|" + W(r"checkouts?|cashiers?|tills?|registers?"),
             ("checkout", "cashier", "收银", "收银台"),
         ),
-        (r"入口|门口|进门处|" + W(r"entrances?|doors?|entry"), ("entrance", "door", "entry", "入口")),
+        (r"入口处?|门口|进门处|" + W(r"entrances?|doors?|entry"), ("entrance", "door", "entry", "入口")),
         (
             r"(?<!哪个)(?<!哪些)(?<!各个)(?<!每个)(?<!各)货架(?!区)|" + W(r"shel(?:f|ves)"),
             ("shelf", "shelves", "货架"),
@@ -340,31 +340,99 @@ VALUE_WORDS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     # (dairy, wine_spirits, fresh_fruit ...); a category the memory lacks matches nothing
     "product_category": [
         (r"乳制品|奶制品|牛奶|酸奶|奶类|" + W(r"dairy|milk"), ("dairy", "milk", "乳制品")),
-        (r"面包|烘焙|糕点|西点|" + W(r"bakery|breads?|baked goods|pastr(?:y|ies)"), ("bakery", "bread", "烘焙")),
+        (
+            r"面包|烘焙|糕点|西点|" + W(r"bakery|breads?|baked goods|pastr(?:y|ies)"),
+            ("bakery", "bread", "烘焙"),
+        ),
         (r"水果|果品|" + W(r"fruits?"), ("fruit", "fruits", "水果")),
-        (r"蔬菜|青菜|" + W(r"vegetables?|veg|veggies|produce"), ("vegetable", "vegetables", "veg", "produce", "蔬菜")),
-        (r"酒类|酒水|洋酒|红酒|白酒|葡萄酒|烈酒|" + W(r"wines?|spirits|liquor|alcohol|booze"), ("wine", "spirits", "liquor", "alcohol", "酒")),
+        (
+            r"蔬菜|青菜|" + W(r"vegetables?|veg|veggies|produce"),
+            ("vegetable", "vegetables", "veg", "produce", "蔬菜"),
+        ),
+        (
+            r"酒类|酒水|洋酒|红酒|白酒|葡萄酒|烈酒|" + W(r"wines?|spirits|liquor|alcohol|booze"),
+            ("wine", "spirits", "liquor", "alcohol", "酒"),
+        ),
         (r"肉类|肉品|鲜肉|" + W(r"meats?|butcher"), ("meat", "meats", "肉")),
         (r"海鲜|水产|" + W(r"seafood|fish"), ("seafood", "fish", "海鲜")),
-        (r"零食|小吃|休闲食品|" + W(r"snacks?|confectioner(?:y|ies)|sweets|candy"), ("snack", "snacks", "candy", "零食")),
-        (r"饮料|饮品|" + W(r"drinks|beverages?|soft drinks"), ("drink", "drinks", "beverage", "beverages", "饮料")),
+        (
+            r"零食|小吃|休闲食品|" + W(r"snacks?|confectioner(?:y|ies)|sweets|candy"),
+            ("snack", "snacks", "candy", "零食"),
+        ),
+        (
+            r"饮料|饮品|" + W(r"drinks|beverages?|soft drinks"),
+            ("drink", "drinks", "beverage", "beverages", "饮料"),
+        ),
         (r"冷冻食品|冻品|速冻|" + W(r"frozen(?: food)?"), ("frozen", "冷冻")),
         (r"日用品|家居用品|日化|" + W(r"household|home goods|toiletries"), ("household", "home", "日用品")),
     ],
     "topic": [
-        (r"价格|价钱|多少钱|问价|" + W(r"prices?|pricing|cost of"), ("price", "pricing", "价格")),
-        (r"库存|缺货|断货|有没有货|有货|没货|补货|" + W(r"stock|out of stock|in stock|restock\w*|inventory"), ("stock", "inventory", "库存")),
-        (r"位置|在哪(?:里|儿)?|怎么走|找不到|" + W(r"locations? of|where (?:to find|is|are)|finding"), ("location", "where", "位置")),
+        (r"问价(?:格|钱)?|价格|价钱|多少钱|" + W(r"prices?|pricing|cost of"), ("price", "pricing", "价格")),
+        (
+            r"库存|缺货|断货|有没有货|有货|没货|补货|"
+            + W(r"stock|out of stock|in stock|restock\w*|inventory"),
+            ("stock", "inventory", "库存"),
+        ),
+        (
+            r"位置|在哪(?:里|儿)?|怎么走|找不到|" + W(r"locations? of|where (?:to find|is|are)|finding"),
+            ("location", "where", "位置"),
+        ),
         (r"排队|" + W(r"queues?|queuing|waiting in line"), ("queue", "排队")),
-        (r"高毛利|高利润|" + W(r"high[- ]margin(?: products?)?"), ("high_margin_product", "margin", "高毛利")),
         (r"退货|退款|" + W(r"returns?|refunds?"), ("return", "returns", "refund", "退货")),
     ],
+}
+
+# a category's area is a zone ("面包区", "the bakery section"): a stored zone named like the category
+VALUE_WORDS["zone"] += [
+    (
+        rf"(?:{zh})(?:区|专区|货架|柜台)|" + W(rf"(?:{en}) (?:area|section|aisle|zone|corner|counter)s?"),
+        tokens,
+    )
+    for zh, en, tokens in (
+        ("乳制品|奶制品|牛奶|酸奶", "dairy|milk", ("dairy", "milk")),
+        ("面包|烘焙|糕点", "bakery|bread", ("bakery", "bread")),
+        ("水果", "fruits?", ("fruit", "fruits")),
+        ("蔬菜", "vegetables?|veg|produce", ("vegetable", "vegetables", "veg", "produce")),
+        ("酒类|酒|红酒|洋酒", "wines?|spirits|liquor", ("wine", "spirits", "liquor")),
+        ("肉类|鲜肉", "meats?|butcher", ("meat", "butcher")),
+        ("海鲜|水产", "seafood|fish", ("seafood", "fish")),
+        ("零食", "snacks?", ("snack", "snacks")),
+        ("饮料|饮品", "drinks|beverages?", ("drink", "drinks", "beverage", "beverages")),
+        ("冷冻|冻品", "frozen(?: food)?", ("frozen",)),
+    )
+]
+
+#: Words that describe a measure's own events ("customers' voices" of the negative-emotion rate,
+#: "staff actions" of the error rate, "ring up" of orders): claimed only when the plan computes
+#: that measure, never a cue for it.
+MEASURE_CONTEXT: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "negative_emotion_rate": (
+        ("说话", "讲话", "语音", "声音", "语气", "情绪", "通话"),
+        (
+            "voice",
+            "voices",
+            "speech",
+            "tone",
+            "tones",
+            "calls",
+            "call",
+            "conversation",
+            "conversations",
+            "mood",
+        ),
+    ),
+    "staff_error_rate": (("操作", "动作", "作业"), ("action", "actions", "operation", "operations", "tasks")),
+    "order_count": (("收银", "成交"), ("ring", "rang", "rung", "rings", "placed", "processed")),
+    "complaint_count": (("收到", "提出"), ("filed", "raised", "made", "lodged", "received")),
 }
 
 #: Day-attribute values with a fixed meaning: promotion days (values of ``promotion``).
 PROMOTION_VALUES = compile_table(
     [
-        (r"促销日|促销期间|有促销的?日子|有促销|做活动的?日子|活动日|搞活动", "true"),
+        (
+            r"(?:做|搞)促销(?:的)?(?:那几天|那些天|日子)?|促销(?:的)?(?:那几天|那些天)|促销日|促销期间|有促销的?日子|有促销|做活动的?日子|活动日|搞活动",
+            "true",
+        ),
         (
             W(r"promotion days?|promo days?|days with (?:a )?promotions?|on promotion|during promotions?"),
             "true",

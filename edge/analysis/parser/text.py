@@ -182,5 +182,55 @@ class MaskedText:
         return out
 
 
+_WORD_HEAD = r"(?<![a-z0-9_])(?:"
+_WORD_TAIL = r")(?![a-z0-9_])"
+
+
+def alternatives(pattern: str) -> list[str]:
+    """The top-level alternatives of ``pattern`` (a :func:`word`-bounded group's own
+    alternatives, each bounded again), so that a table finds the longest of them at a place,
+    not the first one written: 平均停留多长时间 is read whole, not as 平均停留."""
+    parts: list[str] = []
+    depth = 0
+    in_class = False
+    start = 0
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    parts.append(pattern[start:])
+    out: list[str] = []
+    for part in parts:
+        inner = part[len(_WORD_HEAD) : -len(_WORD_TAIL)]
+        if part.startswith(_WORD_HEAD) and part.endswith(_WORD_TAIL) and _balanced(inner):
+            out += [word(a) for a in alternatives(inner)]
+        else:
+            out.append(part)
+    return out
+
+
+def _balanced(pattern: str) -> bool:
+    try:
+        re.compile(pattern)
+    except re.error:
+        return False
+    return True
+
+
 def compile_table(rows: Iterable[tuple[str, object]]) -> list[tuple[re.Pattern[str], object]]:
-    return [(re.compile(p), v) for p, v in rows]
+    """``(pattern, value)`` rows compiled, one row per alternative (see :func:`alternatives`)."""
+    return [(re.compile(a), v) for p, v in rows for a in alternatives(p) if a]
