@@ -66,6 +66,11 @@ class HubStoreError(EnvironmentProblem):
     """The hub database cannot be opened, migrated or written (exit 3)."""
 
 
+class HubStoreUnreachable(HubStoreError):
+    """The hub's PostgreSQL did not answer, transiently (:func:`is_transient`: the server starting,
+    restarting or not accepting connections yet, a dropped connection): worth trying again."""
+
+
 class NotAHubError(HubStoreError):
     """The file is not an adamm hub database (another program's, empty, not SQLite)."""
 
@@ -326,6 +331,32 @@ def is_transient(exc: BaseException) -> bool:
     return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
 
 
+#: what a PostgreSQL server answers a connection while it cannot take one yet (libpq's connection
+#: errors carry no SQLSTATE, only the server's FATAL text)
+_NOT_YET = (
+    "the database system is starting up",
+    "the database system is not yet accepting connections",
+    "the database system is shutting down",
+    "the database system is in recovery mode",
+    "too many clients",
+    "remaining connection slots",
+)
+
+
+def connect_transient(exc: BaseException) -> bool:
+    """True for a failed connection that trying again later can get past: no server answered
+    (refused, timed out, reset) or the server is starting, stopping or full; False when it
+    answered no for good (no such database or role, authentication failed, pg_hba.conf)."""
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - psycopg is a dependency
+        return False
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    text = str(exc)
+    return "FATAL:" not in text or any(s in text for s in _NOT_YET)
+
+
 def _now_text() -> str:
     from datetime import UTC, datetime
 
@@ -420,7 +451,8 @@ def _open_postgres(dsn: str) -> HubDB:
         conn = psycopg.connect(dsn, autocommit=True, connect_timeout=10)
     except psycopg.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise HubStoreError(
+        error = HubStoreUnreachable if connect_transient(exc) else HubStoreError
+        raise error(
             f"cannot connect to the hub's PostgreSQL ({first})",
             hint="check that the server runs and the postgresql:// URL",
         ) from None
@@ -429,7 +461,8 @@ def _open_postgres(dsn: str) -> HubDB:
         db.migrate()
     except psycopg.Error as exc:
         db.close()
-        raise HubStoreError(f"cannot migrate the hub's PostgreSQL database: {exc}") from None
+        error = HubStoreUnreachable if is_transient(exc) else HubStoreError
+        raise error(f"cannot migrate the hub's PostgreSQL database: {exc}") from None
     return db
 
 

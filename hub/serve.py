@@ -19,7 +19,11 @@ error (PostgreSQL restarting, a dropped connection or terminated backend, a dead
 serialization failure; :func:`hub.db.is_transient`) is rolled back and retried on a new
 connection with backoff while the message waits unacknowledged and unreceipted; any other
 exception is logged and the message acknowledged without a receipt (the store sends it again);
-only content judged bad is parked. A database error no retry can fix is exit 3.
+only content judged bad is parked. A database error no retry can fix is exit 3. A worker that
+starts (or is restarted by its supervisor) while PostgreSQL starts or restarts waits for it, with the
+same backoff, for up to :data:`DB_WAIT_S` before it exits 3 (:func:`_open_waiting`): a worker
+that stays down stalls its share of the stream, which Mosquitto keeps queueing in the worker's
+persistent session (its shared-subscription share) until it is back.
 
 Hub-issued actions (:mod:`hub.actions`): the worker also subscribes to every store's
 ``ack/+`` (shared on PostgreSQL) and records the acks of the actions the hub issued (then
@@ -49,7 +53,7 @@ from edge.errors import AdammError
 from edge.sync import messages as m
 from edge.sync.mqtt import Link, Message, link_settings, parse_broker_url
 from hub import actions as hub_actions
-from hub.db import HubDB, HubStoreError, is_transient, open_hub
+from hub.db import HubDB, HubStoreError, HubStoreUnreachable, is_transient, open_hub
 from hub.ingest import ingest
 
 logger = logging.getLogger(__name__)
@@ -58,6 +62,9 @@ SHARE_GROUP = "adamm-hub"
 #: seconds before the first retry after a transient database error, and the most between two
 RETRY_FIRST_S = 0.5
 RETRY_MAX_S = 30.0
+#: seconds a starting worker keeps trying a PostgreSQL that does not answer (starting, restarting)
+#: before it exits 3
+DB_WAIT_S = 60.0
 T = TypeVar("T")
 
 
@@ -223,7 +230,6 @@ def serve(target: str, broker: str, *, worker: int = 1, config: HubConfig | None
     """Run one worker until SIGINT/SIGTERM (exit 0) or an environment error (raised, exit 3)."""
     cfg = config or HubConfig()
     parse_broker_url(broker)  # a usage error before anything is opened
-    db = open_hub(target, create=True)
     stop = threading.Event()
 
     def on_signal(signum: int, _frame: Any) -> None:
@@ -231,11 +237,39 @@ def serve(target: str, broker: str, *, worker: int = 1, config: HubConfig | None
         stop.set()
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    db: HubDB | None = None
     try:
-        logger.info("adamm-hub serve: %s <- %s (worker %d)", db.target, broker, worker)
-        Server(db, broker, worker, cfg).run(stop)
+        db = _open_waiting(target, stop)
+        if db is not None:  # None: stopped while it waited for the database
+            logger.info("adamm-hub serve: %s <- %s (worker %d)", db.target, broker, worker)
+            Server(db, broker, worker, cfg).run(stop)
     finally:
         for s, h in old.items():
             signal.signal(s, h)
-        db.close()
+        if db is not None:
+            db.close()
     return 0
+
+
+def _open_waiting(target: str, stop: threading.Event, wait_s: float | None = None) -> HubDB | None:
+    """The hub store, waiting through a PostgreSQL that does not answer yet (a worker started, or
+    restarted by its supervisor, while the server starts or restarts: :class:`HubStoreUnreachable`),
+    retried with backoff (:data:`RETRY_FIRST_S` doubling to :data:`RETRY_MAX_S`) for up to
+    ``wait_s`` (:data:`DB_WAIT_S`), then raised (exit 3). Any other failure is raised at once.
+    ``None`` when ``stop`` is set meanwhile."""
+    limit = DB_WAIT_S if wait_s is None else wait_s
+    started = time.monotonic()
+    delay = RETRY_FIRST_S
+    while True:
+        try:
+            return open_hub(target, create=True)
+        except HubStoreUnreachable as exc:
+            left = limit - (time.monotonic() - started)
+            if left <= 0:
+                raise HubStoreUnreachable(
+                    f"{exc.message}; gave up after {limit:.0f} s", hint=exc.hint or ""
+                ) from None
+            logger.warning("%s; trying again in %.1f s (waiting up to %.0f s)", exc, min(delay, left), limit)
+            if stop.wait(min(delay, left)):
+                return None
+            delay = min(delay * 2, RETRY_MAX_S)

@@ -281,3 +281,38 @@ def test_a_disconnect_reason_code_is_acted_on(tmp_path: Path, reason: int, words
         assert fake.connects == ["adamm-hub-1"]  # it did not come back for the session
     finally:
         fake.close()
+
+
+def test_a_worker_started_while_postgres_restarts_waits_for_it(tmp_path: Path, broker: object) -> None:
+    """A worker (re)started while PostgreSQL is down (a supervisor's restart during the server's
+    restart) waits for the server instead of exiting 3, then serves; a database that does not
+    exist is no such wait: exit 3 at once."""
+    s = rollup("sh_01", "2025-10-01", "total", [row(None, events=7)])
+    with running_postgres(tmp_path / "pg") as pg:
+        target = fresh_pg_dsn(pg.dsn)
+        open_hub(target).close()
+        pg.stop()
+        url = broker.url  # type: ignore[attr-defined]
+        hub = Hub(tmp_path, "--db", target, "--broker", url)
+        pub = Publisher(broker.port)  # type: ignore[attr-defined]
+        try:
+            deadline = time.monotonic() + 30
+            while "trying again" not in hub.log() and time.monotonic() < deadline:
+                assert hub.proc.poll() is None, hub.log()
+                time.sleep(0.1)
+            time.sleep(2)
+            assert hub.proc.poll() is None, hub.log()  # still waiting, not exit 3
+            _start(pg)
+            hub.wait_subscribed()
+            pub.send(s)
+            assert pub.wait_stored({s.msg_id}, timeout=30), hub.log()
+            assert _state(target)[:2] == ({"sh_01": 7.0}, 1)
+        finally:
+            pub.close()
+            if hub.proc.poll() is None:
+                assert hub.stop() == 0, hub.log()
+        gone = pg.dsn.rsplit("/", 1)[0] + "/no_such_db"
+        t0 = time.monotonic()
+        other = Hub(tmp_path, "--db", gone, "--broker", url)
+        assert other.proc.wait(30) == 3, other.log()
+        assert time.monotonic() - t0 < 20 and "trying again" not in other.log(), other.log()
