@@ -123,3 +123,77 @@ def test_moments_when_is_a_retrieval(question: str) -> None:
     status, plan, _ = _parse(question)
     assert status == "ok"
     assert plan["intent"] == "retrieve"
+
+
+#: one wording per kind read in this session's development round (tests/data/dev's misses)
+KINDS = [
+    # change words either side of 还是 ask about a course over time, not two groups
+    ("每家店过去三个月投诉量是增加还是减少", {"intent": "trend", "group_by": ["store_id"]}),
+    ("Are people lingering longer at the wine section than they used to?", {"intent": "trend"}),
+    # 谁高 between two named groups compares them
+    ("雨天和晴天哪种天气客单价谁高？", {"intent": "compare", "compare.dimension": "weather"}),
+    # a share of a rate with nothing to break it down by is the rate itself
+    (
+        "What share of staff actions were mistakes last month?",
+        {"intent": "aggregate", "target_metric": "staff_error_rate"},
+    ),
+    # a person's events asked to be shown are listed
+    (
+        "show me every complaint customer_123 made",
+        {"intent": "retrieve", "filters.entities": ["customer_123"]},
+    ),
+    ("调出customer_123最近几次进店的记录", {"intent": "retrieve"}),
+    # the day of the week, not the date
+    (
+        "What's the breakdown of orders by day of the week?",
+        {"intent": "breakdown", "group_by": ["day_of_week"]},
+    ),
+    # 越…，…越 and "days with more X also have more Y" relate two measures
+    ("排队越长，顾客负面情绪越多吗？", {"intent": "correlation", "second_metric": "negative_emotion_rate"}),
+    (
+        "Do days with more staff mistakes also have more complaints?",
+        {"intent": "correlation", "target_metric": "staff_error_rate", "second_metric": "complaint_count"},
+    ),
+    # things happening at the same time
+    ("顾客投诉的时候，是不是经常刚好在排长队？", {"intent": "co_occurrence"}),
+    ("Are customer inquiries usually followed by staff guidance?", {"intent": "co_occurrence"}),
+    # 会不会比 compares (not a forecast), and 高一点 is "a bit higher", not 1 o'clock
+    ("雨天的转化率会不会比晴天低", {"intent": "compare", "compare.dimension": "weather"}),
+    ("下雨的时候客单价会不会高一点", {"intent": "compare", "filters.hours": None}),
+    # a change asked over a span is its course over that span
+    ("员工失误率近两个月有没有改善？", {"intent": "trend", "filters.time_range.last": "P2M"}),
+    # events by type
+    ("Break down all events by type for the past week", {"intent": "breakdown", "group_by": ["event_type"]}),
+]
+
+
+def _get(plan: dict, path: str) -> object:
+    cur: object = plan
+    for part in path.split("."):
+        if not isinstance(cur, dict) or part not in cur:
+            return None
+        cur = cur[part]
+    return cur
+
+
+@pytest.mark.parametrize(("question", "expect"), KINDS, ids=[q[:30] for q, _ in KINDS])
+def test_kinds_of_wording(question: str, expect: dict[str, object]) -> None:
+    status, plan, words = _parse(question)
+    assert status == "ok", words
+    for path, want in expect.items():
+        assert _get(plan, path) == want, (path, plan)
+
+
+@pytest.mark.parametrize(
+    ("question", "last"),
+    [
+        ("投诉数量这几个月有上升趋势吗", "P3M"),
+        ("revenue over the last few weeks", "P3W"),
+        ("the past couple of months revenue trend", "P2M"),
+    ],
+)
+def test_a_few_is_read_as_three(question: str, last: str) -> None:
+    """几 / "a few" in a span is read as 3 (2 for "a couple"); the interpretation shows the dates."""
+    status, plan, _ = _parse(question)
+    assert status == "ok"
+    assert plan["filters"]["time_range"] == {"last": last}

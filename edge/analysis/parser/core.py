@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -22,7 +23,7 @@ from edge.analysis.metrics import METRIC_EVENT_TYPES
 from edge.analysis.parser.accounting import residual
 from edge.analysis.parser.exemplars import Guess, classify
 from edge.analysis.parser.extractors import Context, runner
-from edge.analysis.parser.intents import CORRELATION_FORM, CUES, WILL_IT, cues
+from edge.analysis.parser.intents import CORRELATION_FORM, CUES, THAN_BEFORE, WILL_IT, cues
 from edge.analysis.parser.result import AttributeMatch, ParseResult
 from edge.analysis.parser.text import Hit, MaskedText, has_cjk, normalize, parse_number
 from edge.analysis.parser.timeexpr import TimeInfo, pivot_periods
@@ -94,7 +95,7 @@ _WHICH_DAYS = re.compile(
 _DAYS = re.compile(r"日子|(?<![a-z])days?(?![a-z])")
 #: which way an outlier went ("abnormally low"): the anomaly operator reports each outlier's side
 _OUTLIER_SIDE = re.compile(
-    r"(?<![a-z])(?:low|high|up|down|dip(?:s|ped)?|drops?|dropped|jumps?|jumped)(?![a-z])"
+    r"少|多|偏(?:高|低|多|少)|(?<![a-z])(?:low|high|up|down|dip(?:s|ped)?|drops?|dropped|jumps?|jumped)(?![a-z])"
 )
 _RETRIEVE_STRIP = re.compile(
     r"^(?:请|帮我|麻烦)?(?:找一下|找出|找找|查找|搜索|搜一下|调出|调取|给我看|找|查一下|查)|视频|录像|片段|画面|监控|截图|录音"
@@ -426,10 +427,14 @@ def _rules_plan(
         peak_shift = True
     else:
         peak_shift = False
-    if CUES["compare"].search(post_view) or _MORE_LESS.search(post_view) or _BI_MORE.search(pre_view):
+    if (
+        CUES["compare"].search(post_view) or _MORE_LESS.search(post_view) or _BI_MORE.search(pre_view)
+    ) and not THAN_BEFORE.search(text):  # "longer than they used to": over time, not two groups
         cue.add("compare")
 
-    intent_hint = "trend" if peak_shift and "forecast" not in cue else _intent_hint(cue, info, metrics, types)
+    intent_hint = (
+        "trend" if peak_shift and "forecast" not in cue else _intent_hint(cue, info, metrics, types, entities)
+    )
     sim: list[ValueHit] = run("similar_values", mt) if intent_hint != "forecast" else []
     values = sorted(values + named + sim, key=lambda v: v.start)
     if intent_hint == "correlation_single":
@@ -522,10 +527,16 @@ def _rules_plan(
             intent = _fallback_intent(cue, top_n, metrics, buckets, dims, types)
             if intent == "aggregate" and _WHICH_DAYS.search(text):
                 intent = "anomaly"  # "which days was revenue low": the days that stood out
-            if intent == "aggregate" and "change" in cue and any(r.kind == "since" for r in info.ranges):
-                intent = "trend"  # "has X improved since October": its course over that span
+            if (
+                intent == "aggregate"
+                and "change" in cue
+                and any(r.kind in ("since", "last") for r in info.ranges)
+            ):
+                intent = "trend"  # "has X improved since October / in the last 2 months": its course
             meta["weak"] = intent == "aggregate" and "aggregate" not in cue
 
+    if intent == "breakdown" and not dims and not buckets and metrics and metrics[0].endswith("_rate"):
+        intent = "aggregate"  # "what share of staff actions were mistakes": the rate itself
     if intent is None:
         return _unsupported(lang, question, understood)
     if intent == "forecast" and not metrics and not _FORECAST_SUBJECT.search(text):
@@ -873,11 +884,14 @@ def _effect_within(plan: dict[str, Any], cue: set[str], vocab: Vocabulary) -> No
     plan["group_by"] = ["store_id"]
 
 
-def _intent_hint(cue: set[str], info: TimeInfo, metrics: list[str], types: list[TypeHit]) -> str | None:
+def _intent_hint(
+    cue: set[str], info: TimeInfo, metrics: list[str], types: list[TypeHit], entities: Sequence[str] = ()
+) -> str | None:
     """The intents decided by strong cues alone; None leaves it to what was compared/ranked."""
     if "forecast" in cue or info.horizon:
         return "forecast"
-    if "retrieve_media" in cue or ("retrieve_verb" in cue and not metrics):
+    # "show me every complaint customer_123 made": a person's events are listed, not counted
+    if "retrieve_media" in cue or ("retrieve_verb" in cue and (not metrics or entities)):
         return "retrieve"
     if "co_occurrence" in cue:
         return "co_occurrence"

@@ -27,7 +27,7 @@ CUES: dict[str, re.Pattern[str]] = {
         )
     ),
     "retrieve_media": _c(
-        r"视频|录像|片段|画面|监控|截图|录音|发生了什么|出了什么事|什么情况|那些时刻|瞬间|场景|"
+        r"视频|录像|片段|画面|监控|截图|录音|发生了什么|出了什么事|什么情况|那些时刻|瞬间|场景|的记录|"
         + W(
             r"clips?|footage|videos?|recordings?|snapshots?|images?|frames?|audio|what happened|what was going on"
             r"|moments|instances|occasions|scenes?|(?:the )?times? when"
@@ -38,9 +38,9 @@ CUES: dict[str, re.Pattern[str]] = {
         + W(r"^(?:show me|find|search|look up|get me|pull up)")
     ),
     "co_occurrence": _c(
-        r"同时出现|一起出现|同时发生|一起发生|一块儿?(?:出现|发生)|伴随|伴有|共同出现|同时存在|同一时间|同一(?:个)?(?:小时|时段|分钟)(?:内|里)?|"
+        r"同时出现|一起出现|同时发生|一起发生|的时候[^，。？?]{0,6}(?:经常|总是|往往|刚好|正好)|一块儿?(?:出现|发生)|伴随|伴有|共同出现|同时存在|同一时间|同一(?:个)?(?:小时|时段|分钟)(?:内|里)?|"
         + W(
-            r"together|co-?occur(?:s|red|ring|rence)?|coincide[sd]?|at the same time|alongside|in conjunction|accompanied by|in the same (?:hour|minute|time slot)"
+            r"together|co-?occur(?:s|red|ring|rence)?|coincide[sd]?|at the same time|(?:around|about) the same time as|followed by|come up [^?.]{0,12}?when|alongside|in conjunction|accompanied by|in the same (?:hour|minute|time slot)"
         )
     ),
     "correlation": _c(
@@ -52,9 +52,9 @@ CUES: dict[str, re.Pattern[str]] = {
         )
     ),
     "periodicity": _c(
-        r"周期性?|规律(?:可循)?|循环|季节性|重复|固定|起伏|每隔|"
+        r"周期性?|规律(?:可循)?|循环|季节性|重复(?:一次)?|固定|起伏|每隔(?:几|[0-9一二三四五六七八九十两]+)?(?:天|周|小时)?(?:就)?(?:会)?|"
         + W(
-            r"cycles?|cyclical|seasonal(?:ity)?|periodic(?:ity)?|patterns?|recurring|repeat(?:s|ing)?|rhythm|regular(?:ly)?"
+            r"cycles?|cyclical|seasonal(?:ity)?|periodic(?:ity)?|patterns?|recurring|repeat(?:s|ing)?|rhythm|regularly|regular (?:patterns?|cycles?|rhythms?)"
         )
     ),
     "anomaly": _c(
@@ -83,7 +83,7 @@ CUES: dict[str, re.Pattern[str]] = {
         + W(r"which|what (?:store|zone|product|item|category|hour|day)")
     ),
     "compare": _c(
-        r"相比|前后对比|前后|比较|对比|比一比|比比|差多少|(?:和|跟|与|同)[^，。？?比]{1,12}比(?![例率重])|差别|区别|差异|不同|还是|高还是低|是不是比|会不会(?:更)?(?:多|少|高|低|长|短)(?:一些|一点|些)?|比.{0,12}(?:高|低|多|少|好|差|大|小)|"
+        r"相比|前后对比|前后|比较|对比|比一比|比比|差多少|(?:和|跟|与|同)[^，。？?比]{1,12}比(?![例率重])|差别|区别|差异|不同|还是(?!变|增|减|上升|下降|涨|跌|提|降)|高还是低|谁(?:更|比较)?(?:高|低|多|少|好|差|大|小|长|短|快|慢|强)|是不是比|会不会(?:更)?(?:多|少|高|低|长|短)(?:一些|一点|些)?|比.{0,12}(?:高|低|多|少|好|差|大|小)|"
         + W(
             r"before and after|compare[ds]?|comparison|versus|vs\.?|difference|differ|than|or (?:on )?\w+ days|between"
             r"|stack(?:s|ed)? up(?: against| to)?|measure[sd]? up"
@@ -107,9 +107,9 @@ CUES: dict[str, re.Pattern[str]] = {
         + W(r"after|since|following|before and after|training|launch|opening")
     ),
     "trend": _c(
-        r"趋势|走势|走向|往(?:下|上)走|走(?:低|高)|变化|有没有变|变了|一直在变|变(?:差|好|多|少|高|低|长|短)了?|在变|变没变|越来越|逐渐|一直在|涨|跌|上升|下降|升高|增长|增加|减少|后移|前移|往后移?|往前移?|推迟|提前|移动|增多|变多|变少|多了|少了|"
+        r"(?:变.|增加|减少|上升|下降|涨|跌|提高|降低)了?还是(?:变.|增加|减少|上升|下降|涨|跌|提高|降低)|比(?:以前|过去|之前)|趋势|走势|走向|往(?:下|上)走|走(?:低|高)|变化|有没有变|变了|一直在变|变(?:差|好|多|少|高|低|长|短)了?|在变|变没变|越来越|逐渐|一直在|涨|跌|上升|下降|升高|增长|增加|减少|后移|前移|往后移?|往前移?|推迟|提前|移动|增多|变多|变少|多了|少了|"
         + W(
-            r"trend\w*|moved|move|shift(?:ed|ing)?|drift(?:ed|ing)|over time|chang(?:ed|ing|e)|increas\w*|decreas\w*|rising|falling|dropping|slipping|climbing|pil(?:e|es|ed|ing) up|grow\w*|declin\w*|evolv\w*|go(?:ne|es|ing)? (?:up|down)|went (?:up|down)"
+            r"than (?:\w+ ){0,2}used to|than (?:before|it was|they were|in the past)|trend\w*|moved|move|shift(?:ed|ing)?|drift(?:ed|ing)|over time|chang(?:ed|ing|e)|increas\w*|decreas\w*|rising|falling|dropping|slipping|climbing|pil(?:e|es|ed|ing) up|grow\w*|declin\w*|evolv\w*|go(?:ne|es|ing)? (?:up|down)|went (?:up|down)"
         )
     ),
     "aggregate": _c(
@@ -122,13 +122,18 @@ CUES: dict[str, re.Pattern[str]] = {
 #: more X, the more Y". A strong cue: when the rules cannot build it (one metric), the question is
 #: refused rather than answered as another kind (core._combine)
 CORRELATION_FORM = _c(
-    r"(?<!越来)(?<!超)越(?!来越)[^越，。？?,.]{1,10}越(?!来越|好)|"
+    r"(?<!越来)(?<!超)越(?!来越)[^越。？?.]{1,12}越(?!来越|好)|"
     + W(
         r"the (?:more|longer|higher|bigger|larger|busier) [^?.]{1,40}? the (?:more|longer|higher|less|lower|bigger|fewer|better|worse)"
+        r"|with (?:more|fewer|higher|lower) [^?.]{1,30}? (?:also|too) (?:have|get|see|show) (?:more|fewer|higher|lower)"
     )
 )
 #: 会不会 asks about the future, except 会不会更… under a condition ("下雨的时候…会不会更久"), which compares
 WILL_IT = _c(r"会不会")
+#: a comparison with the past, not between groups: a course over time
+THAN_BEFORE = _c(
+    r"比(?:以前|过去|之前)|" + W(r"than (?:\w+ ){0,2}used to|than (?:before|it was|they were|in the past)")
+)
 #: 会不会 of a comparison, not of a forecast: "会不会比晴天低", "促销的日子投诉会不会多一些"
 CONDITIONAL_MORE = _c(
     r"(?:的时候|时候|期间|如果|要是|雨天|晴天|下雨|促销时|有促销|的日子|那几天).{0,12}会不会(?:更|多|少|高|低|长|短)"
@@ -185,6 +190,8 @@ def cues(text: str) -> set[str]:
     """Names of the cue patterns present in ``text`` (``correlation`` also for
     :data:`CORRELATION_FORM`, ``forecast`` also for a 会不会 that is not a conditional 会不会更)."""
     found = {name for name, p in CUES.items() if p.search(text)}
+    if THAN_BEFORE.search(text):
+        found.discard("compare")  # "than they used to", 比以前: the same thing over time
     if CORRELATION_FORM.search(text):
         found.add("correlation")
     if WILL_IT.search(text) and not CONDITIONAL_MORE.search(text):

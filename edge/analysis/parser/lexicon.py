@@ -92,7 +92,7 @@ METRICS = compile_table(
         # dwell_time
         (
             r"停留(?:的)?(?:时长|时间|多久|很久|多长时间)?|逗留(?:时间|时长)?|平均停留"
-            r"|(?:待|呆)(?:了|上)?(?:多久|多长时间|很久|多少分钟)",
+            r"|(?:待|呆)(?:了|上|得)?(?:更|最)?(?:多久|多长时间|很久|多少分钟|久|长)",
             "dwell_time",
         ),
         (
@@ -164,10 +164,13 @@ METRICS = compile_table(
             "peak_hour",
         ),
         # event_count
-        (r"事件(?:数量?|次数)|多少次|几次|次数|频率|频次|多少起|发生了多少", "event_count"),
+        (
+            r"事件(?:数量?|次数)|多少次|几次|次数|频率|频次|多少起|发生了多少|多少条(?:事件|记录)|(?:各种|所有|全部)?事件(?:分别)?有多少条?",
+            "event_count",
+        ),
         (
             W(
-                r"how many times|number of events|event counts?|frequency|how often|how many events"
+                r"how many times|number of events|event counts?|frequency|how often|how many events|all (?:the )?events"
                 r"|(?:how many |number of )?(?:incidents?|occurrences?)"
             ),
             "event_count",
@@ -222,11 +225,22 @@ DIMENSIONS = compile_table(
         (r"摄像头|麦克风|来源|数据源|设备", "source"),
         (W(r"cameras?|mics?|microphones?|sources?|sensors?|devices?"), "source"),
         (r"员工|店员|收银员|导购|营业员|哪位同事", "staff_id"),
-        (W(r"staff(?: members?)?|employees?|cashiers?|clerks?|associates?|workers?"), "staff_id"),
+        (
+            # not the staff of "staff guidance" / "staff errors" (an event type)
+            W(
+                r"staff(?: members?)?(?! (?:guidance|errors?|mistakes?|operations?|actions?))|employees?|cashiers?|clerks?|associates?|workers?"
+            ),
+            "staff_id",
+        ),
         (r"促销|活动|优惠", "promotion"),
         (W(r"promotions?|promos?|campaigns?|promotion days?"), "promotion"),
-        (r"环节|事件类型|哪类事件|什么事件", "event_type"),
-        (W(r"event types?|types? of events?|kinds? of events?|stages?|steps?"), "event_type"),
+        (r"环节|事件类型|哪类事件|什么事件|按(?:事件)?类型|各(?:种|类)事件", "event_type"),
+        (
+            W(
+                r"event types?|types? of events?|kinds? of events?|stages?|steps?|(?:by|per|each) (?:event )?types?"
+            ),
+            "event_type",
+        ),
         (r"情绪|心情", "speech_emotion"),
         (W(r"emotions?|sentiments?|moods?"), "speech_emotion"),
     ]
@@ -236,8 +250,9 @@ DIMENSIONS = compile_table(
 TIME_BUCKETS = compile_table(
     [
         (r"每天|每日|按天|按日|逐日|日度|每一天", "day"),
-        (W(r"daily|by day|per day|each day|day[- ]by[- ]day|day[- ]over[- ]day|every day"), "day"),
-        (r"每周(?![一二三四五六日天末])|按周|逐周|周度|每个?星期(?![一二三四五六日天])", "week"),
+        # not "by day of the week" (a day-of-week grouping)
+        (W(r"daily|(?:by|per|each) day(?! of)|day[- ]by[- ]day|day[- ]over[- ]day|every day"), "day"),
+        (r"每周(?![一二三四五六日天末])|按周|逐周|周度|每个?星期(?![一二三四五六日天几])", "week"),
         (W(r"weekly|by week|per week|each week|week[- ]by[- ]week|week[- ]over[- ]week|every week"), "week"),
         (r"每个?月|按月|逐月|月度", "month"),
         (
@@ -269,13 +284,13 @@ EVENT_TYPE_WORDS = compile_table(
             W(r"(?:customer )?(?:inquir(?:y|ies)|enquir(?:y|ies)|questions? about|asking about|asks? about)"),
             "customer_inquiry",
         ),
-        (r"导购(?:介绍)?|引导|推荐介绍", "staff_guidance"),
+        (r"(?:员工|店员)?(?:导购(?:介绍)?|引导)|推荐介绍", "staff_guidance"),
         (W(r"(?:staff )?guidance|recommendations? by staff"), "staff_guidance"),
         (r"(?:员工|店员|操作)?(?:失误|出错|差错)", "staff_error"),
         (W(r"(?:staff )?(?:errors?|mistakes?)"), "staff_error"),
         (r"(?:员工)?操作(?!失误)", "staff_operation"),
         (W(r"staff operations?"), "staff_operation"),
-        (r"促销广播|广播|促销播报|播报", "promotion_broadcast"),
+        (r"促销广播(?:播出|播放)?|广播(?:播出|播放)?|促销播报|播报", "promotion_broadcast"),
         (
             W(r"(?:promotion(?:al)?|promo) (?:broadcasts?|announcements?)|broadcasts?|announcements?"),
             "promotion_broadcast",
@@ -339,14 +354,14 @@ VALUE_WORDS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     # everyday retail categories: a stored label matches when it or one of its parts is a token
     # (dairy, wine_spirits, fresh_fruit ...); a category the memory lacks matches nothing
     "product_category": [
-        (r"乳制品|奶制品|牛奶|酸奶|奶类|" + W(r"dairy|milk"), ("dairy", "milk", "乳制品")),
+        (r"(?:乳制品|奶制品|牛奶|酸奶|奶)类?|" + W(r"dairy|milk"), ("dairy", "milk", "乳制品")),
         (
-            r"面包|烘焙|糕点|西点|" + W(r"bakery|breads?|baked goods|pastr(?:y|ies)"),
+            r"(?:面包|烘焙|糕点|西点)类?|" + W(r"bakery|breads?|baked goods|pastr(?:y|ies)"),
             ("bakery", "bread", "烘焙"),
         ),
-        (r"水果|果品|" + W(r"fruits?"), ("fruit", "fruits", "水果")),
+        (r"(?:水果|果品)类?|" + W(r"fruits?"), ("fruit", "fruits", "水果")),
         (
-            r"蔬菜|青菜|" + W(r"vegetables?|veg|veggies|produce"),
+            r"(?:蔬菜|青菜)类?|" + W(r"vegetables?|veg|veggies|produce"),
             ("vegetable", "vegetables", "veg", "produce", "蔬菜"),
         ),
         (

@@ -240,18 +240,20 @@ _DATE = re.compile(DATE)
 _LAST_CN = re.compile(
     r"(?:过去|最近|近|前|这|在过去的?|最近的|过去的)\s?(?P<n>"
     + CN_NUM
-    + r")?\s?(?:个)?\s?(?P<u>天|日|周|星期|礼拜|季度|月|年)"
+    + r"|几)?\s?(?:个)?\s?(?P<u>天|日|周|星期|礼拜|季度|月|年)"
     # "三个月以来" is a duration, "10月以来" is since October (read with the calendar months)
     r"|(?P<n2>" + CN_NUM + r")\s?(?:(?:个)?(?P<u2>天|周|星期|礼拜|季度|年)|个(?P<u2m>月))(?:以来|来)"
 )
 _LAST_EN = re.compile(
-    r"(?:(?:in|over|during|for|within) )?(?:the )?(?:last|past|previous|recent|trailing) (?P<n>"
+    r"(?:(?:in|over|during|for|within) )?(?:the )?(?:last|past|previous|recent|trailing|these) (?P<n>"
     + EN_NUM
-    + r") "
+    + r"|few|couple of|several) "
     r"(?P<u>day|week|month|quarter|year)s?"
     r"|(?:(?:in|over|during|for|within) )?the (?:past|last) (?P<u2>day|week|month|quarter|year)"
     r"|(?:(?:in|over|during|for|within) )?(?:the )?past (?P<u3>week|month|quarter|year)"
 )
+#: "a few" / 几 in a span ("the last few weeks", 这几个月)
+_A_FEW = 3
 _HALF = re.compile(
     r"(?:过去|最近|近|这)\s?半(?P<u>年|个月|个?星期)|"
     + word(r"(?:the )?(?:last|past) (?:half (?:a )?year|six months)")
@@ -646,7 +648,8 @@ def extract_time(mt: MaskedText, now: datetime, tz: str) -> TimeInfo:
     for m in _LAST_CN.finditer(mt.view):
         unit = _UNIT_CN[m.group("u") or m.group("u2") or m.group("u2m")]
         n_text = m.group("n") or m.group("n2")
-        n = parse_number(n_text) if n_text else 1
+        # 这几个月 / 最近几天: "a few" is read as 3, and the answer's interpretation says so
+        n = (_A_FEW if n_text == "几" else parse_number(n_text)) if n_text else 1
         if not n_text and m.group(0).startswith("这"):
             continue  # 这周/这个月 are calendar words
         if n is None or n <= 0:
@@ -657,7 +660,8 @@ def extract_time(mt: MaskedText, now: datetime, tz: str) -> TimeInfo:
         take(m)
     for m in _LAST_EN.finditer(mt.view):
         if m.group("u"):
-            n = parse_number(m.group("n")) or 1
+            few = {"few": _A_FEW, "several": _A_FEW, "couple of": 2}
+            n = few.get(m.group("n")) or parse_number(m.group("n")) or 1
             unit = _UNIT_EN[m.group("u")]
         else:
             n = 1
