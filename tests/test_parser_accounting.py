@@ -197,3 +197,18 @@ def test_a_few_is_read_as_three(question: str, last: str) -> None:
     status, plan, _ = _parse(question)
     assert status == "ok"
     assert plan["filters"]["time_range"] == {"last": last}
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Are queues getting longer?",
+        "Is customer mood getting worse? Trend of negative emotion over the last 6 weeks",
+    ],
+)
+def test_getting_worse_is_a_course_over_time(question: str) -> None:
+    """ "Getting longer / worse" asks how a measure went, not a comparison of groups, and a word
+    of the measure's own name (mood) is not a grouping."""
+    status, plan, _ = _parse(question)
+    assert status == "ok"
+    assert plan["intent"] == "trend" and not plan.get("group_by")

@@ -88,6 +88,8 @@ _BI_MORE = re.compile(r"比(?!例|率|重|较|起)[^比，。？?]{0,12}?(?:高|
 _MIN_BUCKETS = 8
 _BUCKET_DAYS = (("month", 365.25 / 12), ("week", 7.0), ("day", 1.0), ("hour", 1.0 / 24))
 _ANOMALY_DAYS = re.compile(r"日子|哪几天|哪天|哪些天|(?<![a-z])days?(?![a-z])")
+#: the dimension a measure's own name mentions (店员差错率, "negative mood"): not a grouping
+_OWN_DIMENSION = {"staff_error_rate": "staff_id", "negative_emotion_rate": "speech_emotion"}
 #: "which days": asks for days, so only a plan that answers day by day uses it
 _WHICH_DAYS = re.compile(
     r"哪几天|哪天|哪些天|哪一天|哪些日子|(?<![a-z])(?:which|what) (?:days?|dates?)(?![a-z])"
@@ -452,12 +454,9 @@ def _rules_plan(
         cue.add("top_rank")  # best-selling ranks ...
         if not dims and not buckets:
             dims = ["product_id"]  # ... the products, when nothing else is named ("our best sellers")
-    if (
-        "staff_id" in dims
-        and "staff_error_rate" in metrics
-        and not {"which", "breakdown_by", "top_rank"} & cue
-    ):
-        dims.remove("staff_id")  # 店员差错率 names the metric, not a grouping by staff
+    for metric_name, own in _OWN_DIMENSION.items():
+        if own in dims and metric_name in metrics and not {"which", "breakdown_by", "top_rank"} & cue:
+            dims.remove(own)  # 店员差错率, "customer mood": the measure's name, not a grouping
 
     understood = _understood(lang, metrics, info, stores, entities, values, types)
     if info.errors:  # a date, week, month or span no calendar has: say so, never re-read it
@@ -769,8 +768,9 @@ def _unused_dimension_spans(plan: dict[str, Any], dim_hits: list[Hit]) -> list[t
     used = set(plan.get("group_by") or ()) | {str((plan.get("compare") or {}).get("dimension"))}
     if (plan.get("filters") or {}).get("store_id"):
         used.add("store_id")
-    if plan.get("target_metric") == "staff_error_rate":
-        used.add("staff_id")  # 店员差错率: the staff word is part of the measure's name
+    own = _OWN_DIMENSION.get(str(plan.get("target_metric")))
+    if own:
+        used.add(own)  # 店员差错率: the staff word is part of the measure's name
     f = plan.get("filters") or {}
     used |= set(f.get("attributes") or {})  # "rainy weather": the key of a value it filters on
     pair = plan.get("pair") or {}

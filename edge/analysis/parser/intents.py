@@ -109,7 +109,7 @@ CUES: dict[str, re.Pattern[str]] = {
     "trend": _c(
         r"(?:变.|增加|减少|上升|下降|涨|跌|提高|降低)了?还是(?:变.|增加|减少|上升|下降|涨|跌|提高|降低)|比(?:以前|过去|之前)|趋势|走势|走向|往(?:下|上)走|走(?:低|高)|变化|有没有变|变了|一直在变|变(?:差|好|多|少|高|低|长|短)了?|在变|变没变|越来越|逐渐|一直在|涨|跌|上升|下降|升高|增长|增加|减少|后移|前移|往后移?|往前移?|推迟|提前|移动|增多|变多|变少|多了|少了|"
         + W(
-            r"than (?:\w+ ){0,2}used to|than (?:before|it was|they were|in the past)|trend\w*|moved|move|shift(?:ed|ing)?|drift(?:ed|ing)|over time|chang(?:ed|ing|e)|increas\w*|decreas\w*|rising|falling|dropping|slipping|climbing|pil(?:e|es|ed|ing) up|grow\w*|declin\w*|evolv\w*|go(?:ne|es|ing)? (?:up|down)|went (?:up|down)"
+            r"than (?:\w+ ){0,2}used to|than (?:before|it was|they were|in the past)|(?:getting|becoming) (?:worse|better|longer|shorter|higher|lower|bigger|smaller|busier|quieter)|trend\w*|moved|move|shift(?:ed|ing)?|drift(?:ed|ing)|over time|chang(?:ed|ing|e)|increas\w*|decreas\w*|rising|falling|dropping|slipping|climbing|pil(?:e|es|ed|ing) up|grow\w*|declin\w*|evolv\w*|go(?:ne|es|ing)? (?:up|down)|went (?:up|down)"
         )
     ),
     "aggregate": _c(
@@ -132,7 +132,11 @@ CORRELATION_FORM = _c(
 WILL_IT = _c(r"会不会")
 #: a comparison with the past, not between groups: a course over time
 THAN_BEFORE = _c(
-    r"比(?:以前|过去|之前)|" + W(r"than (?:\w+ ){0,2}used to|than (?:before|it was|they were|in the past)")
+    r"比(?:以前|过去|之前)|"
+    + W(
+        r"than (?:\w+ ){0,2}used to|than (?:before|it was|they were|in the past)"
+        r"|(?:getting|becoming|gotten|grown|growing) (?:worse|better|higher|lower|longer|shorter|bigger|smaller|more|less)"
+    )
 )
 #: 会不会 of a comparison, not of a forecast: "会不会比晴天低", "促销的日子投诉会不会多一些"
 CONDITIONAL_MORE = _c(
