@@ -10,13 +10,36 @@ or ``{"state": "no_target"}``. Pure: no I/O.
 
 from __future__ import annotations
 
+import math
+from datetime import datetime, timedelta
 from typing import Any
 
 from edge.analysis import fleet as F
+from edge.analysis.metrics import METRICS
+from edge.contract import parse_iso
 from edge.presentation.facts import metric_label
 
 #: the days of each window when the effect does not say (``[actions] effect_window_days``' default)
 DEFAULT_WINDOW_DAYS = 14
+
+
+def target_metric(params: dict[str, Any]) -> str | None:
+    """The metric a done action is measured by: ``params.target_metric``, else the answer's
+    ``subject``; None when neither names a metric (no measurable target)."""
+    metric = params.get("target_metric") or params.get("subject")
+    return str(metric) if metric in METRICS else None
+
+
+def unmeasured_effect(
+    params: dict[str, Any], acked_at: str, now: datetime, window_days: int
+) -> dict[str, Any]:
+    """What is said of a done action that has no ``action_effect`` fact: no measurable target, or
+    the days until its window after the ack has passed (0 once it has: the next maintenance
+    measures it)."""
+    if target_metric(params) is None:
+        return {"state": "no_target"}
+    ready = parse_iso(acked_at) + timedelta(days=window_days)
+    return {"state": "waiting", "days_needed": max(0, math.ceil((ready - now).total_seconds() / 86400))}
 
 
 def effect_interval(effect: float | None, p_value: float | None) -> list[float] | None:

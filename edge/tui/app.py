@@ -4,7 +4,8 @@ Started by :mod:`edge.cli.cmd_tui`. The app talks only to a
 :class:`edge.services.console.ConsoleBackend` (answers from the ask use case, events, facts,
 actions, status), never to a database. Every backend call runs in a ``@work(thread=True)`` worker
 with a visible loading indicator; results come back as messages; errors become notifications.
-Asking writes nothing; F7 sends the shown answer's action to a role (asked for, prefilled with the
+The Actions tab says each done action's measured effect (or the days it still needs, or that it
+has no measurable target) in :mod:`edge.presentation.effects`' words. Asking writes nothing; F7 sends the shown answer's action to a role (asked for, prefilled with the
 action's own): it is queued in the store's action outbox, which the sync worker publishes. Formatting of
 payloads and plot choice come from :mod:`edge.presentation`.
 """
