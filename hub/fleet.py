@@ -46,6 +46,16 @@ def store_facts(db: HubDB, *, include_closed: bool = False) -> list[dict[str, An
     return out
 
 
+def effect_facts(db: HubDB) -> dict[str, dict[str, Any]]:
+    """action_id -> the current ``action_effect`` fact a store synced for it (with ``store_id``)."""
+    out: dict[str, dict[str, Any]] = {}
+    for store, body in db.query("SELECT store_id, body FROM hub_facts ORDER BY store_id, fact_id"):
+        fact = json.loads(body)
+        if fact.get("action_id") and not fact.get("valid_to"):
+            out[str(fact["action_id"])] = {**fact, "store_id": store}
+    return out
+
+
 def _candidates(dim: str, vocab_values: tuple[str, ...]) -> list[Any]:
     if dim == "is_weekend":
         return [True, False]

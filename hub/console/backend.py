@@ -27,6 +27,7 @@ from edge.services.console import ConsoleStatus
 from hub import actions as hub_actions
 from hub.ask import ask
 from hub.db import HubDB, open_hub
+from hub.fleet import effect_facts
 from hub.source import HubSource
 from hub.status import hub_status
 
@@ -41,16 +42,6 @@ def _cited(store: str, day: str, slice_: str, lang: str) -> str:
     if lang == "zh":
         return f"{store} {day}（{slice_}）：总部日汇总引用的门店事件（原始事件保存在门店）"
     return f"{store} {day} ({slice_}): a store event cited by the hub's daily summary (the event itself stays at the store)"
-
-
-def effect_facts(db: HubDB) -> dict[str, dict[str, Any]]:
-    """action_id -> the current ``action_effect`` fact a store synced for it (with ``store_id``)."""
-    out: dict[str, dict[str, Any]] = {}
-    for store, body in db.query("SELECT store_id, body FROM hub_facts ORDER BY store_id, fact_id"):
-        fact = json.loads(body)
-        if fact.get("action_id") and not fact.get("valid_to"):
-            out[str(fact["action_id"])] = {**fact, "store_id": store}
-    return out
 
 
 def _done_on(fact: dict[str, Any]) -> tuple[str, str]:
