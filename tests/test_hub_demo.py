@@ -2,7 +2,9 @@
 broker from ``broker-setup`` run by ``mosquitto -c``, ``adamm import`` / ``maintain`` / ``sync``
 per store and ``adamm-hub serve``. The hub then holds every store's own totals, answers a
 cross-store question that names the stores, and nothing the demo started is left running
-(unless ``--keep``, whose printed command stops it); and the fleet's stores differ."""
+(unless ``--keep``, whose printed command stops it); and the fleet's stores differ. One store's
+action (sent, acknowledged done by ``adamm-staff --now`` at a simulated time) is measured by
+``adamm maintain`` within its planted effect, synced to the hub and printed (issue 27)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,10 @@
 Owns the fleet of ``adamm-hub demo`` (through ``python -m edge.sim``): each store is a
 :class:`~edge.sim.simulator.SimConfig` of its own (not a copy of one store under other ids), so
 cross-store questions have different answers per store. The first store is ``adamm demo``'s
-(same id, zone and effects). Pure: no I/O.
+(same id, zone and effects). One store (``ACTION_PROFILE``) also does an action whose effect is
+planted: it opens a second checkout in the evenings, and :meth:`FleetStore.action` says how the
+demo sends it and when its staff acknowledge it done, so that ``adamm maintain`` measures it.
+Pure: no I/O.
 """
 
 from __future__ import annotations

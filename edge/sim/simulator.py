@@ -443,7 +443,9 @@ class _Day:
         if opened is not None and self.day >= opened:  # a second checkout in the evening hours
             first, end = self.eff.second_checkout_hours
             hours = times // 3600
-            lam = lam * np.where((hours >= first) & (hours < end), 1 + self.eff.second_checkout_queue_change, 1.0)
+            lam = lam * np.where(
+                (hours >= first) & (hours < end), 1 + self.eff.second_checkout_queue_change, 1.0
+            )
         lengths = self.rng.poisson(lam)
         for i, (t, q) in enumerate(zip(times, lengths, strict=True)):
             self._add(
