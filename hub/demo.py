@@ -408,7 +408,10 @@ class FleetDemo:
             log,
             log_path,
             f"adamm action sync ({sid})",
-            _python("edge", "action", "sync", "--db", str(db), "--broker", self.url, "--json"),
+            # the ack already waits in the store's session: a second's listening records it
+            _python(
+                "edge", "action", "sync", "--db", str(db), "--broker", self.url, "--listen", "1", "--json"
+            ),
             env=creds,
         )
         recorded = int((synced.get("acks") or {}).get("recorded", 0))
