@@ -8,10 +8,13 @@ Owns the fleet demo's boot sequence, each step the real command a user would run
    contract's ACL) in ``DIR/broker``, bound to loopback on a free port, run by ``mosquitto -c``;
 3. ``adamm-hub serve`` into ``DIR/hub.db`` with the ``hub`` user's credentials;
 4. per store, in parallel: its events (``python -m edge.sim --store I``) piped into ``adamm
-   import``, then ``adamm maintain --now`` (the facts), then ``adamm sync --once`` with the store's
-   own credentials, into ``DIR/stores/ID.db``;
-5. the commands to ask the fleet and to open the console, with the ``--now`` after the last
-   simulated day, on stdout; then everything it started is stopped, unless ``keep``.
+   import``; at the store that does an action (the simulator planted its effect), ``adamm action
+   send --now`` (back-dated), ``adamm-staff --ack done --once --now`` (the staff device's ack at
+   the simulated time) and ``adamm action sync`` (the ack recorded); then ``adamm maintain --now``
+   (the facts, and the action's measured effect), then ``adamm sync --once`` with the store's own
+   credentials, into ``DIR/stores/ID.db``;
+5. the commands to ask the fleet, to see the findings across it and to open the console, with the
+   ``--now`` after the last simulated day, and the action's measured effect, on stdout; then everything it started is stopped, unless ``keep``.
 
 The hub never imports a store's insides: the simulator and the store commands run as processes.
 Progress on stderr (``adamm-hub demo: ...``); each process's own output goes to ``DIR/logs``.
@@ -199,6 +202,9 @@ class FleetDemo:
         self.started = _Started()
         self.t0 = time.monotonic()
         self.stores: list[dict[str, Any]] = []
+        #: per store with an action: its id, and its measured effect as the hub holds it
+        self.actions: dict[str, str] = {}
+        self.effects: dict[str, dict[str, Any]] = {}
         self.port = 0
         self.broker: subprocess.Popen[bytes] | None = None
         self.hub: subprocess.Popen[bytes] | None = None
@@ -217,6 +223,7 @@ class FleetDemo:
             self.start_hub()
             self.fill_stores()
             totals = self.check_hub()
+            self.read_effects()
             self.print_commands(totals)
         except KeyboardInterrupt:
             self.say("interrupted: stopping what it started")
@@ -344,6 +351,8 @@ class FleetDemo:
                 f"{store['climate']} weather): imported {imported['accepted']} events "
                 f"in {time.monotonic() - t:.1f} s"
             )
+            if store.get("action"):
+                self.do_action(log, log_path, store, db)
             report = self._step(
                 log,
                 log_path,
@@ -375,6 +384,62 @@ class FleetDemo:
                 f"{sid}: {counts['confirmed']} summaries confirmed by the hub (adamm sync) "
                 f"after {time.monotonic() - t:.1f} s"
             )
+
+    def do_action(self, log: IO[bytes], log_path: Path, store: dict[str, Any], db: Path) -> None:
+        """The store's action, as it happens in a store: sent to its staff role (``adamm action
+        send``, back-dated to the simulated evening before), acknowledged done by a staff device at
+        the store's opening (``adamm-staff --ack done --once``), the ack recorded (``adamm action
+        sync``); ``adamm maintain`` then measures it."""
+        sid, action = store["store_id"], store["action"]
+        creds = _read_env(self.dir / "broker" / "credentials" / f"{sid}.env")
+        where = [
+            f"{k}={','.join(map(str, v)) if isinstance(v, list) else v}" for k, v in action["where"].items()
+        ]
+        send = ["action", "send", "--db", str(db), "--broker", self.url, "--role", action["role"], "--type",
+                action["type"], "--title", action["title"], "--metric", action["metric"],
+                *[a for w in where for a in ("--where", w)], "--now", action["issued_at"], "--json"]  # fmt: skip
+        sent = self._step(log, log_path, f"adamm action send ({sid})", _python("edge", *send), env=creds)
+        self.actions[sid] = str(sent["action_id"])
+        staff = _read_env(self.dir / "broker" / "credentials" / f"staff-{sid}.env")
+        ack = ["--store", sid, "--role", action["role"], "--broker", self.url, "--ack", "done", "--once", "--json",
+               "--now", action["done_at"], "--state", str(self.dir / "logs" / f"staff-{sid}.json")]  # fmt: skip
+        self._step(log, log_path, f"adamm-staff ({sid})", _python("edge.staff.cli", *ack), env=staff)
+        synced = self._step(
+            log,
+            log_path,
+            f"adamm action sync ({sid})",
+            # the ack already waits in the store's session: a second's listening records it
+            _python(
+                "edge", "action", "sync", "--db", str(db), "--broker", self.url, "--listen", "1", "--json"
+            ),
+            env=creds,
+        )
+        recorded = int((synced.get("acks") or {}).get("recorded", 0))
+        self.say(
+            f"{sid}: action {sent['action_id'][:12]} '{action['title']}' sent to {action['role']} "
+            f"(adamm action send), acknowledged done at {action['done_at']} (adamm-staff), "
+            f"{recorded} ack recorded (adamm action sync)"
+        )
+
+    def read_effects(self) -> None:
+        """Each action's measured effect, as the hub holds it: the ``action_effect`` fact its store's
+        ``adamm maintain`` made and ``adamm sync`` sent (printed at the end)."""
+        from hub.db import open_hub
+        from hub.fleet import effect_facts
+
+        db = open_hub(str(self.dir / "hub.db"))
+        try:
+            facts = effect_facts(db)
+        finally:
+            db.close()
+        for sid, action_id in self.actions.items():
+            fact = facts.get(action_id)
+            if fact is None:
+                self.say(
+                    f"{sid}: the hub holds no measured effect of action {action_id[:12]} (log: {self.dir / 'logs'})"
+                )
+                continue
+            self.effects[sid] = {"state": "measured", **fact}
 
     def _step(
         self,
@@ -453,12 +518,35 @@ class FleetDemo:
             "The HQ console, and what the hub holds:",
             f"  adamm-hub console --db {hub_db} --now {now}",
             f"  adamm-hub status --db {hub_db}",
+            "Each store's findings tested in every store (holds in k of n, pooled effect, I²):",
+            f"  adamm-hub facts --db {hub_db} --now {now}",
+            *self.effect_lines(),
             "One store's own memory:",
             f"  adamm ask --db {shlex.quote(str(self.dir / 'stores' / (first['store_id'] + '.db')))} "
             f'--now {first["now"]} "上周的客单价是多少？"',
         ]
         self.out.write("\n".join(lines) + "\n")
         self.out.flush()
+
+    def effect_lines(self) -> list[str]:
+        """One action's measured effect (``adamm maintain`` measured it; the hub holds its fact),
+        beside what was planted, and the command that shows it."""
+        from edge.presentation.effects import effect_text
+
+        lines: list[str] = []
+        for s in self.stores:
+            got = self.effects.get(s["store_id"])
+            if got is None:
+                continue
+            planted = s["action"]["planted_effect"]
+            db = shlex.quote(str(self.dir / "stores" / f"{s['store_id']}.db"))
+            lines += [
+                f"One action's measured effect ({s['store_id']}: '{s['action']['title']}', done "
+                f"{s['action']['done_at']}; planted {planted * 100:+.0f}%):",
+                f"  {effect_text(got, 'en')}",
+                f"  adamm actions --db {db} --now {s['now']}",
+            ]
+        return lines
 
     def print_keep(self) -> None:
         assert self.broker is not None and self.hub is not None

@@ -46,6 +46,16 @@ def store_facts(db: HubDB, *, include_closed: bool = False) -> list[dict[str, An
     return out
 
 
+def effect_facts(db: HubDB) -> dict[str, dict[str, Any]]:
+    """action_id -> the current ``action_effect`` fact a store synced for it (with ``store_id``)."""
+    out: dict[str, dict[str, Any]] = {}
+    for store, body in db.query("SELECT store_id, body FROM hub_facts ORDER BY store_id, fact_id"):
+        fact = json.loads(body)
+        if fact.get("action_id") and not fact.get("valid_to"):
+            out[str(fact["action_id"])] = {**fact, "store_id": store}
+    return out
+
+
 def _candidates(dim: str, vocab_values: tuple[str, ...]) -> list[Any]:
     if dim == "is_weekend":
         return [True, False]
@@ -204,9 +214,6 @@ def _ci(ci: list[float] | None) -> str:
 
 def render(result: dict[str, Any], lang: str) -> str:
     """``adamm-hub facts`` for a terminal, in one language."""
-    from edge.analysis.operators import _words as W
-    from edge.presentation.facts import metric_label
-
     zh = lang == "zh"
     lines = ["各门店已学到的结论：" if zh else "What the stores have learned:"]
     if not result["facts"]:
@@ -223,11 +230,7 @@ def render(result: dict[str, Any], lang: str) -> str:
         )
         lines.append(f"  {f['store_id']}  {(f.get('statement') or {}).get(lang, '')}{closed}")
     lines.append("")
-    lines.append(
-        f"在每家门店检验（共 {result['tested']} 项检验，按 Benjamini-Hochberg 控制错误发现率 5%）："
-        if zh
-        else f"Tested in every store ({result['tested']} tests, false discoveries controlled at 5%, Benjamini-Hochberg):"
-    )
+    lines.append(tested_line(result, lang))
     if not result["fleet"]:
         lines.append(
             "  （没有可以跨门店检验的结论）"
@@ -235,46 +238,72 @@ def render(result: dict[str, Any], lang: str) -> str:
             else "  (no fact that compares groups to test across stores)"
         )
     for k in result["fleet"]:
-        dim = k["dimension"]
-        subj, base = (
-            W.value_label(dim, _raw(k["subject"], dim), lang),
-            W.value_label(dim, _raw(k["baseline"], dim), lang),
-        )
-        m = metric_label(k["metric"], lang)
-        pooled = k["pooled"]
-        pool_text = (
-            (
-                f"合并效应 {_pct(pooled['effect'])} {_ci(pooled['ci'])}，I² {pooled['i2'] * 100:.0f}%"
-                if zh
-                else f"pooled {_pct(pooled['effect'])} {_ci(pooled['ci'])}, I² {pooled['i2'] * 100:.0f}%"
-            )
-            if pooled
-            else ("门店太少，无法合并" if zh else "too few stores to pool")
-        )
-        reversed_ids = [t["store_id"] for t in k["stores"] if t["verdict"] == "reversed"]
-        if zh:
-            head = f"{m}：{subj}对比{base}（学自 {'、'.join(k['learned_in'])}）：{k['of']} 家中 {k['holds_in']} 家成立"
-            if reversed_ids:
-                head += f"，{'、'.join(reversed_ids)} 相反"
-            head += f"，{k['null_in']} 家无显著差异，{k['thin_in']} 家数据太少；{pool_text}。"
-        else:
-            head = f"{m}, {subj} vs {base} (learned in {', '.join(k['learned_in'])}): holds in {k['holds_in']} of {k['of']} stores"
-            if reversed_ids:
-                head += f"; reversed in {', '.join(reversed_ids)}"
-            head += f"; no effect in {k['null_in']}, too little data in {k['thin_in']}; {pool_text}."
-        lines.append("  " + head)
-        for t in k["stores"]:
-            p = t.get("p_value")
-            p_text = (
-                ""
-                if p is None
-                else (
-                    f"p={p:.2g}（校正后 {t['p_adjusted']:.2g}）"
-                    if zh
-                    else f"p={p:.2g} (adjusted {t['p_adjusted']:.2g})"
-                )
-            )
-            lines.append(
-                f"    {t['store_id']:<16} {_pct(t['effect']):>8} {_ci(t['ci']):<20} {p_text:<28} n={t['n']:<6} {_VERDICT[lang][t['verdict']]}"
-            )
+        lines += ["  " + kind_head(k, lang)] + ["    " + line for line in store_lines(k, lang)]
     return "\n".join(lines)
+
+
+def tested_line(result: dict[str, Any], lang: str) -> str:
+    """The fleet section's heading: how many tests, under which false-discovery control."""
+    return (
+        f"在每家门店检验（共 {result['tested']} 项检验，按 Benjamini-Hochberg 控制错误发现率 5%）："
+        if lang == "zh"
+        else f"Tested in every store ({result['tested']} tests, false discoveries controlled at 5%, Benjamini-Hochberg):"
+    )
+
+
+def kind_head(k: dict[str, Any], lang: str) -> str:
+    """One fleet row in a sentence: the kind, where it holds, is reversed, null or too thin, and
+    the pooled effect with its interval and I² (``adamm-hub facts`` and the HQ console's Learned tab)."""
+    from edge.analysis.operators import _words as W
+    from edge.presentation.facts import metric_label
+
+    zh = lang == "zh"
+    dim = k["dimension"]
+    subj, base = (
+        W.value_label(dim, _raw(k["subject"], dim), lang),
+        W.value_label(dim, _raw(k["baseline"], dim), lang),
+    )
+    m = metric_label(k["metric"], lang)
+    pooled = k["pooled"]
+    pool_text = (
+        (
+            f"合并效应 {_pct(pooled['effect'])} {_ci(pooled['ci'])}，I² {pooled['i2'] * 100:.0f}%"
+            if zh
+            else f"pooled {_pct(pooled['effect'])} {_ci(pooled['ci'])}, I² {pooled['i2'] * 100:.0f}%"
+        )
+        if pooled
+        else ("门店太少，无法合并" if zh else "too few stores to pool")
+    )
+    reversed_ids = [t["store_id"] for t in k["stores"] if t["verdict"] == "reversed"]
+    if zh:
+        head = f"{m}：{subj}对比{base}（学自 {'、'.join(k['learned_in'])}）：{k['of']} 家中 {k['holds_in']} 家成立"
+        if reversed_ids:
+            head += f"，{'、'.join(reversed_ids)} 相反"
+        head += f"，{k['null_in']} 家无显著差异，{k['thin_in']} 家数据太少；{pool_text}。"
+    else:
+        head = f"{m}, {subj} vs {base} (learned in {', '.join(k['learned_in'])}): holds in {k['holds_in']} of {k['of']} stores"
+        if reversed_ids:
+            head += f"; reversed in {', '.join(reversed_ids)}"
+        head += f"; no effect in {k['null_in']}, too little data in {k['thin_in']}; {pool_text}."
+    return head
+
+
+def store_lines(k: dict[str, Any], lang: str) -> list[str]:
+    """A fleet row's stores, one line each: effect, interval, p (and adjusted), n, verdict."""
+    zh = lang == "zh"
+    lines: list[str] = []
+    for t in k["stores"]:
+        p = t.get("p_value")
+        p_text = (
+            ""
+            if p is None
+            else (
+                f"p={p:.2g}（校正后 {t['p_adjusted']:.2g}）"
+                if zh
+                else f"p={p:.2g} (adjusted {t['p_adjusted']:.2g})"
+            )
+        )
+        lines.append(
+            f"{t['store_id']:<16} {_pct(t['effect']):>8} {_ci(t['ci']):<20} {p_text:<28} n={t['n']:<6} {_VERDICT[lang][t['verdict']]}"
+        )
+    return lines

@@ -113,6 +113,15 @@ def test_a_planted_effect_is_found_within_its_interval_as_a_fact_that_names_the_
         AE.measure_all(store, AdammConfig(), NOW)
         again = AE.action_effects(store, AdammConfig(), NOW)
     assert again[aid]["fact_id"] == fact["fact_id"]
+    # adamm actions says it in the words the TUI and the HQ console use (edge.presentation.effects)
+    from edge.presentation.effects import effect_text
+
+    out = subprocess.run(
+        [sys.executable, "-m", "edge", "actions", "--db", str(path), "--now", NOW.isoformat()],
+        capture_output=True, text=True, cwd=ROOT, check=True,
+    )  # fmt: skip
+    line = out.stdout.splitlines()[-1].strip()
+    assert line == f"effect: {effect_text(again[aid], 'en')}" and "95% CI [" in line, out.stdout
 
 
 def test_a_rainy_fortnight_after_a_null_action_fakes_no_effect(tmp_path: Path) -> None:

@@ -515,3 +515,117 @@ def test_adamm_hub_console_in_a_real_terminal_at_100x30(hub_db: Path) -> None:
         assert not re.search(r"[\u4e00-\u9fff]", stores), stores  # one language
         term.keys("C-q")
         assert term.gone("F2 Stores")  # it quit
+
+
+# -- did it work, does it hold everywhere (issue 27) -----------------------------------------------
+
+STORE_ACTION = "ab" * 32
+
+
+@pytest.fixture
+def effects_db(hub_db: Path) -> dict[str, Any]:
+    """The hub with a store's own action known by its synced ``action_effect`` fact, and a
+    hub-issued action a staff device acknowledged done three days before ``NOW``."""
+    from datetime import timedelta
+
+    from edge.contract import iso
+
+    effect = fact(
+        "s1",
+        "f_effect",
+        action_id=STORE_ACTION,
+        metric="queue_length",
+        dimension="date",
+        effect=-0.31,
+        p_value=2e-6,
+        n=240,
+        statement={
+            "zh": "行动“加开收银台”完成后排队长度变化 -31%",
+            "en": "after 'second checkout', queue length -31%",
+        },
+        valid_from="2025-11-10",
+    )
+    from edge.presentation.facts import fact_statement
+
+    body = {"metric": "avg_order_value", "dimension": "weather", "effect": 0.3, "n": 400, "p_value": 1e-6}
+    learned = fact(
+        "s1",
+        "f_learned",
+        statement=fact_statement("compare", body, {"subject": "rain", "baseline": "sunny"}),
+        **body,
+    )  # fmt: skip  (as a store's maintenance words a compare fact)
+    db = open_hub(str(hub_db))
+    try:
+        for s in (effect, learned):
+            assert ingest(db, m.summary_topic("s1"), s.encode()).outcome == "stored"
+        done_at = NOW - timedelta(days=3)
+        hub_action = ha.issue_action(
+            db, store_id="s2", role="shift_lead", type="work_order",
+            params={"title": "tasting stand", "target_metric": "avg_order_value"}, summary="tasting stand",
+            confidence=1.0, expires_at=NOW + timedelta(days=1), now=done_at - timedelta(hours=1),
+        )  # fmt: skip
+        ack = m.ack_payload("dev-1", iso(done_at), "done")
+        assert ha.record_ack(db, m.ack_topic("s2", hub_action), ack, now=done_at) == "recorded"
+    finally:
+        db.close()
+    return {"db": hub_db, "hub_action": hub_action, "fact": effect.body}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_actions_tab_says_each_done_actions_effect_and_learned_tab_links_a_fact_to_its_fleet_row(
+    effects_db: dict[str, Any], lang: str
+) -> None:
+    from edge.presentation.effects import effect_cell, effect_text
+    from hub.fleet import kind_head, store_lines
+
+    backend = HubBackend(str(effects_db["db"]), now=NOW)
+    rows = {a["action_id"]: a for a in backend.list_actions()}
+    fleet = backend.fleet()
+
+    async def steps(app: HubConsoleApp, pilot: Pilot[None]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        await pilot.press("f4")
+        table = app.query_one("#actions", DataTable)
+        for aid in (STORE_ACTION, effects_db["hub_action"]):
+            table.move_cursor(row=table.get_row_index(aid))
+            await pilot.pause()
+            out[aid] = (
+                str(table.get_cell(aid, "action.effect")),
+                str(app.query_one("#act_effect", Static).render()),
+            )
+        await pilot.press("f3")
+        await settle(app, pilot)  # type: ignore[arg-type]
+        facts = app.query_one("#facts", DataTable)
+        out["fleet"] = str(app.query_one("#fleet_text", Static).render())
+        for key in ("s1/f_learned", "s1/f_effect"):
+            facts.move_cursor(row=facts.get_row_index(key))
+            await pilot.pause()
+            out[key] = str(app.query_one("#fact_fleet", Static).render())
+        out["screen"] = screen_text(app)
+        out["keep"] = data_words(app)
+        return out
+
+    out = _drive(effects_db["db"], steps, lang, size=(100, 30))
+    # the store's own action, known at the hub by its synced fact: measured, in the shared words
+    measured = rows[STORE_ACTION]["effect"]
+    assert measured["state"] == "measured" and measured["effect"] == effects_db["fact"]["effect"]
+    colon, label = ("：", "效果") if lang == "zh" else (": ", "Effect")
+    for aid in (STORE_ACTION, effects_db["hub_action"]):
+        eff = rows[aid]["effect"]
+        assert out[aid] == (effect_cell(eff, lang), f"{label}{colon}{effect_text(eff, lang)}")
+    assert out[STORE_ACTION][0] == "-31.0%" and "n=240" in out[STORE_ACTION][1]
+    assert rows[effects_db["hub_action"]]["effect"] == {
+        "state": "waiting",
+        "days_needed": 11,
+        "window_days": 14,
+    }
+    # the fleet rows adamm-hub facts computes, and a store fact linked to its own
+    (row,) = [k for k in fleet["fleet"] if "s1" in k["learned_in"]]
+    assert kind_head(row, lang) in out["fleet"].replace("\n", "")
+    linked = out["s1/f_learned"]
+    assert kind_head(row, lang) in linked.replace("\n", "")
+    assert all(line in linked for line in store_lines(row, lang))
+    assert row["of"] == 2 and {s["store_id"] for s in row["stores"]} == {"s1", "s2"}
+    not_tested = "不跨门店检验" if lang == "zh" else "not tested across stores"
+    assert not_tested in out["s1/f_effect"]
+    assert not foreign_words(out["screen"], lang, out["keep"])  # the Learned tab in one language

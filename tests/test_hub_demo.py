@@ -2,7 +2,9 @@
 broker from ``broker-setup`` run by ``mosquitto -c``, ``adamm import`` / ``maintain`` / ``sync``
 per store and ``adamm-hub serve``. The hub then holds every store's own totals, answers a
 cross-store question that names the stores, and nothing the demo started is left running
-(unless ``--keep``, whose printed command stops it); and the fleet's stores differ."""
+(unless ``--keep``, whose printed command stops it); and the fleet's stores differ. One store's
+action (sent, acknowledged done by ``adamm-staff --now`` at a simulated time) is measured by
+``adamm maintain`` within its planted effect, synced to the hub and printed (issue 27)."""
 
 from __future__ import annotations
 
@@ -105,6 +107,7 @@ def test_the_fleet_in_one_command_holds_each_stores_totals_and_answers_across_st
                     assert got[key][c] == pytest.approx(values[c], rel=1e-9, abs=1e-9), (sid, key, c)
             (facts,) = db.one("SELECT count(*) FROM hub_facts WHERE store_id = ?", (sid,)) or (0,)
             assert int(facts) > 0, sid
+        effect = _the_actions_effect(dir, db, out.stdout)
     finally:
         db.close()
     # the printed cross-store question, asked as printed: every store named, with different values
@@ -121,7 +124,33 @@ def test_the_fleet_in_one_command_holds_each_stores_totals_and_answers_across_st
     pids = _pids(out.stderr)
     assert len(pids) == 2, out.stderr
     assert not [p for p in pids if _alive(p)]
-    print(f"adamm-hub demo --stores 2: {elapsed:.1f} s")
+    print(f"adamm-hub demo --stores 2: {elapsed:.1f} s; the action's effect {effect['effect']:+.3f}")
+
+
+def _the_actions_effect(dir: Path, db: Any, stdout: str) -> dict[str, Any]:
+    """One store did an action whose effect the simulator planted: ``adamm maintain`` measured
+    it (significant, the planted change inside its 95% interval), the hub holds its fact, and the
+    demo printed it in ``adamm actions``' words."""
+    from datetime import datetime
+
+    from edge.config import AdammConfig
+    from edge.presentation.effects import effect_interval, effect_text
+    from edge.services.action_effects import action_effects
+
+    (acting,) = [s for s in fleet(2) if s.action() is not None]
+    sid, action = acting.config.store_id, acting.action()
+    assert action is not None
+    with Store.open(dir / "stores" / f"{sid}.db", readonly=True, create=False) as store:
+        effects = action_effects(store, AdammConfig(), datetime.fromisoformat(acting.describe()["now"]))
+    (eff,) = effects.values()
+    assert eff["state"] == "measured" and eff["metric"] == "queue_length", eff
+    assert eff["p_value"] < 0.01 and eff["valid_from"] == action["done_at"][:10], eff
+    ci = effect_interval(eff["effect"], eff["p_value"])
+    assert ci is not None and ci[0] <= action["planted_effect"] <= ci[1], (ci, action["planted_effect"])
+    bodies = [json.loads(b) for (b,) in db.query("SELECT body FROM hub_facts WHERE store_id = ?", (sid,))]
+    assert [b["fact_id"] for b in bodies if b.get("action_id") == eff["action_id"]] == [eff["fact_id"]]
+    assert f"One action's measured effect ({sid}" in stdout and effect_text(eff, "en") in stdout, stdout
+    return eff
 
 
 def test_keep_leaves_the_broker_and_the_hub_running_and_says_how_to_stop_them(tmp_path: Path) -> None:

@@ -566,8 +566,36 @@ def test_events_tab_shows_store_local_times(store: Store) -> None:
 # -- one language per screen, the app at work (issue 26) ----------------------------------------
 
 #: words a screen may show in either language: commands, formats, units, zones, math
-SCREEN_KEEP = {"adamm", "adamm-hub", "maintain", "run", "config", "sync", "serve", "hub", "json", "cst", "utc",
-               "p", "r", "n", "t", "ms", "s", "a", "b", "d", "x", "c", "q", "ctrl", "esc", "f", "id"}  # fmt: skip
+SCREEN_KEEP = {
+    "adamm",
+    "adamm-hub",
+    "maintain",
+    "run",
+    "config",
+    "sync",
+    "serve",
+    "hub",
+    "json",
+    "cst",
+    "utc",
+    "p",
+    "r",
+    "n",
+    "t",
+    "ms",
+    "s",
+    "a",
+    "b",
+    "d",
+    "x",
+    "c",
+    "q",
+    "ctrl",
+    "esc",
+    "f",
+    "id",
+    "benjamini-hochberg",
+}  # fmt: skip  (a method's name, said so in both languages)
 
 
 def screen_text(app: Any) -> str:
@@ -827,3 +855,72 @@ def test_adamm_tui_in_a_real_terminal_at_100x30(tmp_path: Path) -> None:
         assert not foreign_words(learned, "zh"), learned
         term.keys("C-q")
         assert term.gone("F1 提问")  # it quit
+
+
+@pytest.fixture(scope="module")
+def done_actions(store: Store, sim_now: datetime) -> dict[str, str]:
+    """Three done actions, as staff would acknowledge them: one with a target whose windows have
+    passed (measured by maintenance's step), one acknowledged three days ago (waiting), one with
+    no metric to change."""
+    from zoneinfo import ZoneInfo
+
+    from edge.services.action_effects import measure_all
+    from edge.services.actions import queue_action
+
+    tz = ZoneInfo(SIM.timezone)
+    day20 = datetime(SIM.start.year, SIM.start.month, SIM.start.day, 8, tzinfo=tz) + timedelta(days=20)
+    out: dict[str, str] = {}
+    for name, params, at in (
+        ("measured", {"title": "second checkout", "target_metric": "queue_length", "scope": {"hours": [18, 19, 20]}}, day20),
+        ("waiting", {"title": "tasting stand", "target_metric": "avg_order_value"}, sim_now - timedelta(days=3)),
+        ("no_target", {"title": "tidy the shelves"}, day20),
+    ):  # fmt: skip
+        aid = queue_action(store, store_id=SIM.store_id, type="work_order", role="shift_lead", params=params,
+                           summary=str(params["title"]), confidence=1.0, now=at - timedelta(hours=1))  # fmt: skip
+        assert action_rows.ack_action(store, aid, "done", "dev-1", at=at)
+        out[name] = aid
+    assert measure_all(store, AdammConfig(), sim_now)["measured"] == 1
+    return out
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_actions_tab_says_each_done_actions_effect_or_the_days_it_needs(
+    store: Store, sim_now: datetime, done_actions: dict[str, str], lang: str
+) -> None:
+    from edge.presentation.effects import effect_cell, effect_text
+    from edge.services.action_effects import action_effects
+
+    ids = done_actions
+    effects = action_effects(store, AdammConfig(), sim_now)
+
+    async def steps(app: AdammApp, pilot: Pilot[None]) -> dict[str, tuple[str, str]]:
+        await pilot.press("f4")
+        table = app.query_one("#actions", DataTable)
+        shown: dict[str, tuple[str, str]] = {}
+        for name, aid in ids.items():
+            table.move_cursor(row=table.get_row_index(aid))
+            await pilot.pause()
+            shown[name] = (str(table.get_cell(aid, "action.effect")), _static(app, "#act_effect"))
+        return shown
+
+    shown = _drive(store, steps, now=sim_now, lang=lang)
+    measured = effects[ids["measured"]]
+    assert measured["state"] == "measured" and measured["n"] > 0
+    colon = "：" if lang == "zh" else ": "
+    label = "效果" if lang == "zh" else "Effect"
+    for name, aid in ids.items():  # the cell and the line are the shared presentation's words
+        assert shown[name] == (
+            effect_cell(effects[aid], lang),
+            f"{label}{colon}{effect_text(effects[aid], lang)}",
+        )
+    cell, line = shown["measured"]
+    assert cell == f"{measured['effect'] * 100:+.1f}%" and f"n={measured['n']}" in line
+    if lang == "en":
+        assert "95% CI [" in line and "14 days after" in line and "weather-stratified" in line
+        assert shown["waiting"][0] == "11 more days" and "11 more days" in shown["waiting"][1]
+        assert shown["no_target"][1].startswith("Effect: no measurable target")
+    else:
+        assert "95% 区间 [" in line and "完成后 14 天" in line and "按天气分层" in line
+        assert shown["waiting"][0] == "还需 11 天" and "还需 11 天" in shown["waiting"][1]
+        assert shown["no_target"][1].startswith("效果：无可测量的目标")
+        assert not re.search(r"[A-Za-z]{4,}", line.replace("CI", "")), line  # one language per screen

@@ -164,8 +164,10 @@ def run(args: argparse.Namespace) -> int:
     if not found:
         print("no actions")
         return 0
+    from edge.presentation.effects import effect_text
     from edge.presentation.format import zoned_time
 
+    window = AdammConfig().actions.effect_window_days
     for a in found:
         tz = zones.get(a["store_id"])  # the store's own clock, its zone said (JSON keeps ISO)
         by = f"  by {a['acked_by']} at {zoned_time(a['acked_at'], tz)}" if a["acked_by"] else ""
@@ -182,17 +184,9 @@ def run(args: argparse.Namespace) -> int:
                 f"{zoned_time(w['at'], tz)} (recorded, the action is {w['would_be']})"
             )
         eff = a.get("effect")
-        if eff is not None:
-            print(f"    effect: {_effect_text(eff)}")
+        if eff is not None:  # worded as the store's and the HQ console's Actions tabs word it
+            print(f"    effect: {effect_text(eff, 'en', window)}")
     return 0
-
-
-def _effect_text(eff: dict[str, Any]) -> str:
-    if eff["state"] == "measured":
-        return str(eff["statement"]["en"])
-    if eff["state"] == "waiting":
-        return f"measured after {eff['days_needed']} more days (a window on each side of the ack)"
-    return "no measurable target (the action names no metric to change)"
 
 
 def _overlay(found: list[dict[str, Any]], acks: list[Any], now: Any) -> None:

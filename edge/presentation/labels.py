@@ -195,6 +195,8 @@ LABELS: dict[str, dict[str, str]] = {
     "action.type": {"zh": "类型", "en": "type"},
     "action.issued": {"zh": "发出于", "en": "issued"},
     "action.by": {"zh": "确认人", "en": "by"},
+    "action.effect": {"zh": "效果", "en": "effect"},
+    "action.effect_of": {"zh": "效果", "en": "Effect"},
     "actions.empty": {
         "zh": "还没有动作。在提问页按 F7 把回答发给某个岗位，它就会列在这里。",
         "en": "No actions yet. Press F7 on an answer in the Ask tab to send it to a role; it is listed here.",

@@ -27,12 +27,12 @@ from zoneinfo import ZoneInfo
 
 from edge.analysis import fleet as F
 from edge.analysis import honesty
-from edge.analysis.metrics import METRICS
 from edge.config import AdammConfig
 from edge.contract import parse_iso
 from edge.memory.semantic import facts as repo
 from edge.memory.semantic.actions import list_actions
 from edge.memory.store import Store
+from edge.presentation.effects import target_metric, unmeasured_effect
 from edge.services.ask import AskService
 
 logger = logging.getLogger(__name__)
@@ -41,8 +41,7 @@ QUESTION = "action_effect"
 
 
 def _target(params: dict[str, Any]) -> str | None:
-    metric = params.get("target_metric") or params.get("subject")
-    return str(metric) if metric in METRICS else None
+    return target_metric(params)
 
 
 def _scope_filters(params: dict[str, Any]) -> dict[str, Any]:
@@ -249,10 +248,6 @@ def action_effects(store: Store, config: AdammConfig, now: datetime) -> dict[str
             out[action["action_id"]] = {"state": "measured", **rec.contract(), "action_id": rec.slot}
             continue
         params = json.loads(action.get("params_json") or "{}")
-        if _target(params) is None:
-            out[action["action_id"]] = {"state": "no_target"}
-            continue
-        ready = parse_iso(str(action["acked_at"])) + timedelta(days=config.actions.effect_window_days)
-        days = max(0, math.ceil((ready - now).total_seconds() / 86400))
-        out[action["action_id"]] = {"state": "waiting", "days_needed": days}
+        window = config.actions.effect_window_days
+        out[action["action_id"]] = unmeasured_effect(params, str(action["acked_at"]), now, window)
     return out

@@ -63,7 +63,8 @@ class ConsoleBackend(Protocol):
         ...
 
     def list_actions(self, state: str | None = None) -> list[dict[str, Any]]:
-        """Actions (optionally of one state), most recently issued first."""
+        """Actions (optionally of one state), most recently issued first; a done one with its
+        ``effect`` where it is known (:mod:`edge.presentation.effects` words it)."""
         ...
 
     def ack_action(self, action_id: str, state: str, by: str) -> bool:

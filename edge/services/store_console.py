@@ -27,6 +27,8 @@ class StoreBackend:
         self.store = store
         self.config = config
         self.asker = AskService(store, config, now=now)
+        #: the clock of relative questions and of the actions' effects (None: the wall clock)
+        self.now = now
         daemon = config if isinstance(config, DaemonConfig) else None
         self.store_id: str | None = daemon.store_id if daemon else None
         self.heartbeat_seconds = daemon.heartbeat_seconds if daemon else components.DEFAULT_HEARTBEAT_SECONDS
@@ -53,8 +55,19 @@ class StoreBackend:
             return facts.list_facts(conn, current_only=not include_closed)
 
     def list_actions(self, state: str | None = None) -> list[dict[str, Any]]:
+        """The store's actions; a done one with its ``effect`` (measured, the days it still needs,
+        or no target: :func:`edge.services.action_effects.action_effects`, CONTRACT.md section 7)."""
+        from edge.services.action_effects import action_effects
+
+        now = self.now or datetime.now(UTC)
         with self.store.read() as conn:
-            return actions.list_actions(conn, state)
+            found = actions.list_actions(conn, state)
+        effects = action_effects(self.store, self.config, now)
+        window = self.config.actions.effect_window_days
+        for a in found:
+            if a["action_id"] in effects:
+                a["effect"] = {**effects[a["action_id"]], "window_days": window}
+        return found
 
     def ack_action(self, action_id: str, state: str, by: str) -> bool:
         return actions.ack_action(self.store, action_id, state, by)

@@ -3,7 +3,10 @@
 Owns the fleet of ``adamm-hub demo`` (through ``python -m edge.sim``): each store is a
 :class:`~edge.sim.simulator.SimConfig` of its own (not a copy of one store under other ids), so
 cross-store questions have different answers per store. The first store is ``adamm demo``'s
-(same id, zone and effects). Pure: no I/O.
+(same id, zone and effects). One store (``ACTION_PROFILE``) also does an action whose effect is
+planted: it opens a second checkout in the evenings, and :meth:`FleetStore.action` says how the
+demo sends it and when its staff acknowledge it done, so that ``adamm maintain`` measures it.
+Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -48,6 +51,29 @@ class FleetStore:
                 "staff_error_rate": [c.effects.staff_error_rate_before, c.effects.staff_error_rate_after],
                 "weekend_conversion_uplift": c.effects.weekend_conversion_uplift,
             },
+            "action": self.action(),
+        }
+
+    def action(self) -> dict[str, Any] | None:
+        """The action done at this store (``Effects.second_checkout_date``), as its staff would be
+        sent it and acknowledge it done at the store's opening that day (store-local ISO times),
+        with the effect planted on its target; None when the store has none."""
+        eff = self.config.effects
+        day = eff.second_checkout_date
+        if day is None:
+            return None
+        first, end = eff.second_checkout_hours
+        zone = ZoneInfo(self.config.timezone)
+        done = datetime(day.year, day.month, day.day, 8, tzinfo=zone)  # the store opens at 8
+        return {
+            "title": f"open a second checkout {first:02d}:00-{end:02d}:00",
+            "role": "shift_lead",
+            "type": "work_order",
+            "metric": "queue_length",
+            "where": {"zone": "checkout", "hours": list(range(first, end))},
+            "issued_at": (done - timedelta(hours=14)).isoformat(),
+            "done_at": done.isoformat(),
+            "planted_effect": eff.second_checkout_queue_change,
         }
 
 
@@ -127,15 +153,28 @@ PROFILES: tuple[tuple[str, str, str, str, str, tuple[str, ...] | None, int, Effe
 )
 
 
+#: the profile whose store does an action with a planted effect (the first round's only): it
+#: opens a second checkout in the evenings ``ACTION_DAYS_BEFORE_END`` days before the run ends
+ACTION_PROFILE = 1
+ACTION_DAYS_BEFORE_END = 22
+#: days on each side of the action that its effect is measured over (``[actions] effect_window_days``)
+ACTION_WINDOW_DAYS = 14
+
+
 def fleet(n: int, *, days: int = 92, seed: int = 7, start: date = date(2025, 9, 1)) -> list[FleetStore]:
     """``n`` stores, the profiles in turn (store ``i`` is numbered ``i``: ``sh_xuhui_01`` ...);
-    past the profiles' count they come round again with more customers and other seeds."""
+    past the profiles' count they come round again with more customers and other seeds. The
+    ``ACTION_PROFILE`` store of the first round opens a second checkout (an action with a planted
+    effect) when the run holds a measuring window on each side of it."""
     if n < 1:
         raise ConfigError(f"stores={n}: a fleet has at least one store")
     out: list[FleetStore] = []
     for i in range(n):
         prefix, en, zh, tz, climate, zones, customers, effects = PROFILES[i % len(PROFILES)]
         rounds = i // len(PROFILES)
+        offset = days - ACTION_DAYS_BEFORE_END
+        if i == ACTION_PROFILE and offset >= ACTION_WINDOW_DAYS:
+            effects = replace(effects, second_checkout_date=start + timedelta(days=offset))
         config = SimConfig(
             store_id=f"{prefix}_{i + 1:02d}",
             timezone=tz,

@@ -77,6 +77,11 @@ class Effects:
     - ``queue_complaint_coupling``: a day's expected ``complaint`` count is
       ``0.5 + x * (that day's mean checkout queue length)``, so complaints correlate positively
       with queue length across days.
+    - ``second_checkout_date``: the day a second checkout opens in the evening (an action done,
+      ``adamm-hub demo`` acknowledges it at the store's opening that day); from it on, the expected
+      checkout ``queue_length`` in the store-local hours ``second_checkout_hours`` (start
+      inclusive, end exclusive) is ``(1 + second_checkout_queue_change)`` times what it was.
+      ``None``: no second checkout.
     """
 
     rain_aov_uplift: float = 0.33
@@ -94,6 +99,9 @@ class Effects:
     queue_complaint_coupling: float = 4.0
     base_order_value: float = 96.0
     base_conversion_rate: float = 0.4
+    second_checkout_date: date | None = None
+    second_checkout_hours: tuple[int, int] = (18, 21)
+    second_checkout_queue_change: float = -0.35
 
     def __post_init__(self) -> None:
         if self.rain_aov_uplift <= -1:
@@ -120,6 +128,8 @@ class Effects:
             )
         if self.promotion_queue_uplift <= -1 or self.footfall_anomaly_factor < 0:
             raise ConfigError("promotion_queue_uplift must be above -1 and footfall_anomaly_factor >= 0")
+        if self.second_checkout_queue_change <= -1:
+            raise ConfigError("second_checkout_queue_change must be above -1")
         if self.queue_complaint_coupling < 0 or self.base_order_value <= 0:
             raise ConfigError("queue_complaint_coupling must be >= 0 and base_order_value > 0")
 
@@ -429,6 +439,13 @@ class _Day:
         cum = np.concatenate([[0], np.cumsum(persons)])
         recent = cum[np.searchsorted(arrivals, times)] - cum[np.searchsorted(arrivals, times - 1800)]
         lam = (0.3 + 0.07 * recent) * ((1 + self.eff.promotion_queue_uplift) if self.promotion else 1.0)
+        opened = self.eff.second_checkout_date
+        if opened is not None and self.day >= opened:  # a second checkout in the evening hours
+            first, end = self.eff.second_checkout_hours
+            hours = times // 3600
+            lam = lam * np.where(
+                (hours >= first) & (hours < end), 1 + self.eff.second_checkout_queue_change, 1.0
+            )
         lengths = self.rng.poisson(lam)
         for i, (t, q) in enumerate(zip(times, lengths, strict=True)):
             self._add(
@@ -702,6 +719,13 @@ def expected(config: SimConfig) -> dict[str, Any]:
         * (1 + eff.rain_high_margin_inquiry_lift),
         "high_margin_inquiry_share_other": cat.INQUIRY_TOPIC_BASE["high_margin_product"],
         "queue_complaint_correlation": "positive" if eff.queue_complaint_coupling > 0 else "none",
+        "second_checkout": None
+        if eff.second_checkout_date is None
+        else {
+            "date": eff.second_checkout_date.isoformat(),
+            "hours": list(range(*eff.second_checkout_hours)),
+            "queue_length_ratio": 1 + eff.second_checkout_queue_change,
+        },
         "weather_by_date": {d.isoformat(): w for d, w in zip(dates, weather, strict=True)},
         "rain_days": sum(1 for w in weather if w == "rain"),
         "promotion_dates": [d.isoformat() for d, p in zip(dates, promo, strict=True) if p],

@@ -68,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="the de-duplication state file (default $XDG_STATE_HOME/adamm/staff-STORE-ROLE.json)",
     )
     p.add_argument("--by", metavar="NAME", help="who acknowledges (default: the MQTT user, else ROLE@HOST)")
+    p.add_argument(
+        "--now",
+        metavar="ISO",
+        help="the time the acks say they were made (default: the clock); for back-filling and tests, "
+        "as `adamm action send --now`",
+    )
     p.add_argument("--client-id", metavar="ID", help="MQTT client id (default adamm-staff-STORE-ROLE)")
     p.add_argument("--config", metavar="FILE", help="TOML config file with [mqtt] (else $ADAMM_CONFIG)")
     p.add_argument("-v", "--verbose", action="count", default=0, help="more log output on stderr")
@@ -88,6 +94,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+
+
+def _iso_arg(text: str) -> str:
+    """``--now`` as the acks' UTC ISO time (a time without a zone is UTC)."""
+
+    try:
+        t = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(f"--now {text!r} is not an ISO 8601 time") from None
+    return (t if t.tzinfo else t.replace(tzinfo=UTC)).astimezone(UTC).isoformat(timespec="seconds")
 
 
 def _now() -> str:
@@ -159,6 +175,8 @@ class Device:
         self.store, self.role = args.store, args.role
         self.state = StaffState(Path(args.state) if args.state else default_path(args.store, args.role))
         self.by = args.by or creds.username or f"{args.role}@{socket.gethostname()}"
+        #: ``--now``: the time every ack says (back-filling), else the clock at the ack
+        self.at: str | None = _iso_arg(args.now) if getattr(args, "now", None) else None
         self.topic = topic = messages.action_filter(args.store, args.role)
         self.inbox: queue.Queue[tuple[str, bytes, dict[str, str]]] = queue.Queue()
 
@@ -222,7 +240,7 @@ class Device:
     def ack(self, action_id: str, ack_state: str) -> str:
         """Acknowledge: recorded before it is published (if publishing fails, the issuer's
         re-send finds it in the state file and the device sends it again); returns its time."""
-        at = _now()
+        at = self.at or _now()
         self.state.acked(action_id, ack_state, self.by, at)
         self._publish(action_id, ack_state, at)
         return at

@@ -4,7 +4,8 @@ Started by :mod:`edge.cli.cmd_tui`. The app talks only to a
 :class:`edge.services.console.ConsoleBackend` (answers from the ask use case, events, facts,
 actions, status), never to a database. Every backend call runs in a ``@work(thread=True)`` worker
 with a visible loading indicator; results come back as messages; errors become notifications.
-Asking writes nothing; F7 sends the shown answer's action to a role (asked for, prefilled with the
+The Actions tab says each done action's measured effect (or the days it still needs, or that it
+has no measurable target) in :mod:`edge.presentation.effects`' words. Asking writes nothing; F7 sends the shown answer's action to a role (asked for, prefilled with the
 action's own): it is queued in the store's action outbox, which the sync worker publishes. Formatting of
 payloads and plot choice come from :mod:`edge.presentation`.
 """
@@ -29,6 +30,7 @@ from textual.widgets import DataTable, Footer, Header, Input, LoadingIndicator, 
 from edge.analysis.source import EventFilter, EventRow, Scalar
 from edge.errors import UsageError
 from edge.presentation import choose_plot, daemon_warning, event_detail_text, payload_text, result_table, t
+from edge.presentation.effects import effect_cell, effect_text
 from edge.presentation.format import event_type_label, fmt_value, tier_label, zoned_time
 from edge.presentation.labels import LABELS, ui_lang
 from edge.presentation.tables import evidence_role
@@ -192,7 +194,7 @@ class AdammApp(App[None]):
     .filters Input { width: 1fr; }
     .filters { height: auto; }
     #events, #facts, #actions { height: 1fr; min-height: 6; }
-    #ev_detail, #act_help { height: auto; max-height: 8; }
+    #ev_detail, #act_help, #act_effect { height: auto; max-height: 8; }
     .empty { height: auto; padding: 1 1; color: $text-muted; }
     """
 
@@ -204,6 +206,8 @@ class AdammApp(App[None]):
         self.lang = ui_lang(lang, self.tz)
         self.out_dir = out_dir or Path.cwd()
         self.payload: dict[str, Any] | None = None
+        #: each done action's effect (measured, days still needed, no target), by action id
+        self.effects: dict[str, dict[str, Any]] = {}
         #: the Learned tab also lists facts that no longer hold (``c`` toggles)
         self.show_closed = False
         self.title = "adamm"
@@ -269,6 +273,7 @@ class AdammApp(App[None]):
                     id="act_help",
                 )
                 yield ActionsTable(lang=lang, id="actions")
+                yield Static("", id="act_effect", classes="detail")
                 yield Static(t("actions.empty", lang), id="actions_empty", classes="empty")
             with TabPane(tab_title("status", t("tab.status", lang)), id="status"), VerticalScroll():
                 yield Static("", id="status_text", classes="detail")
@@ -295,6 +300,7 @@ class AdammApp(App[None]):
             "confidence",
             "action.issued",
             "action.by",
+            "action.effect",
         ):
             actions.add_column(t(key, self.lang), key=key)
         self.query_one("#question", Input).focus()
@@ -474,10 +480,24 @@ class AdammApp(App[None]):
             for w in self.query(wid):
                 w.display = empty
 
+    def effect_line(self, action_id: str | None) -> str:
+        """The Actions tab's line under the table: the highlighted action's effect in words."""
+        eff = self.effects.get(action_id or "")
+        colon = "：" if self.lang == "zh" else ": "
+        return f"{t('action.effect_of', self.lang)}{colon}{effect_text(eff, self.lang)}" if eff else ""
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "actions":
+            key = event.row_key.value if event.row_key is not None else None
+            for w in self.query("#act_effect").results(Static):
+                w.update(self.effect_line(key))
+
     def on_table_loaded(self, message: TableLoaded) -> None:
         table = self.query_one(f"#{message.target}", SortableTable)
         table.clear()
         lang = self.lang
+        if message.target == "actions":
+            self.effects = {r["action_id"]: r["effect"] for r in message.rows if r.get("effect")}
         self.show_empty(message.target, not message.rows)
         for row in message.rows:
             if message.target == "facts":
@@ -499,8 +519,19 @@ class AdammApp(App[None]):
                     fmt_value(row["confidence"], "score"),
                     zoned_time(row["issued_at"], self.tz),
                     row.get("acked_by") or "",
+                    effect_cell(row.get("effect"), lang),
                 ]
                 table.add_row(*cells, key=row["action_id"])
+        if message.target == "actions":
+            self.show_effect_line(table)
+
+    def show_effect_line(self, table: DataTable[Any]) -> None:
+        """Say the effect of the action under the Actions table's cursor (after a reload)."""
+        key = None
+        if table.row_count:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        for w in self.query("#act_effect").results(Static):
+            w.update(self.effect_line(key))
 
     def on_facts_table_toggle_closed(self, message: FactsTable.ToggleClosed) -> None:
         self.show_closed = not self.show_closed

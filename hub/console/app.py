@@ -5,8 +5,12 @@
 (numbers, evidence, confidence, plots, Ctrl+S to save the payload), answering cross-store
 questions with the hub's engine. The hub's own tabs: Stores (each store's online/offline status
 and its last summary, from ``hub_stores``), Learned (every store's facts, ``c`` shows closed
-ones) and Actions (the actions the hub issued, across stores, with their state and who
-acknowledged). F7 sends the shown finding as an action to a store's role (asked for, prefilled
+ones; under them the highlighted fact's fleet row, and every fleet row of ``adamm-hub facts``:
+holds in k of n stores, reversed, null or too thin, pooled effect with its interval and I^2,
+:func:`hub.fleet.fleet_check`) and Actions (the actions the hub issued, across stores, with their
+state and who acknowledged, and the stores' own actions known by their synced ``action_effect``
+facts; a done action's effect, the days it still needs or no target, in the words of
+:mod:`edge.presentation.effects`). F7 sends the shown finding as an action to a store's role (asked for, prefilled
 with the store the finding points at and the action's own role): it is queued in the hub's
 action outbox, which ``adamm-hub serve`` publishes. Every backend call runs in a
 ``@work(thread=True)`` worker; F5 refreshes.
@@ -14,6 +18,7 @@ action outbox, which ``adamm-hub serve`` publishes. Every backend call runs in a
 
 from __future__ import annotations
 
+import json
 import logging
 from datetime import datetime
 from pathlib import Path
@@ -22,13 +27,14 @@ from typing import Any
 from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Header, Input, Static, TabbedContent, TabPane
 
 from edge.config.hub import HubConfig
 from edge.presentation import t
+from edge.presentation.effects import effect_cell
 from edge.presentation.format import fmt_value, zoned_time
 from edge.presentation.text import action_value
 from edge.sync import messages as m
@@ -56,6 +62,13 @@ LABELS: dict[str, dict[str, str]] = {
     "status.offline": {"zh": "离线", "en": "offline"},
     "status.none": {"zh": "未知", "en": "no status"},
     "action.acked": {"zh": "确认于", "en": "acked"},
+    "action.store_own": {"zh": "门店自发", "en": "store's own"},
+    "fleet.loading": {"zh": "正在每家门店检验各条结论…", "en": "testing each kind of fact in every store..."},
+    "fleet.of_fact": {"zh": "此结论在各门店", "en": "This fact across the fleet"},
+    "fleet.not_tested": {
+        "zh": "不跨门店检验，它说的是该门店自己的日期、时段或动作",
+        "en": "not tested across stores: it is about this store's own dates, hours or actions",
+    },
     "action.role": {"zh": "角色", "en": "role"},
     "target.prompt": {"zh": "发送到哪个门店的哪个角色？", "en": "Send to which store and role?"},
     "target.bad_store": {"zh": "未知门店", "en": "not a store the hub knows"},
@@ -94,6 +107,14 @@ class StoresLoaded(Message):
     def __init__(self, rows: list[dict[str, Any]]) -> None:
         super().__init__()
         self.rows = rows
+
+
+class FleetLoaded(Message):
+    """A worker tested the stores' facts across the fleet (:meth:`HubBackend.fleet`)."""
+
+    def __init__(self, result: dict[str, Any]) -> None:
+        super().__init__()
+        self.result = result
 
 
 class TargetScreen(ModalScreen[tuple[str, str] | None]):
@@ -143,6 +164,8 @@ class HubConsoleApp(AdammApp):
         AdammApp.CSS
         + """
     #stores { height: 1fr; min-height: 6; }
+    #fact_fleet, #fleet { height: auto; max-height: 8; padding: 0 1; }
+    #fleet { border-top: solid $primary; }
     """
     )
 
@@ -157,6 +180,9 @@ class HubConsoleApp(AdammApp):
         self.store_ids: list[str] = []
         #: each store's zone (its times are shown in it); the hub's own for fleet-wide times
         self.store_zones: dict[str, str] = {}
+        #: the fleet check (:meth:`HubBackend.fleet`): its rows by kind, and each store fact's kind
+        self.fleet_rows: dict[str, dict[str, Any]] = {}
+        self.fact_kinds: dict[str, str] = {}
         self.title = "adamm-hub"
         self.sub_title = ht("subtitle", self.lang)
         keys = self._bindings.key_to_bindings
@@ -176,8 +202,12 @@ class HubConsoleApp(AdammApp):
             with TabPane(tab_title("learned", t("tab.learned", lang)), id="learned"):
                 yield FactsTable(lang=lang, id="facts")
                 yield Static(ht("facts.empty", lang), id="facts_empty", classes="empty")
+                yield Static("", id="fact_fleet")  # the highlighted store fact's fleet row
+                with VerticalScroll(id="fleet"):
+                    yield Static(ht("fleet.loading", lang), id="fleet_text")
             with TabPane(tab_title("actions_tab", t("tab.actions", lang)), id="actions_tab"):
                 yield SortableTable(lang=lang, id="actions")
+                yield Static("", id="act_effect", classes="detail")
                 yield Static(ht("actions.empty", lang), id="actions_empty", classes="empty")
         yield Footer()
 
@@ -209,6 +239,7 @@ class HubConsoleApp(AdammApp):
         ):
             actions.add_column(t(key, lang), key=key)
         actions.add_column(ht("action.acked", lang), key="acked")
+        actions.add_column(t("action.effect", lang), key="action.effect")
         self.query_one("#question", Input).focus()
         self.action_refresh()
         self.set_interval(self.ACTIONS_REFRESH_S, self._refresh_actions)
@@ -236,8 +267,18 @@ class HubConsoleApp(AdammApp):
         def body() -> None:
             self.post_message(StoresLoaded(self.hub.stores()))
             self.call_from_thread(self.load_tables)
+            self.call_from_thread(self.load_fleet)
 
         self._guard("stores", body)
+
+    @work(thread=True, exclusive=True, group="fleet")
+    def load_fleet(self) -> None:
+        """Test the stores' facts in every store (the engine over the hub's rollups: a while)."""
+
+        def body() -> None:
+            self.post_message(FleetLoaded(self.hub.fleet()))
+
+        self._guard("fleet", body)
 
     def on_stores_loaded(self, message: StoresLoaded) -> None:
         lang, tz = self.lang, self.tz
@@ -269,8 +310,10 @@ class HubConsoleApp(AdammApp):
         table = self.query_one(f"#{message.target}", SortableTable)
         lang = self.lang
         self.show_empty(message.target, not message.rows)
-        if message.target == "actions" and self._same_rows(table, message.rows):
-            return  # the periodic refresh keeps the cursor where it is when nothing changed
+        if message.target == "actions":
+            self.effects = {r["action_id"]: r["effect"] for r in message.rows if r.get("effect")}
+            if self._same_rows(table, message.rows):
+                return  # the periodic refresh keeps the cursor where it is when nothing changed
         table.clear()
         for row in message.rows:
             if message.target == "facts":
@@ -285,6 +328,21 @@ class HubConsoleApp(AdammApp):
                     statement.get(lang) or statement.get("en", ""),
                     key=f"{row['store_id']}/{row['fact_id']}",
                 )
+            elif row.get("origin") == "store":  # a store's own action, known by its measured effect
+                table.add_row(
+                    row["store_id"],
+                    "",
+                    t("state.done", lang),
+                    ht("action.store_own", lang),
+                    "",
+                    (row.get("statement") or {}).get(lang) or row["summary"],
+                    fmt_value(row["confidence"], "score"),
+                    "",
+                    "",
+                    str(row.get("done_on") or ""),
+                    effect_cell(row.get("effect"), lang),
+                    key=row["action_id"],
+                )
             else:
                 zone = self.store_zones.get(str(row["store_id"]), self.tz)  # the store's clock
                 table.add_row(
@@ -298,15 +356,73 @@ class HubConsoleApp(AdammApp):
                     zoned_time(row["issued_at"], zone),
                     row.get("acked_by") or "",
                     zoned_time(row.get("acked_at"), zone),
+                    effect_cell(row.get("effect"), lang),
                     key=row["action_id"],
                 )
+        if message.target == "actions":
+            self.show_effect_line(table)
+        else:
+            self.show_fact_fleet(table)
 
     def _same_rows(self, table: SortableTable, rows: list[dict[str, Any]]) -> bool:
         """Whether the Actions table already shows exactly these actions in these states."""
-        seen = [(r["action_id"], r["state"], r.get("acked_by"), r.get("acked_at")) for r in rows]
+        seen = [
+            (
+                r["action_id"],
+                r["state"],
+                r.get("acked_by"),
+                r.get("acked_at"),
+                json.dumps(r.get("effect"), default=str),
+            )
+            for r in rows
+        ]
         same = seen == getattr(table, "_adamm_seen", None)
         table._adamm_seen = seen  # type: ignore[attr-defined]
         return same and table.row_count == len(rows)
+
+    # -- the fleet: how each kind of fact holds in every store ----------------------------------
+
+    def on_fleet_loaded(self, message: FleetLoaded) -> None:
+        from hub.fleet import kind_head, tested_line
+
+        lang = self.lang
+        result = message.result
+        self.fleet_rows = {k["kind"]: k for k in result["fleet"]}
+        self.fact_kinds = {
+            f"{f['store_id']}/{f['fact_id']}": str(f["fleet_kind"])
+            for f in result["facts"]
+            if f.get("fleet_kind")
+        }
+        lines = [tested_line(result, lang)]
+        lines += [f"  {kind_head(k, lang)}" for k in result["fleet"]] or ["  " + t("none", lang)]
+        self.query_one("#fleet_text", Static).update("\n".join(lines))
+        self.show_fact_fleet(self.query_one("#facts", SortableTable))
+
+    def fact_fleet_text(self, key: str | None) -> str:
+        """The fleet row of the store fact ``key`` (``store/fact_id``): its sentence and its stores."""
+        from hub.fleet import kind_head, store_lines
+
+        if key is None or not self.fleet_rows:
+            return ""
+        kind = self.fleet_rows.get(self.fact_kinds.get(key, ""))
+        colon = "：" if self.lang == "zh" else ": "
+        if kind is None:
+            return f"{ht('fleet.of_fact', self.lang)}{colon}{ht('fleet.not_tested', self.lang)}"
+        lines = [f"{ht('fleet.of_fact', self.lang)}{colon}{kind_head(kind, self.lang)}"]
+        return "\n".join(lines + [f"  {line}" for line in store_lines(kind, self.lang)])
+
+    def show_fact_fleet(self, table: DataTable[Any]) -> None:
+        key = None
+        if table.row_count:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        self.query_one("#fact_fleet", Static).update(self.fact_fleet_text(key))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """(The store app's handler, run as well, says the highlighted action's effect.)"""
+        if event.data_table.id == "facts":
+            self.query_one("#fact_fleet", Static).update(
+                self.fact_fleet_text(event.row_key.value if event.row_key is not None else None)
+            )
 
     # -- send as action --------------------------------------------------------------------------
 

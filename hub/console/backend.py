@@ -22,10 +22,12 @@ from edge.config import parse_duration
 from edge.config.hub import HubConfig
 from edge.contract import OPEN_STATES
 from edge.errors import UsageError
+from edge.presentation.effects import unmeasured_effect
 from edge.services.console import ConsoleStatus
 from hub import actions as hub_actions
 from hub.ask import ask
 from hub.db import HubDB, open_hub
+from hub.fleet import effect_facts
 from hub.source import HubSource
 from hub.status import hub_status
 
@@ -40,6 +42,33 @@ def _cited(store: str, day: str, slice_: str, lang: str) -> str:
     if lang == "zh":
         return f"{store} {day}（{slice_}）：总部日汇总引用的门店事件（原始事件保存在门店）"
     return f"{store} {day} ({slice_}): a store event cited by the hub's daily summary (the event itself stays at the store)"
+
+
+def _done_on(fact: dict[str, Any]) -> tuple[str, str]:
+    return str(fact.get("valid_from") or ""), str(fact["action_id"])
+
+
+def _store_action(fact: dict[str, Any], window: int) -> dict[str, Any]:
+    """A store's own action as the hub knows it: done (it has been measured), its statement as
+    its summary, its effect the fact."""
+    statement = fact.get("statement") or {}
+    return {
+        "action_id": str(fact["action_id"]),
+        "store_id": fact["store_id"],
+        "origin": "store",
+        "role": "",
+        "type": "",
+        "state": "done",
+        "params_json": "{}",
+        "summary": statement.get("en", ""),
+        "statement": statement,
+        "confidence": float(fact.get("confidence") or 0.0),
+        "issued_at": None,
+        "acked_by": None,
+        "acked_at": None,
+        "done_on": fact.get("valid_from"),
+        "effect": {"state": "measured", **fact, "window_days": window},
+    }
 
 
 class HubBackend:
@@ -108,9 +137,29 @@ class HubBackend:
         return out
 
     def list_actions(self, state: str | None = None) -> list[dict[str, Any]]:
-        """The actions the hub issued, across stores, newest first."""
+        """The actions the hub issued, across stores, newest first, then the stores' own actions
+        the hub knows by their measured effect (an ``action_effect`` fact synced from the store,
+        ``origin`` ``"store"``). A done action has its ``effect`` (CONTRACT.md section 7): the
+        store's ``action_effect`` fact for it, else the days its window still needs or that it
+        has no measurable target (:func:`edge.presentation.effects.unmeasured_effect`)."""
+        now = self.now or datetime.now(UTC)
+        window = self.config.actions.effect_window_days
         with self._db() as db:
-            return hub_actions.list_actions(db, state)
+            found = hub_actions.list_actions(db, state)
+            facts = effect_facts(db)
+        for a in found:
+            fact = facts.pop(a["action_id"], None)
+            if fact is not None:
+                a["effect"] = {"state": "measured", **fact, "window_days": window}
+            elif a["state"] == "done" and a.get("acked_at"):
+                params = json.loads(a.get("params_json") or "{}")
+                a["effect"] = {
+                    **unmeasured_effect(params, str(a["acked_at"]), now, window),
+                    "window_days": window,
+                }
+        if state in (None, "done"):
+            found += [_store_action(f, window) for f in sorted(facts.values(), key=_done_on, reverse=True)]
+        return found
 
     def ack_action(self, action_id: str, state: str, by: str) -> bool:
         """HQ does not acknowledge for a store's staff: always False."""
@@ -148,6 +197,14 @@ class HubBackend:
     @staticmethod
     def _store_ids(db: HubDB) -> list[str]:
         return [str(r[0]) for r in db.query("SELECT store_id FROM hub_stores ORDER BY store_id")]
+
+    def fleet(self) -> dict[str, Any]:
+        """How each kind of fact holds across the fleet (:func:`hub.fleet.fleet_check`, what
+        ``adamm-hub facts`` shows), as of ``now`` (else the clock)."""
+        from hub.fleet import fleet_check
+
+        with self._db() as db:
+            return fleet_check(db, now=self.now or datetime.now(UTC), config=self.config.analysis)
 
     def stores(self) -> list[dict[str, Any]]:
         """Per store its status and last summary (:func:`hub.status.hub_status`)."""
