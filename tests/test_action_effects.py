@@ -165,3 +165,13 @@ def _done(store: Store, aid: str) -> dict[str, Any]:
         got = get_action(conn, aid, NOW)
     assert got is not None
     return got
+
+
+def test_an_action_whose_window_has_passed_is_said_to_be_measured_next() -> None:
+    """Zero days left is not "0 more days": the next maintenance measures it."""
+    from edge.presentation.effects import effect_cell, effect_text
+
+    eff = {"state": "waiting", "days_needed": 0}
+    assert effect_cell(eff, "en") == "at next maintain" and "adamm maintain" in effect_text(eff, "en")
+    assert effect_cell(eff, "zh") == "下次维护时测量" and "adamm maintain" in effect_text(eff, "zh")
+    assert effect_cell({"state": "waiting", "days_needed": 3}, "en") == "3 more days"

@@ -614,11 +614,9 @@ def test_actions_tab_says_each_done_actions_effect_and_learned_tab_links_a_fact_
         eff = rows[aid]["effect"]
         assert out[aid] == (effect_cell(eff, lang), f"{label}{colon}{effect_text(eff, lang)}")
     assert out[STORE_ACTION][0] == "-31.0%" and "n=240" in out[STORE_ACTION][1]
-    assert rows[effects_db["hub_action"]]["effect"] == {
-        "state": "waiting",
-        "days_needed": 11,
-        "window_days": 14,
-    }
+    # an action the hub sent is in no store's memory: said not to be measured, not "N more days"
+    assert rows[effects_db["hub_action"]]["effect"] == {"state": "not_measured", "window_days": 14}
+    assert ("不测量" if lang == "zh" else "not measured") in out[effects_db["hub_action"]][1]
     # the fleet rows adamm-hub facts computes, and a store fact linked to its own
     (row,) = [k for k in fleet["fleet"] if "s1" in k["learned_in"]]
     assert kind_head(row, lang) in out["fleet"].replace("\n", "")

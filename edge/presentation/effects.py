@@ -64,7 +64,11 @@ def effect_cell(eff: dict[str, Any] | None, lang: str) -> str:
         return "-" if e is None else _pct(float(e))
     if eff.get("state") == "waiting":
         days = int(eff.get("days_needed") or 0)
+        if days <= 0:
+            return "下次维护时测量" if zh else "at next maintain"
         return f"还需 {days} 天" if zh else f"{days} more days"
+    if eff.get("state") == "not_measured":
+        return "门店不测量" if zh else "not measured"
     return "无可测目标" if zh else "no target"
 
 
@@ -78,6 +82,19 @@ def effect_text(eff: dict[str, Any] | None, lang: str, window_days: int | None =
     window_days = window_days or int(eff.get("window_days") or DEFAULT_WINDOW_DAYS)
     zh = lang == "zh"
     state = eff.get("state")
+    if state == "waiting" and int(eff.get("days_needed") or 0) <= 0:
+        return (
+            f"确认完成后已满 {window_days} 天，下次 adamm maintain 时测量"
+            if zh
+            else f"its {window_days} days after the ack have passed: the next `adamm maintain` measures it"
+        )
+    if state == "not_measured":
+        return (
+            "不测量：从总部下发的行动不在门店的记忆里，门店不会测量它；要测量效果，请在门店用 adamm action send 下发"
+            if zh
+            else "not measured: an action sent from the hub is not in the store's memory, so no store "
+            "measures it; send it from the store (`adamm action send`) to have its effect measured"
+        )
     if state == "waiting":
         days = int(eff.get("days_needed") or 0)
         return (

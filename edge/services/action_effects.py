@@ -132,7 +132,7 @@ def measure(store: Store, config: AdammConfig, action: dict[str, Any], now: date
         return {"state": "thin", "metric": metric}
     pooled = _combine(strata) if len(strata) >= 1 else None
     effect, p_value = pooled if pooled is not None else (whole["effect"], whole["p_value"])
-    n = min(s["n"] for s in strata) if strata else whole["n"]
+    n = sum(s["n"] for s in strata) if strata else whole["n"]  # each stratum's smaller side, summed
     conf = honesty.confidence(n, config.analysis.decay_base, p_value)
     return {
         "state": "measured",
