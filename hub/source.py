@@ -494,6 +494,12 @@ class HubSource:
             ][:VOCAB_VALUES_PER_KEY]
             if vals:
                 attributes[sl] = tuple(vals)
+        keys: dict[str, list[str]] = {}
+        for t, sl in self.db.query(
+            "SELECT event_type, slice FROM hub_catalog WHERE slice <> 'total' AND slice <> 'hour' "
+            "AND value IS NOT NULL GROUP BY event_type, slice ORDER BY 1, 2"
+        ):
+            keys.setdefault(str(t), []).append(str(sl))
         cov = self.coverage(EventFilter())
         self._vocab = Vocabulary(
             timezone=self.default_zone(),
@@ -504,6 +510,7 @@ class HubSource:
             entities=(),
             earliest=cov.earliest,
             latest=cov.latest,
+            keys_by_type={t: tuple(k) for t, k in keys.items()},
         )
         return self._vocab
 

@@ -240,6 +240,13 @@ def test_the_parser_learns_the_stores_from_the_hub(world: dict[str, Any]) -> Non
     src = HubSource(world["db"])
     vocab = src.vocabulary()
     assert vocab.store_ids == ("s1", "s2") and vocab.timezones == world["zones"]
+    # which of its slices' keys each event type carries, from the hub's catalog
+    want: dict[str, set[str]] = {}
+    for e in world["events"]:
+        keys = {k for k, v in e.stats.items() if v is not None and k in SLICE_KEY and k != "hour"}
+        want.setdefault(e.event_type, set()).update(keys)
+    assert {t: set(k) for t, k in vocab.keys_by_type.items()} == {t: k for t, k in want.items() if k}
+    assert "product_category" in vocab.keys_by_type["purchase"]
     got = answer("Which store had the highest revenue in November 2025?", src, now=NOW)
     assert got["status"] == "ok" and got["plan"]["intent"] == "top_k", got
     assert got["plan"]["group_by"] == ["store_id"]

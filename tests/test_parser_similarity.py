@@ -7,6 +7,7 @@ own (``topic=high_margin_product``); the question never names them literally.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.resources
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -17,6 +18,7 @@ import pytest
 from edge.analysis.parser import parse_question
 from edge.analysis.plan import validate_plan
 from edge.analysis.source import Vocabulary
+from edge.sim.catalog import VOCABULARY
 
 ort = pytest.importorskip("onnxruntime")
 ox = pytest.importorskip("onnxruntime_extensions")
@@ -139,3 +141,24 @@ def test_held_out_questions_gain_no_spurious_similarity_matches(
         assert all(m.value in wanted for m in sims), (question, sims)
         if not sims:
             assert with_encoder.plan == parse_question(question, held_out.VOCAB, held_out.NOW).plan, question
+
+
+def test_a_value_of_two_fields_matched_by_similarity_is_read_by_the_measures_events(
+    embed: Callable[[Sequence[str]], np.ndarray],
+) -> None:
+    """A zone and a product category both ``luxury_goods``: the encoder scores them the same, so
+    both stay candidates and the measure's events decide (or, carrying both, the question is refused)."""
+    attrs = dict(VOCABULARY.attributes)
+    attrs["zone"] += ("luxury_goods",)
+    attrs["product_category"] += ("luxury_goods",)
+    vocab = dataclasses.replace(VOCABULARY, attributes=attrs)
+    r = parse_question("奢侈品的销售额是多少", vocab, NOW, embed=embed)
+    assert r.status == "ok" and r.plan["filters"]["attributes"] == {"product_category": "luxury_goods"}, r
+    (m,) = r.matches
+    assert (m.method, m.set_aside, m.by_events) == ("similarity", ("zone",), ("purchase",))
+    r = parse_question("how many events about luxury items", vocab, NOW, embed=embed)
+    assert (
+        r.status == "unsupported"
+        and "zone" in (r.explanation or "")
+        and "product category" in (r.explanation or "")
+    )

@@ -119,6 +119,23 @@ def test_the_contract_plans_are_not_all_refused(sources: dict[str, Any]) -> None
     assert len(ok) >= len(ALL_PLANS) - 3, ok
 
 
+def _carried(events: list[Ev]) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for e in events:
+        out.setdefault(e.event_type, set()).update(k for k, v in e.stats.items() if v is not None)
+    return out
+
+
+def test_every_source_says_which_stats_keys_each_event_type_carries(
+    sources: dict[str, Any], events: list[Ev]
+) -> None:
+    want = _carried(events)
+    assert len(want) >= 3 and any(len(keys) >= 3 for keys in want.values())
+    for name, src in sources.items():
+        got = src.vocabulary().keys_by_type
+        assert {t: set(keys) for t, keys in got.items()} == want, name
+
+
 # -- closed days are the record ------------------------------------------------------------------
 
 CLOSED_PLANS = ("footfall_by_store", "breakdown", "revenue_last_week", "queue_trend", "top_k")
@@ -151,8 +168,19 @@ def test_a_closed_day_answers_the_same_after_its_events_are_deleted(tmp_path: An
     assert set(vocab_before.event_types) <= set(vocab.event_types)
     for key in rollup.ATTRIBUTE_COLUMNS:
         assert set(vocab_before.attributes.get(key, ())) <= set(vocab.attributes.get(key, ())), key
+    for t, keys in vocab_before.keys_by_type.items():  # and which types carry them
+        held = set(keys) & set(rollup.ATTRIBUTE_COLUMNS)
+        assert held <= set(vocab.keys_by_type.get(t, ())), t
     # the event-level source, which has only the remaining events, does see fewer
     assert EventsSource(DbStore(conn)).coverage(EventFilter()).count == cov_before.count - gone
+    # a type whose every remaining event goes: closed days' rollup rows still say what it carried
+    kind = "purchase"
+    held = set(vocab_before.keys_by_type[kind]) & set(rollup.ATTRIBUTE_COLUMNS)
+    assert held
+    conn.execute("DELETE FROM events WHERE event_type = ?", (kind,))
+    rollup.refresh(conn)
+    assert conn.execute("SELECT count(*) FROM events WHERE event_type = ?", (kind,)).fetchone() == (0,)
+    assert held <= set(RollupSource(DbStore(conn)).vocabulary().keys_by_type.get(kind, ())), held
     conn.close()
 
 

@@ -79,7 +79,7 @@ def test_vocabulary_is_persisted_and_read_back_without_rebuilding(
     with Store.open(tmp_path / "store.db") as again:
         with again.read() as conn:
             (marker,) = conn.execute("SELECT marker FROM vocabulary_cache").fetchone()  # type: ignore[misc]
-        assert marker.startswith("v1:")
+        assert marker.startswith("v2:")
 
         def boom(self: EventsSource, conn: Any) -> Any:
             raise AssertionError("the vocabulary was rebuilt although nothing changed")

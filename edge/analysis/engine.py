@@ -158,6 +158,8 @@ def _interpretation(
     lang: str,
     tz: str,
     not_understood: Sequence[str] = (),
+    *,
+    resolved: Sequence[tuple[str, str, Sequence[str], Sequence[str]]] = (),
 ) -> dict[str, Any]:
     """What ``plan`` computes (or would have), as the payload's ``interpretation``."""
     vocab = source.vocabulary()
@@ -189,6 +191,7 @@ def _interpretation(
         latest=latest,
         not_understood=not_understood,
         periods=periods,
+        resolved=resolved,
     )
 
 
@@ -247,7 +250,9 @@ def run_plan(
     op = base.get(str(plan["intent"]))
     if op is None:
         out = _payload(question, plan, "unsupported", UNSUPPORTED[lang], started=started)
-        out["interpretation"] = _interpretation(plan, source, now, lang, source.vocabulary().timezone)
+        out["interpretation"] = _interpretation(
+            plan, source, now, lang, source.vocabulary().timezone, resolved=_resolved(matches)
+        )
         return out
     ident = {"name": op.name, "version": op.version}
     tz = _zone_for(plan, source, timezone)
@@ -256,7 +261,7 @@ def run_plan(
         windows = _windows(plan, flt, now, tz)
     except TimeRangeError as exc:
         out = _payload(question, plan, "unsupported", exc.reasons[lang], operator=ident, started=started)
-        out["interpretation"] = _interpretation(plan, source, now, lang, tz)
+        out["interpretation"] = _interpretation(plan, source, now, lang, tz, resolved=_resolved(matches))
         return out
     ctx = Context(plan, source, question, now, config, lang, tz, flt)
     try:
@@ -271,7 +276,18 @@ def run_plan(
             operator=ident,
             started=started,
         )
-    out["interpretation"] = _interpretation(plan, source, now, lang, tz)
+    out["interpretation"] = _interpretation(plan, source, now, lang, tz, resolved=_resolved(matches))
+    return out
+
+
+def _resolved(matches: Sequence[Any]) -> list[tuple[str, str, Sequence[str], Sequence[str]]]:
+    """The parser's matches of a word that names a stored value of several fields (see
+    :class:`edge.analysis.parser.AttributeMatch`), as :func:`interpretation.build` says them."""
+    out: list[tuple[str, str, Sequence[str], Sequence[str]]] = []
+    for m in matches:
+        aside = tuple(getattr(m, "set_aside", ()) or ())
+        if aside:
+            out.append((str(m.phrase), str(m.key), aside, tuple(getattr(m, "by_events", ()) or ())))
     return out
 
 

@@ -127,6 +127,31 @@ def _filter_words(filters: dict[str, Any], lang: str) -> list[str]:
     return out
 
 
+def _resolved_words(
+    resolved: Sequence[tuple[str, str, Sequence[str], Sequence[str]]], lang: str
+) -> list[str]:
+    """One clause per word of several fields: which it was read as, and why."""
+    zh = lang == "zh"
+    out: list[str] = []
+    for phrase, key, aside, events in resolved:
+        field, others = dimension_label(key, lang), [dimension_label(k, lang) for k in aside]
+        if zh:
+            why = (
+                f"{'、'.join(value_label('event_type', t, lang) for t in events)}带有{field}，不带{'、'.join(others)}"
+                if events
+                else "问题中指明"
+            )
+            out.append(f"“{phrase}”按{field}理解（{why}）")
+        else:
+            why = (
+                f"{', '.join(value_label('event_type', t, lang) for t in events)} carry {field}, not {', '.join(others)}"
+                if events
+                else "as the question names it"
+            )
+            out.append(f"“{phrase}” read as the {field} ({why})")
+    return out
+
+
 def build(
     plan: dict[str, Any],
     lang: str,
@@ -138,10 +163,13 @@ def build(
     latest: datetime | None = None,
     not_understood: Sequence[str] = (),
     periods: Sequence[tuple[str, datetime | None, datetime | None]] = (),
+    resolved: Sequence[tuple[str, str, Sequence[str], Sequence[str]]] = (),
 ) -> dict[str, Any]:
     """The payload's ``interpretation`` for ``plan`` (``{}`` for a question no plan was built for);
     ``periods``: a comparison of periods' windows, resolved (label, since, until): the period said
-    is then theirs, each named with its dates."""
+    is then theirs, each named with its dates. ``resolved``: words of the question that name a
+    stored value of several fields, as (word, the field read, the fields set aside, the measure's
+    event types that carry the field read; none when the question named the field itself)."""
     zh = lang == "zh"
     words = [str(w) for w in not_understood]
     if not plan:
@@ -200,6 +228,7 @@ def build(
             parts.append("条件 " + "；".join(fw))
         if groups:
             parts.append("按" + "、".join(dimension_label(g, lang) for g in groups) + "分组")
+        parts += _resolved_words(resolved, lang)
         if words:
             parts.append("未能理解：" + "、".join(words))
         text = "，".join(parts) + "。"
@@ -226,6 +255,7 @@ def build(
             parts.append("where " + "; ".join(fw))
         if groups:
             parts.append("by " + ", ".join(dimension_label(g, lang) for g in groups))
+        parts += _resolved_words(resolved, lang)
         if words:
             parts.append("not understood: " + ", ".join(words))
         text = ", ".join(parts) + "."

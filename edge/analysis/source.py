@@ -250,6 +250,16 @@ class Vocabulary:
     latest: datetime | None = None
     #: store id -> IANA zone (stores not listed are in :attr:`timezone`)
     timezones: dict[str, str] = field(default_factory=dict)
+    #: event type -> the stats keys its events carry (a value in some event of that type); empty
+    #: when the source does not know (the parser then reads no value by which events carry it)
+    keys_by_type: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def carried_by(self, key: str, event_types: Sequence[str]) -> bool | None:
+        """True when events of some of ``event_types`` carry stats key ``key``; None when the
+        source does not know which keys its event types carry."""
+        if not self.keys_by_type:
+            return None
+        return any(key in self.keys_by_type.get(t, ()) for t in event_types)
 
     def zone_of(self, store_id: str | None) -> str:
         """The zone of one store (the default zone for ``None`` or an unlisted store)."""

@@ -446,6 +446,9 @@ class InMemorySource:
         ents = Counter(x for e in evs for x in e.entities)
         stores = sorted({e.store_id for e in evs} | set(self.timezones))
         ts = [e.ts.astimezone(UTC) for e in evs]
+        carried: dict[str, set[str]] = {}
+        for e in evs:
+            carried.setdefault(e.event_type, set()).update(k for k, v in e.stats.items() if v is not None)
         return Vocabulary(
             timezone=self.timezone,
             timezones=dict(self.timezones),
@@ -455,4 +458,5 @@ class InMemorySource:
             entities=tuple(sorted(ents, key=lambda x: (-ents[x], x))),
             earliest=min(ts) if ts else None,
             latest=max(ts) if ts else None,
+            keys_by_type={t: tuple(sorted(k)) for t, k in sorted(carried.items())},
         )

@@ -36,7 +36,8 @@ logger = logging.getLogger(__name__)
 
 #: the most text vectors kept per memory (about 2 KiB each); the oldest go first
 MAX_TEXT_VECTORS = 50_000
-_FORMAT = 1
+#: 2: the vocabulary holds the stats keys of each event type (a v1 cache is rebuilt once)
+_FORMAT = 2
 
 
 def change_marker(conn: apsw.Connection) -> str | None:
@@ -70,6 +71,7 @@ def vocabulary_json(vocab: Vocabulary) -> str:
             "entities": list(vocab.entities),
             "earliest": _iso(vocab.earliest),
             "latest": _iso(vocab.latest),
+            "keys_by_type": {t: list(keys) for t, keys in vocab.keys_by_type.items()},
         },
         ensure_ascii=False,
     )
@@ -85,6 +87,10 @@ def vocabulary_from_json(text: str, timezone: str) -> Vocabulary:
         entities=tuple(str(e) for e in d["entities"]),
         earliest=_dt(d["earliest"]),
         latest=_dt(d["latest"]),
+        # a cache written before the field: unknown (empty), never an error
+        keys_by_type={
+            str(t): tuple(str(k) for k in keys) for t, keys in (d.get("keys_by_type") or {}).items()
+        },
     )
 
 

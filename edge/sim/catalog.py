@@ -221,4 +221,32 @@ VOCABULARY = Vocabulary(
         "product_category": ("dairy", "bakery", "fruit", "wine_spirits"),
     },
     entities=("customer_123", "staff_07"),
+    # the stats keys the simulator writes on each event type (bill and line numbers aside)
+    keys_by_type={
+        "checkout_queue": ("promotion", "queue_length", "weather", "zone"),
+        "complaint": ("speech_emotion", "topic", "weather", "zone"),
+        "customer_enter": ("person_count", "promotion", "quality", "weather", "zone"),
+        "customer_inquiry": (
+            "product_category",
+            "product_id",
+            "promotion",
+            "speech_emotion",
+            "staff_id",
+            "topic",
+            "weather",
+        ),
+        "dwell": ("dwell_seconds", "person_count", "promotion", "quality", "weather", "zone"),
+        "promotion_broadcast": ("product_id", "promotion", "promotion_name", "weather"),
+        "purchase": (
+            "gross_margin",
+            "order_amount",
+            "product_category",
+            "product_id",
+            "promotion",
+            "weather",
+        ),
+        "staff_error": ("error_type", "product_id", "promotion", "staff_id", "weather"),
+        "staff_guidance": ("product_id", "promotion", "speech_emotion", "staff_id", "weather", "zone"),
+        "staff_operation": ("operation", "promotion", "staff_id", "weather"),
+    },
 )

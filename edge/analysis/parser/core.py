@@ -20,10 +20,12 @@ from typing import Any
 
 from edge.analysis import labels
 from edge.analysis.metrics import METRIC_EVENT_TYPES
+from edge.analysis.operators._words import dimension_label, value_label
 from edge.analysis.parser.accounting import residual
 from edge.analysis.parser.exemplars import Guess, classify
 from edge.analysis.parser.extractors import Context, runner
 from edge.analysis.parser.intents import CORRELATION_FORM, CUES, THAN_BEFORE, WILL_IT, cues
+from edge.analysis.parser.lexicon import DIMENSIONS
 from edge.analysis.parser.result import AttributeMatch, ParseResult
 from edge.analysis.parser.text import Hit, MaskedText, has_cjk, normalize, parse_number
 from edge.analysis.parser.timeexpr import TimeInfo, pivot_periods
@@ -439,6 +441,7 @@ def _rules_plan(
     )
     sim: list[ValueHit] = run("similar_values", mt) if intent_hint != "forecast" else []
     values = sorted(values + named + sim, key=lambda v: v.start)
+    values, two_fields = _resolve_fields(text, values, vocab, metrics, types, intent_hint)
     if intent_hint == "correlation_single":
         # "is there a link between rain and inquiries": non-metric sides are a co-occurrence
         things = [it for it in _co_items(values, types, entities, text, metric_hits) if it[3] > 0]
@@ -470,6 +473,9 @@ def _rules_plan(
             understood,
             "这不是关于门店数据的问题" if lang == "zh" else "this is not a question about the store's data",
         )
+    if two_fields is not None:  # one word, two fields, and the measure's events do not decide
+        meta["final"] = True
+        return _unsupported(lang, question, understood, _two_fields_reason(lang, two_fields))
 
     plan: dict[str, Any] = {}
     filters: dict[str, Any] = {}
@@ -680,7 +686,7 @@ def _rules_plan(
             if i in used_values:
                 continue
             for val in v.values:
-                matches.append(AttributeMatch(v.phrase, v.key, val, v.method, v.score))
+                matches.append(_match(v, val))
                 existing = attrs.get(v.key)
                 if existing is None:
                     attrs[v.key] = val
@@ -696,7 +702,7 @@ def _rules_plan(
     for i in used_values:
         v = values[i]
         for val in v.values:
-            matches.append(AttributeMatch(v.phrase, v.key, val, v.method, v.score))
+            matches.append(_match(v, val))
     if filters:
         plan["filters"] = filters
     plan["language"] = lang
@@ -726,6 +732,124 @@ def _rules_plan(
         if words:
             return _not_understood(lang, question, plan, words, understood, matches)
     return ParseResult(plan=plan, status="ok", explanation=None, language=lang, matches=tuple(matches))
+
+
+def _match(v: ValueHit, value: str) -> AttributeMatch:
+    return AttributeMatch(v.phrase, v.key, value, v.method, v.score, v.set_aside, v.by_events)
+
+
+@dataclass(frozen=True)
+class _TwoFields:
+    """A phrase that names stored values of several keys the measure's events do not tell apart."""
+
+    phrase: str
+    keys: tuple[str, ...]
+    events: tuple[str, ...]
+    carried: bool | None  # all carry the keys (True), none does (False), not known (None)
+
+
+def _measure_events(
+    vocab: Vocabulary, metrics: list[str], types: list[TypeHit], intent_hint: str | None
+) -> tuple[str, ...]:
+    """The event types the question's measure reads: its metric's (both of a correlation's), the
+    named types for a count of events or a question with no metric, every type otherwise."""
+    named = _unique([t.event_type for t in types])
+    every = tuple(vocab.event_types) or tuple(sorted(set(vocab.keys_by_type)))
+    chosen = (
+        []
+        if intent_hint in ("retrieve", "co_occurrence")
+        else metrics[: 2 if intent_hint == "correlation" else 1]
+    )
+    if not chosen:
+        return tuple(named) or every
+    out: list[str] = []
+    for m in chosen:
+        own = METRIC_EVENT_TYPES.get(m, ())
+        out += own if own else (named or list(every))
+    return tuple(_unique(out))
+
+
+def _named_field(text: str, v: ValueHit, keys: set[str]) -> set[str]:
+    """The keys among ``keys`` whose dimension word stands right by the phrase of ``v`` ("premium
+    zone", "zone premium", "premium 品类"): the question names the field itself."""
+    after, before = text[v.end : v.end + 16], text[max(0, v.start - 16) : v.start]
+    found: set[str] = set()
+    for pattern, dim in DIMENSIONS:
+        if dim not in keys:
+            continue
+        if any(not after[: m.start()].strip(" 的") for m in pattern.finditer(after)):
+            found.add(str(dim))
+        if any(not before[m.end() :].strip(" 的") for m in pattern.finditer(before)):
+            found.add(str(dim))
+    return found
+
+
+def _resolve_fields(
+    text: str,
+    values: list[ValueHit],
+    vocab: Vocabulary,
+    metrics: list[str],
+    types: list[TypeHit],
+    intent_hint: str | None,
+) -> tuple[list[ValueHit], _TwoFields | None]:
+    """Each phrase that names stored values of more than one key becomes the key the question
+    names by it ("premium zone"), else the one key the measure's events carry (said on the hit: :attr:`ValueHit.set_aside`, :attr:`ValueHit.by_events`); when
+    they carry several, none, or the memory does not say, no key is guessed: the phrase is
+    returned as a :class:`_TwoFields` (and left out of the values)."""
+    out: list[ValueHit] = []
+    unresolved: _TwoFields | None = None
+    for v in values:
+        if not v.alternatives:
+            out.append(v)
+            continue
+        cands = [(v.key, v.values[0]), *[(k, x) for k, x in v.alternatives if k != v.key]]
+        events = _measure_events(vocab, metrics, types, intent_hint)
+        named = _named_field(text, v, {k for k, _ in cands})
+        carried = {k: vocab.carried_by(k, events) for k, _ in cands}
+        fits = [(k, x) for k, x in cands if (k in named if named else carried[k])]
+        if len(fits) == 1:
+            key, value = fits[0]
+            on = () if named else tuple(t for t in events if key in vocab.keys_by_type.get(t, ()))
+            aside = tuple(k for k, _ in cands if k != key)
+            out.append(
+                dataclasses.replace(
+                    v, key=key, values=(value,), alternatives=(), set_aside=aside, by_events=on
+                )
+            )
+            continue
+        if unresolved is None:
+            state = None if any(c is None for c in carried.values()) else bool(fits)
+            unresolved = _TwoFields(v.phrase, tuple(k for k, _ in cands), events, state)
+    return out, unresolved
+
+
+def _two_fields_reason(lang: str, tf: _TwoFields) -> str:
+    """Why a word of two fields is not read: the fields, and what the measure's events carry."""
+    zh = lang == "zh"
+    more = len(tf.events) > 4
+    events = ("、" if zh else ", ").join(value_label("event_type", t, lang) for t in tf.events[:4])
+    if zh:
+        fields = "，也是".join(f"{dimension_label(k, lang)}的取值" for k in tf.keys)
+        why = {
+            True: f"要计算的事件（{events}{'等' if more else ''}）都带有",
+            False: f"要计算的事件（{events}{'等' if more else ''}）都不带",
+            None: "门店数据没有说明要计算的事件带有哪一个",
+        }[tf.carried]
+        return (
+            f"“{tf.phrase}”既是{fields}，{why}，我不替你选择；"
+            f"请说明是哪一个（例如“{tf.phrase}{dimension_label(tf.keys[0], lang)}”）"
+        )
+    fields = " and ".join(f"a {dimension_label(k, lang)}" for k in tf.keys)
+    events += ", ..." if more else ""
+    why = {
+        True: f"the measure's events ({events}) carry both",
+        False: f"the measure's events ({events}) carry neither",
+        None: "the memory does not say which of them the measure's events carry",
+    }[tf.carried]
+    return (
+        f"'{tf.phrase}' is both {fields}, and {why}, so I will not pick one; "
+        f"say which (e.g. '{tf.phrase} {dimension_label(tf.keys[0], lang)}')"
+    )
 
 
 def _not_understood(

@@ -16,7 +16,10 @@ class AttributeMatch:
     """A question word mapped to a stored attribute value.
 
     ``method`` is ``"exact"`` (the stored value itself), ``"synonym"`` (an everyday word for it,
-    e.g. 收银台 -> checkout) or ``"similarity"`` (text-encoder cosine ``score``).
+    e.g. 收银台 -> checkout) or ``"similarity"`` (text-encoder cosine ``score``). When the phrase
+    names stored values of several keys (a zone and a product category both called "premium"),
+    ``set_aside`` holds the other keys and ``by_events`` the measure's event types that carry
+    ``key`` and not them: how the word was resolved, said in the answer's ``interpretation``.
     """
 
     phrase: str
@@ -24,6 +27,8 @@ class AttributeMatch:
     value: str
     method: str
     score: float
+    set_aside: tuple[str, ...] = ()
+    by_events: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

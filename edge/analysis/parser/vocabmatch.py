@@ -65,6 +65,13 @@ class ValueHit:
     score: float
     start: int
     end: int
+    #: other (key, value) pairs the same phrase names: one stored word in two fields (a zone and a
+    #: product category both called "premium"); the parser resolves them by the measure's events
+    alternatives: tuple[tuple[str, str], ...] = ()
+    #: set when a phrase of several fields was resolved: the keys set aside, and the measure's
+    #: event types that carry :attr:`key` and not them
+    set_aside: tuple[str, ...] = ()
+    by_events: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -142,12 +149,18 @@ def _compile(key: tuple[object, ...]) -> _Compiled:
     types: list[tuple[re.Pattern[str], object]] = [(p, t) for p, t in EVENT_TYPE_WORDS if t in allowed]
     types += _literal_table({w: t for t in event_types if _usable(t) for w in _variants(t)})
 
-    literal: dict[str, object] = {}
+    # a written form may name values of several keys (a zone and a category both "premium"):
+    # every one is kept, the first as the hit and the others as its alternatives
+    by_form: dict[str, dict[str, str]] = {}
     for attr_key, vals in attributes:
         for v in vals:
             if isinstance(v, str) and _usable(v):
                 for w in _variants(v):
-                    literal.setdefault(w, ("exact", attr_key, (v,)))
+                    by_form.setdefault(w, {}).setdefault(attr_key, v)
+    literal: dict[str, object] = {}
+    for w, named in by_form.items():
+        (k0, v0), *others = named.items()
+        literal[w] = ("exact", k0, (v0,), tuple(others))
     values = _literal_table(literal)
     stored_by_key = dict(attributes)
     for attr_key, groups in VALUE_WORDS.items():
@@ -163,7 +176,7 @@ def _compile(key: tuple[object, ...]) -> _Compiled:
                 # which then finds no events (the engine says which weathers it knows)
                 chosen = (tokens[0],)
             if chosen:
-                values.append((re.compile(pattern), ("synonym", attr_key, chosen)))
+                values.append((re.compile(pattern), ("synonym", attr_key, chosen, ())))
     targets = tuple((k, v) for k, vals in attributes for v in vals if isinstance(v, str) and _usable(v))
     return _Compiled(stores, ents, known, types, values, targets)
 
@@ -208,8 +221,10 @@ def match_values(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
     """Stored stats values named literally or by a synonym (consumed), in question order."""
     out = []
     for h in mt.find(compiled(vocab).values):
-        method, hit_key, hit_values = cast(tuple[str, str, tuple[str, ...]], h.value)
-        out.append(ValueHit(h.text, hit_key, hit_values, method, 1.0, h.start, h.end))
+        method, hit_key, hit_values, alts = cast(
+            tuple[str, str, tuple[str, ...], tuple[tuple[str, str], ...]], h.value
+        )
+        out.append(ValueHit(h.text, hit_key, hit_values, method, 1.0, h.start, h.end, alts))
     return out
 
 
@@ -307,8 +322,18 @@ def similar_values(
             continue
         if any(not (e <= t.start or s >= t.end) for t in taken):
             continue
+        # the same text stored under other keys scores the same: those keys are alternatives
+        same = re.sub(r"[_\-]+", " ", target[1]).lower()
+        alts = tuple(
+            (k, v)
+            for k, v in targets
+            if target[0] != "event_type"
+            and k not in (target[0], "event_type")
+            and re.sub(r"[_\-]+", " ", v).lower() == same
+        )
         used_targets.add(target)
-        taken.append(ValueHit(text, target[0], (target[1],), "similarity", round(score, 4), s, e))
+        used_targets.update(alts)
+        taken.append(ValueHit(text, target[0], (target[1],), "similarity", round(score, 4), s, e, alts))
     for h in taken:
         mt.consume(h.start, h.end)
     return sorted(taken, key=lambda h: h.start)

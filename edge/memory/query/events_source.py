@@ -378,6 +378,7 @@ class EventsSource:
             entities=entities,
             earliest=parse_ts(lo),
             latest=parse_ts(hi),
+            keys_by_type=_keys_by_type(conn, held),
         )
 
     # -- retrieval and encoders ------------------------------------------------------------------
@@ -454,6 +455,30 @@ def _closed_days_held(conn: Any) -> bool:
     if row is None:
         return False
     return conn.execute("SELECT 1 FROM rollup_days WHERE state = 'closed' LIMIT 1").fetchone() is not None
+
+
+def _keys_by_type(conn: Any, held: bool) -> dict[str, tuple[str, ...]]:
+    """Event type -> the stats keys some event of that type carries: one grouped pass over the
+    well-known columns, one over ``event_attrs``, and (``held``) one over closed days' rollup rows,
+    whose events may be gone."""
+    found: dict[str, set[str]] = {}
+    cols = tuple(WELL_KNOWN_STATS)  # names from the schema's own list, never from input
+    counts = ", ".join(f"count({c})" for c in cols)
+    for row in conn.execute(f"SELECT event_type, {counts} FROM events GROUP BY event_type"):
+        found.setdefault(str(row[0]), set()).update(c for c, n in zip(cols, row[1:], strict=True) if n)
+    for t, k in conn.execute(
+        "SELECT e.event_type, x.key FROM event_attrs AS x JOIN events AS e ON e.id = x.event_rowid "
+        "GROUP BY e.event_type, x.key"
+    ):
+        found.setdefault(str(t), set()).add(str(k))
+    if held:
+        cols = rollup.ATTRIBUTE_COLUMNS  # the rollup's own column list
+        counts = ", ".join(f"count(r.{c})" for c in cols)
+        for row in conn.execute(
+            f"SELECT r.event_type, {counts} FROM {rollup.TABLE} AS r WHERE {rollup.CLOSED_ROW} GROUP BY r.event_type"
+        ):
+            found.setdefault(str(row[0]), set()).update(c for c, n in zip(cols, row[1:], strict=True) if n)
+    return {t: tuple(sorted(keys)) for t, keys in sorted(found.items())}
 
 
 def _extend(have: tuple[str, ...], conn: Any, col: str, table: str, *, cap: int | None) -> tuple[str, ...]:
