@@ -29,7 +29,7 @@ from test_hub_ask import summaries
 
 from edge.analysis import fleet as F
 from edge.analysis.testing import MemEvent
-from edge.presentation.facts import compare_groups, fact_statement
+from edge.presentation.facts import compare_groups, correlated_metric, fact_kind, fact_statement
 from edge.sync import messages as m
 from hub.db import open_hub
 from hub.fleet import fleet_check
@@ -258,3 +258,32 @@ def test_a_compare_facts_groups_read_back_from_its_statement() -> None:
         st = fact_statement("compare", body, {"subject": subject, "baseline": baseline})
         fact_ = {**body, "statement": st}
         assert compare_groups(fact_, ["clear", "rain", "snow", "sunny", "晴", "雨"]) == (subject, baseline)
+
+
+@pytest.mark.parametrize(
+    ("kind", "body", "words"),
+    [
+        ("compare", {"metric": "avg_order_value", "dimension": "weather", "value": 65.0, "effect": 0.3}, {"subject": "rain", "baseline": "sunny"}),
+        ("profile", {"metric": "footfall", "dimension": "hour", "value": 18, "effect": 0.9}, {"subject": 18}),
+        ("peak", {"metric": "peak_hour", "dimension": "hour", "value": 18, "effect": 0.4}, {"subject": 17}),
+        ("trend", {"metric": "peak_hour", "dimension": "week", "value": 19, "effect": 0.1}, {}),
+        ("periodicity", {"metric": "footfall", "dimension": "date", "value": 7, "effect": None}, {}),
+        ("correlation", {"metric": "queue_length", "dimension": "date", "value": 0.6, "effect": None}, {"second": "complaint_count"}),
+        ("anomaly", {"metric": "footfall", "dimension": "date", "value": 900, "effect": 1.2}, {}),
+        ("co_occurrence", {"metric": "event_count", "dimension": "event_type", "value": 2.0, "effect": 1.0}, {"a": "checkout_queue", "b": "complaint"}),
+        ("change", {"metric": "staff_error_rate", "dimension": "date", "value": 0.03, "effect": -0.8}, {}),
+        ("level", {"metric": "staff_error_rate", "dimension": "date", "value": 0.03, "effect": None}, {}),
+    ],
+)  # fmt: skip
+def test_the_kind_of_every_fact_reads_back_from_its_statement(
+    kind: str, body: dict[str, Any], words: dict[str, Any]
+) -> None:
+    """The hub sees facts in the contract's shape only: each kind of statement the facts step
+    writes is recognised (and a correlation's second metric with it)."""
+    fact_ = {**body, "n": 120, "p_value": None if kind in ("periodicity", "level") else 0.001,
+             "valid_from": "2025-10-06"}  # fmt: skip
+    fact_["statement"] = fact_statement(kind, fact_, words)
+    assert fact_kind(fact_) == kind, fact_["statement"]["en"]
+    assert fact_kind({**fact_, "action_id": "act_1"}) == "action_effect"
+    if kind == "correlation":
+        assert correlated_metric(fact_) == "complaint_count"
