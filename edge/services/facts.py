@@ -540,7 +540,7 @@ def _evaluate_change(
     from scipy import stats
 
     cfg = asker.config.analysis
-    payload = asker.run_plan(_window_plan(q, store_id, since, until))
+    payload = asker.run_plan(_window_plan(q, store_id, since, until), cite=False)
     if payload.get("status") != "ok":
         return Evaluation(answered=False)
     metric = q.plan["target_metric"]
@@ -572,7 +572,7 @@ def _evaluate_change(
             },
             "filters": {"store_id": [store_id]},
         }
-        cmp = asker.run_plan(plan)
+        cmp = asker.run_plan(plan, cite=False)
         if cmp.get("status") == "ok":
             res = cmp["result"]
             groups = {str(g["key"]): g for g in res.get("groups") or []}
@@ -606,7 +606,8 @@ def _evaluate_change(
             store_id,
             since,
             until,
-        )
+        ),
+        cite=False,
     )
     if level.get("status") != "ok" or level.get("low_confidence") or level["result"].get("value") is None:
         # no level to fall back on: a change that fails the control changes nothing
@@ -635,7 +636,7 @@ def evaluate(
     """Ask standing question ``q`` over [since, until) and read its significant findings."""
     if q.kind == "change":
         return _evaluate_change(q, asker, store_id, since, until, tz)
-    payload = asker.run_plan(_window_plan(q, store_id, since, until))
+    payload = asker.run_plan(_window_plan(q, store_id, since, until), cite=False)
     if payload.get("status") != "ok":
         return Evaluation(answered=False)
     return READERS[q.kind](q, payload, asker.config.analysis)
@@ -714,6 +715,7 @@ def _refresh(rec: FactRecord, kind: str, f: Finding, until: str) -> None:
     rec.value, rec.effect, rec.n, rec.p_value, rec.q_value = f.value, f.effect, f.n, f.p_value, f.q_value
     rec.confidence, rec.evidence, rec.evidence_count = f.confidence, f.evidence, f.evidence_count
     rec.plan, rec.evaluated_until = f.plan, until
+    rec.extra["uncited"] = True  # evaluated without sampling evidence: cited before it is written
     wording = "level" if kind == "change" and rec.signature == "level" else kind
     rec.statement = fact_statement(wording, rec.contract(), f.words)
 
@@ -799,6 +801,22 @@ def step(
 
 
 # -- the run ---------------------------------------------------------------------------------------
+
+
+def cite(store: Store, config: AdammConfig, tz: ZoneInfo, records: Sequence[FactRecord]) -> None:
+    """Cite the events behind each record refreshed in this run: its plan asked again as of its
+    evaluation point, with evidence. The evaluations ask without sampling evidence (most of a
+    run's answers make no fact, or are refreshed again a week later); the answer is the same, so
+    the evidence is what the evaluation would have cited."""
+    cap = config.analysis.evidence_cap
+    for rec in records:
+        if not rec.extra.pop("uncited", False):
+            continue
+        at = datetime.combine(date.fromisoformat(rec.evaluated_until), time(0), tz)
+        got = AskService(store, config, now=at).run_plan(rec.plan)
+        if got.get("status") == "ok":
+            rec.evidence = [str(e["event_id"]) for e in got.get("evidence") or []][:cap]
+            rec.evidence_count = int(got.get("evidence_count") or len(rec.evidence))
 
 
 def _local_day(t: datetime | None, tz: ZoneInfo) -> date | None:
@@ -926,6 +944,7 @@ def distil_facts(
                 since = datetime.combine(point, time(0), tz) - timedelta(days=q.window_days)
                 step(slots, store_id, name, q.kind, ev, since.date().isoformat(), point.isoformat())
             if points:
+                cite(store, config, tz, list(slots.changed.values()))
                 repo.apply_run(
                     store,
                     store_id,
