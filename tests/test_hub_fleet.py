@@ -5,7 +5,8 @@ learned facts as summary messages, ingested by the hub into real SQLite): rain l
 by 30% in four stores, lowers it by 25% in one, does nothing in one, and one store is too thin to
 test; and 18:00 is the peak hour (twice the footfall of any other hour) in the same stores, the
 quiet hour of the reversed one, an hour like any other in the null one, and the thin store has no
-other hour to compare it with. The fleet check must report exactly that for both kinds of fact,
+other hour to compare it with (a peak fact, and a weekday profile fact: 18:00 against the
+hourly mean, learned in other stores). The fleet check must report exactly that for every kind,
 with the false discoveries controlled over every store and kind, pool the stores into a
 random-effects estimate whose interval holds the planted effect, and list the kind of fact it
 cannot test from rollups (a co-occurrence) with the reason.
@@ -100,6 +101,12 @@ def _peak_fact(store: str) -> m.Summary:
     return fact(store, f"{store}-peak", statement=fact_statement("peak", body, {"subject": 17}), **body)
 
 
+def _profile_fact(store: str) -> m.Summary:
+    body = {"metric": "footfall", "dimension": "hour", "value": 18, "effect": 0.8, "n": 200, "p_value": 1e-6,
+            "valid_from": "2025-10-01"}  # fmt: skip
+    return fact(store, f"{store}-profile", statement=fact_statement("profile", body, {"subject": 18}), **body)
+
+
 def _together_fact(store: str) -> m.Summary:
     body = {"metric": "event_count", "dimension": "event_type", "value": 2.1, "effect": 1.1, "n": 80,
             "p_value": 1e-4, "valid_from": "2025-10-01"}  # fmt: skip
@@ -111,7 +118,13 @@ def _together_fact(store: str) -> m.Summary:
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     path = tmp_path_factory.mktemp("fleet") / "hub.db"
     db = open_hub(str(path), create=True)
-    for s in [*summaries(_events(), ZONES), _learned_fact("a1"), _peak_fact("a2"), _together_fact("a1")]:
+    for s in [
+        *summaries(_events(), ZONES),
+        _learned_fact("a1"),
+        _peak_fact("a2"),
+        _profile_fact("a3"),
+        _together_fact("a1"),
+    ]:
         got = ingest(db, m.summary_topic(s.store_id), s.encode())
         assert got.outcome == "stored", got
     yield {"db": db, "path": path}
@@ -120,11 +133,12 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 def test_a_planted_fleet_is_reported_as_planted(hub: dict[str, Any]) -> None:
     result = fleet_check(hub["db"], now=NOW)
-    assert sorted(f["store_id"] for f in result["facts"]) == ["a1", "a1", "a2"]
+    assert sorted(f["store_id"] for f in result["facts"]) == ["a1", "a1", "a2", "a3"]
     rows = {r["kind"]: r for r in result["fleet"]}
     assert set(rows) == {
         "avg_order_value/weather/rain_vs_sunny",
         "peak:peak_hour/hour/18_vs_next_busiest_hour",
+        "profile:footfall/hour/18_vs_hourly_mean",
     }
     for f in result["facts"]:  # a fact links to its fleet row
         assert f.get("fleet_kind") in (rows if f["fact_id"] != "a1-together" else (None,))
@@ -146,7 +160,7 @@ def test_a_planted_fleet_is_reported_as_planted(hub: dict[str, Any]) -> None:
             assert t["p_adjusted"] < 0.05 and t["evidence"]
     # one family of tests: every store with data of every kind, BH-adjusted together
     flat = [t for r in result["fleet"] for t in r["stores"] if t["p_value"] is not None]
-    assert result["tested"] == len(flat) == 14
+    assert result["tested"] == len(flat) == 21  # 7 stores with data, 3 kinds
     assert [t["p_adjusted"] for t in flat] == pytest.approx(F.bh_adjust([t["p_value"] for t in flat]))
     # pooled over the stores with data: heterogeneous (one reversed), an interval, I^2 high
     pooled = row["pooled"]
@@ -156,6 +170,12 @@ def test_a_planted_fleet_is_reported_as_planted(hub: dict[str, Any]) -> None:
 
 def test_a_planted_peak_hour_is_tested_in_every_store(hub: dict[str, Any]) -> None:
     result = fleet_check(hub["db"], now=NOW)
+    planted = {"a1": "holds", "a2": "holds", "a3": "holds", "a4": "holds", "r1": "reversed", "n1": "null",
+               "t1": "thin", "w1": "holds"}  # fmt: skip
+    # the weekday profile: footfall at 18:00 against the weekday hourly mean, the same stores
+    profile = next(r for r in result["fleet"] if r["fact_kind"] == "profile")
+    assert (profile["metric"], profile["subject"], profile["learned_in"]) == ("footfall", "18", ["a3"])
+    assert {t["store_id"]: t["verdict"] for t in profile["stores"]} == planted
     row = next(r for r in result["fleet"] if r["fact_kind"] == "peak")
     assert (row["metric"], row["dimension"], row["subject"], row["learned_in"]) == (
         "peak_hour",
@@ -164,8 +184,7 @@ def test_a_planted_peak_hour_is_tested_in_every_store(hub: dict[str, Any]) -> No
         ["a2"],
     )
     verdicts = {t["store_id"]: t["verdict"] for t in row["stores"]}
-    assert verdicts == {"a1": "holds", "a2": "holds", "a3": "holds", "a4": "holds", "r1": "reversed",
-                        "n1": "null", "t1": "thin", "w1": "holds"}  # fmt: skip
+    assert verdicts == planted
     for t in row["stores"]:
         if t["verdict"] == "holds":  # twice the footfall of the busiest other hour, within its interval
             assert t["ci"][0] <= 1.0 <= t["ci"][1] and t["effect"] > 0.5, t
