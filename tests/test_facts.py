@@ -12,6 +12,7 @@ import atexit
 import functools
 import hashlib
 import json
+import random
 import re
 import shutil
 import signal
@@ -28,6 +29,7 @@ import apsw
 import pytest
 from textual.widgets import DataTable
 
+from edge.analysis import fleet as F
 from edge.analysis.operators.base import fmt, fmt_p
 from edge.cli import main
 from edge.config import AdammConfig
@@ -37,7 +39,7 @@ from edge.memory.db.connect import load_vec
 from edge.memory.semantic import facts as repo
 from edge.memory.store import Store
 from edge.services.ask import AskService
-from edge.services.facts import STANDING_QUESTIONS, distil_facts
+from edge.services.facts import STANDING_QUESTIONS, Evaluation, Finding, control, distil_facts
 from edge.services.store_console import StoreBackend
 from edge.sim import Effects, SimConfig, expected, simulate
 from edge.tui.app import AdammApp
@@ -477,6 +479,84 @@ def test_significant_facts_meet_the_honesty_rules() -> None:
         if STANDING_QUESTIONS[r.question].kind in TESTED_KINDS | {"change"} and r.signature != "level":
             assert r.p_value is not None and r.p_value < 0.05, r
         assert r.confidence >= 0.5, r
+
+
+def test_every_tested_fact_passed_benjamini_hochberg_over_its_evaluation_points_family() -> None:
+    """Each fact resting on a test keeps its p-value and its adjusted one (q), which is the
+    Benjamini-Hochberg value of its p-value among every test the store ran at that evaluation
+    point (all standing questions, recomputed here from the kept p-values), and below 5%."""
+    path = catch_up().path
+    with Store.open(path, readonly=True, create=False) as store, store.read() as conn:
+        families: dict[str, list[float]] = {}
+        for point, ps in conn.execute("SELECT point, p_values_json FROM fact_tests ORDER BY point, question"):
+            families.setdefault(str(point), []).extend(json.loads(ps))
+    assert sum(map(len, families.values())) > len(families) > 10  # many questions, many points
+    tested = [r for r in _records(path) if r.p_value is not None]
+    assert tested
+    for r in tested:
+        assert r.q_value is not None and r.p_value <= r.q_value < 0.05, r
+        if r.signature.startswith("change:"):
+            continue  # its family p-value is Bonferroni-corrected over the candidate days
+        family = families[r.evaluated_until]
+        q = F.bh_adjust(family)[family.index(r.p_value)]
+        assert r.q_value == pytest.approx(q, rel=1e-5), r
+
+
+def _t_test_evaluations(rng: random.Random, planted: int, null: int) -> list[Evaluation]:
+    """One evaluation point's family: ``planted`` compare tests with a true effect (1.2 sd,
+    30 days a group) and ``null`` without, each a Welch t-test on simulated daily values."""
+    from scipy import stats
+
+    out = []
+    for i in range(planted + null):
+        shift = 1.2 if i < planted else 0.0
+        a = [rng.gauss(shift, 1.0) for _ in range(30)]
+        b = [rng.gauss(0.0, 1.0) for _ in range(30)]
+        p = float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+        f = Finding(f"q{i}", "up" if i < planted else "null", "m", "d", 0.0, 0.0, 30, p, 0.9, [], 0, {})
+        f.family_p = p
+        out.append(Evaluation(True, [f]))
+    return out
+
+
+def test_the_false_discovery_control_keeps_chance_findings_at_the_nominal_rate() -> None:
+    """Over 300 seeded evaluation points: in a null world (40 questions, no effect) a point yields
+    a false fact in at most about 5% of the points (Benjamini-Hochberg controls the family-wise
+    rate under the complete null), where p < 0.05 alone would yield one in most points; with 10
+    planted effects among 30 null questions the share of false facts among facts stays at or below
+    5% and the planted effects are still found."""
+    rng = random.Random(27)
+    seeds = 300
+    null_points_with_a_false_fact = uncorrected = 0
+    false = found = planted_found = 0
+    for _ in range(seeds):
+        evs = _t_test_evaluations(rng, 0, 40)
+        uncorrected += any(e.findings[0].p_value < 0.05 for e in evs)  # type: ignore[operator]
+        tested, passed = control(evs)
+        assert tested == 40
+        null_points_with_a_false_fact += passed > 0
+        evs = _t_test_evaluations(rng, 10, 30)
+        control(evs)
+        kept = [e.findings[0] for e in evs if e.findings]
+        found += len(kept)
+        false += sum(f.signature == "null" for f in kept)
+        planted_found += sum(f.signature == "up" for f in kept)
+    assert null_points_with_a_false_fact / seeds <= 0.08  # nominal 5%, binomial noise over 300
+    assert uncorrected / seeds > 0.5  # without the control most points would hold a chance fact
+    assert false / found <= 0.05
+    assert planted_found / (10 * seeds) >= 0.8  # the planted effects are still found
+
+
+def test_a_change_that_fails_the_control_falls_back_to_the_level() -> None:
+    level = Finding("level", "level", "m", "date", 0.1, None, 100, None, 0.9, [], 0, {})
+    change = Finding("level", "change:2025-11-24", "m", "date", 0.03, -0.8, 100, 0.001, 0.9, [], 0, {})
+    change.family_p = 0.04  # Bonferroni-corrected over its candidate days
+    ev = Evaluation(True, [change], fallback=[level])
+    others = [Evaluation(True, tested=[0.5, 0.7, 0.9])]
+    assert control([ev, *others]) == (4, 0)  # 0.04 * 4 / 1 = 0.16: fails
+    assert ev.findings == [level]
+    ev = Evaluation(True, [change], fallback=[level])
+    assert control([ev]) == (1, 1) and ev.findings == [change] and change.q_value == pytest.approx(0.04)
 
 
 # -- adamm facts -----------------------------------------------------------------------------------

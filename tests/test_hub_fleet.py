@@ -1,10 +1,15 @@
 """Does a finding hold in every store: ``adamm-hub facts`` (CONTRACT.md section 7).
 
-A seeded fleet with planted truths, through the real path (each store's daily rollups and one
-learned fact as summary messages, ingested by the hub into real SQLite): rain lifts order value
+A seeded fleet with planted truths, through the real path (each store's daily rollups and the
+learned facts as summary messages, ingested by the hub into real SQLite): rain lifts order value
 by 30% in four stores, lowers it by 25% in one, does nothing in one, and one store is too thin to
-test. The fleet check must report exactly that, with the false discoveries controlled, and pool
-the stores into a random-effects estimate whose interval holds the planted effect.
+test; and 18:00 is the peak hour (twice the footfall of any other hour) in the same stores, the
+quiet hour of the reversed one, an hour like any other in the null one, and the thin store has no
+other hour to compare it with (a peak fact, and a weekday profile fact: 18:00 against the
+hourly mean, learned in other stores). The fleet check must report exactly that for every kind,
+with the false discoveries controlled over every store and kind, pool the stores into a
+random-effects estimate whose interval holds the planted effect, and list the kind of fact it
+cannot test from rollups (a co-occurrence) with the reason.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from test_hub_ask import summaries
 
 from edge.analysis import fleet as F
 from edge.analysis.testing import MemEvent
-from edge.presentation.facts import compare_groups, fact_statement
+from edge.presentation.facts import compare_groups, correlated_metric, fact_kind, fact_statement
 from edge.sync import messages as m
 from hub.db import open_hub
 from hub.fleet import fleet_check
@@ -47,11 +52,14 @@ PLANTED = {
     "w1": (0.30, 40),  # names its weather rainy / clear: the same kinds of value
 }
 LABELS = {"w1": ("rainy", "clear")}
+#: store -> footfall at 18:00 (and at the planted rival hour 12:00) against 5 arrivals an hour
+PEAK = {"a1": 10, "a2": 10, "a3": 10, "a4": 10, "w1": 10, "r1": 2, "n1": 5, "t1": 1}
 ZONES = {s: "Asia/Shanghai" for s in PLANTED}
 
 
 def _events(seed: int = 5) -> list[MemEvent]:
     rng = random.Random(seed)
+    arrivals_rng = random.Random(seed + 1)  # the footfall's own draws: the amounts stay as seeded
     out: list[MemEvent] = []
     for store, (effect, per_day) in PLANTED.items():
         for d in range(DAYS):
@@ -69,6 +77,14 @@ def _events(seed: int = 5) -> list[MemEvent]:
                         {"order_amount": round(amount, 2), "weather": weather, "bill_id": f"{store}-{d}-{i}"},
                     )
                 )
+            for hour in range(10, 22) if store != "t1" else (18,):
+                mean = PEAK[store] if hour == 18 else (10 if store == "r1" and hour == 12 else 5)
+                arrivals = mean if store == "t1" else max(0, round(arrivals_rng.gauss(mean, math.sqrt(mean))))
+                for i in range(arrivals):
+                    t = day + timedelta(hours=hour - 8, minutes=(7 * i) % 60)  # store-local hour (UTC+8)
+                    out.append(
+                        MemEvent(f"{store}-{d}-h{hour}-{i}", store, t, "customer_enter", {"person_count": 1})
+                    )
     return out
 
 
@@ -79,11 +95,36 @@ def _learned_fact(store: str) -> m.Summary:
     return fact(store, f"{store}-rain-aov", statement=statement, **body)
 
 
+def _peak_fact(store: str) -> m.Summary:
+    body = {"metric": "peak_hour", "dimension": "hour", "value": 18, "effect": 1.0, "n": 200, "p_value": 1e-9,
+            "valid_from": "2025-10-01"}  # fmt: skip
+    return fact(store, f"{store}-peak", statement=fact_statement("peak", body, {"subject": 17}), **body)
+
+
+def _profile_fact(store: str) -> m.Summary:
+    body = {"metric": "footfall", "dimension": "hour", "value": 18, "effect": 0.8, "n": 200, "p_value": 1e-6,
+            "valid_from": "2025-10-01"}  # fmt: skip
+    return fact(store, f"{store}-profile", statement=fact_statement("profile", body, {"subject": 18}), **body)
+
+
+def _together_fact(store: str) -> m.Summary:
+    body = {"metric": "event_count", "dimension": "event_type", "value": 2.1, "effect": 1.1, "n": 80,
+            "p_value": 1e-4, "valid_from": "2025-10-01"}  # fmt: skip
+    st = fact_statement("co_occurrence", body, {"a": "checkout_queue", "b": "complaint"})
+    return fact(store, f"{store}-together", statement=st, **body)
+
+
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     path = tmp_path_factory.mktemp("fleet") / "hub.db"
     db = open_hub(str(path), create=True)
-    for s in [*summaries(_events(), ZONES), _learned_fact("a1")]:
+    for s in [
+        *summaries(_events(), ZONES),
+        _learned_fact("a1"),
+        _peak_fact("a2"),
+        _profile_fact("a3"),
+        _together_fact("a1"),
+    ]:
         got = ingest(db, m.summary_topic(s.store_id), s.encode())
         assert got.outcome == "stored", got
     yield {"db": db, "path": path}
@@ -92,9 +133,16 @@ def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 def test_a_planted_fleet_is_reported_as_planted(hub: dict[str, Any]) -> None:
     result = fleet_check(hub["db"], now=NOW)
-    assert [f["store_id"] for f in result["facts"]] == ["a1"]
-    assert result["facts"][0]["fleet_kind"] == result["fleet"][0]["kind"]  # a fact links to its fleet row
-    (row,) = result["fleet"]
+    assert sorted(f["store_id"] for f in result["facts"]) == ["a1", "a1", "a2", "a3"]
+    rows = {r["kind"]: r for r in result["fleet"]}
+    assert set(rows) == {
+        "avg_order_value/weather/rain_vs_sunny",
+        "peak:peak_hour/hour/18_vs_next_busiest_hour",
+        "profile:footfall/hour/18_vs_hourly_mean",
+    }
+    for f in result["facts"]:  # a fact links to its fleet row
+        assert f.get("fleet_kind") in (rows if f["fact_id"] != "a1-together" else (None,))
+    row = rows["avg_order_value/weather/rain_vs_sunny"]
     assert (row["metric"], row["dimension"], row["subject"], row["baseline"]) == (
         "avg_order_value",
         "weather",
@@ -110,16 +158,43 @@ def test_a_planted_fleet_is_reported_as_planted(hub: dict[str, Any]) -> None:
             planted = PLANTED[t["store_id"]][0]
             assert t["ci"][0] <= planted <= t["ci"][1], t  # the planted effect within its interval
             assert t["p_adjusted"] < 0.05 and t["evidence"]
-    # one family of tests: the seven stores with data, BH-adjusted together
-    assert result["tested"] == 7
-    adjusted = sorted(t["p_adjusted"] for t in row["stores"] if "p_adjusted" in t)
-    assert adjusted == pytest.approx(
-        sorted(F.bh_adjust([t["p_value"] for t in row["stores"] if t["p_value"] is not None]))
-    )
+    # one family of tests: every store with data of every kind, BH-adjusted together
+    flat = [t for r in result["fleet"] for t in r["stores"] if t["p_value"] is not None]
+    assert result["tested"] == len(flat) == 21  # 7 stores with data, 3 kinds
+    assert [t["p_adjusted"] for t in flat] == pytest.approx(F.bh_adjust([t["p_value"] for t in flat]))
     # pooled over the stores with data: heterogeneous (one reversed), an interval, I^2 high
     pooled = row["pooled"]
     assert pooled["ci"][0] < pooled["effect"] < pooled["ci"][1]
     assert pooled["i2"] > 0.5
+
+
+def test_a_planted_peak_hour_is_tested_in_every_store(hub: dict[str, Any]) -> None:
+    result = fleet_check(hub["db"], now=NOW)
+    planted = {"a1": "holds", "a2": "holds", "a3": "holds", "a4": "holds", "r1": "reversed", "n1": "null",
+               "t1": "thin", "w1": "holds"}  # fmt: skip
+    # the weekday profile: footfall at 18:00 against the weekday hourly mean, the same stores
+    profile = next(r for r in result["fleet"] if r["fact_kind"] == "profile")
+    assert (profile["metric"], profile["subject"], profile["learned_in"]) == ("footfall", "18", ["a3"])
+    assert {t["store_id"]: t["verdict"] for t in profile["stores"]} == planted
+    row = next(r for r in result["fleet"] if r["fact_kind"] == "peak")
+    assert (row["metric"], row["dimension"], row["subject"], row["learned_in"]) == (
+        "peak_hour",
+        "hour",
+        "18",
+        ["a2"],
+    )
+    verdicts = {t["store_id"]: t["verdict"] for t in row["stores"]}
+    assert verdicts == planted
+    for t in row["stores"]:
+        if t["verdict"] == "holds":  # twice the footfall of the busiest other hour, within its interval
+            assert t["ci"][0] <= 1.0 <= t["ci"][1] and t["effect"] > 0.5, t
+    assert (
+        row["pooled"] is not None and row["title"]["en"] == "peak hour 18:00-19:00 vs the next busiest hour"
+    )
+    # what rollups cannot test is listed with its reason, never dropped in silence
+    (untested,) = result["untested"]
+    assert untested["fact_kind"] == "co_occurrence" and "not testable from rollups" in untested["reason"]
+    assert untested["facts"] == [{"store_id": "a1", "fact_id": "a1-together"}]
 
 
 def test_the_cli_prints_the_contracts_json_and_a_readable_table(hub: dict[str, Any]) -> None:
@@ -144,8 +219,16 @@ def test_the_cli_prints_the_contracts_json_and_a_readable_table(hub: dict[str, A
     assert set(row["stores"][0]) >= {"store_id", "effect", "ci", "p_value", "n", "verdict"}
     assert set(row["pooled"]) >= {"effect", "ci", "i2"}
     for lang, words in (
-        ("en", ("holds in 5 of 8", "reversed in r1")),
-        ("zh", ("8 家中 5 家成立", "r1 相反")),
+        (
+            "en",
+            (
+                "holds in 5 of 8",
+                "reversed in r1",
+                "peak hour 18:00-19:00",
+                "not tested across stores: co_occurrence",
+            ),
+        ),
+        ("zh", ("8 家中 5 家成立", "r1 相反", "高峰时段 18:00-19:00", "未跨门店检验：co_occurrence")),
     ):
         text = subprocess.run(
             [sys.executable, "-m", "hub", "facts", "--db", str(hub["path"]), "--now", NOW.isoformat(), "--lang", lang],
@@ -194,3 +277,32 @@ def test_a_compare_facts_groups_read_back_from_its_statement() -> None:
         st = fact_statement("compare", body, {"subject": subject, "baseline": baseline})
         fact_ = {**body, "statement": st}
         assert compare_groups(fact_, ["clear", "rain", "snow", "sunny", "晴", "雨"]) == (subject, baseline)
+
+
+@pytest.mark.parametrize(
+    ("kind", "body", "words"),
+    [
+        ("compare", {"metric": "avg_order_value", "dimension": "weather", "value": 65.0, "effect": 0.3}, {"subject": "rain", "baseline": "sunny"}),
+        ("profile", {"metric": "footfall", "dimension": "hour", "value": 18, "effect": 0.9}, {"subject": 18}),
+        ("peak", {"metric": "peak_hour", "dimension": "hour", "value": 18, "effect": 0.4}, {"subject": 17}),
+        ("trend", {"metric": "peak_hour", "dimension": "week", "value": 19, "effect": 0.1}, {}),
+        ("periodicity", {"metric": "footfall", "dimension": "date", "value": 7, "effect": None}, {}),
+        ("correlation", {"metric": "queue_length", "dimension": "date", "value": 0.6, "effect": None}, {"second": "complaint_count"}),
+        ("anomaly", {"metric": "footfall", "dimension": "date", "value": 900, "effect": 1.2}, {}),
+        ("co_occurrence", {"metric": "event_count", "dimension": "event_type", "value": 2.0, "effect": 1.0}, {"a": "checkout_queue", "b": "complaint"}),
+        ("change", {"metric": "staff_error_rate", "dimension": "date", "value": 0.03, "effect": -0.8}, {}),
+        ("level", {"metric": "staff_error_rate", "dimension": "date", "value": 0.03, "effect": None}, {}),
+    ],
+)  # fmt: skip
+def test_the_kind_of_every_fact_reads_back_from_its_statement(
+    kind: str, body: dict[str, Any], words: dict[str, Any]
+) -> None:
+    """The hub sees facts in the contract's shape only: each kind of statement the facts step
+    writes is recognised (and a correlation's second metric with it)."""
+    fact_ = {**body, "n": 120, "p_value": None if kind in ("periodicity", "level") else 0.001,
+             "valid_from": "2025-10-06"}  # fmt: skip
+    fact_["statement"] = fact_statement(kind, fact_, words)
+    assert fact_kind(fact_) == kind, fact_["statement"]["en"]
+    assert fact_kind({**fact_, "action_id": "act_1"}) == "action_effect"
+    if kind == "correlation":
+        assert correlated_metric(fact_) == "complaint_count"

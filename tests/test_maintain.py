@@ -124,6 +124,11 @@ def test_maintain_json_reports_the_facts_step_before_the_tiers_and_adamm_facts_l
             "SELECT report_json FROM maintain_runs WHERE finished_at IS NOT NULL"
         ).fetchone()
     assert json.loads(logged)["facts"] == facts
+    # the false discovery control of the run: its counts in the report, and adamm facts says them
+    assert facts["tested"] >= facts["passed"] > 0 and facts["fdr"] == 0.05
+    said = f"共检验 {facts['tested']} 项，{facts['passed']} 项通过"  # the store is in Asia/Shanghai: zh
+    assert said in out.stderr
+    assert said in cli("facts", "--db", str(path)).stdout.splitlines()[0]
 
 
 def test_a_second_maintain_has_no_new_facts_to_distil(maintained: tuple[Path, dict[str, Any]]) -> None:

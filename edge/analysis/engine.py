@@ -239,10 +239,14 @@ def run_plan(
     language: str = "en",
     matches: Sequence[Any] = (),
     timezone: str | None = None,
+    cite: bool = True,
 ) -> dict[str, Any]:
     """Compute a plan (valid under plan.schema.json) into a payload. ``timezone``: the store's
     (read from the source's vocabulary when the caller does not already have it); a plan about one
-    store resolves its windows in that store's zone (:meth:`Vocabulary.zone_of`)."""
+    store resolves its windows in that store's zone (:meth:`Vocabulary.zone_of`). ``cite`` False:
+    no events are sampled for ``evidence`` (empty; ``evidence_count`` still counts them), for a
+    caller that runs many plans and cites the events of the few answers it keeps by running those
+    plans again (the facts step of maintenance); never for an answer shown to anyone."""
     started = time.perf_counter()
     lang = str(plan.get("language") or language)
     lang = lang if lang in ("zh", "en") else "en"
@@ -265,7 +269,7 @@ def run_plan(
         return out
     ctx = Context(plan, source, question, now, config, lang, tz, flt)
     try:
-        out = _run(op, ctx, windows, ident, started)
+        out = _run(op, ctx, windows, ident, started, cite=cite)
     except NotInRecordError as exc:  # a strict source's record of closed days cannot say it
         out = _payload(
             question,
@@ -297,6 +301,8 @@ def _run(
     windows: list[tuple[datetime | None, datetime | None]],
     ident: dict[str, str],
     started: float,
+    *,
+    cite: bool = True,
 ) -> dict[str, Any]:
     """The coverage check, the operator, evidence, confidence and actions of :func:`run_plan`."""
     plan, source, question, now, config, lang, tz, flt = (
@@ -363,8 +369,8 @@ def _run(
             "符合问题全部条件的事件（结果为空）",
         )
     else:
-        evidence = _evidence(source, outcome, config.evidence_cap)
-        if not evidence:
+        evidence = _evidence(source, outcome, config.evidence_cap) if cite else []
+        if cite and not evidence:
             lacking = ("events behind the result (none could be cited)", "结果背后的事件（无法引用任何一条）")
     if lacking is not None:
         return _payload(

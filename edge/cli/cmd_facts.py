@@ -3,7 +3,9 @@
 Prints a readable table (validity, evidence count, confidence, the statement in the store
 manager's language: the locale, else the store's time zone; a store column when the facts come
 from several stores of one memory) or, with ``--json``, a JSON list of facts with exactly the
-contract's fields. ``--store ID`` lists one store's facts (an unknown id is an error that names
+contract's fields. The readable output begins with the false discovery control of the last
+maintain run (how many standing questions' tests it ran, how many passed; on stderr with
+``--json``). ``--store ID`` lists one store's facts (an unknown id is an error that names
 the memory's stores). Opens the memory read-only (a memory an older adamm
 made, whose facts table predates the contract's shape, lists no facts). Facts are distilled by the facts step of maintenance (:mod:`edge.services.facts`).
 Called by the ``adamm`` dispatcher in :mod:`edge.cli`.
@@ -40,8 +42,8 @@ def run(args: argparse.Namespace) -> int:
     from edge.cli._common import open_existing_store
     from edge.config import load_config
     from edge.errors import UsageError
-    from edge.memory.semantic.facts import fact_records
-    from edge.presentation.facts import facts_table
+    from edge.memory.semantic.facts import fact_records, last_tests
+    from edge.presentation.facts import facts_table, tests_line
     from edge.presentation.labels import ui_lang
 
     config = load_config(args.config)
@@ -55,15 +57,21 @@ def run(args: argparse.Namespace) -> int:
                     hint=f"its stores: {', '.join(known) or 'none yet'}",
                 )
             records = fact_records(conn, current_only=not args.all, store_id=args.store)
+            control = last_tests(conn)
         lang = ui_lang(None, store.timezone(args.store))
     finally:
         store.close()
     facts = [r.contract() for r in records]
+    head = tests_line(control, lang) if control is not None else None
     if args.json:
+        if head:
+            sys.stderr.write(head + "\n")  # data on stdout stays the contract's list of facts
         json.dump(facts, sys.stdout, ensure_ascii=False, indent=2)
         sys.stdout.write("\n")
     else:
         stores = [r.store_id for r in records]
         several = len(set(stores)) > 1
+        if head:
+            sys.stdout.write(head + "\n\n")
         sys.stdout.write(facts_table(facts, lang, stores if several else None) + "\n")
     return 0

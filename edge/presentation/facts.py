@@ -139,6 +139,60 @@ def facts_table(facts: Sequence[Mapping[str, Any]], lang: str, stores: Sequence[
     return "\n".join(lines)
 
 
+def tests_line(control: Mapping[str, Any], lang: str) -> str:
+    """The false discovery control of the last maintain run in one line (``control``:
+    :func:`edge.memory.semantic.facts.last_tests`)."""
+    day = str(control.get("finished_at") or "")[:16].replace("T", " ")
+    tested, passed, fdr = int(control["tested"]), int(control["passed"]), float(control["fdr"])
+    if lang == "zh":
+        return (
+            f"上次维护（{day} UTC）：常设问题共检验 {tested} 项，{passed} 项通过错误发现率控制"
+            f"（Benjamini-Hochberg，FDR {fdr * 100:g}%）"
+        )
+    return (
+        f"Last maintain run ({day} UTC): {passed} findings passed of {tested} standing-question tests "
+        f"(false discovery rate {fdr * 100:g}%, Benjamini-Hochberg)"
+    )
+
+
+#: what each kind of statement says in English (:func:`fact_statement`), most specific first
+_KIND_MARKS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("profile", ("weekday ", " vs the weekday hourly mean (n=")),
+    ("peak", ("peak hour is ", " vs the next busiest hour (n=")),
+    ("trend", (" is shifting: now ",)),
+    ("periodicity", (" repeats every ",)),
+    ("correlation", (" correlate by day, r=",)),
+    ("anomaly", (" was unusual: ",)),
+    ("co_occurrence", (" occur together more than by chance",)),
+    ("change", (" since ", " vs before (n=")),
+    ("compare", (" on ", " vs ", " (n=")),
+)
+
+
+def fact_kind(fact: Mapping[str, Any]) -> str:
+    """The kind of statement a fact in the contract's shape makes (a standing question's kind:
+    compare, profile, peak, trend, periodicity, correlation, anomaly, co_occurrence, change;
+    ``action_effect`` for an action's measured effect; ``level`` otherwise), read back from its
+    English statement: the body (CONTRACT.md section 6) does not name its question."""
+    if fact.get("action_id"):
+        return "action_effect"
+    en = str((fact.get("statement") or {}).get("en") or "")
+    for kind, marks in _KIND_MARKS:
+        if all(mark in en for mark in marks):
+            return kind
+    return "level"
+
+
+def correlated_metric(fact: Mapping[str, Any]) -> str | None:
+    """The second metric of a ``correlation`` fact (named in its English statement only)."""
+    en = str((fact.get("statement") or {}).get("en") or "")
+    head = en.split(" correlate by day", 1)[0]
+    for name in sorted(METRICS, key=lambda n: -len(metric_label(n, "en"))):
+        if head.endswith(" and " + metric_label(name, "en")):
+            return name
+    return None
+
+
 def compare_groups(fact: Mapping[str, Any], candidates: Sequence[Any]) -> tuple[Any, Any] | None:
     """The (subject, baseline) of a ``compare`` fact, read back from its English statement among
     ``candidates`` (the dimension's values): the inverse of :func:`fact_statement` for that kind,

@@ -68,10 +68,11 @@ class SourceAsk:
         )
         return self.finish(payload, now)
 
-    def run_plan(self, plan: dict[str, Any], *, question: str = "") -> dict[str, Any]:
+    def run_plan(self, plan: dict[str, Any], *, question: str = "", cite: bool = True) -> dict[str, Any]:
         """The payload of a plan (plan.schema.json) without parsing: standing questions, the hub.
 
-        ``question`` is the text the payload reports (default: none)."""
+        ``question`` is the text the payload reports (default: none); ``cite`` False: no evidence
+        sampled (:func:`edge.analysis.engine.run_plan`)."""
         now = self.now or datetime.now(UTC)
         payload = engine.run_plan(
             plan,
@@ -80,6 +81,7 @@ class SourceAsk:
             now=now,
             config=self.config.analysis,
             language=str(plan.get("language") or "en"),
+            cite=cite,
         )
         return self.finish(payload, now)
 

@@ -12,9 +12,15 @@ reaches, so each run asks only what is new, and one run over months of history e
 points, in the same order, as weekly or nightly runs would have: the same facts and validity
 windows (late events imported for an already evaluated week are not re-evaluated).
 
-Only significant findings become facts (payload ``ok``, not ``low_confidence``, p < 0.05 where a
-test applies; the operators' minimum evidence holds since they answer ``insufficient_data`` below
-it). Per question and slot (what a fact is about: one comparison, one change, one anomalous day):
+Only significant findings become facts (payload ``ok``, not ``low_confidence``; where a test
+applies, its p-value passes the false discovery control: Benjamini-Hochberg at FDR 5% over one
+family, every test of every standing question of the store at the same evaluation point, so that
+a run over many questions finds no more chance facts than the rate allows; the operators' minimum
+evidence holds since they answer ``insufficient_data`` below it). The family is the evaluation
+point's, not the run's, so that one run over months of history and nightly runs control the same
+families; the p-values each question tested at each point are kept (``fact_tests``), so a run
+that resumes after an interruption controls the whole family too. Each fact keeps its p-value
+and its adjusted one (``q_value``, beside the contract's fields). Per question and slot (what a fact is about: one comparison, one change, one anomalous day):
 
 - a finding with no open fact opens one (``valid_from`` = the window's start, or after the last
   closed fact of the slot);
@@ -39,7 +45,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import TYPE_CHECKING, Any
@@ -174,14 +180,30 @@ class Finding:
     plan: dict[str, Any]
     words: dict[str, Any] = field(default_factory=dict)
     starts: str | None = None  # a change's date, an anomaly's day
+    #: the p-value that enters the false discovery control (``p_value``, or a change's
+    #: Bonferroni-corrected one); None: the finding rests on no test
+    family_p: float | None = None
+    #: its Benjamini-Hochberg adjusted value over the store's tests at the evaluation point
+    q_value: float | None = None
 
 
 @dataclass
 class Evaluation:
-    """What one evaluation point gave: ``answered`` False for insufficient data (changes nothing)."""
+    """What one evaluation point gave: ``answered`` False for insufficient data (changes nothing).
+
+    ``findings`` are the candidates: a finding whose ``family_p`` is set becomes a fact only if it
+    passes the false discovery control (:func:`control`); ``tested`` holds the p-values of the
+    tests that gave no candidate (they count in the family all the same); ``fallback`` is what the
+    evaluation finds when no candidate passes (a change question's level)."""
 
     answered: bool
     findings: list[Finding] = field(default_factory=list)
+    tested: list[float] = field(default_factory=list)
+    fallback: list[Finding] = field(default_factory=list)
+
+    def family(self) -> list[float]:
+        """Every p-value this evaluation tested: its candidates' first, then the others."""
+        return [f.family_p for f in self.findings if f.family_p is not None] + self.tested
 
 
 # -- asking ---------------------------------------------------------------------------------------
@@ -217,10 +239,32 @@ def _window_plan(q: StandingQuestion, store_id: str, since: datetime, until: dat
     return plan
 
 
-def _significant(payload: dict[str, Any], p: float | None) -> bool:
-    if payload.get("status") != "ok" or payload.get("low_confidence"):
-        return False
-    return p is None or (math.isfinite(p) and p < ALPHA)
+def _usable(payload: dict[str, Any]) -> bool:
+    """An answer a fact may rest on: ``ok`` and not ``low_confidence``."""
+    return payload.get("status") == "ok" and not payload.get("low_confidence")
+
+
+def _tested(p: Any) -> float | None:
+    """``p`` as a p-value that enters the false discovery control (None when no test ran)."""
+    if p is None:
+        return None
+    x = float(p)
+    return x if math.isfinite(x) else None
+
+
+def _read(payload: dict[str, Any], p: Any, found: Callable[[float | None], Finding | None]) -> Evaluation:
+    """An answered evaluation of one test (p-value ``p``, None when none applies): the candidate
+    ``found(p)`` gives (None: the answer makes no claim, the test still counts) or nothing."""
+    tp = _tested(p)
+    if not _usable(payload):
+        return Evaluation(True)
+    if p is not None and tp is None:
+        return Evaluation(True)
+    f = found(tp)
+    if f is None:
+        return Evaluation(True, tested=[] if tp is None else [tp])
+    f.family_p = tp
+    return Evaluation(True, [f])
 
 
 def _finding(payload: dict[str, Any], cap: int, *, slot: str, signature: str, **kw: Any) -> Finding:
@@ -245,19 +289,17 @@ def _rel(a: float | None, b: float | None) -> float | None:
     return round((a - b) / abs(b), 6)
 
 
-def _read_compare(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfig) -> list[Finding]:
+def _read_compare(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfig) -> Evaluation:
     res = payload["result"]
     groups = {str(g["key"]).lower(): g for g in res.get("groups") or []}
     subject, baseline = (q.plan["compare"]["groups"] + [None, None])[:2]
     a, b = groups.get(str(subject).lower()), groups.get(str(baseline).lower())
-    if a is None or b is None or not res.get("significant"):
-        return []
-    p = res.get("p_value")
-    if not _significant(payload, p):
-        return []
-    effect = _rel(a["value"], b["value"])
-    return [
-        _finding(
+
+    def found(p: float | None) -> Finding | None:
+        if a is None or b is None or p is None:
+            return None
+        effect = _rel(a["value"], b["value"])
+        return _finding(
             payload,
             cfg.evidence_cap,
             slot=f"{subject}_vs_{baseline}",
@@ -269,27 +311,25 @@ def _read_compare(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisCon
             p_value=p,
             words={"subject": subject, "baseline": baseline},
         )
-    ]
+
+    return _read(payload, res.get("p_value"), found)
 
 
-def _read_profile(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfig) -> list[Finding]:
+def _read_profile(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfig) -> Evaluation:
     from scipy import stats
 
     parts = payload["result"].get("parts") or []
-    if len(parts) < 2:
-        return []
     total = sum(float(x["value"]) for x in parts)
+    if len(parts) < 2 or total <= 0:
+        return Evaluation(True)
     top = max(parts, key=lambda x: (float(x["value"]), -int(x["key"])))
-    if total <= 0:
-        return []
     k = len(parts)
     # the test counts arrivals (events), which are independent; a group of persons is one arrival
     arrivals = sum(int(x["n"]) for x in parts)
-    p = float(stats.binomtest(int(top["n"]), arrivals, 1.0 / k, alternative="greater").pvalue)
-    if not _significant(payload, p):
-        return []
-    return [
-        _finding(
+    p = float(f"{stats.binomtest(int(top['n']), arrivals, 1.0 / k, alternative='greater').pvalue:.6g}")
+
+    def found(p: float | None) -> Finding:
+        return _finding(
             payload,
             cfg.evidence_cap,
             slot="top_hour",
@@ -298,20 +338,21 @@ def _read_profile(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisCon
             value=int(top["key"]),
             effect=_rel(float(top["value"]), total / k),
             n=int(top["n"]),
-            p_value=float(f"{p:.6g}"),
+            p_value=p,
             words={"subject": top["key"]},
         )
-    ]
+
+    return _read(payload, p, found)
 
 
-def _read_trend(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfig) -> list[Finding]:
+def _read_trend(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfig) -> Evaluation:
     res = payload["result"]
-    p = res.get("p_value")
-    if res.get("direction") in (None, "flat") or not _significant(payload, p):
-        return []
     change = res.get("change_pct")
-    return [
-        _finding(
+
+    def found(p: float | None) -> Finding | None:
+        if res.get("direction") in (None, "flat"):
+            return None
+        return _finding(
             payload,
             cfg.evidence_cap,
             slot="direction",
@@ -322,26 +363,26 @@ def _read_trend(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfi
             n=int(payload.get("evidence_count") or 0),
             p_value=p,
         )
-    ]
+
+    return _read(payload, res.get("p_value"), found)
 
 
-def _read_peak(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfig) -> list[Finding]:
+def _read_peak(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfig) -> Evaluation:
     """The busiest hour of a breakdown by hour, tested against the runner-up (binomial test on
     the two hours' footfall: is the top one's share above one half?)."""
     from scipy import stats
 
     parts = sorted(payload["result"].get("parts") or [], key=lambda x: (-float(x["value"]), int(x["key"])))
     if len(parts) < 2:
-        return []
+        return Evaluation(True)
     top, second = parts[0], parts[1]
     a, b = int(top["n"]), int(second["n"])  # arrivals (events): independent, unlike persons
     if min(a, b) < cfg.min_events_per_group:
-        return []
+        return Evaluation(True)
     p = float(f"{stats.binomtest(a, a + b, 0.5, alternative='greater').pvalue:.6g}")
-    if not _significant(payload, p):
-        return []
-    return [
-        _finding(
+
+    def found(p: float | None) -> Finding:
+        return _finding(
             payload,
             cfg.evidence_cap,
             slot="hour",
@@ -354,17 +395,17 @@ def _read_peak(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfig
             p_value=p,
             words={"subject": second["key"]},
         )
-    ]
+
+    return _read(payload, p, found)
 
 
-def _read_periodicity(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfig) -> list[Finding]:
+def _read_periodicity(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfig) -> Evaluation:
     res = payload["result"]
-    if res.get("period") is None or float(res.get("strength") or 0) < MIN_PERIOD_STRENGTH:
-        return []
-    if not _significant(payload, None):
-        return []
-    return [
-        _finding(
+
+    def found(p: float | None) -> Finding | None:
+        if res.get("period") is None or float(res.get("strength") or 0) < MIN_PERIOD_STRENGTH:
+            return None
+        return _finding(
             payload,
             cfg.evidence_cap,
             slot="period",
@@ -375,16 +416,17 @@ def _read_periodicity(q: StandingQuestion, payload: dict[str, Any], cfg: Analysi
             n=int(payload.get("evidence_count") or 0),
             p_value=None,
         )
-    ]
+
+    return _read(payload, None, found)
 
 
-def _read_correlation(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfig) -> list[Finding]:
+def _read_correlation(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfig) -> Evaluation:
     res = payload["result"]
-    p = res.get("p_value")
-    if res.get("r") is None or not _significant(payload, p):
-        return []
-    return [
-        _finding(
+
+    def found(p: float | None) -> Finding | None:
+        if res.get("r") is None or p is None:
+            return None
+        return _finding(
             payload,
             cfg.evidence_cap,
             slot="r",
@@ -396,12 +438,13 @@ def _read_correlation(q: StandingQuestion, payload: dict[str, Any], cfg: Analysi
             p_value=p,
             words={"second": q.plan.get("second_metric")},
         )
-    ]
+
+    return _read(payload, res.get("p_value"), found)
 
 
-def _read_anomaly(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfig) -> list[Finding]:
-    if not _significant(payload, None):
-        return []
+def _read_anomaly(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfig) -> Evaluation:
+    if not _usable(payload):
+        return Evaluation(True)
     out = []
     for a in payload["result"].get("anomalies") or []:
         if float(a.get("expected") or 0) < cfg.min_events_per_group:
@@ -421,20 +464,18 @@ def _read_anomaly(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisCon
                 starts=day,
             )
         )
-    return out
+    return Evaluation(True, out)
 
 
-def _read_co_occurrence(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfig) -> list[Finding]:
+def _read_co_occurrence(q: StandingQuestion, payload: dict[str, Any], cfg: AnalysisConfig) -> Evaluation:
     res = payload["result"]
-    p = res.get("p_value")
     pairs = res.get("pairs") or []
-    if not pairs or not _significant(payload, p):
-        return []
-    pair = pairs[0]
-    if float(pair.get("lift") or 0) < MIN_LIFT:
-        return []
-    return [
-        _finding(
+
+    def found(p: float | None) -> Finding | None:
+        if not pairs or p is None or float(pairs[0].get("lift") or 0) < MIN_LIFT:
+            return None
+        pair = pairs[0]
+        return _finding(
             payload,
             cfg.evidence_cap,
             slot=f"{pair['a']}|{pair['b']}",
@@ -447,10 +488,11 @@ def _read_co_occurrence(q: StandingQuestion, payload: dict[str, Any], cfg: Analy
             p_value=p,
             words={"a": pair["a"], "b": pair["b"]},
         )
-    ]
+
+    return _read(payload, res.get("p_value") if pairs else None, found)
 
 
-READERS: dict[str, Callable[[StandingQuestion, dict[str, Any], AnalysisConfig], list[Finding]]] = {
+READERS: dict[str, Callable[[StandingQuestion, dict[str, Any], AnalysisConfig], Evaluation]] = {
     "compare": _read_compare,
     "profile": _read_profile,
     "trend": _read_trend,
@@ -498,7 +540,7 @@ def _evaluate_change(
     from scipy import stats
 
     cfg = asker.config.analysis
-    payload = asker.run_plan(_window_plan(q, store_id, since, until))
+    payload = asker.run_plan(_window_plan(q, store_id, since, until), cite=False)
     if payload.get("status") != "ok":
         return Evaluation(answered=False)
     metric = q.plan["target_metric"]
@@ -514,6 +556,8 @@ def _evaluate_change(
             if stats.chi2.sf(lr, 1) < ALPHA / max(1, len(series) - 1):
                 return Evaluation(answered=False)
             split = None
+    candidate: Finding | None = None
+    tested: list[float] = []
     if split is not None:
         day = date.fromisoformat(str(series[split]["bucket"])[:10])
         at = datetime.combine(day, time(0), tz)
@@ -528,63 +572,62 @@ def _evaluate_change(
             },
             "filters": {"store_id": [store_id]},
         }
-        cmp = asker.run_plan(plan)
+        cmp = asker.run_plan(plan, cite=False)
         if cmp.get("status") == "ok":
             res = cmp["result"]
             groups = {str(g["key"]): g for g in res.get("groups") or []}
             before, after = groups.get("before"), groups.get("after")
-            # the split was chosen as the best of many: Bonferroni over the candidate days
+            # the split was chosen as the best of many: Bonferroni over the candidate days, and
+            # that corrected p-value enters the false discovery control
             candidates = max(1, len(series) - 2 * MIN_SEGMENT_DAYS + 1)
-            p = res.get("p_value")
-            strict = p is not None and p < ALPHA / candidates
-            if before and after and strict and _significant(cmp, p):
+            p = _tested(res.get("p_value"))
+            family_p = None if p is None else min(1.0, p * candidates)
+            if before and after and family_p is not None and family_p < ALPHA and _usable(cmp):
                 effect = _rel(after["value"], before["value"])
-                return Evaluation(
-                    True,
-                    [
-                        _finding(
-                            cmp,
-                            cfg.evidence_cap,
-                            slot="level",
-                            signature=f"change:{day.isoformat()}",
-                            metric=metric,
-                            dimension="date",
-                            value=after["value"],
-                            effect=effect,
-                            n=int(min(before["n"], after["n"])),
-                            p_value=res.get("p_value"),
-                            starts=day.isoformat(),
-                        )
-                    ],
+                candidate = _finding(
+                    cmp,
+                    cfg.evidence_cap,
+                    slot="level",
+                    signature=f"change:{day.isoformat()}",
+                    metric=metric,
+                    dimension="date",
+                    value=after["value"],
+                    effect=effect,
+                    n=int(min(before["n"], after["n"])),
+                    p_value=res.get("p_value"),
+                    starts=day.isoformat(),
+                    family_p=family_p,
                 )
+            elif family_p is not None and _usable(cmp):
+                tested.append(family_p)
     level = asker.run_plan(
         _window_plan(
             StandingQuestion("level", {"intent": "aggregate", "target_metric": metric}),
             store_id,
             since,
             until,
-        )
+        ),
+        cite=False,
     )
     if level.get("status") != "ok" or level.get("low_confidence") or level["result"].get("value") is None:
-        return Evaluation(answered=False)
+        # no level to fall back on: a change that fails the control changes nothing
+        return Evaluation(True, [candidate]) if candidate else Evaluation(answered=False)
     res = level["result"]
-    return Evaluation(
-        True,
-        [
-            _finding(
-                level,
-                cfg.evidence_cap,
-                slot="level",
-                signature="level",
-                metric=metric,
-                dimension="date",
-                value=res["value"],
-                effect=None,
-                n=int(res.get("n") or 0),
-                p_value=None,
-            )
-        ],
+    held = _finding(
+        level,
+        cfg.evidence_cap,
+        slot="level",
+        signature="level",
+        metric=metric,
+        dimension="date",
+        value=res["value"],
+        effect=None,
+        n=int(res.get("n") or 0),
+        p_value=None,
     )
+    if candidate is not None:
+        return Evaluation(True, [candidate], fallback=[held])
+    return Evaluation(True, [held], tested=tested)
 
 
 def evaluate(
@@ -593,10 +636,42 @@ def evaluate(
     """Ask standing question ``q`` over [since, until) and read its significant findings."""
     if q.kind == "change":
         return _evaluate_change(q, asker, store_id, since, until, tz)
-    payload = asker.run_plan(_window_plan(q, store_id, since, until))
+    payload = asker.run_plan(_window_plan(q, store_id, since, until), cite=False)
     if payload.get("status") != "ok":
         return Evaluation(answered=False)
-    return Evaluation(True, READERS[q.kind](q, payload, asker.config.analysis))
+    return READERS[q.kind](q, payload, asker.config.analysis)
+
+
+def control(evaluations: Sequence[Evaluation], earlier: Sequence[float] = ()) -> tuple[int, int]:
+    """The false discovery control over one family of tests (every standing question a store tests
+    at one evaluation point, ``earlier``: the p-values of those an earlier run tested there):
+    Benjamini-Hochberg adjusted p-values (``q_value``) for the candidates; a candidate with
+    q >= :data:`ALPHA` is dropped (an evaluation left with no candidate takes its ``fallback``).
+    Returns (tests in the family, candidates that passed)."""
+    from edge.analysis.fleet import bh_adjust
+
+    family = [p for ev in evaluations for p in ev.family()]
+    adjusted = bh_adjust([*family, *earlier])
+    passed = 0
+    i = 0
+    for ev in evaluations:
+        kept: list[Finding] = []
+        tested_candidates = 0
+        for f in ev.findings:
+            if f.family_p is None:
+                kept.append(f)
+                continue
+            f.q_value = float(f"{adjusted[i]:.6g}")
+            i += 1
+            tested_candidates += 1
+            if adjusted[i - 1] < ALPHA:
+                kept.append(f)
+                passed += 1
+        i += len(ev.tested)
+        if tested_candidates and not kept:
+            kept = list(ev.fallback)
+        ev.findings = kept
+    return len(family) + len(earlier), passed
 
 
 # -- the state of the facts -----------------------------------------------------------------------
@@ -637,9 +712,10 @@ def _record(
 
 
 def _refresh(rec: FactRecord, kind: str, f: Finding, until: str) -> None:
-    rec.value, rec.effect, rec.n, rec.p_value = f.value, f.effect, f.n, f.p_value
+    rec.value, rec.effect, rec.n, rec.p_value, rec.q_value = f.value, f.effect, f.n, f.p_value, f.q_value
     rec.confidence, rec.evidence, rec.evidence_count = f.confidence, f.evidence, f.evidence_count
     rec.plan, rec.evaluated_until = f.plan, until
+    rec.extra["uncited"] = True  # evaluated without sampling evidence: cited before it is written
     wording = "level" if kind == "change" and rec.signature == "level" else kind
     rec.statement = fact_statement(wording, rec.contract(), f.words)
 
@@ -727,6 +803,22 @@ def step(
 # -- the run ---------------------------------------------------------------------------------------
 
 
+def cite(store: Store, config: AdammConfig, tz: ZoneInfo, records: Sequence[FactRecord]) -> None:
+    """Cite the events behind each record refreshed in this run: its plan asked again as of its
+    evaluation point, with evidence. The evaluations ask without sampling evidence (most of a
+    run's answers make no fact, or are refreshed again a week later); the answer is the same, so
+    the evidence is what the evaluation would have cited."""
+    cap = config.analysis.evidence_cap
+    for rec in records:
+        if not rec.extra.pop("uncited", False):
+            continue
+        at = datetime.combine(date.fromisoformat(rec.evaluated_until), time(0), tz)
+        got = AskService(store, config, now=at).run_plan(rec.plan)
+        if got.get("status") == "ok":
+            rec.evidence = [str(e["event_id"]) for e in got.get("evidence") or []][:cap]
+            rec.evidence_count = int(got.get("evidence_count") or len(rec.evidence))
+
+
 def _local_day(t: datetime | None, tz: ZoneInfo) -> date | None:
     if t is None:
         return None
@@ -775,10 +867,24 @@ def distil_facts(
     ``now``: the run's clock (naive = store-local, as ``--now``; default: the clock); no point
     after it is evaluated.
     Each question's new facts, closings and high-water mark are written in one transaction.
-    Returns ``{"evaluations", "opened", "closed", "current", "high_water": {store: {question: date}}}``."""
+    Every question is evaluated at all its points first; then the tests of each store and
+    evaluation point (every standing question there, one family) pass the false discovery control
+    (:func:`control`) before anything becomes a fact; then the facts are stepped and written.
+    Returns ``{"evaluations", "tested", "passed", "fdr", "opened", "closed", "current",
+    "high_water": {store: {question: date}}}``: ``tested`` the p-values this run tested, ``passed``
+    the findings that passed the control at FDR ``fdr``."""
     ref = now or datetime.now(UTC)
     registry = STANDING_QUESTIONS if questions is None else questions
-    report: dict[str, Any] = {"evaluations": 0, "opened": 0, "closed": 0, "current": 0, "high_water": {}}
+    report: dict[str, Any] = {
+        "evaluations": 0,
+        "tested": 0,
+        "passed": 0,
+        "fdr": ALPHA,
+        "opened": 0,
+        "closed": 0,
+        "current": 0,
+        "high_water": {},
+    }
     source = store.event_source()
     vocab = source.vocabulary()
     for store_id in _stores(store):
@@ -788,6 +894,7 @@ def distil_facts(
         today = (ref if ref.tzinfo is not None else ref.replace(tzinfo=tz)).astimezone(tz).date()
         if earliest is None or latest is None:
             continue
+        asked_now: list[tuple[str, StandingQuestion, str | None, _Slots, list[tuple[date, Evaluation]]]] = []
         for name, asked in registry.items():
             q = in_memory_words(asked, vocab)
             if q is None:
@@ -802,15 +909,50 @@ def distil_facts(
                     repo.known_slots(conn, store_id, name),
                     repo.slot_ends(conn, store_id, name),
                 )
-            points = evaluation_points(q, earliest, latest, today, mark)
-            for point in points:
+            evals = []
+            for point in evaluation_points(q, earliest, latest, today, mark):
                 until = datetime.combine(point, time(0), tz)
-                since = until - timedelta(days=q.window_days)
                 asker = AskService(store, config, now=until)
-                ev = evaluate(q, asker, store_id, since, until, tz)
+                evals.append(
+                    (point, evaluate(q, asker, store_id, until - timedelta(days=q.window_days), until, tz))
+                )
+            asked_now.append((name, q, mark, slots, evals))
+        # one family per evaluation point: every question tested there (earlier runs' too)
+        families: dict[date, list[Evaluation]] = {}
+        for *_, evals in asked_now:
+            for point, ev in evals:
+                families.setdefault(point, []).append(ev)
+        # what each question tested at each point, kept (fact_tests) before the control drops any
+        tests = {name: {d.isoformat(): ev.family() for d, ev in evals} for name, *_, evals in asked_now}
+        with store.read() as conn:
+            earlier = repo.tested_at(
+                conn,
+                store_id,
+                [d.isoformat() for d in sorted(families)],
+                {
+                    d.isoformat(): {n for n, by_point in tests.items() if d.isoformat() in by_point}
+                    for d in families
+                },
+            )
+        for d, evs in sorted(families.items()):
+            tested, passed = control(evs, earlier[d.isoformat()])
+            report["tested"] += tested - len(earlier[d.isoformat()])
+            report["passed"] += passed
+        for name, q, mark, slots, evals in asked_now:
+            points = [point for point, _ in evals]
+            for point, ev in evals:
+                since = datetime.combine(point, time(0), tz) - timedelta(days=q.window_days)
                 step(slots, store_id, name, q.kind, ev, since.date().isoformat(), point.isoformat())
             if points:
-                repo.apply_run(store, store_id, name, list(slots.changed.values()), points[-1].isoformat())
+                cite(store, config, tz, list(slots.changed.values()))
+                repo.apply_run(
+                    store,
+                    store_id,
+                    name,
+                    list(slots.changed.values()),
+                    points[-1].isoformat(),
+                    tests[name],
+                )
             report["evaluations"] += len(points)
             report["opened"] += slots.opened
             report["closed"] += slots.closed

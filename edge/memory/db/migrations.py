@@ -643,6 +643,22 @@ CREATE TRIGGER sync_dirty_fact_on_update AFTER UPDATE OF statement_zh, statement
 INSERT INTO sync_dirty_facts SELECT fact_id, 1 FROM facts;
 """
 
+#: false discovery control in the facts step (edge.services.facts): ``q_value`` is a fact's
+#: Benjamini-Hochberg adjusted p-value (kept beside the contract's ``p_value``, not sent to the
+#: hub); ``fact_tests`` keeps the p-values each standing question tested at each evaluation point,
+#: written in the question's transaction, so a run that resumes after an interruption controls the
+#: same family of tests (every question of the store at that point) as an uninterrupted run
+_FACT_TESTS = """
+ALTER TABLE facts ADD COLUMN q_value REAL;
+CREATE TABLE fact_tests (
+    store_id TEXT NOT NULL,
+    point TEXT NOT NULL,
+    question TEXT NOT NULL,
+    p_values_json TEXT NOT NULL DEFAULT '[]',
+    PRIMARY KEY (store_id, point, question)
+) STRICT, WITHOUT ROWID;
+"""
+
 #: (name, sql) in order. Never edit a shipped entry: append a new one.
 MIGRATIONS: list[tuple[str, str]] = [
     ("0001_initial", _INITIAL),
@@ -664,6 +680,7 @@ MIGRATIONS: list[tuple[str, str]] = [
     ("0011_tiers", _TIERS),
     ("0012_sync_outbox", _SYNC_OUTBOX),
     ("0013_facts_sync", _FACTS_SYNC),
+    ("0014_fact_tests", _FACT_TESTS),
 ]
 
 

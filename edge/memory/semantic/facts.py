@@ -9,7 +9,7 @@ is closed and a new one ``supersedes`` it.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +46,9 @@ class FactRecord:
     evaluated_until: str
     supersedes: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the Benjamini-Hochberg adjusted p-value of the test the fact rests on (over every standing
+    #: question the store tested at the same evaluation point); not a contract field
+    q_value: float | None = None
 
     def contract(self) -> dict[str, Any]:
         """The fact as CONTRACT.md section 6 lists it (exactly those fields, plus ``action_id`` for
@@ -91,6 +94,7 @@ def _record(row: dict[str, Any]) -> FactRecord:
         plan=json.loads(row["plan_json"]),
         evaluated_until=row["evaluated_until"],
         supersedes=row["supersedes"],
+        q_value=row.get("q_value"),
     )
 
 
@@ -147,6 +151,25 @@ def slot_ends(conn: apsw.Connection, store_id: str, question: str) -> dict[str, 
     return {str(r["slot"]): str(r["until"]) for r in rows(conn, sql, (store_id, question))}
 
 
+def tested_at(
+    conn: apsw.Connection, store_id: str, points: Sequence[str], skip: Mapping[str, set[str]]
+) -> dict[str, list[float]]:
+    """The p-values earlier runs tested at each of ``points`` for the store (every question but
+    those in ``skip[point]``, the ones this run evaluates there), by point."""
+    out: dict[str, list[float]] = {p: [] for p in points}
+    if not points:
+        return out
+    sql = (
+        "SELECT point, question, p_values_json FROM fact_tests WHERE store_id = ? AND point >= ? AND point <= ?"
+        " ORDER BY point, question"
+    )
+    for r in rows(conn, sql, (store_id, min(points), max(points))):
+        point = str(r["point"])
+        if point in out and str(r["question"]) not in skip.get(point, set()):
+            out[point].extend(float(p) for p in json.loads(r["p_values_json"]))
+    return out
+
+
 def high_water(conn: apsw.Connection, store_id: str, question: str) -> str | None:
     """The last evaluation date the question distilled for the store (None: never run)."""
     got = rows(
@@ -159,15 +182,15 @@ def _upsert(conn: apsw.Connection, rec: FactRecord, now: str) -> None:
     conn.execute(
         "INSERT INTO facts (fact_id, store_id, question, slot, signature, statement_zh, statement_en,"
         " metric, dimension, value_json, effect, n, p_value, confidence, evidence_json, evidence_count,"
-        " valid_from, valid_to, supersedes, plan_json, evaluated_until, created_at, updated_at)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+        " valid_from, valid_to, supersedes, plan_json, evaluated_until, created_at, updated_at, q_value)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
         " ON CONFLICT(fact_id) DO UPDATE SET statement_zh = excluded.statement_zh,"
         " statement_en = excluded.statement_en, value_json = excluded.value_json,"
         " effect = excluded.effect, n = excluded.n, p_value = excluded.p_value,"
         " confidence = excluded.confidence, evidence_json = excluded.evidence_json,"
         " evidence_count = excluded.evidence_count, valid_to = excluded.valid_to,"
         " plan_json = excluded.plan_json, evaluated_until = excluded.evaluated_until,"
-        " updated_at = excluded.updated_at",
+        " updated_at = excluded.updated_at, q_value = excluded.q_value",
         (
             rec.fact_id,
             rec.store_id,
@@ -192,19 +215,34 @@ def _upsert(conn: apsw.Connection, rec: FactRecord, now: str) -> None:
             rec.evaluated_until,
             now,
             now,
+            rec.q_value,
         ),
     )
 
 
-def apply_run(store: Store, store_id: str, question: str, records: Sequence[FactRecord], mark: str) -> None:
-    """Write one standing question's changed facts and its new high-water mark in one transaction
-    (an interrupted run leaves the old mark, so the next run redoes the same evaluations)."""
+def apply_run(
+    store: Store,
+    store_id: str,
+    question: str,
+    records: Sequence[FactRecord],
+    mark: str,
+    tests: Mapping[str, Sequence[float]] | None = None,
+) -> None:
+    """Write one standing question's changed facts, its new high-water mark and the p-values it
+    tested at each evaluation point (``tests``: point -> p-values) in one transaction (an
+    interrupted run leaves the old mark, so the next run redoes the same evaluations)."""
     now = utc_now()
 
     def write(conn: apsw.Connection) -> None:
         with conn:
             for rec in records:
                 _upsert(conn, rec, now)
+            for point, ps in (tests or {}).items():
+                conn.execute(
+                    "INSERT INTO fact_tests (store_id, point, question, p_values_json) VALUES (?,?,?,?)"
+                    " ON CONFLICT DO UPDATE SET p_values_json = excluded.p_values_json",
+                    (store_id, point, question, json.dumps([float(p) for p in ps])),
+                )
             conn.execute(
                 "INSERT INTO fact_marks (store_id, question, high_water, updated_at) VALUES (?,?,?,?)"
                 " ON CONFLICT(store_id, question) DO UPDATE SET high_water = excluded.high_water,"
@@ -213,3 +251,28 @@ def apply_run(store: Store, store_id: str, question: str, records: Sequence[Fact
             )
 
     store.writer.submit(write).result()
+
+
+def last_tests(conn: apsw.Connection) -> dict[str, Any] | None:
+    """The false discovery control of the last finished maintain run that recorded one (its
+    ``maintain_runs`` report): ``{"finished_at", "now", "tested", "passed", "fdr"}``; None when no
+    run has (a memory never maintained, or one an older adamm maintained)."""
+    if not rows(conn, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'maintain_runs'"):
+        return None
+    for r in rows(
+        conn,
+        "SELECT finished_at, now, report_json FROM maintain_runs WHERE finished_at IS NOT NULL ORDER BY id DESC",
+    ):
+        try:
+            facts = json.loads(str(r["report_json"])).get("facts") or {}
+        except ValueError:
+            continue
+        if isinstance(facts, dict) and "tested" in facts:
+            return {
+                "finished_at": r["finished_at"],
+                "now": r["now"],
+                "tested": int(facts["tested"]),
+                "passed": int(facts.get("passed") or 0),
+                "fdr": float(facts.get("fdr") or 0.05),
+            }
+    return None
