@@ -162,6 +162,8 @@ def _kind(f: dict[str, Any], attributes: dict[str, tuple[str, ...]]) -> Kind | s
         base = "hourly_mean" if kind == "profile" else "next_busiest_hour"
         return Kind(kind, metric, "hour", str(int(f["value"])), base)
     if kind == "trend":
+        if metric == "peak_hour":  # an hour of the day moves by hours: no percent change to pool
+            return "a peak hour moves by hours, not by a percentage: not pooled across stores"
         return Kind(kind, metric, dim, "change", f"{TREND_DAYS}_days")
     second = correlated_metric(f)
     return None if second is None else Kind(kind, metric, "date", second, "no_correlation")

@@ -306,3 +306,25 @@ def test_the_kind_of_every_fact_reads_back_from_its_statement(
     assert fact_kind({**fact_, "action_id": "act_1"}) == "action_effect"
     if kind == "correlation":
         assert correlated_metric(fact_) == "complaint_count"
+
+
+def test_a_peak_hour_trend_is_not_pooled_in_percent() -> None:
+    """An hour of the day moves by hours: its trend is listed as not tested, with the reason,
+    rather than pooled as a percentage change across stores."""
+    from hub.fleet import _kind
+
+    body = {
+        "metric": "peak_hour",
+        "dimension": "week",
+        "value": 19,
+        "effect": 0.1,
+        "n": 120,
+        "p_value": 0.001,
+    }
+    peak_trend = {**body, "valid_from": "2025-10-06", "statement": fact_statement("trend", body, {})}
+    assert (
+        _kind(peak_trend, {}) == "a peak hour moves by hours, not by a percentage: not pooled across stores"
+    )
+    revenue = {**peak_trend, "metric": "revenue"}
+    revenue["statement"] = fact_statement("trend", revenue, {})
+    assert not isinstance(_kind(revenue, {}), str)
