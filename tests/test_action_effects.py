@@ -66,9 +66,9 @@ def _events(rng: random.Random, lift: float, rainy_after: bool) -> list[dict[str
     return out
 
 
-def _memory(path: Path, lift: float, rainy_after: bool, metric: str | None) -> str:
+def _memory(path: Path, lift: float, rainy_after: bool, metric: str | None, seed: int = 3) -> str:
     with Store.open(path, timezone="Europe/Berlin") as store:
-        report = store.import_events(_events(random.Random(3), lift, rainy_after))
+        report = store.import_events(_events(random.Random(seed), lift, rainy_after))
         assert report.rejected == 0
         params: dict[str, Any] = {"title": "tasting stand at the entrance"}
         if metric:
@@ -132,6 +132,26 @@ def test_a_rainy_fortnight_after_a_null_action_fakes_no_effect(tmp_path: Path) -
     assert res["state"] == "measured" and res["strata"] == 2
     # unstratified, the rainy fortnight looks like a lift; within each weather it is not one
     assert res["p_value"] >= 0.05 and abs(res["effect"]) < 0.08, res
+
+
+@pytest.mark.slow
+def test_null_actions_over_many_seeds_are_found_at_the_nominal_rate(tmp_path: Path) -> None:
+    """30 null actions (no lift, rain every third day), each on its own seeded memory: the share
+    called significant at 5% stays at the nominal level (binomial(30, 0.05) exceeds 5 with
+    probability under 1%), and the interval covers 0 as often."""
+    significant = covered = 0
+    for seed in range(30):
+        path = tmp_path / f"null{seed}.db"
+        aid = _memory(path, 0.0, False, "avg_order_value", seed=seed)
+        with Store.open(path) as store:
+            res = AE.measure(store, AdammConfig(), _done(store, aid), NOW)
+        assert res["state"] == "measured", res
+        significant += res["p_value"] < 0.05
+        se = AE.F.se_from_p(res["effect"], res["p_value"])
+        covered += se is None or abs(res["effect"]) <= AE.F.Z95 * se
+    print(f"null actions: {significant} of 30 significant, {covered} of 30 intervals cover 0")
+    assert significant <= 5, significant
+    assert covered >= 25, covered
 
 
 def test_until_the_window_has_passed_the_action_says_how_many_days_it_needs(tmp_path: Path) -> None:
