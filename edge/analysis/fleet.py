@@ -38,10 +38,11 @@ def se_from_p(effect: float, p_value: float) -> float | None:
 
 
 def interval(effect: float, se: float | None) -> list[float] | None:
-    """The 95% interval ``effect +- 1.96 se`` (None without an se)."""
+    """The 95% interval ``effect +- 1.96 se`` (None without an se), never below -1: the effects
+    here are relative changes and correlations, neither of which goes below -100% / -1."""
     if se is None:
         return None
-    return [effect - Z95 * se, effect + Z95 * se]
+    return [max(-1.0, effect - Z95 * se), effect + Z95 * se]
 
 
 def bh_adjust(p_values: Sequence[float]) -> list[float]:
