@@ -9,8 +9,9 @@ sources: a store's SQL source over the simulated 75-day memory, one over the sec
 
 - is valid under payload.schema.json and has an interpretation whose filters are the plan's;
 - when ``ok``: has a non-empty result, at least one evidence id (each one the memory's), every
-  filter of the plan applied by the source (:meth:`AggregateSource.applied`), every number of
-  the summary in the result, and, asked which store, names a store;
+  filter of the plan applied by the source (:meth:`AggregateSource.applied`), every group of the
+  plan made by the operator (``Operator.group_keys``), every number of the summary in the result,
+  and, asked which store, names a store;
 - when the plan filters on a value the memory has never seen, or on a window wholly outside it,
   is not ``ok``;
 - is never refused by the exit checks that catch an operator's bug (a number the result does not
@@ -36,6 +37,7 @@ from hypothesis import strategies as st
 
 from edge.analysis import engine, honesty
 from edge.analysis.engine import run_plan
+from edge.analysis.operators import registry
 from edge.analysis.plan import validate_plan
 from edge.analysis.source import Vocabulary
 from edge.config import AnalysisConfig
@@ -54,7 +56,7 @@ ATTRIBUTE_KEYS = ("weather", "promotion", "zone", "product_category")
 UNKNOWN = "zz_unknown_99"
 #: what the exit checks say when they catch an operator's bug (never expected)
 BUG_LINES = ("a summary whose every number is in the result", "an answer that names the stores")
-EXAMPLES = 60
+EXAMPLES = 40
 
 
 @dataclass
@@ -149,7 +151,8 @@ def plans(draw: st.DrawFn, w: World) -> Drawn:
         plan["target_metric"] = draw(st.sampled_from(METRICS))
     if intent == "correlation":
         plan["second_metric"] = draw(st.sampled_from(METRICS))
-    if intent in ("breakdown", "top_k", "compare", "anomaly") and draw(st.booleans()):
+    grouping = intent in ("breakdown", "top_k", "compare", "anomaly")
+    if draw(st.integers(0, 1 if grouping else 5)) == 0:  # any intent may be asked per group
         plan["group_by"] = draw(
             st.lists(st.sampled_from(DIMENSIONS[:-1]), min_size=1, max_size=2, unique=True)
         )
@@ -269,6 +272,7 @@ def check(w: World, drawn: Drawn, p: dict[str, Any]) -> None:
     tz = engine._zone_for(plan, w.source, None)
     flt = engine.build_filter(plan, w.now, tz, wall_clock=engine._several_zones(plan, w.source))
     assert honesty.unapplied(w.source, flt, "en") == []
+    assert honesty.ungrouped(plan, registry()[plan["intent"]].group_keys, "en") == []
     assert honesty.numbers_outside(p["summary"], p["result"]) == [], p["summary"]
     assert not honesty.stores_unnamed(plan, p["summary"], p["result"], w.vocab.store_ids)
 

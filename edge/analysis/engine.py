@@ -339,9 +339,11 @@ def _run(
         )
     # the invariants at the engine's exit: an ok answer stands on a result and on cited events
     # a filter of the plan the source did not apply: the answer would be about other events
-    ignored = honesty.unapplied(source, flt, lang)
+    ignored = honesty.unapplied(source, flt, lang) + honesty.ungrouped(plan, op.group_keys, lang)
     if ignored:
-        logger.warning("operator %s answered %s without every filter applied: %s", op.name, plan, ignored)
+        logger.warning(
+            "operator %s answered %s without every filter or group applied: %s", op.name, plan, ignored
+        )
         return _payload(
             question,
             plan,

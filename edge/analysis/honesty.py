@@ -309,6 +309,30 @@ def _decimals(token: str) -> int:
     return len(mant.split(".")[1]) if "." in mant else 0
 
 
+def ungrouped(plan: dict[str, Any], group_keys: frozenset[str] | None, lang: str) -> list[str]:
+    """``missing`` lines for the plan's ``group_by`` keys an operator does not answer per group
+    (``group_keys``: the keys it does, None for any): "the footfall trend by zone" is not the
+    footfall trend of every zone together."""
+    if group_keys is None:
+        return []
+    intent = str(plan.get("intent") or "")
+    out = []
+    for key in dict.fromkeys(str(k) for k in plan.get("group_by") or []):
+        if key == "period" or key in group_keys:
+            continue
+        out.append(
+            say(
+                lang,
+                f"an analysis per {W.dimension_label(key, 'en')}: {intent} gives one answer over every "
+                f"{W.dimension_label(key, 'en')} (ask about one {W.dimension_label(key, 'en')}, or for a "
+                "breakdown)",
+                f"按{W.dimension_label(key, 'zh')}分别分析：这项分析只对全部{W.dimension_label(key, 'zh')}"
+                f"给出一个答案（可以只问其中一个，或改问拆解）",
+            )
+        )
+    return out
+
+
 def numbers_outside(summary: str, result: dict[str, Any]) -> list[str]:
     """The numbers written in ``summary`` that are no number of ``result`` (CONTRACT.md section 4:
     every number in the summary comes from the result). A number matches as written: rounded to

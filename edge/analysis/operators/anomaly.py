@@ -93,6 +93,7 @@ class AnomalyOperator(Operator):
     version = "1.0"
     description = METHOD + "; the baseline is the memory's whole history up to the window's end"
     output_keys = ("anomalies", "method")
+    group_keys = None
     min_evidence = {"buckets": "min_buckets days of history (default 8)"}
     default_params = {"time_bucket": "day", "threshold": THRESHOLD, "recent_days_without_range": 7}
     confidence_method = "n/(n+decay_base), n = days in the baseline"

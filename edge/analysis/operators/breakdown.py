@@ -21,6 +21,7 @@ class BreakdownOperator(Operator):
     version = "1.0"
     description = "split a metric by one to three dimensions; share = part / total (of n for ratios)"
     output_keys = ("parts", "top_contributor")
+    group_keys = None
     min_evidence = {"events": "min_events_per_group in total"}
     default_params = {"group_by": ["product_category"], "target_metric": "revenue"}
     confidence_method = "n/(n+decay_base), n = smaller n of the top two parts"

@@ -77,6 +77,7 @@ class CompareOperator(Operator):
         "Welch t-test (daily values; bill totals' and per-event summary stats) or chi-square for proportions"
     )
     output_keys = ("groups", "diff_pct", "p_value", "test", "significant", "per")
+    group_keys = None
     min_evidence = {"events_per_group": "min_events_per_group (default 30)"}
     default_params = {"alpha": 0.05, "dimension": "weather"}
     confidence_method = (

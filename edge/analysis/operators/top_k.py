@@ -24,6 +24,7 @@ class TopKOperator(Operator):
         "rank groups of one dimension by a metric and keep the first k (ratios need enough events per group)"
     )
     output_keys = ("items",)
+    group_keys = None
     min_evidence = {"events_per_group": "min_events_per_group for ratios and means"}
     default_params = {"top_k": 5, "group_by": ["product_id"], "target_metric": "order_count"}
     confidence_method = "n/(n+decay_base), n = smallest n among the listed items"
