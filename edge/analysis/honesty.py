@@ -2,8 +2,11 @@
 
 Owns the confidence formula (``n / (n + decay_base)``, capped at 0.5 when p >= 0.05), the
 low-confidence wording, and the coverage check (a requested time range the memory does not hold
-is ``insufficient_data`` with ``missing`` naming the span). Called by :mod:`edge.analysis.engine`.
-Pure.
+is ``insufficient_data`` with ``missing`` naming the span), and the invariants at the engine's
+exit: a plan filter the source did not apply (:func:`unapplied`) or a grouping the operator did
+not make (:func:`ungrouped`), a number of the summary not in the result (:func:`numbers_outside`),
+a which-store answer naming no store (:func:`stores_unnamed`) are never ``ok``. Called by
+:mod:`edge.analysis.engine`. Pure.
 """
 
 from __future__ import annotations
