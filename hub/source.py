@@ -49,6 +49,7 @@ from edge.analysis.source import (
     Scalar,
     Vocabulary,
     check_aggregate_args,
+    filter_conditions,
 )
 from edge.sync.messages import ROLLUP_FIELDS
 from hub.db import HubDB
@@ -155,6 +156,28 @@ class HubSource:
         which calendar questions resolve to, is exact)."""
         return (_nearest_day(since, zone) if since is not None else None,
                 _nearest_day(until, zone) if until is not None else None)  # fmt: skip
+
+    # -- what a filter the hub applies ----------------------------------------------------------
+
+    def applied(self, flt: EventFilter) -> frozenset[str]:
+        """The conditions of ``flt`` the daily summaries apply: stores, event types and weekdays
+        always; a window when it is whole local days or at least a day long (its bounds are
+        rounded to the nearest local midnight: a window within a day cannot be told from its
+        day); ``hours`` and one dimension's attribute (``weather``, ``promotion``, ``zone``,
+        ``product_category``) from that dimension's slice, one dimension at a time; never other
+        attributes or entities."""
+        out: set[str] = {c for c in ("store_id", "event_type", "days_of_week") if c in filter_conditions(flt)}
+        if flt.since is not None or flt.until is not None:
+            zone = self._window_zone(flt)
+            whole = all(b is None or _on_midnight(b, zone) for b in (flt.since, flt.until))
+            long = flt.since is None or flt.until is None or flt.until - flt.since >= timedelta(days=1)
+            if whole or long:
+                out.add("time_range")
+        sl = self._slice_for(flt, (), strict=False)
+        if flt.hours and sl == "hour":
+            out.add("hours")
+        out.update(f"attributes.{k}" for k, _ in flt.attributes if k == sl)
+        return frozenset(out)
 
     # -- compiling a filter ----------------------------------------------------------------------
 
@@ -522,6 +545,11 @@ def _nearest_day(t: datetime, zone: ZoneInfo) -> str:
     if local - start >= timedelta(hours=12):
         day += timedelta(days=1)
     return day.isoformat()
+
+
+def _on_midnight(t: datetime, zone: ZoneInfo) -> bool:
+    local = t.astimezone(zone)
+    return (local.hour, local.minute, local.second, local.microsecond) == (0, 0, 0, 0)
 
 
 def _truthy(v: Any) -> bool:

@@ -25,6 +25,7 @@ from hub_data import pg_dsn  # noqa: F401  (fixture)
 from sqlsource_data import Ev, random_events
 from test_source_contract import same_answer
 
+from edge.analysis import honesty
 from edge.analysis.engine import answer, run_plan
 from edge.analysis.source import EventFilter
 from edge.analysis.testing import InMemorySource, Reference
@@ -331,3 +332,52 @@ def test_a_postgresql_hub_answers_as_the_sqlite_one(
         assert HubSource(pg).vocabulary() == HubSource(world["db"]).vocabulary()
     finally:
         pg.close()
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which store had the highest revenue in November 2025?",
+        "Rank the stores by footfall",
+        "Revenue of each store in November 2025",
+        "Which store had the most complaints?",
+        "哪个门店客流最多？",
+        "各门店的销售额",
+        "每个门店上个月的客单价",
+    ],
+)
+def test_a_question_about_the_stores_names_them(world: dict[str, Any], question: str) -> None:
+    """Which store / each store / rank the stores: the answer names a store in its summary and
+    its result (an exit check of the engine: such an answer that names none is not ok)."""
+    got = answer(question, HubSource(world["db"]), now=NOW)
+    assert honesty.asks_which_store(got["plan"]), got["plan"]
+    assert got["status"] == "ok", got["missing"]
+    named = [s for s in world["zones"] if s in got["summary"]]
+    assert named, got["summary"]
+    assert not honesty.stores_unnamed(got["plan"], got["summary"], got["result"], sorted(world["zones"]))
+    assert set(named) <= {str(k) for k in _keys(got["result"])}
+
+
+def _keys(result: dict[str, Any]) -> list[Any]:
+    rows = result.get("items") or result.get("parts") or result.get("groups") or []
+    return [r["key"] for r in rows]
+
+
+def test_a_comparison_within_each_store_without_listed_groups_is_made_per_store(
+    world: dict[str, Any],
+) -> None:
+    """Compare weather per store, no groups listed: the two groups the comparison picks are
+    compared within each store (it used to compare every store together and name none)."""
+    plan = {"intent": "compare", "target_metric": "revenue", "group_by": ["store_id"],
+            "compare": {"dimension": "weather"}}  # fmt: skip
+    got = _run(HubSource(world["db"]), plan)
+    assert got["status"] == "ok", got["missing"]
+    within = got["result"]["within"]
+    assert within["by"] == "store_id" and {i["key"] for i in within["items"]} == {"s1", "s2"}
+    assert within["items"][0]["key"] in got["summary"]
+    pair = {"intent": "compare", "target_metric": "revenue", "group_by": ["store_id"],
+            "compare": {"dimension": "weather", "groups": [within["first"], within["second"]]}}  # fmt: skip
+    same_answer(got["result"], _run(HubSource(world["db"]), pair)["result"])
+    three = {**pair, "compare": {"dimension": "weather", "groups": ["rain", "sunny", "cloudy"]}}
+    refused = _run(HubSource(world["db"]), three)
+    assert refused["status"] == "insufficient_data" and "two groups" in refused["missing"][0]

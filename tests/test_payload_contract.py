@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.resources
 import json
-import math
 import re
 from collections.abc import Iterator
 from datetime import timedelta
@@ -53,10 +52,6 @@ PLANS: dict[str, dict[str, Any]] = {
     "forecast": {"intent": "forecast", "target_metric": "footfall", "horizon": "P1M"},
 }
 
-NUM = re.compile(r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?", re.IGNORECASE)
-#: an hour written as clock times ("19:00" or "19:00-20:00"): the number is the starting hour
-CLOCK = re.compile(r"(?<!\d)(\d{1,2}):00(?:-\d{1,2}:00)?")  # CJK beside it: no \\b
-
 
 @pytest.fixture(scope="module")
 def schema() -> dict[str, Any]:
@@ -74,44 +69,9 @@ def memory(request: pytest.FixtureRequest) -> Iterator[tuple[Memory, Store]]:
     store.close()
 
 
-def _numbers_of(value: Any, out: list[float]) -> None:
-    if isinstance(value, bool) or value is None:
-        return
-    if isinstance(value, int | float):
-        out.append(float(value))
-    elif isinstance(value, str):
-        out.extend(float(m) for m in NUM.findall(value))
-    elif isinstance(value, dict):
-        for v in value.values():
-            _numbers_of(v, out)
-    elif isinstance(value, list):
-        for v in value:
-            _numbers_of(v, out)
-
-
-def _decimals(token: str) -> int:
-    mant = token.lower().split("e")[0]
-    return len(mant.split(".")[1]) if "." in mant else 0
-
-
 def summary_numbers_in_result(summary: str, result: dict[str, Any]) -> list[str]:
-    """Tokens of ``summary`` that are no number of ``result`` (rounded as written; % as x100)."""
-    pool: list[float] = []
-    _numbers_of(result, pool)
-    candidates = [abs(x) for x in pool] + [abs(x) * 100 for x in pool]
-    bad = []
-    summary = CLOCK.sub(lambda m: m.group(1), summary)
-    for m in NUM.finditer(summary):
-        tok = m.group(0)
-        v = abs(float(tok))
-        if "e" in tok.lower():
-            ok = any(math.isclose(v, c, rel_tol=0.05) for c in candidates)
-        else:
-            tol = 0.5 * 10 ** (-_decimals(tok)) + 1e-9
-            ok = any(abs(v - c) <= tol for c in candidates)
-        if not ok:
-            bad.append(tok)
-    return bad
+    """Tokens of ``summary`` that are no number of ``result`` (the engine's own exit check)."""
+    return honesty.numbers_outside(summary, result)
 
 
 def weakest_n(intent: str, result: dict[str, Any]) -> int | None:

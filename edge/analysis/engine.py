@@ -360,6 +360,21 @@ def _run(
             started=started,
         )
     # the invariants at the engine's exit: an ok answer stands on a result and on cited events
+    # a filter of the plan the source did not apply: the answer would be about other events
+    ignored = honesty.unapplied(source, flt, lang) + honesty.ungrouped(plan, op.group_keys, lang)
+    if ignored:
+        logger.warning(
+            "operator %s answered %s without every filter or group applied: %s", op.name, plan, ignored
+        )
+        return _payload(
+            question,
+            plan,
+            "insufficient_data",
+            INSUFFICIENT[lang],
+            missing=ignored,
+            operator=ident,
+            started=started,
+        )
     evidence: list[dict[str, Any]] = []
     lacking: tuple[str, str] | None = None
     if honesty.empty_result(op.intent, outcome.result):
@@ -384,6 +399,26 @@ def _run(
         )
     conf = honesty.confidence(outcome.n, config.decay_base, outcome.p_value)
     summary = op.summarize(ctx, outcome.result)
+    invented = honesty.numbers_outside(summary, outcome.result)
+    if invented:  # an operator's wording at fault: never shown as an answer
+        logger.error("operator %s wrote numbers not in its result %s: %r", op.name, invented, summary)
+        lacking = (
+            f"a summary whose every number is in the result (it wrote {', '.join(invented)})",
+            f"每个数字都出自结果的摘要（摘要写了 {'、'.join(invented)}）",
+        )
+    elif honesty.stores_unnamed(plan, summary, outcome.result, source.vocabulary().store_ids):
+        logger.warning("operator %s answered which store without naming one: %r", op.name, summary)
+        lacking = ("an answer that names the stores asked about", "点名所问门店的答案")
+    if lacking is not None:
+        return _payload(
+            question,
+            plan,
+            "insufficient_data",
+            INSUFFICIENT[lang],
+            missing=[honesty.say(lang, *lacking)],
+            operator=ident,
+            started=started,
+        )
     if honesty.is_low(conf):
         summary += honesty.weak_note(lang)
     payload = _payload(

@@ -2,19 +2,25 @@
 
 Owns the confidence formula (``n / (n + decay_base)``, capped at 0.5 when p >= 0.05), the
 low-confidence wording, and the coverage check (a requested time range the memory does not hold
-is ``insufficient_data`` with ``missing`` naming the span). Called by :mod:`edge.analysis.engine`.
-Pure.
+is ``insufficient_data`` with ``missing`` naming the span), and the invariants at the engine's
+exit: a plan filter the source did not apply (:func:`unapplied`) or a grouping the operator did
+not make (:func:`ungrouped`), a number of the summary not in the result (:func:`numbers_outside`),
+a which-store answer naming no store (:func:`stores_unnamed`) are never ``ok``. Called by
+:mod:`edge.analysis.engine`. Pure.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from edge.analysis.operators import _words as W
-from edge.analysis.source import EventFilter, EventSource
+from edge.analysis.source import EventFilter, EventSource, filter_conditions
 
 logger = logging.getLogger(__name__)
 
@@ -248,6 +254,143 @@ def empty_result(intent: str, result: dict[str, object]) -> bool:
         if v is None or (isinstance(v, (list, tuple, dict)) and not v):
             return True
     return False
+
+
+# -- the invariants at the engine's exit -------------------------------------------------------------
+
+
+def unapplied(source: EventSource, flt: EventFilter, lang: str) -> list[str]:
+    """``missing`` lines for each of the plan's filters (the conditions of ``flt``) that the
+    source reports it did not apply (:meth:`~edge.analysis.source.AggregateSource.applied`): an
+    answer that ignored a filter of the question is never ``ok``."""
+    done = source.applied(flt)
+    out = []
+    for cond in filter_conditions(flt):
+        if cond in done:
+            continue
+        name = cond.removeprefix("attributes.")
+        out.append(
+            say(
+                lang,
+                f"a memory that can apply the question's filter {name} (this one cannot: the answer "
+                "would ignore it)",
+                f"能按问题中的条件 {name} 筛选的记忆（这里做不到：答案会忽略该条件）",
+            )
+        )
+    return out
+
+
+#: a number as a summary writes it: thousands separators, decimals, an exponent
+_NUM = re.compile(
+    r"(?<![\w.])[-+]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d])|[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?", re.I
+)
+#: an hour written as clock times ("19:00" or "19:00-20:00"): the number is the starting hour
+_CLOCK = re.compile(r"(?<!\d)(\d{1,2}):00(?:-\d{1,2}:00)?")
+#: a store-local date, week or month as results write them (their parts are no quantities)
+_DATE = re.compile(r"(?<!\d)\d{4}-\d{2}(?:-\d{2})?(?:T\d{2})?(?!\d)")
+
+
+def _numbers(value: Any, out: list[float], dates: set[str]) -> None:
+    if isinstance(value, bool) or value is None:
+        return
+    if isinstance(value, int | float):
+        if math.isfinite(value):
+            out.append(float(value))
+    elif isinstance(value, str):
+        dates.update(_DATE.findall(value))
+        out.extend(float(t.replace(",", "")) for t in _NUM.findall(_DATE.sub(" ", value)))
+    elif isinstance(value, dict):
+        for v in value.values():
+            _numbers(v, out, dates)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            _numbers(v, out, dates)
+
+
+def _decimals(token: str) -> int:
+    mant = token.lower().split("e")[0]
+    return len(mant.split(".")[1]) if "." in mant else 0
+
+
+def ungrouped(plan: dict[str, Any], group_keys: frozenset[str] | None, lang: str) -> list[str]:
+    """``missing`` lines for the plan's ``group_by`` keys an operator does not answer per group
+    (``group_keys``: the keys it does, None for any): "the footfall trend by zone" is not the
+    footfall trend of every zone together."""
+    if group_keys is None:
+        return []
+    intent = str(plan.get("intent") or "")
+    out = []
+    for key in dict.fromkeys(str(k) for k in plan.get("group_by") or []):
+        if key == "period" or key in group_keys:
+            continue
+        out.append(
+            say(
+                lang,
+                f"an analysis per {W.dimension_label(key, 'en')}: {intent} gives one answer over every "
+                f"{W.dimension_label(key, 'en')} (ask about one {W.dimension_label(key, 'en')}, or for a "
+                "breakdown)",
+                f"按{W.dimension_label(key, 'zh')}分别分析：这项分析只对全部{W.dimension_label(key, 'zh')}"
+                f"给出一个答案（可以只问其中一个，或改问拆解）",
+            )
+        )
+    return out
+
+
+def numbers_outside(summary: str, result: dict[str, Any]) -> list[str]:
+    """The numbers written in ``summary`` that are no number of ``result`` (CONTRACT.md section 4:
+    every number in the summary comes from the result). A number matches as written: rounded to
+    its decimals, as a percentage (x100), with thousands separators, in scientific notation
+    within 5%; a clock time names its starting hour; a date matches a date of the result."""
+    pool: list[float] = []
+    dates: set[str] = set()
+    _numbers(result, pool, dates)
+    candidates = [abs(x) for x in pool] + [abs(x) * 100 for x in pool]
+    bad: list[str] = []
+    text = _CLOCK.sub(lambda m: f" {m.group(1)} ", summary)
+    for d in _DATE.findall(text):
+        if d not in dates and not any(x.startswith(d) for x in dates):
+            bad.append(d)
+    for m in _NUM.finditer(_DATE.sub(" ", text)):
+        tok = m.group(0)
+        v = abs(float(tok.replace(",", "")))
+        if "e" in tok.lower():
+            ok = any(math.isclose(v, c, rel_tol=0.05) for c in candidates)
+        else:
+            tol = 0.5 * 10 ** (-_decimals(tok)) + 1e-9
+            ok = any(abs(v - c) <= tol for c in candidates)
+        if not ok:
+            bad.append(tok)
+    return bad
+
+
+def asks_which_store(plan: dict[str, Any]) -> bool:
+    """True when the plan asks which store, about each store, or to rank the stores: it groups,
+    compares, ranks or breaks down by ``store_id``."""
+    dims = [str(g) for g in plan.get("group_by") or []]
+    dims.append(str((plan.get("compare") or {}).get("dimension") or ""))
+    return "store_id" in dims
+
+
+def stores_unnamed(plan: dict[str, Any], summary: str, result: dict[str, Any], stores: Sequence[str]) -> bool:
+    """True when ``plan`` asks which store (:func:`asks_which_store`) and the answer names none of
+    ``stores`` (the source's store ids) in its summary or in its result."""
+    if not asks_which_store(plan) or not stores:
+        return False
+    known = {str(s) for s in stores}
+    in_result: set[str] = set()
+
+    def walk(v: Any) -> None:
+        if isinstance(v, str):  # a key of one group ("s1") or of several ("2025-11/s1")
+            in_result.update(known.intersection(re.split(r"[/,;|\s]+", v)))
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list | tuple):
+            for x in v:
+                walk(x)
+
+    walk(result)
+    return not (in_result and any(s in summary for s in in_result))
 
 
 def say(lang: str, en: str, zh: str) -> str:

@@ -192,6 +192,29 @@ class EventFilter:
         return replace(self, **changes)
 
 
+def filter_conditions(flt: EventFilter) -> tuple[str, ...]:
+    """The conditions ``flt`` sets, named as the plan's filters (``plan.schema.json``):
+    ``store_id``, ``event_type``, ``time_range``, ``hours``, ``days_of_week``,
+    ``attributes.<key>`` (one per attribute key) and ``entities``. What
+    :meth:`AggregateSource.applied` reports on (``key_equals`` and ``event_ids`` are the operators'
+    own narrowing, not the plan's)."""
+    out: list[str] = []
+    if flt.store_ids:
+        out.append("store_id")
+    if flt.event_types:
+        out.append("event_type")
+    if flt.since is not None or flt.until is not None:
+        out.append("time_range")
+    if flt.hours:
+        out.append("hours")
+    if flt.days_of_week:
+        out.append("days_of_week")
+    out.extend(f"attributes.{k}" for k, _ in flt.attributes)
+    if flt.entities:
+        out.append("entities")
+    return tuple(dict.fromkeys(out))
+
+
 @dataclass(frozen=True)
 class AggResult:
     """Rows of a grouped aggregation: ``columns`` = keys then components, in request order."""
@@ -399,6 +422,13 @@ class AggregateSource(Protocol):
 
     def vocabulary(self) -> Vocabulary:
         """Event types, stats keys and values, store ids, entities and the time zone(s)."""
+        ...
+
+    def applied(self, flt: EventFilter) -> frozenset[str]:
+        """Which of ``flt``'s conditions (:func:`filter_conditions`) this source applies, exactly,
+        when it aggregates or samples with ``flt``. A condition it cannot apply (a key it holds no
+        column for, a window finer than what it holds) is left out: the engine never answers
+        ``ok`` on a plan filter the source did not apply (:func:`edge.analysis.honesty.unapplied`)."""
         ...
 
 

@@ -31,6 +31,7 @@ from edge.analysis.source import (
     Period,
     Vocabulary,
     check_aggregate_args,
+    filter_conditions,
     frame_instant,
     store_window,
 )
@@ -408,6 +409,10 @@ class InMemorySource:
             text=getattr(ev, "text", None),
             stats=dict(ev.stats),
         )
+
+    def applied(self, flt: EventFilter) -> frozenset[str]:
+        """Every condition of ``flt`` (:meth:`Reference.matches` tests each)."""
+        return frozenset(filter_conditions(flt))
 
     def coverage(self, flt: EventFilter) -> Coverage:
         evs = self.ref.select(flt.narrowed(since=None, until=None))

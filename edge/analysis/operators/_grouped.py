@@ -6,17 +6,48 @@ import logging
 from typing import Any
 
 from edge.analysis import metrics as M
-from edge.analysis.operators.base import Context, EvidenceSpec, key_text, metric_types_filter
+from edge.analysis.honesty import say
+from edge.analysis.operators.base import (
+    Context,
+    EvidenceSpec,
+    Outcome,
+    insufficient,
+    key_text,
+    metric_types_filter,
+)
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_DIMENSION = "product_category"
 
 
+def group_keys(ctx: Context) -> list[str]:
+    """The plan's ``group_by`` (each key once, ``period`` left out), else the default dimension."""
+    keys = list(
+        dict.fromkeys(str(k) for k in ctx.plan.get("group_by") or [DEFAULT_DIMENSION] if k != "period")
+    )
+    return keys[:3] or [DEFAULT_DIMENSION]
+
+
+def peak_hour_per_hour(ctx: Context, metric: str, keys: list[str]) -> Outcome | None:
+    """The peak hour of each hour is that hour: not an answer (what to ask instead), else None."""
+    if metric != "peak_hour" or "hour" not in keys:
+        return None
+    return insufficient(
+        [
+            say(
+                ctx.language,
+                "a grouping other than hour for the peak hour (the peak hour of one hour is that hour); "
+                "ask for footfall by hour",
+                "按小时以外的维度分组的高峰时段（某一小时的高峰时段就是它自己）；可以改问按小时的客流",
+            )
+        ]
+    )
+
+
 def grouped(ctx: Context, metric: str) -> tuple[list[str], list[dict[str, Any]]]:
     """(keys, parts) with parts ``{key, value, n, _raw}`` for every group with a defined value."""
-    keys = [str(k) for k in ctx.plan.get("group_by") or [DEFAULT_DIMENSION] if k != "period"][:3]
-    keys = keys or [DEFAULT_DIMENSION]
+    keys = group_keys(ctx)
     parts: list[dict[str, Any]] = []
     if metric == "peak_hour":
         rows = ctx.rows([*keys, "hour"], M.components(metric))

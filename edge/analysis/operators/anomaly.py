@@ -26,10 +26,25 @@ from edge.analysis.operators.base import (
     Outcome,
     fmt,
     insufficient,
+    key_text,
     metric_types_filter,
 )
 
 logger = logging.getLogger(__name__)
+
+#: group keys that are themselves time buckets: no per-group anomaly of days
+TIME_KEYS = ("date", "week", "month", "period")
+#: most values of a group key scored one by one (one query each)
+MAX_GROUPS = 50
+
+
+def _group_key(ctx: Context) -> str | None:
+    """The plan's first ``group_by`` key other than ``event_type`` (None without one)."""
+    for k in ctx.plan.get("group_by") or []:
+        if k != "event_type":
+            return str(k)
+    return None
+
 
 THRESHOLD = 3.5
 MAD_SCALE = 1.4826
@@ -78,6 +93,7 @@ class AnomalyOperator(Operator):
     version = "1.0"
     description = METHOD + "; the baseline is the memory's whole history up to the window's end"
     output_keys = ("anomalies", "method")
+    group_keys = None
     min_evidence = {"buckets": "min_buckets days of history (default 8)"}
     default_params = {"time_bucket": "day", "threshold": THRESHOLD, "recent_days_without_range": 7}
     confidence_method = "n/(n+decay_base), n = days in the baseline"
@@ -88,11 +104,22 @@ class AnomalyOperator(Operator):
 
     def compute(self, ctx: Context) -> Outcome:
         metric = ctx.metric
-        by_type = (ctx.plan.get("group_by") or []) == ["event_type"] or metric is None
+        by = _group_key(ctx)
+        by_type = by is None and ((ctx.plan.get("group_by") or []) == ["event_type"] or metric is None)
         history = ctx.flt.narrowed(since=None)
         if by_type and metric in (None, "event_count"):
             return self._by_type(ctx, history)
         metric = metric or "event_count"
+        if by in TIME_KEYS:
+            return insufficient(
+                [
+                    say(
+                        ctx.language,
+                        f"a grouping other than {by}: anomalies are days scored against their weekday",
+                        f"{W.dimension_label(str(by), 'zh')}以外的分组：异常是按星期基准打分的日子",
+                    )
+                ]
+            )
         if metric == "peak_hour":
             return insufficient(
                 [
@@ -103,6 +130,8 @@ class AnomalyOperator(Operator):
                     )
                 ]
             )
+        if by is not None:
+            return self._per_group(ctx, metric, history, by)
         vals = whole_days(ctx, metric, daily_values(ctx, metric, history))
         if len(vals) < ctx.config.min_buckets:
             return insufficient(
@@ -136,6 +165,65 @@ class AnomalyOperator(Operator):
             n=len(vals),
             evidence=specs,
             evidence_count=sum(n for _, n in vals.values()),
+        )
+
+    def _per_group(self, ctx: Context, metric: str, history: Any, by: str) -> Outcome:
+        """Each value of ``by`` (a store, a zone...) scored on its own days; anomalies carry the
+        value as ``key``, ``checked`` lists the values scored."""
+        values = sorted(
+            {r[by] for r in ctx.rows([by], M.components(metric), history) if r[by] is not None}, key=key_text
+        )
+        if len(values) > MAX_GROUPS:
+            return insufficient(
+                [
+                    say(
+                        ctx.language,
+                        f"at most {MAX_GROUPS} {by} values to score one by one (found {len(values)})",
+                        f"最多 {MAX_GROUPS} 个{W.dimension_label(by, 'zh')}逐个打分（现有 {len(values)} 个）",
+                    )
+                ]
+            )
+        anomalies: list[dict[str, Any]] = []
+        checked: list[Any] = []
+        ns: list[int] = []
+        count = 0
+        for v in values:
+            flt = history.narrowed(key_equals=(*history.key_equals, (by, (v,))))
+            vals = whole_days(ctx, metric, daily_values(ctx, metric, flt))
+            if len(vals) < ctx.config.min_buckets:
+                continue
+            checked.append(v)
+            ns.append(len(vals))
+            count += sum(n for _, n in vals.values())
+            scored = score_days({d: x for d, (x, _) in vals.items()}, self._window(ctx, vals))
+            anomalies.extend({**a, "key": v} for a in scored)
+        if not checked:
+            return insufficient(
+                [
+                    say(
+                        ctx.language,
+                        f"some {by} with at least {ctx.config.min_buckets} days of {metric} history",
+                        f"至少一个{W.dimension_label(by, 'zh')}有 {ctx.config.min_buckets} 天以上的"
+                        f"{M.label(metric, 'zh')}历史",
+                    )
+                ]
+            )
+        anomalies.sort(key=lambda a: (-abs(a["score"]), a["bucket"], key_text(a["key"])))
+        base = metric_types_filter(ctx.flt.narrowed(since=None, until=None), metric)
+        specs = [
+            EvidenceSpec(
+                f"anomaly:{key_text(a['key'])}:{a['bucket']}",
+                base.narrowed(key_equals=(*base.key_equals, (by, (a["key"],)), ("date", (a["bucket"],)))),
+                1.0,
+            )
+            for a in anomalies[: ctx.config.evidence_cap]
+        ] or [EvidenceSpec("window", metric_types_filter(ctx.flt, metric), 1.0)]
+        return Outcome(
+            status="ok",
+            result={"anomalies": anomalies, "method": METHOD + f", per {by}", "by": by, "checked": checked},
+            n=min(ns),
+            evidence=specs,
+            evidence_count=count,
         )
 
     def _window(self, ctx: Context, vals: Mapping[str, Any]) -> set[str]:
@@ -199,7 +287,17 @@ class AnomalyOperator(Operator):
     def summarize(self, ctx: Context, result: Mapping[str, Any]) -> str:
         lang = "zh" if ctx.language == "zh" else "en"
         anomalies = result["anomalies"]
+        by = result.get("by")
         if not anomalies:
+            if by:
+                names = ("、" if lang == "zh" else ", ").join(
+                    W.keys_label([by], v, lang) for v in result.get("checked") or []
+                )
+                return (
+                    f"所选时间内没有发现异常的日子（已检查：{names}）。"
+                    if lang == "zh"
+                    else f"No unusual days in the asked time (checked: {names})."
+                )
             return "所选时间内没有发现异常的日子。" if lang == "zh" else "No unusual days in the asked time."
         shown = anomalies[:5]
         sep = "；" if lang == "zh" else "; "
@@ -214,6 +312,8 @@ class AnomalyOperator(Operator):
             who = ""
             if "event_type" in a:
                 who = W.side_label(str(a["event_type"]), lang) + (" " if lang == "en" else "：")
+            elif by:
+                who = W.keys_label([by], a["key"], lang) + (" " if lang == "en" else "：")
             if lang == "zh":
                 dirw = "偏高" if a["direction"] == "high" else "偏低"
                 parts.append(

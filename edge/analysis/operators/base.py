@@ -94,6 +94,10 @@ class Operator(ABC):
     default_params: ClassVar[dict[str, Any]] = {}
     confidence_method: ClassVar[str] = "n/(n+decay_base), n = weakest part; capped at 0.5 when p >= 0.05"
     templates: ClassVar[dict[str, str]] = {}
+    #: the ``group_by`` keys the operator answers per group: None for any key, else those listed
+    #: (none: it computes one answer over every group). The engine never answers ``ok`` on a
+    #: grouping the operator did not make (:func:`edge.analysis.honesty.ungrouped`)
+    group_keys: ClassVar[frozenset[str] | None] = frozenset()
 
     @abstractmethod
     def compute(self, ctx: Context) -> Outcome:

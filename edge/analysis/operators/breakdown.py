@@ -9,7 +9,7 @@ from typing import Any
 from edge.analysis import metrics as M
 from edge.analysis.honesty import say
 from edge.analysis.operators import _words as W
-from edge.analysis.operators._grouped import evidence_for, grouped, public
+from edge.analysis.operators._grouped import evidence_for, group_keys, grouped, peak_hour_per_hour, public
 from edge.analysis.operators.base import Context, Operator, Outcome, fmt, insufficient, key_text
 
 logger = logging.getLogger(__name__)
@@ -21,6 +21,7 @@ class BreakdownOperator(Operator):
     version = "1.0"
     description = "split a metric by one to three dimensions; share = part / total (of n for ratios)"
     output_keys = ("parts", "top_contributor")
+    group_keys = None
     min_evidence = {"events": "min_events_per_group in total"}
     default_params = {"group_by": ["product_category"], "target_metric": "revenue"}
     confidence_method = "n/(n+decay_base), n = smaller n of the top two parts"
@@ -31,6 +32,9 @@ class BreakdownOperator(Operator):
 
     def compute(self, ctx: Context) -> Outcome:
         metric = ctx.metric or "revenue"
+        refused = peak_hour_per_hour(ctx, metric, group_keys(ctx))
+        if refused is not None:
+            return refused
         keys, parts = grouped(ctx, metric)
         total_n = sum(p["n"] for p in parts)
         if total_n < ctx.config.min_events_per_group or not parts:

@@ -19,6 +19,7 @@ from edge.analysis import metrics as M
 from edge.analysis import stats_fast
 from edge.analysis.honesty import say
 from edge.analysis.operators import _words as W
+from edge.analysis.operators._grouped import peak_hour_per_hour
 from edge.analysis.operators.base import (
     Context,
     EvidenceSpec,
@@ -76,6 +77,7 @@ class CompareOperator(Operator):
         "Welch t-test (daily values; bill totals' and per-event summary stats) or chi-square for proportions"
     )
     output_keys = ("groups", "diff_pct", "p_value", "test", "significant", "per")
+    group_keys = None
     min_evidence = {"events_per_group": "min_events_per_group (default 30)"}
     default_params = {"alpha": 0.05, "dimension": "weather"}
     confidence_method = (
@@ -146,7 +148,11 @@ class CompareOperator(Operator):
         totals: dict[str, dict[str, float]] = {}
         labels: dict[str, Any] = {}
         by_hour: dict[str, dict[int, float]] = {}
-        keys = [key, "hour"] if metric == "peak_hour" else [key]
+        if key == "hour" and ((ctx.plan.get("compare") or {}).get("groups") or not ctx.flt.hours):
+            refused = peak_hour_per_hour(ctx, metric, [key])  # only hours against other hours
+            if refused is not None:
+                return refused
+        keys = [key, "hour"] if metric == "peak_hour" and key != "hour" else [key]
         for r in ctx.rows(keys, comps, g.flt, g.periods):
             lab = g.label(r[key])
             if lab is None:
@@ -254,25 +260,59 @@ class CompareOperator(Operator):
 
     @staticmethod
     def _within_key(ctx: Context) -> str | None:
-        """``group_by`` naming a key other than the compared dimension, with exactly two listed
-        groups: the comparison is made within each value of that key and ranked by its effect."""
+        """``group_by`` naming a key other than the compared dimension (or periods): the
+        comparison is made within each value of that key and ranked by its effect."""
         cmp = ctx.plan.get("compare") or {}
         dim = cmp.get("dimension")
-        groups = cmp.get("groups") or []
         others = [k for k in ctx.plan.get("group_by") or [] if k not in (dim, "period")]
-        if not dim or cmp.get("periods") or len(groups) != 2 or not others:
+        if not (dim or cmp.get("periods")) or not others:
             return None
         return str(others[0])
 
+    def _pair(self, ctx: Context, sub_plan: dict[str, Any]) -> tuple[str, str] | Outcome:
+        """The two groups compared within each value: the two listed groups or periods, else the
+        two the comparison over every value picks; more than two listed: not one effect to rank."""
+        from dataclasses import replace
+
+        cmp = ctx.plan.get("compare") or {}
+        listed = [key_text(v) for v in cmp.get("groups") or []] or [
+            str(p.get("label")) for p in cmp.get("periods") or []
+        ]
+        if len(listed) == 2:
+            return listed[0], listed[1]
+        if listed:
+            return insufficient(
+                [
+                    say(
+                        ctx.language,
+                        f"two groups to compare within each {W.dimension_label(str(ctx.plan['group_by'][0]), 'en')} "
+                        f"(the question lists {len(listed)}: {', '.join(listed)})",
+                        f"在每个{W.dimension_label(str(ctx.plan['group_by'][0]), 'zh')}内对比的两个分组"
+                        f"（问题列出了 {len(listed)} 个：{'、'.join(listed)}）",
+                    )
+                ]
+            )
+        overall = self.compute(replace(ctx, plan=sub_plan))
+        if overall.status != "ok":
+            return overall
+        a, b = overall.result["groups"][:2]
+        return key_text(a["key"]), key_text(b["key"])
+
     def _within(self, ctx: Context, by: str) -> Outcome:
-        """The standard comparison of the two listed groups within each value of ``by``; ranked
-        by ``effect_pct`` = (first listed - second listed) / |second| * 100, highest first. The
-        result's contract keys are the top value's comparison; ``within`` lists the ranking."""
+        """The standard comparison of two groups (:meth:`_pair`) within each value of ``by``;
+        ranked by ``effect_pct`` = (first - second) / |second| * 100, highest first. The result's
+        contract keys are the top value's comparison; ``within`` lists the ranking."""
         from dataclasses import replace
 
         metric = ctx.metric or "event_count"
-        first, second = (key_text(v) for v in (ctx.plan["compare"]["groups"]))
         sub_plan = {k: v for k, v in ctx.plan.items() if k != "group_by"}
+        pair = self._pair(ctx, sub_plan)
+        if isinstance(pair, Outcome):
+            return pair
+        first, second = pair
+        cmp = ctx.plan["compare"]
+        if cmp.get("dimension") and not cmp.get("groups"):  # the picked pair, compared alone
+            sub_plan["compare"] = {**cmp, "groups": [first, second]}
         values = sorted({r[by] for r in ctx.rows([by], M.components(metric))}, key=key_text)
         ranked: list[tuple[float, Any, Outcome]] = []
         thin: list[str] = []

@@ -9,7 +9,7 @@ from typing import Any
 from edge.analysis import metrics as M
 from edge.analysis.honesty import say
 from edge.analysis.operators import _words as W
-from edge.analysis.operators._grouped import evidence_for, grouped, public
+from edge.analysis.operators._grouped import evidence_for, group_keys, grouped, peak_hour_per_hour, public
 from edge.analysis.operators.base import Context, Operator, Outcome, fmt, fmt_p, insufficient
 from edge.analysis.stats_fast import binom_equal_counts
 
@@ -24,6 +24,7 @@ class TopKOperator(Operator):
         "rank groups of one dimension by a metric and keep the first k (ratios need enough events per group)"
     )
     output_keys = ("items",)
+    group_keys = None
     min_evidence = {"events_per_group": "min_events_per_group for ratios and means"}
     default_params = {"top_k": 5, "group_by": ["product_id"], "target_metric": "order_count"}
     confidence_method = "n/(n+decay_base), n = smallest n among the listed items"
@@ -35,6 +36,9 @@ class TopKOperator(Operator):
     def compute(self, ctx: Context) -> Outcome:
         metric = ctx.metric or "order_count"
         k = int(ctx.plan.get("top_k") or self.default_params["top_k"])
+        refused = peak_hour_per_hour(ctx, metric, group_keys(ctx))
+        if refused is not None:
+            return refused
         keys, parts = grouped(ctx, metric)
         if metric not in M.ADDITIVE:
             parts = [p for p in parts if p["n"] >= ctx.config.min_events_per_group]

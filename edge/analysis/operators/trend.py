@@ -39,6 +39,7 @@ class TrendOperator(Operator):
     name = "trend"
     intent = "trend"
     version = "1.0"
+    group_keys = frozenset({"date", "week", "month", "hour", "date_hour"})  # the series' own buckets
     description = (
         "aggregate by time bucket (default week), linregress on the bucket index, first vs last third"
     )

@@ -42,6 +42,7 @@ from edge.analysis.source import (
     StoreZones,
     Vocabulary,
     check_aggregate_args,
+    filter_conditions,
     frame_instant,
 )
 from edge.errors import UsageError
@@ -257,6 +258,11 @@ class EventsSource:
                 return [], int(total or 0)
             ids = [int(r[0]) for r in conn.execute(stmt.sql, stmt.params)]
             return fetch_rows(conn, ids), int(total)
+
+    def applied(self, flt: EventFilter) -> frozenset[str]:
+        """Every condition of ``flt``: each is a condition of the events' SQL (any stats key as an
+        attribute, entities through their table, windows to the second)."""
+        return frozenset(filter_conditions(flt))
 
     def coverage(self, flt: EventFilter) -> Coverage:
         """Earliest/latest timestamp and count matching ``flt`` without its time window."""

@@ -372,6 +372,11 @@ class RollupSource:
         lo, hi, n = row
         return Coverage(earliest=parse_ts(lo), latest=parse_ts(hi), count=int(n or 0))
 
+    def applied(self, flt: EventFilter) -> frozenset[str]:
+        """Every condition of ``flt``: what the rollup cannot express is read from the events
+        (or, in strict mode, refused with :class:`NotInRecordError`), never left out."""
+        return self.events.applied(flt)
+
     def sample_events(
         self, flt: EventFilter, limit: int, periods: Sequence[Period] = ()
     ) -> tuple[list[EventRow], int]:
