@@ -191,6 +191,14 @@ def test_breakdown_matches_direct_recomputation(full: tuple[Memory, Any]) -> Non
     assert sum(x["share"] for x in parts) == pytest.approx(1.0, abs=1e-3)
 
 
+def test_breakdown_of_a_ratio_says_its_shares_are_of_the_events(full: tuple[Memory, Any]) -> None:
+    """An average has no share of a total: the summary says the share is of the events behind it."""
+    p = ask(full, {"intent": "breakdown", "target_metric": "avg_order_value", "group_by": ["product_category"]})
+    assert p["status"] == "ok"
+    assert "of the events behind it" in p["summary"] and "of the total" not in p["summary"]
+    assert sum(x["share"] for x in p["result"]["parts"]) == pytest.approx(1.0, abs=1e-3)
+
+
 def test_top_k_matches_direct_recomputation(full: tuple[Memory, Any]) -> None:
     mem = full[0]
     p = ask(full, {"intent": "top_k", "target_metric": "order_count", "group_by": ["product_id"], "top_k": 3})

@@ -30,6 +30,13 @@ class BreakdownOperator(Operator):
         "en": "{metric} by {dims}: the top contributor is {top} with {value}, {share} of the total.",
     }
 
+    #: a ratio (an average, a rate) has no share of a total: its parts' shares are of the events
+    #: behind it, and the summary says so
+    ratio_templates = {
+        "zh": "按{dims}看{metric}：权重最大的是 {top}，为 {value}（占相关事件的 {share}）。",
+        "en": "{metric} by {dims}: the largest part is {top} with {value} ({share} of the events behind it).",
+    }
+
     def compute(self, ctx: Context) -> Outcome:
         metric = ctx.metric or "revenue"
         refused = peak_hour_per_hour(ctx, metric, group_keys(ctx))
@@ -72,7 +79,8 @@ class BreakdownOperator(Operator):
         top = result["parts"][0]
         lang = "zh" if ctx.language == "zh" else "en"
         dims = [str(d) for d in ctx.plan.get("group_by") or [] if d != "period"][:3] or ["product_category"]
-        return self.templates[lang].format(
+        template = self.templates[lang] if metric in M.ADDITIVE else self.ratio_templates[lang]
+        return template.format(
             dims=W.dimensions_label(dims, lang),
             metric=M.label(metric, lang),
             top=W.keys_label(dims, top["key"], lang),
