@@ -31,6 +31,7 @@ from textual.widgets import DataTable, Input, Static
 
 from edge.presentation import payload_text, result_table
 from edge.sync import messages as m
+from edge.tui.widgets import SortableTable
 from hub import actions as ha
 from hub.ask import ask
 from hub.console.app import HubConsoleApp
@@ -83,7 +84,10 @@ def _drive(
 
 
 def _column(app: HubConsoleApp, table: str, key: str) -> list[str]:
-    return [str(v) for v in app.query_one(f"#{table}", DataTable).get_column(key)]
+    """A column's cells, whole (a cell too long for its column is shown cut, whole in the detail)."""
+    shown = app.query_one(f"#{table}", SortableTable)
+    index = list(shown.columns).index(key)
+    return [shown.full_cells[row.key.value][index] for row in shown.ordered_rows]
 
 
 async def _ask(app: HubConsoleApp, pilot: Pilot[None], question: str) -> None:

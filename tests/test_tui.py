@@ -596,8 +596,10 @@ def data_words(app: Any) -> set[str]:
     """Words of the stored data on screen (event ids and texts, fact statements): not the UI's."""
     words: set[str] = set()
     for table in app.query(DataTable):
+        # the whole text of the cells a table shows cut (its detail shows them whole)
+        whole = getattr(table, "full_cells", {})
         for row_key in table.rows:
-            for cell in table.get_row(row_key):
+            for cell in [*table.get_row(row_key), *whole.get(row_key.value, [])]:
                 if table.id in ("events", "facts", "actions", "stores", "evidence"):
                     words |= {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9_\-]*", str(cell))}
                     words.add(str(cell).lower())  # a question asked in the other language, as data
@@ -752,8 +754,8 @@ def test_every_tab_is_reachable_by_keys_at_100x30_and_nothing_is_cut_unsaid(stor
 
 
 def test_a_cut_cell_says_so_and_cuts_between_words() -> None:
+    from edge.presentation.fit import clip
     from edge.presentation.text import display_width
-    from edge.tui.widgets import clip
 
     assert clip("short", 20) == "short"
     cut = clip("Hello, the mineral water is on the second shelf of aisle B", 30)
