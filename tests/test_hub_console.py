@@ -22,8 +22,7 @@ import actions_helpers
 import pytest
 from actions_helpers import ROOT, Staff, env, eventually
 from brokers import mosquitto_available, running_mosquitto
-from hub_data import fact
-from test_hub_ask import NOW, ZONES, store_events, summaries
+from test_hub_ask import NOW
 from test_hub_serve import Hub
 from test_tui import data_words, foreign_words, screen_text, settle
 from textual.pilot import Pilot
@@ -42,27 +41,10 @@ from hub.ingest import ingest
 QUESTION = "Which store had the highest revenue?"
 
 
-@pytest.fixture(scope="module")
-def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A hub store with two stores' rollups, facts (one closed) and online statuses."""
-    path = tmp_path_factory.mktemp("hubconsole") / "hub.db"
-    db = open_hub(str(path), create=True)
-    msgs = list(summaries(store_events(ZONES), ZONES))
-    msgs += [
-        fact("s1", "f_rain"),
-        fact("s2", "f_rain", statement={"zh": "促销日排队更长", "en": "queues longer on promotion days"}),
-        fact("s2", "f_old", valid_to="2025-11-20", statement={"zh": "旧结论", "en": "an old finding"}),
-    ]
-    for s in msgs:
-        assert ingest(db, m.summary_topic(s.store_id), s.encode()).outcome == "stored"
-    for sid in ZONES:
-        ingest(db, m.status_topic(sid), m.status_payload("online", "2025-12-10T08:00:00Z"))
-    db.close()
-    return path
-
-
 @pytest.fixture
 def hub_db(filled: Path, tmp_path: Path) -> Path:
+    """A copy of the session's hub store (conftest.filled): two stores' rollups, facts (one
+    closed) and online statuses."""
     path = tmp_path / "hub.db"
     shutil.copy(filled, path)
     return path

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import shutil
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -20,9 +21,8 @@ from typing import Any
 
 import pytest
 from rich.console import Console
-from test_hub_console import filled  # noqa: F401  (the hub store, built once for this module)
 from test_staff_app import SUMMARY_EN, SUMMARY_ZH, FakeDevice, action
-from test_tui import COMPARE_QUESTION, SIM, TREND_QUESTION, _backend, settle, sim_events, sim_now  # noqa: F401
+from test_tui import COMPARE_QUESTION, SIM, TREND_QUESTION, _backend, settle, sim_now  # noqa: F401
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static, TabbedContent
 
@@ -158,10 +158,12 @@ async def clipped_detail(app: Any, pilot: Pilot[None]) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory, sim_events: list[dict[str, Any]]) -> Iterator[Store]:  # noqa: F811
-    """The simulator's store with a long fact (maintenance's) and the rain answer's action."""
-    s = Store.open(tmp_path_factory.mktemp("fit") / "store.db", timezone=SIM.timezone)
-    assert s.import_events(sim_events).accepted == len(sim_events)
+def store(tmp_path_factory: pytest.TempPathFactory, sim_store_file: Path) -> Iterator[Store]:
+    """A copy of the session's simulated store with a long fact (maintenance's); each app's run
+    adds the rain answer's action."""
+    path = tmp_path_factory.mktemp("fit") / "store.db"
+    shutil.copy(sim_store_file, path)
+    s = Store.open(path, timezone=SIM.timezone)
     facts = [
         fact_rows.FactRecord(fact_id=f"f-{n}", store_id=SIM.store_id, question="weather_order_value",
                              slot=f"rain_vs_sunny_{n}", signature="up", statement=LONG_FACT, metric="avg_order_value",
@@ -270,13 +272,11 @@ def run_staff(lang: str) -> dict[str, Shot]:
 def screens(
     store: Store,
     sim_now: datetime,  # noqa: F811
-    filled: Path,  # noqa: F811
+    filled: Path,
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch_module: pytest.MonkeyPatch,
 ) -> dict[tuple[str, str], dict[str, Shot]]:
     """Each app's tabs in each language, each app run once per language (as the tests ask)."""
-    import shutil
-
     hub_db = tmp_path_factory.mktemp("fit-hub") / "hub.db"
     shutil.copy(filled, hub_db)
 

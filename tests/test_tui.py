@@ -28,7 +28,7 @@ from edge.memory.semantic import facts as fact_rows
 from edge.memory.store import Store
 from edge.services.action_rules import action_summary
 from edge.services.store_console import StoreBackend
-from edge.sim import SimConfig, simulate
+from edge.sim import SimConfig
 from edge.tui.app import AdammApp, Answered, build_filter
 from edge.tui.widgets import HistoryInput, ResultPlot
 
@@ -43,15 +43,11 @@ def _backend(store: Store, now: datetime | None = None) -> StoreBackend:
 
 
 @pytest.fixture(scope="module")
-def sim_events() -> list[dict[str, Any]]:
-    return list(simulate(SIM))
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory, sim_events: list[dict[str, Any]]) -> Iterator[Store]:
-    s = Store.open(tmp_path_factory.mktemp("tui") / "store.db", timezone=SIM.timezone)
-    report = s.import_events(sim_events)
-    assert report.accepted == len(sim_events)
+def store(tmp_path_factory: pytest.TempPathFactory, sim_store_file: Path) -> Iterator[Store]:
+    """A copy of the session's simulated store (conftest.sim_store_file), this module's own."""
+    path = tmp_path_factory.mktemp("tui") / "store.db"
+    shutil.copy(sim_store_file, path)
+    s = Store.open(path, timezone=SIM.timezone)
     yield s
     s.close()
 

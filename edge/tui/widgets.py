@@ -17,6 +17,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import DataTable, Input, Static
 from textual_plotext import PlotextPlot
 
@@ -92,8 +93,9 @@ class SortableTable(DataTable[Any]):
 
     def available_width(self) -> int:
         """The terminal columns the table's cells may take (0 while it is not laid out)."""
-        if self.share is not None:
-            room = int(self.container_size.width * self.share) - self.styles.gutter.width
+        parent = self.parent
+        if self.share is not None and isinstance(parent, Widget):
+            room = int(parent.content_region.width * self.share) - self.styles.gutter.width
         else:
             room = self.content_region.width
         return table_room(
@@ -134,9 +136,18 @@ class SortableTable(DataTable[Any]):
         if self.row_count:
             self.move_cursor(row=min(cursor, self.row_count - 1))
 
-    def on_resize(self, event: events.Resize) -> None:
+    def refit(self) -> None:
+        """Fit the table again when the room it may take has changed."""
         if self._spec and self.available_width() != self._fitted_to:
             self._rebuild()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.refit()
+        # a table that takes a share of its container (``width: auto``) is not resized when the
+        # container is: its neighbour is, and says so
+        for other in self.parent.children if self.parent is not None else ():
+            if isinstance(other, SortableTable) and other.share is not None and other is not self:
+                other.refit()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if self.detail_id is None or event.data_table is not self:
