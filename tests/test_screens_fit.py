@@ -44,10 +44,13 @@ LONG_TITLE = {
     "en": "Open checkout 3 before the evening rush and call a second cashier to the front to bag and guide the queue",
 }
 
+ANOMALY_QUESTION = {"en": "Any anomalies in daily footfall?", "zh": "每天客流有异常吗？"}
+
 #: (app, tab): the tab's key, the pane it shows, the widget it focuses
 TABS: dict[tuple[str, str], tuple[str, str, str | None]] = {
     ("tui", "ask-trend"): ("f1", "ask", "question"),
     ("tui", "ask-compare"): ("f1", "ask", "question"),
+    ("tui", "ask-anomaly"): ("f1", "ask", "question"),
     ("tui", "events"): ("f2", "events_tab", "events"),
     ("tui", "learned"): ("f3", "learned", "facts"),
     ("tui", "actions"): ("f4", "actions_tab", "actions"),
@@ -221,7 +224,11 @@ def run_tui(store: Store, now: datetime, lang: str) -> dict[str, Shot]:
             shots = {}
             for tab in ("events", "learned", "actions", "status"):
                 shots[tab] = await visit(app, pilot, "tui", tab)
-            for name, question in (("ask-trend", TREND_QUESTION), ("ask-compare", COMPARE_QUESTION)):
+            for name, question in (
+                ("ask-trend", TREND_QUESTION),
+                ("ask-compare", COMPARE_QUESTION),
+                ("ask-anomaly", ANOMALY_QUESTION),  # the widest result beside its evidence
+            ):
                 await ask(app, pilot, question[lang])
                 shots[name] = await visit(app, pilot, "tui", name)
             return shots

@@ -357,6 +357,7 @@ class AdammApp(App[None]):
         warning.display = payload.get("status") == "ok" and bool(payload.get("low_confidence"))
         warning.update(t("low_confidence", lang))
         self.query_one("#answer", Static).update(payload_text(payload, lang, compact=True))
+        self.query_one("#evidence_detail", Static).update("")
         table = self.query_one("#result", SortableTable)
         headers, rows = result_table(payload, lang)
         table.display = bool(headers)
@@ -380,7 +381,6 @@ class AdammApp(App[None]):
             )
             for e in evidence
         )
-        self.query_one("#evidence_detail", Static).update("")
         plot = self.query_one("#plot", ResultPlot)
         spec = choose_plot(payload, lang)
         plot.display = spec is not None

@@ -19,6 +19,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Static
+from textual.widgets.data_table import RowKey
 from textual_plotext import PlotextPlot
 
 from edge.presentation import PlotSpec, t
@@ -135,6 +136,12 @@ class SortableTable(DataTable[Any]):
             self.sort(self._sorted[0], key=sort_key, reverse=self._sorted[1])
         if self.row_count:
             self.move_cursor(row=min(cursor, self.row_count - 1))
+            if self.has_focus:  # the detail is the focused table's (two tables may share one)
+                self.show_detail(self.coordinate_to_cell_key(self.cursor_coordinate).row_key)
+
+    def on_focus(self, event: events.Focus) -> None:
+        if self.row_count:
+            self.show_detail(self.coordinate_to_cell_key(self.cursor_coordinate).row_key)
 
     def refit(self) -> None:
         """Fit the table again when the room it may take has changed."""
@@ -150,11 +157,15 @@ class SortableTable(DataTable[Any]):
                 other.refit()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if self.detail_id is None or event.data_table is not self:
+        if event.data_table is self:
+            self.show_detail(event.row_key)
+
+    def show_detail(self, row_key: RowKey) -> None:
+        """The whole text of the row's cut cells in the detail (nothing when none was cut)."""
+        if self.detail_id is None:
             return
-        key = event.row_key.value
-        whole = self.full_cells.get(key)
-        shown = [str(c) for c in self.get_row(event.row_key)] if whole is not None else []
+        whole = self.full_cells.get(row_key.value)
+        shown = [str(c) for c in self.get_row(row_key)] if whole is not None else []
         labels = [label for _, label in self._spec]
         for target in self.app.query(f"#{self.detail_id}"):
             if isinstance(target, Static):
