@@ -22,7 +22,7 @@ import actions_helpers
 import pytest
 from actions_helpers import ROOT, Staff, env, eventually
 from brokers import mosquitto_available, running_mosquitto
-from test_hub_ask import NOW
+from test_hub_ask import NOW, ZONES
 from test_hub_serve import Hub
 from test_tui import data_words, foreign_words, screen_text, settle
 from textual.pilot import Pilot
@@ -499,5 +499,10 @@ def test_adamm_hub_console_in_a_real_terminal_at_100x30(hub_db: Path) -> None:
             stores
         )  # local, zone said
         assert not re.search(r"[\u4e00-\u9fff]", stores), stores  # one language
+        # each store's row fits the terminal: its last column (the zone) whole or cut with "…"
+        for sid, zone in (("s1", ZONES["s1"]), ("s2", ZONES["s2"])):
+            (row,) = [line for line in stores.splitlines() if line.startswith(f" {sid} ")]
+            last = row.split()[-1]
+            assert last == zone or (last.endswith("…") and zone.startswith(last[:-1])), row
         term.keys("C-q")
         assert term.gone("F2 Stores")  # it quit
