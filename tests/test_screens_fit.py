@@ -260,7 +260,8 @@ def run_staff(lang: str) -> dict[str, Shot]:
     from edge.staff.app import StaffApp
 
     summary = SUMMARY_ZH if lang == "zh" else SUMMARY_EN
-    device = FakeDevice([action(1, summary, LONG_TITLE[lang]), action(2, summary, LONG_TITLE[lang][:12])])
+    # the long one last: its arrival is said on the status line
+    device = FakeDevice([action(1, summary, LONG_TITLE[lang][:12]), action(2, summary, LONG_TITLE[lang])])
 
     async def go() -> dict[str, Shot]:
         app = StaffApp(device, lang=lang)
@@ -270,7 +271,11 @@ def run_staff(lang: str) -> dict[str, Shot]:
                 await pilot.pause(0.05)
                 if table.row_count == 2:
                     break
-            return {"actions": await visit(app, pilot, "staff", "actions")}
+            shot = await visit(app, pilot, "staff", "actions")
+            said = str(app.query_one("#said", Static).render())
+            if said not in shot["screen"]:  # its one line, whole (the app cuts only with "…")
+                shot["cut"].append(f"the status line {said!r} is not whole on the screen")
+            return {"actions": shot}
 
     return asyncio.run(go())
 

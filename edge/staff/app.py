@@ -24,7 +24,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
 from edge.errors import AdammError
-from edge.presentation.fit import fit_table, table_room
+from edge.presentation.fit import clip, fit_table, table_room
 from edge.presentation.format import zoned_time
 from edge.presentation.labels import ui_lang
 from edge.presentation.text import action_value
@@ -217,8 +217,10 @@ class StaffApp(App[None]):
         self.query_one("#detail_text", Static).update(Text("\n".join(lines)))  # "[work order]" is text
 
     def say(self, text: str) -> None:
-        """The status line: what the last key or message did."""
-        self.query_one("#said", Static).update(text)
+        """The status line: what the last key or message did, on its one line (cut with "…"; the
+        detail shows the action whole)."""
+        said = self.query_one("#said", Static)
+        said.update(Text(clip(text, max(10, (said.content_region.width or self.size.width - 2)))))
 
     def on_failed(self, message: Failed) -> None:
         self.failure = message.error
