@@ -42,3 +42,56 @@ def store_text_embed() -> _Callable[..., _Any]:
         return np.asarray(enc.encode(list(texts)), dtype=np.float32)
 
     return embed
+
+
+# -- the screens' tests: one simulated store and one hub store, built once a session -------------
+@_pytest.fixture(scope="session")
+def sim_events() -> list[dict[str, _Any]]:
+    """The simulator's events (``test_tui.SIM``: 40 days of a Shanghai store)."""
+    from test_tui import SIM
+
+    from edge.sim import simulate
+
+    return list(simulate(SIM))
+
+
+@_pytest.fixture(scope="session")
+def sim_store_file(
+    tmp_path_factory: _pytest.TempPathFactory, sim_events: list[dict[str, _Any]]
+) -> _pathlib.Path:
+    """A store of :func:`sim_events`, imported once and closed: a module opens a copy of its own."""
+    from test_tui import SIM
+
+    from edge.memory.store import Store
+
+    path = tmp_path_factory.mktemp("sim") / "store.db"
+    with Store.open(path, timezone=SIM.timezone) as store:
+        assert store.import_events(sim_events).accepted == len(sim_events)
+    return path
+
+
+@_pytest.fixture(scope="session")
+def filled(tmp_path_factory: _pytest.TempPathFactory) -> _pathlib.Path:
+    """A hub store with two stores' rollups, facts (one closed) and online statuses, filled through
+    the real ingest path (``test_hub_ask``'s stores); a test copies it before it writes."""
+    from hub_data import fact
+    from test_hub_ask import ZONES, store_events, summaries
+
+    from edge.sync import messages as m
+    from hub.db import open_hub
+    from hub.ingest import ingest
+
+    path = tmp_path_factory.mktemp("hubconsole") / "hub.db"
+    db = open_hub(str(path), create=True)
+    msgs = list(summaries(store_events(ZONES), ZONES))
+    msgs += [
+        fact("s1", "f_rain"),
+        fact("s2", "f_rain", statement={"zh": "促销日排队更长", "en": "queues longer on promotion days"}),
+        fact("s2", "f_old", valid_to="2025-11-20", statement={"zh": "旧结论", "en": "an old finding"}),
+    ]
+    for s in msgs:
+        assert ingest(db, m.summary_topic(s.store_id), s.encode()).outcome == "stored"
+    for sid in ZONES:
+        ingest(db, m.status_topic(sid), m.status_payload("online", "2025-12-10T08:00:00Z"))
+    db.close()
+    return path

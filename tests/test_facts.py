@@ -711,8 +711,12 @@ def test_learned_tab_lists_current_facts_first_and_closed_ones_on_c() -> None:
 
 
 def _table(table: DataTable[Any]) -> list[list[str]]:
+    """The rows as listed, each cell whole (a statement too long for its column is shown cut with
+    "…", whole in the detail below the table)."""
     keys = ("fact.state", "fact.valid", "fact.evidence", "fact.statement")
-    return [[str(table.get_cell(rk, k)) for k in keys] for rk in table.rows]
+    index = [list(table.columns).index(k) for k in keys]
+    whole = table.full_cells  # type: ignore[attr-defined]
+    return [[whole[rk.value][i] for i in index] for rk in table.rows]
 
 
 def test_an_answer_on_a_question_a_fact_covers_notes_the_fact_and_why_numbers_differ() -> None:

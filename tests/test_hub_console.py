@@ -23,7 +23,7 @@ import pytest
 from actions_helpers import ROOT, Staff, env, eventually
 from brokers import mosquitto_available, running_mosquitto
 from hub_data import fact
-from test_hub_ask import NOW, ZONES, store_events, summaries
+from test_hub_ask import NOW, ZONES
 from test_hub_serve import Hub
 from test_tui import data_words, foreign_words, screen_text, settle
 from textual.pilot import Pilot
@@ -31,6 +31,7 @@ from textual.widgets import DataTable, Input, Static
 
 from edge.presentation import payload_text, result_table
 from edge.sync import messages as m
+from edge.tui.widgets import SortableTable
 from hub import actions as ha
 from hub.ask import ask
 from hub.console.app import HubConsoleApp
@@ -41,27 +42,10 @@ from hub.ingest import ingest
 QUESTION = "Which store had the highest revenue?"
 
 
-@pytest.fixture(scope="module")
-def filled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A hub store with two stores' rollups, facts (one closed) and online statuses."""
-    path = tmp_path_factory.mktemp("hubconsole") / "hub.db"
-    db = open_hub(str(path), create=True)
-    msgs = list(summaries(store_events(ZONES), ZONES))
-    msgs += [
-        fact("s1", "f_rain"),
-        fact("s2", "f_rain", statement={"zh": "促销日排队更长", "en": "queues longer on promotion days"}),
-        fact("s2", "f_old", valid_to="2025-11-20", statement={"zh": "旧结论", "en": "an old finding"}),
-    ]
-    for s in msgs:
-        assert ingest(db, m.summary_topic(s.store_id), s.encode()).outcome == "stored"
-    for sid in ZONES:
-        ingest(db, m.status_topic(sid), m.status_payload("online", "2025-12-10T08:00:00Z"))
-    db.close()
-    return path
-
-
 @pytest.fixture
 def hub_db(filled: Path, tmp_path: Path) -> Path:
+    """A copy of the session's hub store (conftest.filled): two stores' rollups, facts (one
+    closed) and online statuses."""
     path = tmp_path / "hub.db"
     shutil.copy(filled, path)
     return path
@@ -83,7 +67,10 @@ def _drive(
 
 
 def _column(app: HubConsoleApp, table: str, key: str) -> list[str]:
-    return [str(v) for v in app.query_one(f"#{table}", DataTable).get_column(key)]
+    """A column's cells, whole (a cell too long for its column is shown cut, whole in the detail)."""
+    shown = app.query_one(f"#{table}", SortableTable)
+    index = list(shown.columns).index(key)
+    return [shown.full_cells[row.key.value][index] for row in shown.ordered_rows]
 
 
 async def _ask(app: HubConsoleApp, pilot: Pilot[None], question: str) -> None:
@@ -513,6 +500,11 @@ def test_adamm_hub_console_in_a_real_terminal_at_100x30(hub_db: Path) -> None:
             stores
         )  # local, zone said
         assert not re.search(r"[\u4e00-\u9fff]", stores), stores  # one language
+        # each store's row fits the terminal: its last column (the zone) whole or cut with "…"
+        for sid, zone in (("s1", ZONES["s1"]), ("s2", ZONES["s2"])):
+            (row,) = [line for line in stores.splitlines() if line.startswith(f" {sid} ")]
+            last = row.split()[-1]
+            assert last == zone or (last.endswith("…") and zone.startswith(last[:-1])), row
         term.keys("C-q")
         assert term.gone("F2 Stores")  # it quit
 

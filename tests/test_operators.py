@@ -193,7 +193,9 @@ def test_breakdown_matches_direct_recomputation(full: tuple[Memory, Any]) -> Non
 
 def test_breakdown_of_a_ratio_says_its_shares_are_of_the_events(full: tuple[Memory, Any]) -> None:
     """An average has no share of a total: the summary says the share is of the events behind it."""
-    p = ask(full, {"intent": "breakdown", "target_metric": "avg_order_value", "group_by": ["product_category"]})
+    p = ask(
+        full, {"intent": "breakdown", "target_metric": "avg_order_value", "group_by": ["product_category"]}
+    )
     assert p["status"] == "ok"
     assert "of the events behind it" in p["summary"] and "of the total" not in p["summary"]
     assert sum(x["share"] for x in p["result"]["parts"]) == pytest.approx(1.0, abs=1e-3)

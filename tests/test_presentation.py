@@ -226,3 +226,28 @@ def test_local_time_is_the_store_zone_without_iso_marks() -> None:
     assert local_time("2025-10-03T07:15:24Z", None) == "2025-10-03 07:15:24"
     ev = {"event_id": "e1", "ts": "2025-11-03T06:00:00Z", "event_type": "dwell", "tier": "hot"}
     assert "2025-11-03 14:00:00" in event_detail_text(ev, "zh", "e1", "Asia/Shanghai")
+
+
+def test_a_table_fits_its_width_cutting_the_widest_columns_first() -> None:
+    from edge.presentation.fit import CELL_PADDING, cut_lines, fit_table, fit_widths
+    from edge.presentation.text import display_width
+
+    assert fit_widths([5, 10], [1, 1], 20) == [5, 10]  # room for all: nothing cut
+    assert fit_widths([5, 40, 30], [2, 2, 2], 45) == [5, 20, 20]  # one cap, the widest cut first
+    assert fit_widths([5, 40, 30], [5, 38, 2], 45) == [5, 38, 2]  # a column not below its floor
+    assert sum(fit_widths([20, 20, 20], [20, 20, 20], 30)) <= 30  # floors that cannot fit give way
+    summary = "Rainy days' average order value is 126.40, higher than sunny days' 95.10 (33% higher)"
+    zh = "计算的是客单价的对比，时间 2025-11-01 至 2025-11-30，按天气分组。雨天客单价 126.40，比晴天高 33%。"
+    labels = ["state", "summary", "issued"]
+    rows = [["pending", summary, "2025-12-10 16:00:00 CST"], ["done", zh, "2025-12-10 17:00:00 CST"]]
+    fitted = fit_table(labels, rows, 60, keep=[0, 2])
+    assert sum(fitted.widths) + CELL_PADDING * len(labels) <= 60
+    assert [r[2] for r in fitted.rows] == [r[2] for r in rows]  # kept whole
+    for (_, whole, _), (_, shown, _), width in zip(rows, fitted.rows, [fitted.widths[1]] * 2, strict=True):
+        assert shown != whole and shown.endswith("…") and display_width(shown) <= width
+    # what the row lost, whole and wrapped: words kept whole, Chinese broken between characters
+    lines = cut_lines(labels, rows[0], fitted.rows[0], 30)
+    assert " ".join(lines) == f"summary: {summary}" and all(display_width(x) <= 30 for x in lines)
+    lines = cut_lines(["状态", "结论", "时间"], rows[1], fitted.rows[1], 30, "zh")
+    assert "".join(lines).replace(" ", "") == f"结论：{zh}".replace(" ", "") and len(lines) > 2
+    assert fit_table(labels, rows, 500).rows == rows  # room for everything: nothing cut

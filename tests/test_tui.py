@@ -28,7 +28,7 @@ from edge.memory.semantic import facts as fact_rows
 from edge.memory.store import Store
 from edge.services.action_rules import action_summary
 from edge.services.store_console import StoreBackend
-from edge.sim import SimConfig, simulate
+from edge.sim import SimConfig
 from edge.tui.app import AdammApp, Answered, build_filter
 from edge.tui.widgets import HistoryInput, ResultPlot
 
@@ -43,15 +43,11 @@ def _backend(store: Store, now: datetime | None = None) -> StoreBackend:
 
 
 @pytest.fixture(scope="module")
-def sim_events() -> list[dict[str, Any]]:
-    return list(simulate(SIM))
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory, sim_events: list[dict[str, Any]]) -> Iterator[Store]:
-    s = Store.open(tmp_path_factory.mktemp("tui") / "store.db", timezone=SIM.timezone)
-    report = s.import_events(sim_events)
-    assert report.accepted == len(sim_events)
+def store(tmp_path_factory: pytest.TempPathFactory, sim_store_file: Path) -> Iterator[Store]:
+    """A copy of the session's simulated store (conftest.sim_store_file), this module's own."""
+    path = tmp_path_factory.mktemp("tui") / "store.db"
+    shutil.copy(sim_store_file, path)
+    s = Store.open(path, timezone=SIM.timezone)
     yield s
     s.close()
 
@@ -624,8 +620,10 @@ def data_words(app: Any) -> set[str]:
     """Words of the stored data on screen (event ids and texts, fact statements): not the UI's."""
     words: set[str] = set()
     for table in app.query(DataTable):
+        # the whole text of the cells a table shows cut (its detail shows them whole)
+        whole = getattr(table, "full_cells", {})
         for row_key in table.rows:
-            for cell in table.get_row(row_key):
+            for cell in [*table.get_row(row_key), *whole.get(row_key.value, [])]:
                 if table.id in ("events", "facts", "actions", "stores", "evidence"):
                     words |= {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z0-9_\-]*", str(cell))}
                     words.add(str(cell).lower())  # a question asked in the other language, as data
@@ -780,8 +778,8 @@ def test_every_tab_is_reachable_by_keys_at_100x30_and_nothing_is_cut_unsaid(stor
 
 
 def test_a_cut_cell_says_so_and_cuts_between_words() -> None:
+    from edge.presentation.fit import clip
     from edge.presentation.text import display_width
-    from edge.tui.widgets import clip
 
     assert clip("short", 20) == "short"
     cut = clip("Hello, the mineral water is on the second shelf of aisle B", 30)

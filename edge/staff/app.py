@@ -15,6 +15,7 @@ import logging
 import threading
 from typing import Any, Protocol
 
+from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -23,6 +24,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Footer, Header, Static
 
 from edge.errors import AdammError
+from edge.presentation.fit import clip, fit_table, table_room
 from edge.presentation.format import zoned_time
 from edge.presentation.labels import ui_lang
 from edge.presentation.text import action_value
@@ -70,6 +72,49 @@ class Failed(Message):
         self.error = error
 
 
+#: the list's columns; a title too long for its column is cut with "…" (the detail shows it whole)
+COLUMNS = ("id", "state", "type", "title", "issued", "expires")
+
+
+class ActionList(DataTable[Any]):
+    """The list of actions, fitted to its width (:func:`edge.presentation.fit.fit_table`):
+    ``full_cells`` keeps each row's whole text, the detail (``detail_id``) shows the row whole."""
+
+    def __init__(self, labels: list[str], **kwargs: Any) -> None:
+        super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.labels = labels
+        self.full_cells: dict[str, list[str]] = {}
+        self.detail_id = "detail_text"
+        self._fitted_to = -1
+
+    def put(self, key: str, cells: list[str]) -> None:
+        """Add the row ``key`` or change its cells, then fit the list again."""
+        self.full_cells[key] = cells
+        self.refit()
+
+    def refit(self) -> None:
+        room = table_room(self.content_region.width, self.content_region.height, len(self.full_cells),
+                          scrollbar=self.styles.scrollbar_size_vertical)  # fmt: skip
+        self._fitted_to = room
+        keep = [i for i, k in enumerate(COLUMNS) if k != "title"]
+        fitted = fit_table(self.labels, list(self.full_cells.values()), room or 10**6, keep=keep)
+        cursor = self.cursor_row
+        self.clear(columns=True)
+        for key, label, width in zip(COLUMNS, fitted.labels, fitted.widths, strict=True):
+            self.add_column(label, key=key, width=width if room else None)
+        for key, cells in zip(self.full_cells, fitted.rows, strict=True):
+            self.add_row(*(Text(c) for c in cells), key=key)  # data, never markup
+        if self.row_count:
+            self.move_cursor(row=min(cursor, self.row_count - 1))
+
+    def on_resize(self) -> None:
+        if self.full_cells and self._fitted_to != table_room(
+            self.content_region.width, self.content_region.height, len(self.full_cells),
+            scrollbar=self.styles.scrollbar_size_vertical,
+        ):  # fmt: skip
+            self.refit()
+
+
 class StaffApp(App[None]):
     """A staff device's actions: the list, the one under the cursor in full, keys that act."""
 
@@ -108,16 +153,14 @@ class StaffApp(App[None]):
         yield Header()
         role = action_value(self.device.role, self.lang)
         yield Static(st("waiting", self.lang, role=role, store=self.device.store), id="waiting")
-        yield DataTable(id="actions", cursor_type="row", zebra_stripes=True)
+        yield ActionList([st(f"col.{key}", self.lang) for key in COLUMNS], id="actions")
         with VerticalScroll(id="detail"):
             yield Static("", id="detail_text")
         yield Static("", id="said")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#actions", DataTable)
-        for key in ("id", "state", "type", "title", "issued", "expires"):
-            table.add_column(st(f"col.{key}", self.lang), key=key)
+        table = self.query_one("#actions", ActionList)
         table.display = False
         table.focus()
         self.listen()
@@ -146,20 +189,20 @@ class StaffApp(App[None]):
         aid = str(a["action_id"])
         self.actions[aid] = a
         self.states[aid] = None
-        table = self.query_one("#actions", DataTable)
+        table = self.query_one("#actions", ActionList)
         self.query_one("#waiting").display = False
         table.display = True
         lang, zone = self.lang, self.zone
         expires = zoned_time(a.get("expires_at"), zone) if a.get("expires_at") else st("never", lang)
-        table.add_row(
+        cells = [
             short_id(aid),
             state_label(None, lang),
             type_label(str(a.get("type", "")), lang),
             title_of(a, lang),
             zoned_time(a.get("issued_at"), zone),
             expires,
-            key=aid,
-        )
+        ]
+        table.put(aid, cells)
         table.move_cursor(row=table.row_count - 1)  # the newest is the one to act on
         self.show_detail(aid)
         self.say(st("arrived", lang, id=short_id(aid), title=title_of(a, lang)))
@@ -171,11 +214,13 @@ class StaffApp(App[None]):
     def show_detail(self, action_id: str) -> None:
         width = max(30, self.size.width - 4)
         lines = action_lines(self.actions[action_id], self.lang, self.zone, width)
-        self.query_one("#detail_text", Static).update("\n".join(lines))
+        self.query_one("#detail_text", Static).update(Text("\n".join(lines)))  # "[work order]" is text
 
     def say(self, text: str) -> None:
-        """The status line: what the last key or message did."""
-        self.query_one("#said", Static).update(text)
+        """The status line: what the last key or message did, on its one line (cut with "…"; the
+        detail shows the action whole)."""
+        said = self.query_one("#said", Static)
+        said.update(Text(clip(text, max(10, (said.content_region.width or self.size.width - 2)))))
 
     def on_failed(self, message: Failed) -> None:
         self.failure = message.error
@@ -213,8 +258,9 @@ class StaffApp(App[None]):
 
     def on_acked(self, message: Acked) -> None:
         aid, lang = message.action_id, self.lang
-        table = self.query_one("#actions", DataTable)
-        table.update_cell(aid, "state", state_label(message.state, lang))
+        table = self.query_one("#actions", ActionList)
+        table.put(aid, [state_label(message.state, lang) if k == "state" else c
+                        for k, c in zip(COLUMNS, table.full_cells[aid], strict=True)])  # fmt: skip
         text = st("did", lang, id=short_id(aid), state=state_label(message.state, lang))
         self.say(text)
         self.notify(text)

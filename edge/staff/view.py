@@ -8,12 +8,12 @@ stands in its store) with the zone said; action ids are shown by their first
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from edge.presentation.fit import wrap
 from edge.presentation.format import zoned_time
 from edge.presentation.labels import t
-from edge.presentation.text import action_value, display_width
+from edge.presentation.text import action_value
 
 #: characters of an action id shown to a person
 SHORT_ID = 8
@@ -82,39 +82,6 @@ def title_of(a: dict[str, Any], lang: str) -> str:
     params = a.get("params") or {}
     title = params.get("title") or params.get("rule")
     return str(title) if title else type_label(str(a.get("type", "")), lang)
-
-
-def _tokens(para: str) -> list[str]:
-    """Words (runs without spaces or CJK), single CJK characters and spaces: the places a line
-    may break are between tokens."""
-    return re.findall(r"\s+|[\u2e80-\u9fff\uff00-\uffef]|[^\s\u2e80-\u9fff\uff00-\uffef]+", para)
-
-
-def wrap(text: str, width: int) -> list[str]:
-    """``text`` in lines of at most ``width`` terminal columns, broken between words (CJK, which
-    has no spaces, between characters); a word longer than a line is cut."""
-    out: list[str] = []
-    for para in text.splitlines() or [""]:
-        line = ""
-        for tok in _tokens(para):
-            if display_width(line + tok) <= width:
-                line += tok
-                continue
-            if tok.isspace():
-                out.append(line.rstrip())
-                line = ""
-                continue
-            if line.strip():
-                out.append(line.rstrip())
-            line = tok
-            while display_width(line) > width:  # a word longer than a line
-                cut = 0
-                while display_width(line[: cut + 1]) <= width:
-                    cut += 1
-                out.append(line[:cut])
-                line = line[cut:]
-        out.append(line.rstrip())
-    return out
 
 
 def action_lines(a: dict[str, Any], lang: str, zone: str | None = None, width: int = 76) -> list[str]:

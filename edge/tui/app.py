@@ -44,7 +44,6 @@ from edge.tui.widgets import (
     ResultPlot,
     RoleScreen,
     SortableTable,
-    clip,
 )
 
 logger = logging.getLogger(__name__)
@@ -194,7 +193,7 @@ class AdammApp(App[None]):
     .filters Input { width: 1fr; }
     .filters { height: auto; }
     #events, #facts, #actions { height: 1fr; min-height: 6; }
-    #ev_detail, #act_help, #act_effect { height: auto; max-height: 8; }
+    #ev_detail, #act_help, #act_effect, #facts_detail, #actions_detail, #stores_detail { height: auto; max-height: 8; }
     .empty { height: auto; padding: 1 1; color: $text-muted; }
     """
 
@@ -243,8 +242,8 @@ class AdammApp(App[None]):
             yield Static("", id="warning")
             yield Static(t("ask.empty", lang), id="answer")
             with Horizontal(classes="filters"):
-                yield SortableTable(lang=lang, id="result")
-                yield SortableTable(lang=lang, id="evidence")
+                yield SortableTable(lang=lang, id="result", detail="evidence_detail", share=0.6)
+                yield SortableTable(lang=lang, id="evidence", detail="evidence_detail")
             yield ResultPlot(id="plot")
             yield Static("", id="evidence_detail", classes="detail")
 
@@ -262,18 +261,20 @@ class AdammApp(App[None]):
                 yield Input(placeholder=t("events.search", lang), id="ev_search")
                 yield LoadingIndicator(id="ev_loading")
                 yield Static("", id="ev_total")
-                yield SortableTable(lang=lang, id="events")
+                yield SortableTable(lang=lang, id="events", detail="ev_detail")
                 yield Static("", id="ev_detail", classes="detail")
             with TabPane(tab_title("learned", t("tab.learned", lang)), id="learned"):
-                yield FactsTable(lang=lang, id="facts")
+                yield FactsTable(lang=lang, id="facts", detail="facts_detail")
+                yield Static("", id="facts_detail", classes="detail")
                 yield Static(t("facts.empty", lang), id="facts_empty", classes="empty")
             with TabPane(tab_title("actions_tab", t("tab.actions", lang)), id="actions_tab"):
                 yield Static(
                     f"a: {t('bind.accept', lang)}   d: {t('bind.done', lang)}   x: {t('bind.reject', lang)}",
                     id="act_help",
                 )
-                yield ActionsTable(lang=lang, id="actions")
+                yield ActionsTable(lang=lang, id="actions", detail="actions_detail")
                 yield Static("", id="act_effect", classes="detail")
+                yield Static("", id="actions_detail", classes="detail")
                 yield Static(t("actions.empty", lang), id="actions_empty", classes="empty")
             with TabPane(tab_title("status", t("tab.status", lang)), id="status"), VerticalScroll():
                 yield Static("", id="status_text", classes="detail")
@@ -282,17 +283,21 @@ class AdammApp(App[None]):
     def on_mount(self) -> None:
         for wid in ("#loading", "#ev_loading", "#warning", "#plot", "#result", "#evidence"):
             self.query_one(wid).display = False
-        events = self.query_one("#events", DataTable)
-        events.add_column(t("event_id", self.lang), key="event_id")
-        events.add_column(t("timestamp", self.lang), key="timestamp")  # store-local, zone said
-        events.add_column(t("event_type", self.lang), key="event_type")
-        events.add_column(t("score", self.lang), key="score")
-        events.add_column(t("text", self.lang), key="text")
-        facts = self.query_one("#facts", DataTable)
-        for key in ("fact.state", "fact.valid", "fact.evidence", "confidence", "fact.statement"):
-            facts.add_column(t(key, self.lang), key=key)
-        actions = self.query_one("#actions", DataTable)
-        for key in (
+        lang = self.lang
+        # timestamp: store-local, zone said; an event's text is cut short (the detail shows it whole)
+        self.query_one("#events", SortableTable).set_columns(
+            [(k, t(k, lang)) for k in ("event_id", "timestamp", "event_type", "score", "text")],
+            keep=("event_id", "timestamp", "score"),
+            caps={"text": TEXT_WIDTH},
+        )
+        self.query_one("#facts", SortableTable).set_columns(
+            [
+                (k, t(k, lang))
+                for k in ("fact.state", "fact.valid", "fact.evidence", "confidence", "fact.statement")
+            ],
+            keep=("fact.state", "fact.valid", "fact.evidence", "confidence"),
+        )
+        keys = (
             "action.state",
             "action.type",
             "title",
@@ -301,8 +306,10 @@ class AdammApp(App[None]):
             "action.issued",
             "action.by",
             "action.effect",
-        ):
-            actions.add_column(t(key, self.lang), key=key)
+        )
+        self.query_one("#actions", SortableTable).set_columns(
+            [(k, t(k, lang)) for k in keys], keep=("action.state", "confidence", "action.issued")
+        )
         self.query_one("#question", Input).focus()
         self.action_refresh()
         self.load_events()
@@ -364,28 +371,30 @@ class AdammApp(App[None]):
         warning.display = payload.get("status") == "ok" and bool(payload.get("low_confidence"))
         warning.update(t("low_confidence", lang))
         self.query_one("#answer", Static).update(payload_text(payload, lang, compact=True))
+        self.query_one("#evidence_detail", Static).update("")
         table = self.query_one("#result", SortableTable)
-        table.clear(columns=True)
         headers, rows = result_table(payload, lang)
         table.display = bool(headers)
-        for h in headers:
-            table.add_column(t(h, lang), key=h)
-        table.add_rows(rows)
+        table.set_columns([(h, t(h, lang)) for h in headers], keep=headers)
+        table.set_rows((None, row) for row in rows)
         ev_table = self.query_one("#evidence", SortableTable)
-        ev_table.clear(columns=True)
         evidence = [e for e in payload.get("evidence") or [] if isinstance(e, dict)]
         ev_table.display = bool(evidence)
-        ev_table.add_column(t("evidence", lang), key="event_id")
-        ev_table.add_column(t("role", lang), key="role")
-        ev_table.add_column(t("weight", lang), key="weight")
-        for e in evidence:
-            ev_table.add_row(
+        ev_table.set_columns(
+            [("event_id", t("evidence", lang)), ("role", t("role", lang)), ("weight", t("weight", lang))],
+            keep=("weight",),
+        )
+        ev_table.set_rows(
+            (
                 str(e.get("event_id")),
-                evidence_role(payload, e.get("role", ""), lang),
-                fmt_value(e.get("weight"), "weight", lang),
-                key=str(e.get("event_id")),
+                [
+                    str(e.get("event_id")),
+                    evidence_role(payload, e.get("role", ""), lang),
+                    fmt_value(e.get("weight"), "weight", lang),
+                ],
             )
-        self.query_one("#evidence_detail", Static).update("")
+            for e in evidence
+        )
         plot = self.query_one("#plot", ResultPlot)
         spec = choose_plot(payload, lang)
         plot.display = spec is not None
@@ -447,16 +456,19 @@ class AdammApp(App[None]):
     def on_events_loaded(self, message: EventsLoaded) -> None:
         self.query_one("#ev_loading").display = False
         table = self.query_one("#events", SortableTable)
-        table.clear()
-        for r in message.rows:
-            table.add_row(
+        table.set_rows(
+            (
                 r.event_id,
-                zoned_time(r.timestamp, self.tz),
-                event_type_label(r.event_type, self.lang),
-                fmt_value(r.score, "score"),
-                clip(r.text or "", TEXT_WIDTH),
-                key=r.event_id,
+                [
+                    r.event_id,
+                    zoned_time(r.timestamp, self.tz),
+                    event_type_label(r.event_type, self.lang),
+                    fmt_value(r.score, "score"),
+                    r.text or "",
+                ],
             )
+            for r in message.rows
+        )
         total = message.total if message.total is not None else len(message.rows)
         self.query_one("#ev_total", Static).update(
             t("events.total", self.lang, total=total, shown=len(message.rows))
@@ -494,11 +506,11 @@ class AdammApp(App[None]):
 
     def on_table_loaded(self, message: TableLoaded) -> None:
         table = self.query_one(f"#{message.target}", SortableTable)
-        table.clear()
         lang = self.lang
         if message.target == "actions":
             self.effects = {r["action_id"]: r["effect"] for r in message.rows if r.get("effect")}
         self.show_empty(message.target, not message.rows)
+        rows: list[tuple[str, list[str]]] = []
         for row in message.rows:
             if message.target == "facts":
                 until = row["valid_to"] or t("fact.until_now", lang)
@@ -509,7 +521,7 @@ class AdammApp(App[None]):
                     fmt_value(row["confidence"], "score"),
                     row["statement"].get(lang) or row["statement"].get("en", ""),
                 ]
-                table.add_row(*cells, key=row["fact_id"])
+                rows.append((row["fact_id"], cells))
             else:
                 cells = [
                     t(f"state.{row['state']}", lang),
@@ -521,7 +533,8 @@ class AdammApp(App[None]):
                     row.get("acked_by") or "",
                     effect_cell(row.get("effect"), lang),
                 ]
-                table.add_row(*cells, key=row["action_id"])
+                rows.append((row["action_id"], cells))
+        table.set_rows(rows)
         if message.target == "actions":
             self.show_effect_line(table)
 

@@ -7,42 +7,26 @@ Used by :mod:`edge.tui.app`. Textual-specific; the data they show comes from
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
+from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import DataTable, Input, Static
+from textual.widgets.data_table import RowKey
 from textual_plotext import PlotextPlot
 
 from edge.presentation import PlotSpec, t
+from edge.presentation.fit import cut_lines, fit_table, table_room
 from edge.services.action_rules import ROLE_PATTERN
 
 logger = logging.getLogger(__name__)
-
-
-def clip(text: str, width: int) -> str:
-    """``text`` cut to ``width`` terminal columns (CJK take two), ending in ``…`` when cut, at a
-    word boundary when one is near: a cell never hides that it was shortened."""
-    from edge.presentation.text import display_width
-
-    text = " ".join(text.split())
-    if display_width(text) <= width:
-        return text
-    out, used = [], 0
-    for ch in text:
-        w = display_width(ch)
-        if used + w > width - 1:
-            break
-        out.append(ch)
-        used += w
-    cut = "".join(out)
-    space = cut.rfind(" ")
-    if space >= width // 2:
-        cut = cut[:space]
-    return cut.rstrip() + "…"
 
 
 def sort_key(value: Any) -> tuple[int, float, str]:
@@ -55,19 +39,141 @@ def sort_key(value: Any) -> tuple[int, float, str]:
 
 
 class SortableTable(DataTable[Any]):
-    """A DataTable whose columns sort on a header click or on ``s`` (the cursor's column)."""
+    """A DataTable whose columns sort on a header click or on ``s`` (the cursor's column), and that
+    fits its width: filled with :meth:`set_columns` and :meth:`set_rows`, its columns are capped
+    so it never runs past its edge nor scrolls sideways (:func:`edge.presentation.fit.fit_table`),
+    a cut cell ends in ``…``, and the whole text of the cut cells of the row under the cursor is
+    shown in the Static ``detail`` (its id), wrapped, when one is given. ``full_cells`` keeps each
+    row's whole text by row key."""
 
     BINDINGS = [Binding("s", "sort_cursor", "Sort", show=True)]
 
     #: (key, action, label key) of the bindings whose footer text follows the app's language
     LOCAL_BINDINGS: tuple[tuple[str, str, str], ...] = (("s", "sort_cursor", "bind.sort"),)
 
-    def __init__(self, lang: str = "en", **kwargs: Any) -> None:
+    def __init__(
+        self, lang: str = "en", detail: str | None = None, share: float | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.lang = lang
+        #: the id of the Static that shows the cut cells of the row under the cursor
+        self.detail_id = detail
+        #: the part of its container's width the table may take (``width: auto`` tables)
+        self.share = share
         self._sorted: tuple[Any, bool] | None = None
+        self._spec: list[tuple[str, str]] = []
+        self._keep: set[str] = set()
+        self._caps: dict[str, int] = {}
+        self.full_cells: dict[Any, list[str]] = {}
+        self._fitted_to = -1
         # the class's English descriptions are replaced, not shadowed (the footer shows the first)
         for key, action, label in self.LOCAL_BINDINGS:
             self._bindings.key_to_bindings[key] = [Binding(key, action, t(label, lang), show=True)]
+
+    # -- fitting ---------------------------------------------------------------------------------
+
+    def set_columns(
+        self,
+        columns: Sequence[tuple[str, str]],
+        keep: Collection[str] = (),
+        caps: Mapping[str, int] | None = None,
+    ) -> None:
+        """The table's columns as ``(key, label)``: those in ``keep`` (short values: times, states,
+        numbers) are cut only when nothing else makes room; ``caps`` cut a column's text further."""
+        self._spec = list(columns)
+        self._keep, self._caps = set(keep), dict(caps or {})
+        self.full_cells = {}
+        self._rebuild()
+
+    def set_rows(self, rows: Iterable[tuple[str | None, Sequence[str]]]) -> None:
+        """The table's rows as ``(key, cells)``, in order (a sort chosen before is kept)."""
+        self.full_cells = {}
+        for n, (key, cells) in enumerate(rows):
+            self.full_cells[key if key is not None else f"#{n}"] = [str(c) for c in cells]
+        self._rebuild()
+
+    def available_width(self) -> int:
+        """The terminal columns the table's cells may take (0 while it is not laid out)."""
+        parent = self.parent
+        if self.share is not None and isinstance(parent, Widget):
+            room = int(parent.content_region.width * self.share) - self.styles.gutter.width
+        else:
+            room = self.content_region.width
+        return table_room(
+            room,
+            self.content_region.height,
+            len(self.full_cells),
+            self.show_header,
+            self.styles.scrollbar_size_vertical,
+        )
+
+    def _rebuild(self) -> None:
+        width = self.available_width()
+        self._fitted_to = width
+        keys = [k for k, _ in self._spec]
+        labels = [label for _, label in self._spec]
+        rows = list(self.full_cells.values())
+        widths: list[int | None] = [None] * len(keys)
+        if width > 0:
+            fitted = fit_table(
+                labels,
+                rows,
+                width,
+                keep=[i for i, k in enumerate(keys) if k in self._keep],
+                caps={i: self._caps[k] for i, k in enumerate(keys) if k in self._caps},
+            )
+            shown_labels, shown = fitted.labels, fitted.rows
+            widths = list(fitted.widths)
+        else:  # not laid out yet (a tab not shown): whole, fitted once it has a size
+            shown_labels, shown = labels, rows
+        cursor = self.cursor_row
+        self.clear(columns=True)
+        for key, label, w in zip(keys, shown_labels, widths, strict=True):
+            self.add_column(label, key=key, width=w)
+        for key, cells in zip(self.full_cells, shown, strict=True):
+            self.add_row(*(Text(c) for c in cells), key=key)  # data, never markup
+        if self._sorted is not None:
+            self.sort(self._sorted[0], key=sort_key, reverse=self._sorted[1])
+        if self.row_count:
+            self.move_cursor(row=min(cursor, self.row_count - 1))
+            if self.has_focus:  # the detail is the focused table's (two tables may share one)
+                self.show_detail(self.coordinate_to_cell_key(self.cursor_coordinate).row_key)
+
+    def on_focus(self, event: events.Focus) -> None:
+        if self.row_count:
+            self.show_detail(self.coordinate_to_cell_key(self.cursor_coordinate).row_key)
+
+    def refit(self) -> None:
+        """Fit the table again when the room it may take has changed."""
+        if self._spec and self.available_width() != self._fitted_to:
+            self._rebuild()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.refit()
+        # a table that takes a share of its container (``width: auto``) is not resized when the
+        # container is: its neighbour is, and says so
+        for other in self.parent.children if self.parent is not None else ():
+            if isinstance(other, SortableTable) and other.share is not None and other is not self:
+                other.refit()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table is self:
+            self.show_detail(event.row_key)
+
+    def show_detail(self, row_key: RowKey) -> None:
+        """The whole text of the row's cut cells in the detail (nothing when none was cut)."""
+        if self.detail_id is None:
+            return
+        whole = self.full_cells.get(row_key.value)
+        shown = [str(c) for c in self.get_row(row_key)] if whole is not None else []
+        labels = [label for _, label in self._spec]
+        for target in self.app.query(f"#{self.detail_id}"):
+            if isinstance(target, Static):
+                width = max(20, target.content_region.width or self.app.size.width - 4)
+                lines = cut_lines(labels, whole, shown, width, self.lang) if whole is not None else []
+                target.update(Text("\n".join(lines)))
+
+    # -- sorting ---------------------------------------------------------------------------------
 
     def sort_by(self, column_key: Any) -> None:
         """Sort by ``column_key``; sorting the same column again reverses the order."""

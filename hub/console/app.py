@@ -197,17 +197,20 @@ class HubConsoleApp(AdammApp):
             # the store console's answer view: the same widgets, filled by AdammApp.on_answered
             yield from self.answer_view()
             with TabPane(tab_title("stores_tab", ht("tab.stores", lang)), id="stores_tab"):
-                yield SortableTable(lang=lang, id="stores")
+                yield SortableTable(lang=lang, id="stores", detail="stores_detail")
+                yield Static("", id="stores_detail", classes="detail")
                 yield Static(ht("stores.empty", lang), id="stores_empty", classes="empty")
             with TabPane(tab_title("learned", t("tab.learned", lang)), id="learned"):
-                yield FactsTable(lang=lang, id="facts")
+                yield FactsTable(lang=lang, id="facts", detail="facts_detail")
+                yield Static("", id="facts_detail", classes="detail")
                 yield Static(ht("facts.empty", lang), id="facts_empty", classes="empty")
                 yield Static("", id="fact_fleet")  # the highlighted store fact's fleet row
                 with VerticalScroll(id="fleet"):
                     yield Static(ht("fleet.loading", lang), id="fleet_text")
             with TabPane(tab_title("actions_tab", t("tab.actions", lang)), id="actions_tab"):
-                yield SortableTable(lang=lang, id="actions")
+                yield SortableTable(lang=lang, id="actions", detail="actions_detail")
                 yield Static("", id="act_effect", classes="detail")
+                yield Static("", id="actions_detail", classes="detail")
                 yield Static(ht("actions.empty", lang), id="actions_empty", classes="empty")
         yield Footer()
 
@@ -217,18 +220,19 @@ class HubConsoleApp(AdammApp):
         for wid in ("#loading", "#warning", "#plot", "#result", "#evidence"):
             self.query_one(wid).display = False
         lang = self.lang
-        stores = self.query_one("#stores", DataTable)
-        for key in ("store", "store.status", "store.since", "store.last_summary", "store.days", "store.span",
-                    "store.facts", "store.parked", "store.zone"):  # fmt: skip
-            stores.add_column(ht(key, lang), key=key)
-        facts = self.query_one("#facts", DataTable)
-        facts.add_column(ht("store", lang), key="store")
-        for key in ("fact.state", "fact.valid", "fact.evidence", "confidence", "fact.statement"):
-            facts.add_column(t(key, lang), key=key)
-        actions = self.query_one("#actions", DataTable)
-        actions.add_column(ht("store", lang), key="store")
-        actions.add_column(ht("action.role", lang), key="role")
-        for key in (
+        # what a column keeps whole while others are cut (the detail below shows a cut cell whole)
+        stores = ("store", "store.status", "store.since", "store.last_summary", "store.days", "store.span",
+                  "store.facts", "store.parked", "store.zone")  # fmt: skip
+        self.query_one("#stores", SortableTable).set_columns(
+            [(k, ht(k, lang)) for k in stores],
+            keep=("store", "store.status", "store.since", "store.last_summary", "store.facts"),
+        )
+        facts = ("fact.state", "fact.valid", "fact.evidence", "confidence", "fact.statement")
+        self.query_one("#facts", SortableTable).set_columns(
+            [("store", ht("store", lang)), *((k, t(k, lang)) for k in facts)],
+            keep=("store", "fact.state", "fact.valid", "confidence"),
+        )
+        actions = (
             "action.state",
             "action.type",
             "title",
@@ -236,10 +240,12 @@ class HubConsoleApp(AdammApp):
             "confidence",
             "action.issued",
             "action.by",
-        ):
-            actions.add_column(t(key, lang), key=key)
-        actions.add_column(ht("action.acked", lang), key="acked")
-        actions.add_column(t("action.effect", lang), key="action.effect")
+        )
+        self.query_one("#actions", SortableTable).set_columns(
+            [("store", ht("store", lang)), ("role", ht("action.role", lang)), *((k, t(k, lang)) for k in actions),
+             ("acked", ht("action.acked", lang)), ("action.effect", t("action.effect", lang))],
+            keep=("store", "action.state", "action.issued"),
+        )  # fmt: skip
         self.query_one("#question", Input).focus()
         self.action_refresh()
         self.set_interval(self.ACTIONS_REFRESH_S, self._refresh_actions)
@@ -285,12 +291,12 @@ class HubConsoleApp(AdammApp):
         self.store_ids = [str(s["store_id"]) for s in message.rows]
         self.store_zones = {str(s["store_id"]): str(s.get("tz") or tz) for s in message.rows}
         table = self.query_one("#stores", SortableTable)
-        table.clear()
         self.show_empty("stores", not message.rows)
+        rows: list[tuple[str, list[str]]] = []
         for s in message.rows:
             state = s.get("status")
             span = f"{s['first_day']} .. {s['last_day']}" if s.get("days") else ""
-            table.add_row(
+            cells = [
                 s["store_id"],
                 ht(f"status.{state}", lang) if state in ("online", "offline") else ht("status.none", lang),
                 zoned_time(s.get("status_at"), s.get("tz") or tz),
@@ -300,8 +306,9 @@ class HubConsoleApp(AdammApp):
                 str((s.get("counts") or {}).get("fact", 0)),
                 str(s.get("parked") or 0),
                 s.get("tz") or "",
-                key=s["store_id"],
-            )
+            ]
+            rows.append((s["store_id"], cells))
+        table.set_rows(rows)
 
     # -- learned and actions across stores ----------------------------------------------------------
 
@@ -314,22 +321,22 @@ class HubConsoleApp(AdammApp):
             self.effects = {r["action_id"]: r["effect"] for r in message.rows if r.get("effect")}
             if self._same_rows(table, message.rows):
                 return  # the periodic refresh keeps the cursor where it is when nothing changed
-        table.clear()
+        rows: list[tuple[str, list[str]]] = []
         for row in message.rows:
             if message.target == "facts":
                 until = row.get("valid_to") or t("fact.until_now", lang)
                 statement = row.get("statement") or {}
-                table.add_row(
+                cells = [
                     row["store_id"],
                     t("fact.closed" if row.get("valid_to") else "fact.current", lang),
                     f"{row.get('valid_from')} .. {until}",
                     str(row.get("evidence_count", "")),
                     fmt_value(row.get("confidence"), "score"),
                     statement.get(lang) or statement.get("en", ""),
-                    key=f"{row['store_id']}/{row['fact_id']}",
-                )
+                ]
+                rows.append((f"{row['store_id']}/{row['fact_id']}", cells))
             elif row.get("origin") == "store":  # a store's own action, known by its measured effect
-                table.add_row(
+                cells = [
                     row["store_id"],
                     "",
                     t("state.done", lang),
@@ -341,11 +348,11 @@ class HubConsoleApp(AdammApp):
                     "",
                     str(row.get("done_on") or ""),
                     effect_cell(row.get("effect"), lang),
-                    key=row["action_id"],
-                )
+                ]
+                rows.append((row["action_id"], cells))
             else:
                 zone = self.store_zones.get(str(row["store_id"]), self.tz)  # the store's clock
-                table.add_row(
+                cells = [
                     row["store_id"],
                     action_value(row["role"], lang),
                     t(f"state.{row['state']}", lang),
@@ -357,8 +364,9 @@ class HubConsoleApp(AdammApp):
                     row.get("acked_by") or "",
                     zoned_time(row.get("acked_at"), zone),
                     effect_cell(row.get("effect"), lang),
-                    key=row["action_id"],
-                )
+                ]
+                rows.append((row["action_id"], cells))
+        table.set_rows(rows)
         if message.target == "actions":
             self.show_effect_line(table)
         else:
