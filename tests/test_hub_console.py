@@ -25,7 +25,7 @@ from brokers import mosquitto_available, running_mosquitto
 from hub_data import fact
 from test_hub_ask import NOW, ZONES
 from test_hub_serve import Hub
-from test_tui import data_words, foreign_words, screen_text, settle
+from test_tui import data_words, foreign_words, screen_text, settle, whole_cell
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Static
 
@@ -582,7 +582,7 @@ def test_actions_tab_says_each_done_actions_effect_and_learned_tab_links_a_fact_
             table.move_cursor(row=table.get_row_index(aid))
             await pilot.pause()
             out[aid] = (
-                str(table.get_cell(aid, "action.effect")),
+                whole_cell(table, aid, "action.effect"),
                 str(app.query_one("#act_effect", Static).render()),
             )
         await pilot.press("f3")

@@ -616,6 +616,15 @@ def foreign_words(text: str, lang: str, keep: set[str] = frozenset()) -> list[st
     return bad
 
 
+def whole_cell(table: Any, row: str, column: str) -> str:
+    """A cell's whole text (a cut cell shows its start and "…"; the detail pane shows it whole)."""
+    shown = str(table.get_cell(row, column))
+    cols = [c.value for c in table.columns]
+    whole = table.full_cells[row][cols.index(column)]
+    assert shown == whole or (shown.endswith("…") and whole.startswith(shown[:-1])), (shown, whole)
+    return whole
+
+
 def data_words(app: Any) -> set[str]:
     """Words of the stored data on screen (event ids and texts, fact statements): not the UI's."""
     words: set[str] = set()
@@ -898,7 +907,7 @@ def test_actions_tab_says_each_done_actions_effect_or_the_days_it_needs(
         for name, aid in ids.items():
             table.move_cursor(row=table.get_row_index(aid))
             await pilot.pause()
-            shown[name] = (str(table.get_cell(aid, "action.effect")), _static(app, "#act_effect"))
+            shown[name] = (whole_cell(table, aid, "action.effect"), _static(app, "#act_effect"))
         return shown
 
     shown = _drive(store, steps, now=sim_now, lang=lang)

@@ -308,7 +308,8 @@ class AdammApp(App[None]):
             "action.effect",
         )
         self.query_one("#actions", SortableTable).set_columns(
-            [(k, t(k, lang)) for k in keys], keep=("action.state", "confidence", "action.issued")
+            [(k, t(k, lang)) for k in keys],
+            keep=("action.state", "confidence", "action.issued", "action.effect"),
         )
         self.query_one("#question", Input).focus()
         self.action_refresh()

@@ -244,7 +244,7 @@ class HubConsoleApp(AdammApp):
         self.query_one("#actions", SortableTable).set_columns(
             [("store", ht("store", lang)), ("role", ht("action.role", lang)), *((k, t(k, lang)) for k in actions),
              ("acked", ht("action.acked", lang)), ("action.effect", t("action.effect", lang))],
-            keep=("store", "action.state", "action.issued"),
+            keep=("store", "action.state", "action.issued", "action.effect"),
         )  # fmt: skip
         self.query_one("#question", Input).focus()
         self.action_refresh()
