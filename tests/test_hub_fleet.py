@@ -264,6 +264,33 @@ def test_random_effects_equals_the_dersimonian_laird_formulas() -> None:
     assert F.random_effects([0.1], [0.1]) is None
 
 
+def test_random_effects_equals_statsmodels_meta_analysis() -> None:
+    """The pooled estimate, its interval, tau^2 and I^2 are statsmodels' DerSimonian-Laird
+    (``combine_effects(method_re="dl")``) on seeded heterogeneous fleets of several sizes; where
+    the stores agree (statsmodels' untruncated tau^2 < 0) ours is the fixed effect, tau^2 0."""
+    import numpy as np
+    from statsmodels.stats.meta_analysis import combine_effects
+
+    rng = random.Random(11)
+    for k, spread in ((2, 0.2), (3, 0.1), (7, 0.1), (30, 0.1), (6, 0.0)):
+        effects = [rng.gauss(0.15, spread) for _ in range(k)]
+        ses = [rng.uniform(0.01, 0.05) for _ in range(k)]
+        got = F.random_effects(effects, ses)
+        assert got is not None
+        ref = combine_effects(np.array(effects), np.array([s * s for s in ses]), method_re="dl")
+        if float(ref.tau2) > 0:
+            lo, hi = ref.conf_int(alpha=0.05)[1]
+            assert got.effect == pytest.approx(float(ref.mean_effect_re), rel=1e-9)
+            assert got.tau2 == pytest.approx(float(ref.tau2), rel=1e-9)
+            assert got.ci[0] == pytest.approx(float(lo), rel=1e-6) and got.ci[1] == pytest.approx(
+                float(hi), rel=1e-6
+            )
+            assert got.i2 == pytest.approx(float(ref.i2), abs=1e-9)
+        else:
+            assert got.effect == pytest.approx(float(ref.mean_effect_fe), rel=1e-9)
+            assert got.tau2 == 0.0 and got.i2 == 0.0
+
+
 def test_a_compare_facts_groups_read_back_from_its_statement() -> None:
     body = {
         "metric": "avg_order_value",
