@@ -478,6 +478,19 @@ _VERDICT = {
 }
 
 
+def _eff(k: dict[str, Any], x: float | None) -> str:
+    """A row's effect as its kind reads: a correlation's r, else a relative change in percent."""
+    if k.get("fact_kind") == "correlation":
+        return "-" if x is None else f"r={x:+.2f}"
+    return _pct(x)
+
+
+def _eff_ci(k: dict[str, Any], ci: list[float] | None) -> str:
+    if k.get("fact_kind") == "correlation":
+        return "" if not ci else f"[{ci[0]:+.2f}, {min(1.0, ci[1]):+.2f}]"
+    return _ci(ci)
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x * 100:+.1f}%"
 
@@ -536,9 +549,9 @@ def kind_head(k: dict[str, Any], lang: str) -> str:
     pooled = k["pooled"]
     pool_text = (
         (
-            f"合并效应 {_pct(pooled['effect'])} {_ci(pooled['ci'])}，I² {pooled['i2'] * 100:.0f}%"
+            f"合并效应 {_eff(k, pooled['effect'])} {_eff_ci(k, pooled['ci'])}，I² {pooled['i2'] * 100:.0f}%"
             if zh
-            else f"pooled {_pct(pooled['effect'])} {_ci(pooled['ci'])}, I² {pooled['i2'] * 100:.0f}%"
+            else f"pooled {_eff(k, pooled['effect'])} {_eff_ci(k, pooled['ci'])}, I² {pooled['i2'] * 100:.0f}%"
         )
         if pooled
         else ("门店太少，无法合并" if zh else "too few stores to pool")
@@ -575,6 +588,6 @@ def store_lines(k: dict[str, Any], lang: str) -> list[str]:
             )
         )
         lines.append(
-            f"{t['store_id']:<16} {_pct(t['effect']):>8} {_ci(t['ci']):<20} {p_text:<28} n={t['n']:<6} {_VERDICT[lang][t['verdict']]}"
+            f"{t['store_id']:<16} {_eff(k, t['effect']):>8} {_eff_ci(k, t['ci']):<20} {p_text:<28} n={t['n']:<6} {_VERDICT[lang][t['verdict']]}"
         )
     return lines

@@ -355,3 +355,23 @@ def test_a_peak_hour_trend_is_not_pooled_in_percent() -> None:
     revenue = {**peak_trend, "metric": "revenue"}
     revenue["statement"] = fact_statement("trend", revenue, {})
     assert not isinstance(_kind(revenue, {}), str)
+
+
+def test_a_correlation_row_says_r_not_a_percent() -> None:
+    """A correlation's effect is r: said as r with its interval, never as a percent change; a
+    peak hour's trend is said without a percent too."""
+    from hub.fleet import _eff, _eff_ci
+
+    corr, comp = {"fact_kind": "correlation"}, {"fact_kind": "compare"}
+    assert _eff(corr, 0.598) == "r=+0.60" and _eff_ci(corr, [0.41, 1.02]) == "[+0.41, +1.00]"
+    assert _eff(comp, 0.598) == "+59.8%"
+    body = {
+        "metric": "peak_hour",
+        "dimension": "week",
+        "value": 19,
+        "effect": 0.1,
+        "n": 120,
+        "p_value": 0.001,
+    }
+    st = fact_statement("trend", body, {})
+    assert "%" not in st["en"] and "%" not in st["zh"] and fact_kind({**body, "statement": st}) == "trend"

@@ -74,6 +74,13 @@ def fact_statement(kind: str, fact: Mapping[str, Any], words: Mapping[str, Any])
                 if lang == "zh"
                 else f"peak hour is {v}, footfall {e} vs the next busiest hour (n={n}{_p(p)})"
             )
+        elif kind == "trend" and fact.get("metric") == "peak_hour":
+            # an hour of the day moves by hours: no percent change is said of it
+            text = (
+                f"{m}在变化：最近为 {v}（n={n}{_p(p)}）"
+                if lang == "zh"
+                else f"{m} is shifting: now {v} (n={n}{_p(p)})"
+            )
         elif kind == "trend":
             text = (
                 f"{m}在变化：最近为 {v}（{e}，n={n}{_p(p)}）"
