@@ -88,19 +88,25 @@ def summaries(evs: list[Ev], zones: dict[str, str]) -> list[m.Summary]:
     return out
 
 
+#: each world's hub, built once per test session: tests parametrized by world interleave the two
+#: (a module-scoped fixture would be torn down and built again at every switch, ~15 s each)
+_WORLDS: dict[str, dict[str, Any]] = {}
+
+
 @pytest.fixture(scope="module", params=["zones", "same_zone"])
 def world(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Any]]:
-    zones = ZONES if request.param == "zones" else SAME_ZONE
-    evs = store_events(zones)
-    path = tmp_path_factory.mktemp("hubask") / "hub.db"
-    db = open_hub(str(path), create=True)
-    for s in summaries(evs, zones):
-        got = ingest(db, m.summary_topic(s.store_id), s.encode())
-        assert got.outcome == "stored", got
-    yield {"zones": zones, "events": evs, "db": db, "path": path}
-    db.close()
+    if request.param not in _WORLDS:
+        zones = ZONES if request.param == "zones" else SAME_ZONE
+        evs = store_events(zones)
+        path = tmp_path_factory.mktemp("hubask") / "hub.db"
+        db = open_hub(str(path), create=True)
+        for s in summaries(evs, zones):
+            got = ingest(db, m.summary_topic(s.store_id), s.encode())
+            assert got.outcome == "stored", got
+        _WORLDS[request.param] = {"zones": zones, "events": evs, "db": db, "path": path}
+    yield _WORLDS[request.param]  # read only; closed with the process
 
 
 def _run(source: Any, plan: dict[str, Any], now: datetime = NOW) -> dict[str, Any]:
