@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 from test_staff_app import SUMMARY_EN, SUMMARY_ZH, FakeDevice, action
-from test_tui import COMPARE_QUESTION, SIM, TREND_QUESTION, _backend, settle, sim_now  # noqa: F401
+from test_tui import COMPARE_QUESTION, SIM, TREND_QUESTION, _ask, _backend, settle, sim_now  # noqa: F401
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Static, TabbedContent
 
@@ -205,14 +205,7 @@ async def visit(app: Any, pilot: Pilot[None], app_name: str, tab: str) -> Shot:
 
 
 async def ask(app: Any, pilot: Pilot[None], question: str) -> None:
-    from textual.widgets import Input
-
-    await pilot.press("f1")
-    box = app.query_one("#question", Input)
-    box.value = question
-    box.focus()
-    await pilot.press("enter")
-    await settle(app, pilot)
+    await _ask(app, pilot, question)  # the TUI tests' own way of asking
     assert app.payload is not None and app.payload["status"] == "ok", app.payload
 
 

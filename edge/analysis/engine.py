@@ -387,7 +387,20 @@ def _run(
         evidence = _evidence(source, outcome, config.evidence_cap) if cite else []
         if cite and not evidence:
             lacking = ("events behind the result (none could be cited)", "结果背后的事件（无法引用任何一条）")
-    if lacking is not None:
+    summary = "" if lacking is not None else op.summarize(ctx, outcome.result)
+    invented = [] if lacking is not None else honesty.numbers_outside(summary, outcome.result)
+    if invented:  # an operator's wording at fault: never shown as an answer
+        logger.error("operator %s wrote numbers not in its result %s: %r", op.name, invented, summary)
+        lacking = (
+            f"a summary whose every number is in the result (it wrote {', '.join(invented)})",
+            f"每个数字都出自结果的摘要（摘要写了 {'、'.join(invented)}）",
+        )
+    elif lacking is None and honesty.stores_unnamed(
+        plan, summary, outcome.result, source.vocabulary().store_ids
+    ):
+        logger.warning("operator %s answered which store without naming one: %r", op.name, summary)
+        lacking = ("an answer that names the stores asked about", "点名所问门店的答案")
+    if lacking is not None:  # one exit for every check on the outcome
         return _payload(
             question,
             plan,
@@ -398,27 +411,6 @@ def _run(
             started=started,
         )
     conf = honesty.confidence(outcome.n, config.decay_base, outcome.p_value)
-    summary = op.summarize(ctx, outcome.result)
-    invented = honesty.numbers_outside(summary, outcome.result)
-    if invented:  # an operator's wording at fault: never shown as an answer
-        logger.error("operator %s wrote numbers not in its result %s: %r", op.name, invented, summary)
-        lacking = (
-            f"a summary whose every number is in the result (it wrote {', '.join(invented)})",
-            f"每个数字都出自结果的摘要（摘要写了 {'、'.join(invented)}）",
-        )
-    elif honesty.stores_unnamed(plan, summary, outcome.result, source.vocabulary().store_ids):
-        logger.warning("operator %s answered which store without naming one: %r", op.name, summary)
-        lacking = ("an answer that names the stores asked about", "点名所问门店的答案")
-    if lacking is not None:
-        return _payload(
-            question,
-            plan,
-            "insufficient_data",
-            INSUFFICIENT[lang],
-            missing=[honesty.say(lang, *lacking)],
-            operator=ident,
-            started=started,
-        )
     if honesty.is_low(conf):
         summary += honesty.weak_note(lang)
     payload = _payload(

@@ -31,13 +31,16 @@ def target_metric(params: dict[str, Any]) -> str | None:
 
 
 def unmeasured_effect(
-    params: dict[str, Any], acked_at: str, now: datetime, window_days: int
+    params: dict[str, Any], acked_at: str, now: datetime, window_days: int, *, in_store: bool = True
 ) -> dict[str, Any]:
     """What is said of a done action that has no ``action_effect`` fact: no measurable target, or
     the days until its window after the ack has passed (0 once it has: the next maintenance
-    measures it)."""
+    measures it). ``in_store=False``: an action no store's memory holds (one the hub sent), which
+    nothing will measure."""
     if target_metric(params) is None:
         return {"state": "no_target"}
+    if not in_store:
+        return {"state": "not_measured"}
     ready = parse_iso(acked_at) + timedelta(days=window_days)
     return {"state": "waiting", "days_needed": max(0, math.ceil((ready - now).total_seconds() / 86400))}
 

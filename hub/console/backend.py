@@ -152,11 +152,8 @@ class HubBackend:
             if fact is not None:
                 a["effect"] = {"state": "measured", **fact, "window_days": window}
             elif a["state"] == "done" and a.get("acked_at"):
-                # the hub's own actions are not in any store's memory: no store measures them
                 params = json.loads(a.get("params_json") or "{}")
-                unmeasured = unmeasured_effect(params, str(a["acked_at"]), now, window)
-                if unmeasured["state"] != "no_target":
-                    unmeasured = {"state": "not_measured"}
+                unmeasured = unmeasured_effect(params, str(a["acked_at"]), now, window, in_store=False)
                 a["effect"] = {**unmeasured, "window_days": window}
         if state in (None, "done"):
             found += [_store_action(f, window) for f in sorted(facts.values(), key=_done_on, reverse=True)]

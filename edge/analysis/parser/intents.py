@@ -194,8 +194,6 @@ def cues(text: str) -> set[str]:
     """Names of the cue patterns present in ``text`` (``correlation`` also for
     :data:`CORRELATION_FORM`, ``forecast`` also for a 会不会 that is not a conditional 会不会更)."""
     found = {name for name, p in CUES.items() if p.search(text)}
-    if THAN_BEFORE.search(text):
-        found.discard("compare")  # "than they used to", 比以前: the same thing over time
     if CORRELATION_FORM.search(text):
         found.add("correlation")
     if WILL_IT.search(text) and not CONDITIONAL_MORE.search(text):
