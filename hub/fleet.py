@@ -283,10 +283,32 @@ def _peak_test(
     return _tested(row, payload, effect, p, min(a, b))
 
 
+def _engine_test(
+    src: HubSource,
+    store: str,
+    plan: dict[str, Any],
+    effect_of: Callable[[dict[str, Any], dict[str, Any]], tuple[float | None, int]],
+    now: datetime,
+    config: AnalysisConfig,
+) -> dict[str, Any]:
+    """``plan`` asked of ``store``, tested as the engine tests it: ``effect_of(result, payload)``
+    is the effect and n; a store whose answer is not ``ok``, or has no effect or p-value, gives
+    an untested row with what was missing."""
+    payload = _ask(src, store, plan, now, config)
+    row = _empty(store)
+    res = payload.get("result") or {}
+    effect, n = effect_of(res, payload) if payload["status"] == "ok" else (None, 0)
+    if effect is None or res.get("p_value") is None:
+        row["missing"] = payload.get("missing") or []
+        return row
+    return _tested(row, payload, effect, float(res["p_value"]), n)
+
+
 def _trend_test(
     src: HubSource, store: str, kind: Kind, now: datetime, config: AnalysisConfig
 ) -> dict[str, Any]:
-    """The metric's trend over the last :data:`TREND_DAYS` days (the engine's trend test)."""
+    """The metric's trend over the last :data:`TREND_DAYS` days (the engine's trend test); the
+    effect is the change, as a fraction."""
     since = now - timedelta(days=TREND_DAYS)
     plan = {
         "intent": "trend",
@@ -294,14 +316,12 @@ def _trend_test(
         "time_bucket": kind.dimension if kind.dimension in ("day", "week", "month") else "week",
         "filters": {"time_range": {"since": since.isoformat(), "until": now.isoformat()}},
     }
-    payload = _ask(src, store, plan, now, config)
-    row = _empty(store)
-    res = payload.get("result") or {}
-    if payload["status"] != "ok" or res.get("change_pct") is None or res.get("p_value") is None:
-        row["missing"] = payload.get("missing") or []
-        return row
-    n = int(payload.get("evidence_count") or 0)
-    return _tested(row, payload, float(res["change_pct"]) / 100.0, float(res["p_value"]), n)
+
+    def change(res: dict[str, Any], payload: dict[str, Any]) -> tuple[float | None, int]:
+        pct = res.get("change_pct")
+        return (None if pct is None else float(pct) / 100.0), int(payload.get("evidence_count") or 0)
+
+    return _engine_test(src, store, plan, change, now, config)
 
 
 def _correlation_test(
@@ -314,13 +334,12 @@ def _correlation_test(
         "second_metric": kind.subject,
         "time_bucket": "day",
     }
-    payload = _ask(src, store, plan, now, config)
-    row = _empty(store)
-    res = payload.get("result") or {}
-    if payload["status"] != "ok" or res.get("r") is None or res.get("p_value") is None:
-        row["missing"] = payload.get("missing") or []
-        return row
-    return _tested(row, payload, float(res["r"]), float(res["p_value"]), int(res.get("n") or 0))
+
+    def r_of(res: dict[str, Any], payload: dict[str, Any]) -> tuple[float | None, int]:
+        r = res.get("r")
+        return (None if r is None else float(r)), int(res.get("n") or 0)
+
+    return _engine_test(src, store, plan, r_of, now, config)
 
 
 def _compare_test(

@@ -25,21 +25,18 @@ import tempfile
 import time
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
-from hub_data import fact, row  # noqa: E402
+from hub_data import fact, write_rollups  # noqa: E402
 
 from edge.presentation.facts import fact_statement  # noqa: E402
 from edge.sync import messages as m  # noqa: E402
 from hub.db import open_hub  # noqa: E402
-from hub.ingest import ROLLUP_COLUMNS, ingest, vkey_of  # noqa: E402
+from hub.ingest import ingest  # noqa: E402
 
-TYPES = ("customer_enter", "purchase", "dwell", "checkout_queue", "complaint")
-WEATHER = ("sunny", "cloudy", "rain")
 START = date(2025, 1, 1)
 GOAL_S = 10.0
 
@@ -55,50 +52,19 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def _purchase(rng: random.Random, s: int, weather: str) -> dict[str, float]:
+    """A day's bills: order value 75, lifted 20% by rain in two stores of three; bills vary (CV
+    0.3), days do not."""
+    bills = rng.randint(80, 120)
+    aov = 75.0 * (1.2 if s % 3 and weather == "rain" else 1.0)
+    return {"events": bills * 2, "purchase_events": bills * 2, "bills": bills, "revenue": bills * aov,
+            "bill_sq": bills * aov * aov * 1.09}  # fmt: skip
+
+
 def build(path: Path, stores: int, days: int) -> None:
     """``stores`` x ``days`` of rollup rows straight into the hub database (ingest's rows)."""
-    db = open_hub(str(path), create=True)
-    rng = random.Random(27)
-    sql = f"INSERT INTO hub_rollup ({', '.join(ROLLUP_COLUMNS)}) VALUES ({', '.join('?' * len(ROLLUP_COLUMNS))})"
-    t0 = time.perf_counter()
-    for s in range(stores):
-        sid = f"store_{s:04d}"
-        lift = 1.2 if s % 3 else 1.0  # rain lifts order value in two stores of three
-        with db.transaction():
-            db.execute("INSERT INTO hub_stores (store_id, tz) VALUES (?, ?)", (sid, "Asia/Shanghai"))
-            batch: list[tuple[Any, ...]] = []
-            for d in range(days):
-                day = START + timedelta(days=d)
-                ds = day.isoformat()
-                week = (day - timedelta(days=day.weekday())).isoformat()
-                weather = WEATHER[rng.randrange(3)]
-                bills = rng.randint(80, 120)
-                aov = 75.0 * (lift if weather == "rain" else 1.0)  # bills vary (CV 0.3), days do not
-                for sl, value in (("total", None), ("weather", weather)):
-                    for t in TYPES:
-                        r = row(value, t)
-                        if t == "customer_enter":
-                            r.update(events=300, footfall=320, enter_events=300)
-                        elif t == "purchase":
-                            r.update(events=bills * 2, purchase_events=bills * 2, bills=bills,
-                                     revenue=bills * aov, bill_sq=bills * aov * aov * 1.09)  # fmt: skip
-                        else:
-                            r.update(events=rng.randint(5, 50))
-                        r["first_event_id"], r["last_event_id"] = f"{sid}-{ds}-{t}-a", f"{sid}-{ds}-{t}-z"
-                        batch.append((sid, ds, day.weekday(), week, ds[:7], sl, value, vkey_of(value), t,
-                                      *(float(r[f]) for f in m.ROLLUP_FIELDS), r["first_event_id"],
-                                      r["last_event_id"]))  # fmt: skip
-            db.executemany(sql, batch)
-        if s % 100 == 99:
-            log(f"  {s + 1} stores written ({time.perf_counter() - t0:.0f} s)")
-    with db.transaction():  # the catalog ingest keeps beside the rows
-        db.execute(
-            "INSERT INTO hub_catalog (store_id, slice, vkey, value, event_type, first_date, last_date, days, events) "
-            "SELECT store_id, slice, vkey, value, event_type, min(local_date), max(local_date), count(*), sum(events) "
-            "FROM hub_rollup GROUP BY store_id, slice, vkey, value, event_type"
-        )
-    db.execute("ANALYZE")
-    db.close()
+    write_rollups(path, stores, days, seed=27, start=START, zone_of=lambda _s: "Asia/Shanghai",
+                  purchase_of=_purchase, log=log)  # fmt: skip
 
 
 def learn(path: Path, learned: int) -> None:

@@ -64,14 +64,13 @@ sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 
 from brokers import running_mosquitto, running_postgres  # noqa: E402
-from hub_data import Publisher, fact_body, fresh_pg_dsn, row  # noqa: E402
+from hub_data import Publisher, fact_body, fresh_pg_dsn, row, write_rollups  # noqa: E402
 
 from edge.sync import messages as m  # noqa: E402
 from hub.db import open_hub  # noqa: E402
-from hub.ingest import ROLLUP_COLUMNS, vkey_of  # noqa: E402
+from hub.ingest import vkey_of  # noqa: E402
 
 TYPES = ("customer_enter", "purchase", "dwell", "checkout_queue", "complaint")
-WEATHER = ("sunny", "cloudy", "rain")
 
 
 def log(msg: str) -> None:
@@ -119,49 +118,18 @@ def ingest_rate(tmp: Path, target: str, workers: int, msgs: list[m.Summary]) -> 
         return len(msgs) / dt
 
 
+def _purchase(rng: random.Random, s: int, weather: str) -> dict[str, float]:
+    bills = rng.randint(80, 120)
+    return {"events": bills * 2, "purchase_events": bills * 2, "bills": bills,
+            "revenue": bills * rng.uniform(60, 90), "bill_sq": bills * 6000.0}  # fmt: skip
+
+
 def build_big(path: Path, stores: int, days: int) -> None:
-    db = open_hub(str(path), create=True)
-    rng = random.Random(11)
+    """``stores`` x ``days`` of rollup rows straight into the hub database, a store in four on
+    another time zone."""
     zones = ("Asia/Shanghai", "Asia/Shanghai", "Asia/Shanghai", "Asia/Urumqi")
-    sql = f"INSERT INTO hub_rollup ({', '.join(ROLLUP_COLUMNS)}) VALUES ({', '.join('?' * len(ROLLUP_COLUMNS))})"
-    start = date(2025, 1, 1)
-    t0 = time.perf_counter()
-    for s in range(stores):
-        sid = f"store_{s:04d}"
-        with db.transaction():
-            db.execute("INSERT INTO hub_stores (store_id, tz) VALUES (?, ?)", (sid, zones[s % len(zones)]))
-            batch: list[tuple[Any, ...]] = []
-            for d in range(days):
-                day = start + timedelta(days=d)
-                ds = day.isoformat()
-                week = (day - timedelta(days=day.weekday())).isoformat()
-                weather = WEATHER[rng.randrange(3)]
-                for sl, value in (("total", None), ("weather", weather)):
-                    for t in TYPES:
-                        r = row(value, t)
-                        if t == "customer_enter":
-                            r.update(events=300, footfall=320, enter_events=300)
-                        elif t == "purchase":
-                            bills = rng.randint(80, 120)
-                            r.update(events=bills * 2, purchase_events=bills * 2, bills=bills,
-                                     revenue=bills * rng.uniform(60, 90), bill_sq=bills * 6000.0)  # fmt: skip
-                        else:
-                            r.update(events=rng.randint(5, 50))
-                        r["first_event_id"], r["last_event_id"] = f"{sid}-{ds}-{t}-a", f"{sid}-{ds}-{t}-z"
-                        batch.append((sid, ds, day.weekday(), week, ds[:7], sl, value, vkey_of(value), t,
-                                      *(float(r[f]) for f in m.ROLLUP_FIELDS), r["first_event_id"],
-                                      r["last_event_id"]))  # fmt: skip
-            db.executemany(sql, batch)
-        if s % 100 == 99:
-            log(f"  {s + 1} stores written ({time.perf_counter() - t0:.0f} s)")
-    with db.transaction():  # the catalog ingest keeps beside the rows
-        db.execute(
-            "INSERT INTO hub_catalog (store_id, slice, vkey, value, event_type, first_date, last_date, days, events) "
-            "SELECT store_id, slice, vkey, value, event_type, min(local_date), max(local_date), count(*), sum(events) "
-            "FROM hub_rollup GROUP BY store_id, slice, vkey, value, event_type"
-        )
-    db.execute("ANALYZE")
-    db.close()
+    write_rollups(path, stores, days, seed=11, start=date(2025, 1, 1), zone_of=lambda s: zones[s % len(zones)],
+                  purchase_of=_purchase, log=log)  # fmt: skip
 
 
 # -- the nightly burst --------------------------------------------------------------------------
