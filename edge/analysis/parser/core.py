@@ -20,15 +20,17 @@ from typing import Any
 
 from edge.analysis import labels
 from edge.analysis.metrics import METRIC_EVENT_TYPES
-from edge.analysis.operators._words import dimension_label, value_label
+from edge.analysis.parser import pairs
 from edge.analysis.parser.accounting import residual
 from edge.analysis.parser.exemplars import Guess, classify
 from edge.analysis.parser.extractors import Context, runner
 from edge.analysis.parser.intents import CORRELATION_FORM, CUES, THAN_BEFORE, WILL_IT, cues
-from edge.analysis.parser.lexicon import DIMENSIONS
+from edge.analysis.parser.pairs import CO_WINDOW, CONJ, METRIC_ITEM, co_items, co_window
+from edge.analysis.parser.refusal import unsupported
 from edge.analysis.parser.result import AttributeMatch, ParseResult
-from edge.analysis.parser.text import Hit, MaskedText, has_cjk, normalize, parse_number
+from edge.analysis.parser.text import Hit, MaskedText, has_cjk, normalize
 from edge.analysis.parser.timeexpr import TimeInfo, pivot_periods
+from edge.analysis.parser.valuekeys import resolve_fields, two_fields_reason
 from edge.analysis.parser.vocabmatch import (
     Embed,
     TypeHit,
@@ -62,11 +64,6 @@ _FORECAST_SUBJECT = re.compile(
 )
 _TENDENCY = re.compile(
     r"倾向|偏向|更常|更爱|喜欢在|习惯|更晚|更早|(?<![a-z])(?:tend|prefer|later|earlier|habit)"
-)
-_CONJ = re.compile(r"和|与|跟|同|及|以及|还有|(?<![a-z])(?:and|with|vs\.?|versus|&)(?![a-z])")
-_CO_WINDOW = re.compile(
-    r"(?P<n>[0-9]+|[一二两三四五六七八九十]+|同一)\s?(?:个)?(?P<u>分钟|小时|秒)(?:内|之内|以内|里)?"
-    r"|(?<![a-z])(?:within|in|during) (?:(?P<n2>[0-9]+|an?|one|two|three|five|ten|fifteen|thirty|the same) )?(?P<u2>minute|hour|second)s?(?![a-z])"
 )
 #: words that rank products by themselves (a best seller is a product)
 _SELLERS = re.compile(r"畅销|热销|卖得最好|(?<![a-z])(?:best|top)[- ]?sell(?:ers?|ing)(?![a-z])")
@@ -113,15 +110,13 @@ _CUE_PATTERNS = (
     WILL_IT,
     _PEAK_SHIFT,
     _TENDENCY,
-    _CONJ,
+    CONJ,
     _SELLERS,
     _MORE_LESS,
     _DAYS,
-    _CO_WINDOW,
+    CO_WINDOW,
     _FORECAST_SUBJECT,
 )
-
-_UNIT_SECONDS = {"分钟": 60, "小时": 3600, "秒": 1, "minute": 60, "hour": 3600, "second": 1}
 
 
 #: the events a rate counts (its numerator): asked "how many", the count of these is answered
@@ -133,28 +128,6 @@ _COUNT_ASKED = re.compile(
     r"多少次|几次|多少起|多少个|多少回|几回|(?<![a-z])(?:how many|number of|count of|how often)(?![a-z])"
 )
 _RATE_ASKED = re.compile(r"率|比例|比率|占比|(?<![a-z])(?:rate|share|percent\w*|proportion|ratio)(?![a-z])")
-
-
-def _unsupported(lang: str, question: str, understood: list[str], reason: str | None = None) -> ParseResult:
-    if lang == "zh":
-        got = "、".join(understood) if understood else "没有识别出可以计算的指标或问题类型"
-        why = f"{reason}。" if reason else ""
-        text = (
-            f"这个问题我还不能回答。{why}我理解到的：{got}。"
-            "我能回答门店数据的问题：客流、销售额、客单价、订单数、转化率、停留时长、排队、投诉、负面情绪、员工失误率、高峰时段，"
-            "问它们的数值、趋势、对比、异常、周期、拆解、排名、相关性、同时出现，或查找录像片段。"
-        )
-    else:
-        got = ", ".join(understood) if understood else "no metric or kind of question I can compute"
-        why = f"{reason}. " if reason else ""
-        text = (
-            f"I cannot answer this question yet. {why}What I understood: {got}. "
-            "I answer questions about the store's data: footfall, revenue, average order value, orders, conversion, "
-            "dwell time, queues, complaints, negative emotion, staff error rate, peak hour - their value, trend, "
-            "comparison, anomalies, cycles, breakdown, ranking, correlation, co-occurrence - or find video clips."
-        )
-    logger.info("unsupported question %r: %s", question, reason or "nothing understood")
-    return ParseResult(plan={}, status="unsupported", explanation=text, language=lang)
 
 
 def _unique(items: list[Any]) -> list[Any]:
@@ -175,58 +148,6 @@ def _time_range(info: TimeInfo) -> dict[str, str] | None:
                 for k, v in r.time_range.items():
                     first.setdefault(k, v)
     return first
-
-
-#: what a metric word stands for when it is one side of a co-occurrence
-_METRIC_ITEM = {
-    "complaint_count": "complaint",
-    "queue_length": "checkout_queue",
-    "footfall": "customer_enter",
-    "order_count": "purchase",
-    "revenue": "purchase",
-    "avg_order_value": "purchase",
-    "dwell_time": "dwell",
-    "staff_error_rate": "staff_error",
-    "negative_emotion_rate": "speech_emotion=negative",
-}
-
-
-def _co_items(
-    values: list[ValueHit], types: list[TypeHit], entities: list[str], text: str, metric_hits: list[Hit]
-) -> list[tuple[int, int, str, int]]:
-    items: list[tuple[int, int, str, int]] = []
-    for h in metric_hits:
-        if str(h.value) in _METRIC_ITEM:
-            items.append((h.start, h.end, _METRIC_ITEM[str(h.value)], 0))
-    for v in values:
-        items.append((v.start, v.end, f"{v.key}={v.values[0]}", 2))
-    for t in types:
-        items.append((t.start, t.end, t.event_type, 1))
-    for e in entities:
-        pos = text.find(e.lower())
-        items.append((max(pos, 0), max(pos, 0) + len(e), e, 3))
-    # overlapping spans: the longer wins, then the more specific
-    items.sort(key=lambda it: (-(it[1] - it[0]), -it[3]))
-    kept: list[tuple[int, int, str, int]] = []
-    for it in items:
-        if all(it[1] <= k[0] or it[0] >= k[1] for k in kept):
-            kept.append(it)
-    return sorted(kept, key=lambda it: it[0])
-
-
-def _pair(items: list[tuple[int, int, str, int]], text: str) -> tuple[str, str] | None:
-    if len(items) < 2:
-        return None
-    for m in _CONJ.finditer(text):
-        left = [it for it in items if it[1] <= m.start()]
-        right = [it for it in items if it[0] >= m.end()]
-        if left and right:
-            a = max(left, key=lambda it: (it[3], it[0]))
-            b = max(right, key=lambda it: (it[3], -it[0]))
-            if a[2] != b[2]:
-                return a[2], b[2]
-    names = _unique([it[2] for it in items])
-    return (names[0], names[1]) if len(names) >= 2 else None
 
 
 def _semantic_query(question_norm: str, info: TimeInfo) -> str | None:
@@ -399,7 +320,7 @@ def _rules_plan(
     text = normalize(question)
     if not text or not re.search(r"[a-z\u3400-\u9fff]", text):
         meta["final"] = True
-        return _unsupported(lang, question, [], "问题是空的" if lang == "zh" else "the question is empty")
+        return unsupported(lang, question, [], "问题是空的" if lang == "zh" else "the question is empty")
     mt = MaskedText(text)
     meta["masked"] = mt
 
@@ -441,11 +362,11 @@ def _rules_plan(
     )
     sim: list[ValueHit] = run("similar_values", mt) if intent_hint != "forecast" else []
     values = sorted(values + named + sim, key=lambda v: v.start)
-    values, two_fields = _resolve_fields(text, values, vocab, metrics, types, intent_hint)
+    values, two_fields = resolve_fields(text, values, vocab, metrics, types, intent_hint)
     if intent_hint == "correlation_single":
         # "is there a link between rain and inquiries": non-metric sides are a co-occurrence
-        things = [it for it in _co_items(values, types, entities, text, metric_hits) if it[3] > 0]
-        if _pair(things, text) is not None:
+        things = [it for it in co_items(values, types, entities, text, metric_hits) if it[3] > 0]
+        if pairs.pair(things, text) is not None:
             intent_hint = "co_occurrence"
     if CORRELATION_FORM.search(text):
         meta["hinted"] = "correlation"  # named by the question's shape (越…越, the more…the more)
@@ -464,10 +385,10 @@ def _rules_plan(
     understood = _understood(lang, metrics, info, stores, entities, values, types)
     if info.errors:  # a date, week, month or span no calendar has: say so, never re-read it
         en, zh = info.errors[0]
-        return _unsupported(lang, question, understood, zh if lang == "zh" else en[:1].upper() + en[1:])
+        return unsupported(lang, question, understood, zh if lang == "zh" else en[:1].upper() + en[1:])
     if _OUT_OF_DOMAIN.search(text):
         meta["final"] = True
-        return _unsupported(
+        return unsupported(
             lang,
             question,
             understood,
@@ -475,7 +396,7 @@ def _rules_plan(
         )
     if two_fields is not None:  # one word, two fields, and the measure's events do not decide
         meta["final"] = True
-        return _unsupported(lang, question, understood, _two_fields_reason(lang, two_fields))
+        return unsupported(lang, question, understood, two_fields_reason(two_fields)[lang != "zh"])
 
     plan: dict[str, Any] = {}
     filters: dict[str, Any] = {}
@@ -487,11 +408,11 @@ def _rules_plan(
     compare: dict[str, Any] | None = None
     forced = force.intent if force is not None else None
     if forced == "forecast" and info.ranges and not info.horizon:
-        return _unsupported(lang, question, understood)  # a range in the past is not a forecast
+        return unsupported(lang, question, understood)  # a range in the past is not a forecast
     if forced is not None and forced != "compare":
         intent = forced
         if forced == "correlation" and len(metrics) < 2:
-            return _unsupported(
+            return unsupported(
                 lang,
                 question,
                 understood,
@@ -502,7 +423,7 @@ def _rules_plan(
             cue | {"compare"}, None, info, values, promo_hits, stores, dims
         )
         if compare is None or not (compare.get("groups") or compare.get("periods")):
-            return _unsupported(
+            return unsupported(
                 lang,
                 question,
                 understood,
@@ -522,7 +443,7 @@ def _rules_plan(
         if compare is not None:
             intent = "compare"
         elif intent == "correlation_single":
-            return _unsupported(
+            return unsupported(
                 lang,
                 question,
                 understood,
@@ -543,9 +464,9 @@ def _rules_plan(
     if intent == "breakdown" and not dims and not buckets and metrics and metrics[0].endswith("_rate"):
         intent = "aggregate"  # "what share of staff actions were mistakes": the rate itself
     if intent is None:
-        return _unsupported(lang, question, understood)
+        return unsupported(lang, question, understood)
     if intent == "forecast" and not metrics and not _FORECAST_SUBJECT.search(text):
-        return _unsupported(
+        return unsupported(
             lang,
             question,
             understood,
@@ -575,7 +496,7 @@ def _rules_plan(
         elif intent in ("anomaly", "periodicity") or (intent == "trend" and (entities or values)):
             metric = "event_count"
         else:
-            return _unsupported(
+            return unsupported(
                 lang,
                 question,
                 understood,
@@ -602,17 +523,17 @@ def _rules_plan(
     if intent == "compare" and compare is not None:
         plan["compare"] = compare
     if intent == "co_occurrence":
-        items = _co_items(values, types, entities, text, metric_hits)
-        pair = _pair(items, text)
+        items = co_items(values, types, entities, text, metric_hits)
+        pair = pairs.pair(items, text)
         if pair is None:
-            return _unsupported(
+            return unsupported(
                 lang,
                 question,
                 understood,
                 "需要两件事才能算同时出现" if lang == "zh" else "co-occurrence needs two things to pair",
             )
         plan["pair"] = {"a": pair[0], "b": pair[1]}
-        window = _co_window(text)
+        window = co_window(text)
         if window:
             plan["pair"]["window_seconds"] = window
         used_values = {
@@ -711,7 +632,7 @@ def _rules_plan(
     errors = plan_errors(plan)
     if errors:  # a parser bug: say so rather than emit an invalid plan
         logger.error("rule parser built an invalid plan for %r: %s (%s)", question, errors, plan)
-        return _unsupported(
+        return unsupported(
             lang, question, understood, "内部错误" if lang == "zh" else "internal parser error"
         )
     if intent not in ("retrieve", "forecast"):  # a retrieval's free words are its query; forecasts refuse
@@ -736,120 +657,6 @@ def _rules_plan(
 
 def _match(v: ValueHit, value: str) -> AttributeMatch:
     return AttributeMatch(v.phrase, v.key, value, v.method, v.score, v.set_aside, v.by_events)
-
-
-@dataclass(frozen=True)
-class _TwoFields:
-    """A phrase that names stored values of several keys the measure's events do not tell apart."""
-
-    phrase: str
-    keys: tuple[str, ...]
-    events: tuple[str, ...]
-    carried: bool | None  # all carry the keys (True), none does (False), not known (None)
-
-
-def _measure_events(
-    vocab: Vocabulary, metrics: list[str], types: list[TypeHit], intent_hint: str | None
-) -> tuple[str, ...]:
-    """The event types the question's measure reads: its metric's (both of a correlation's), the
-    named types for a count of events or a question with no metric, every type otherwise."""
-    named = _unique([t.event_type for t in types])
-    every = tuple(vocab.event_types) or tuple(sorted(set(vocab.keys_by_type)))
-    chosen = (
-        []
-        if intent_hint in ("retrieve", "co_occurrence")
-        else metrics[: 2 if intent_hint == "correlation" else 1]
-    )
-    if not chosen:
-        return tuple(named) or every
-    out: list[str] = []
-    for m in chosen:
-        own = METRIC_EVENT_TYPES.get(m, ())
-        out += own if own else (named or list(every))
-    return tuple(_unique(out))
-
-
-def _named_field(text: str, v: ValueHit, keys: set[str]) -> set[str]:
-    """The keys among ``keys`` whose dimension word stands right by the phrase of ``v`` ("premium
-    zone", "zone premium", "premium 品类"): the question names the field itself."""
-    after, before = text[v.end : v.end + 16], text[max(0, v.start - 16) : v.start]
-    found: set[str] = set()
-    for pattern, dim in DIMENSIONS:
-        if dim not in keys:
-            continue
-        if any(not after[: m.start()].strip(" 的") for m in pattern.finditer(after)):
-            found.add(str(dim))
-        if any(not before[m.end() :].strip(" 的") for m in pattern.finditer(before)):
-            found.add(str(dim))
-    return found
-
-
-def _resolve_fields(
-    text: str,
-    values: list[ValueHit],
-    vocab: Vocabulary,
-    metrics: list[str],
-    types: list[TypeHit],
-    intent_hint: str | None,
-) -> tuple[list[ValueHit], _TwoFields | None]:
-    """Each phrase that names stored values of more than one key becomes the key the question
-    names by it ("premium zone"), else the one key the measure's events carry (said on the hit: :attr:`ValueHit.set_aside`, :attr:`ValueHit.by_events`); when
-    they carry several, none, or the memory does not say, no key is guessed: the phrase is
-    returned as a :class:`_TwoFields` (and left out of the values)."""
-    out: list[ValueHit] = []
-    unresolved: _TwoFields | None = None
-    for v in values:
-        if not v.alternatives:
-            out.append(v)
-            continue
-        cands = [(v.key, v.values[0]), *[(k, x) for k, x in v.alternatives if k != v.key]]
-        events = _measure_events(vocab, metrics, types, intent_hint)
-        named = _named_field(text, v, {k for k, _ in cands})
-        carried = {k: vocab.carried_by(k, events) for k, _ in cands}
-        fits = [(k, x) for k, x in cands if (k in named if named else carried[k])]
-        if len(fits) == 1:
-            key, value = fits[0]
-            on = () if named else tuple(t for t in events if key in vocab.keys_by_type.get(t, ()))
-            aside = tuple(k for k, _ in cands if k != key)
-            out.append(
-                dataclasses.replace(
-                    v, key=key, values=(value,), alternatives=(), set_aside=aside, by_events=on
-                )
-            )
-            continue
-        if unresolved is None:
-            state = None if any(c is None for c in carried.values()) else bool(fits)
-            unresolved = _TwoFields(v.phrase, tuple(k for k, _ in cands), events, state)
-    return out, unresolved
-
-
-def _two_fields_reason(lang: str, tf: _TwoFields) -> str:
-    """Why a word of two fields is not read: the fields, and what the measure's events carry."""
-    zh = lang == "zh"
-    more = len(tf.events) > 4
-    events = ("、" if zh else ", ").join(value_label("event_type", t, lang) for t in tf.events[:4])
-    if zh:
-        fields = "，也是".join(f"{dimension_label(k, lang)}的取值" for k in tf.keys)
-        why = {
-            True: f"要计算的事件（{events}{'等' if more else ''}）都带有",
-            False: f"要计算的事件（{events}{'等' if more else ''}）都不带",
-            None: "门店数据没有说明要计算的事件带有哪一个",
-        }[tf.carried]
-        return (
-            f"“{tf.phrase}”既是{fields}，{why}，我不替你选择；"
-            f"请说明是哪一个（例如“{tf.phrase}{dimension_label(tf.keys[0], lang)}”）"
-        )
-    fields = " and ".join(f"a {dimension_label(k, lang)}" for k in tf.keys)
-    events += ", ..." if more else ""
-    why = {
-        True: f"the measure's events ({events}) carry both",
-        False: f"the measure's events ({events}) carry neither",
-        None: "the memory does not say which of them the measure's events carry",
-    }[tf.carried]
-    return (
-        f"'{tf.phrase}' is both {fields}, and {why}, so I will not pick one; "
-        f"say which (e.g. '{tf.phrase} {dimension_label(tf.keys[0], lang)}')"
-    )
 
 
 def _not_understood(
@@ -946,7 +753,7 @@ def _unused_metric_spans(plan: dict[str, Any], hits: list[Hit], counted: str | N
     if plan.get("target_metric") == "footfall" and "hour" in (plan.get("group_by") or []):
         used.add("peak_hour")  # "the 3 busiest hours": footfall ranked by hour
     if plan.get("target_metric") == "event_count":
-        used |= set(_METRIC_ITEM)  # "how many complaints" counted as events of that type
+        used |= set(METRIC_ITEM)  # "how many complaints" counted as events of that type
     return [(h.start, h.end) for h in hits if str(h.value) not in used]
 
 
@@ -1147,16 +954,6 @@ def _auto_bucket(tr: dict[str, str] | None, now: datetime) -> str | None:
         if days / length >= _MIN_BUCKETS - 1e-9:
             return name
     return "hour"
-
-
-def _co_window(text: str) -> int | None:
-    m = _CO_WINDOW.search(text)
-    if not m:
-        return None
-    unit = m.group("u") or m.group("u2")
-    n_text = m.group("n") or m.group("n2") or "1"
-    n = 1 if n_text in ("同一", "the same") else (parse_number(n_text) or 1)
-    return max(1, n * _UNIT_SECONDS[unit])
 
 
 def _understood(
