@@ -24,7 +24,7 @@ from edge.analysis.parser.exemplars import Guess, classify
 from edge.analysis.parser.extractors import Context
 from edge.analysis.parser.refusal import Refusal, unsupported
 from edge.analysis.parser.result import ParseResult
-from edge.analysis.parser.slots import Draft, Force, Slots, read_slots
+from edge.analysis.parser.slots import Force, Slots, read_slots
 from edge.analysis.parser.stage_fields import effect_within, fill_fields
 from edge.analysis.parser.stage_filters import fill_filters
 from edge.analysis.parser.stage_intent import choose_intent
@@ -44,9 +44,9 @@ class _Rules:
     final: bool  # empty or out-of-domain: nothing to classify
     metrics: tuple[str, ...]  # the metric words the rules read
     weak: bool  # the intent came from no cue at all (a metric word alone)
-    #: the intent the question's very shape names (only ``correlation``: :data:`CORRELATION_FORM`),
-    #: None otherwise
-    hinted: str | None = None
+    #: the intent the question's very shape names (only ``correlation``:
+    #: :data:`.intents.CORRELATION_FORM`), None otherwise
+    hinted: str | None
 
 
 def parse_question(
@@ -153,21 +153,24 @@ def _parse_rules(
     try:
         slots = read_slots(question, lang, Context(vocab, now, embed, similarity_threshold), force)
     except Refusal as refusal:  # an empty question
-        return _Rules(unsupported(lang, question, (), refusal.said(lang)), refusal.final, (), False)
+        return _Rules(unsupported(lang, question, (), refusal.said(lang)), refusal.final, (), False, None)
     try:
-        draft = choose_intent(slots, force, vocab.timezone, now)
-        result = _rules_plan(question, slots, draft, vocab, now)
+        result, weak = _rules_plan(question, slots, force, vocab, now)
     except Refusal as refusal:
         result = unsupported(lang, question, slots.understood, refusal.said(lang))
         words = residual(slots.mt, CUE_PATTERNS, {})
         if words:  # refused before a plan was built: still name the words nothing could use
             result = dataclasses.replace(result, not_understood=tuple(words))
         return _Rules(result, refusal.final, slots.read_metrics, False, slots.hinted)
-    return _Rules(result, False, slots.read_metrics, draft.weak, slots.hinted)
+    return _Rules(result, False, slots.read_metrics, weak, slots.hinted)
 
 
-def _rules_plan(question: str, s: Slots, d: Draft, vocab: Vocabulary, now: datetime) -> ParseResult:
-    """The plan's stages after its intent, in order; raises :class:`~.refusal.Refusal`."""
+def _rules_plan(
+    question: str, s: Slots, force: Force | None, vocab: Vocabulary, now: datetime
+) -> tuple[ParseResult, bool]:
+    """The plan's stages in order over the slots: the result, and whether its intent came from no
+    cue at all; raises :class:`~.refusal.Refusal`."""
+    d = choose_intent(s, force, vocab.timezone, now)
     choose_measure(s, d)
     fill_fields(s, d, now)
     fill_filters(s, d)
@@ -176,4 +179,4 @@ def _rules_plan(question: str, s: Slots, d: Draft, vocab: Vocabulary, now: datet
     if errors:  # a parser bug: say so rather than emit an invalid plan
         logger.error("rule parser built an invalid plan for %r: %s (%s)", question, errors, d.plan)
         raise Refusal("internal")
-    return account(question, s, d)
+    return account(question, s, d), d.weak

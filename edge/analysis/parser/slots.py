@@ -220,18 +220,13 @@ def _understood(
     values: Sequence[ValueHit],
     types: Sequence[TypeHit],
 ) -> tuple[str, ...]:
-    zh = lang == "zh"
-    out = []
-    if metrics:
-        out.append(("指标 " if zh else "metric ") + ", ".join(metrics))
-    if info.ranges:
-        out.append(("时间 " if zh else "time ") + ", ".join(r.label for r in info.ranges))
-    if stores:
-        out.append(("门店 " if zh else "store ") + ", ".join(stores))
-    if entities:
-        out.append(("对象 " if zh else "entity ") + ", ".join(entities))
-    if values:
-        out.append(("属性 " if zh else "attribute ") + ", ".join(f"{v.key}={v.values[0]}" for v in values))
-    if types:
-        out.append(("事件 " if zh else "event ") + ", ".join(dict.fromkeys(t.event_type for t in types)))
-    return tuple(out)
+    """What was read, one (zh, en)-labelled line per kind, as a refusal says it."""
+    read = (
+        ("指标", "metric", metrics),
+        ("时间", "time", [r.label for r in info.ranges]),
+        ("门店", "store", stores),
+        ("对象", "entity", entities),
+        ("属性", "attribute", [f"{v.key}={v.values[0]}" for v in values]),
+        ("事件", "event", list(dict.fromkeys(t.event_type for t in types))),
+    )
+    return tuple(f"{zh if lang == 'zh' else en} {', '.join(items)}" for zh, en, items in read if items)

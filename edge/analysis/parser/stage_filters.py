@@ -69,7 +69,7 @@ def fill_filters(s: Slots, d: Draft) -> None:
                         existing.append(val)
                 elif existing != val:
                     attrs[v.key] = [existing, val]
-        if intent != "compare" and s.promo_hits and by != "promotion":
+        if intent != "compare" and s.promo_hits:
             attrs.setdefault("promotion", str(s.promo_hits[0].value))
         if attrs:
             filters["attributes"] = attrs

@@ -51,14 +51,7 @@ Compare = tuple[dict[str, Any] | None, str | None, set[int]]
 
 def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draft:
     """The draft with its intent (and compare); raises :class:`~.refusal.Refusal`."""
-    if s.info.errors:  # a date, week, month or span no calendar has: say so, never re-read it
-        en, zh = s.info.errors[0]
-        raise Refusal((zh, en[:1].upper() + en[1:]))
-    if _OUT_OF_DOMAIN.search(s.text):
-        raise Refusal("out_of_domain", final=True)
-    if s.two_fields is not None:  # one word, two fields, and the measure's events do not decide
-        raise Refusal(two_fields_reason(s.two_fields), final=True)
-
+    _refuse_unreadable(s)
     intent = s.hint
     compare: dict[str, Any] | None = None
     compare_from: str | None = None
@@ -90,14 +83,6 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
             raise Refusal("two_metrics")
         else:
             intent = _fallback_intent(s)
-            if intent == "aggregate" and WHICH_DAYS.search(s.text):
-                intent = "anomaly"  # "which days was revenue low": the days that stood out
-            if (
-                intent == "aggregate"
-                and "change" in s.cue
-                and any(r.kind in ("since", "last") for r in s.info.ranges)
-            ):
-                intent = "trend"  # "has X improved since October / in the last 2 months": its course
             weak = intent == "aggregate" and "aggregate" not in s.cue
 
     if (
@@ -121,6 +106,18 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         used_values=used,
         weak=weak,
     )
+
+
+def _refuse_unreadable(s: Slots) -> None:
+    """Refuse a date no calendar has, a question not about the store's data and a stored word of
+    two fields nothing decides, whatever the intent."""
+    if s.info.errors:  # a date, week, month or span no calendar has: say so, never re-read it
+        en, zh = s.info.errors[0]
+        raise Refusal((zh, en[:1].upper() + en[1:]))
+    if _OUT_OF_DOMAIN.search(s.text):
+        raise Refusal("out_of_domain", final=True)
+    if s.two_fields is not None:  # one word, two fields, and the measure's events do not decide
+        raise Refusal(two_fields_reason(s.two_fields), final=True)
 
 
 def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
@@ -172,7 +169,7 @@ def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
 
 def _fallback_intent(s: Slots) -> str | None:
     """The intent of a question no cue decided and that compares nothing: a ranking, a breakdown,
-    a trend or a value, by the words that ask for them; None without a measure."""
+    a trend, outliers or a value, by the words that ask for them; None without a measure."""
     measured = bool(s.metrics or s.types)
     if "top_rank" in s.cue and ("which" in s.cue or s.dims):
         return "top_k"
@@ -183,5 +180,9 @@ def _fallback_intent(s: Slots) -> str | None:
     if "trend" in s.cue or (s.buckets and measured):
         return "trend"
     if s.metrics or (s.types and "aggregate" in s.cue):
+        if WHICH_DAYS.search(s.text):
+            return "anomaly"  # "which days was revenue low": the days that stood out
+        if "change" in s.cue and any(r.kind in ("since", "last") for r in s.info.ranges):
+            return "trend"  # "has X improved since October / in the last 2 months": its course
         return "aggregate"
     return None
