@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from edge.analysis.parser import pairs
 from edge.analysis.parser.extractors import Context, runner
 from edge.analysis.parser.intents import CORRELATION_FORM, CUES, THAN_BEFORE, cues
 from edge.analysis.parser.refusal import Refusal
@@ -144,11 +143,6 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
     similar: list[ValueHit] = run("similar_values", mt) if hint != "forecast" else []
     values = sorted(values + named + similar, key=lambda v: v.start)
     values, two_fields = resolve_fields(text, values, ctx.vocab, metrics, types, hint)
-    if hint == "correlation_single":
-        # "is there a link between rain and inquiries": non-metric sides are a co-occurrence
-        things = [it for it in pairs.co_items(values, types, entities, text, metric_hits) if it[3] > 0]
-        if pairs.pair(things, text) is not None:
-            hint = "co_occurrence"
     buckets = tuple(dict.fromkeys(str(h.value) for h in run("buckets", mt)))
     dim_hits: list[Hit] = run("dimensions", mt)
     dims = list(dict.fromkeys(str(h.value) for h in dim_hits))

@@ -1,12 +1,13 @@
 """The first stage of the rule parser's plan: whether the question is answered, and its intent.
 
 Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` on the :class:`~.slots.Slots`.
-Refuses (:class:`~.refusal.Refusal`) a date no calendar has, a question not about the store's data
-and a stored word of two fields; then the intent is the classifier's when forced, else the one
-the cues name (:attr:`~.slots.Slots.hint`), else a compare when the question names groups or
-periods to set side by side (:func:`compare_spec`), else the ranking, breakdown, trend or value
-the question's words ask for (:func:`_fallback_intent`). Returns the :class:`~.slots.Draft` the
-later stages fill.
+Refuses (:class:`~.refusal.Refusal`) a date no calendar has, a question not about the store's
+data and a stored word of two fields; then the intent is the classifier's when forced, else the
+one the cues name (:attr:`~.slots.Slots.hint`; a correlation of two things that are not
+measures is a co-occurrence, :mod:`.pairs`), else a compare when the question names groups or
+periods to set side by side (:func:`compare_spec`), else the ranking, breakdown, trend, outliers
+or value the question's words ask for (:func:`_fallback_intent`). Returns the
+:class:`~.slots.Draft` the later stages fill.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Set
 from datetime import datetime
 from typing import Any
 
+from edge.analysis.parser.pairs import co_items, pair
 from edge.analysis.parser.refusal import Refusal
 from edge.analysis.parser.slots import Draft, Force, Slots
 from edge.analysis.parser.timeexpr import pivot_periods
@@ -53,6 +55,11 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
     """The draft with its intent (and compare); raises :class:`~.refusal.Refusal`."""
     _refuse_unreadable(s)
     intent = s.hint
+    if intent == "correlation_single":
+        # "is there a link between rain and inquiries": non-metric sides are a co-occurrence
+        things = [it for it in co_items(s.values, s.types, s.entities, s.text, s.metric_hits) if it[3] > 0]
+        if pair(things, s.text) is not None:
+            intent = "co_occurrence"
     compare: dict[str, Any] | None = None
     compare_from: str | None = None
     used: set[int] = set()

@@ -126,19 +126,19 @@ def cues_for(plan: dict[str, Any]) -> tuple[re.Pattern[str], ...]:
 def _unused_dimension_spans(plan: dict[str, Any], dim_hits: Sequence[Hit]) -> list[tuple[int, int]]:
     """Dimension words ("staff", 区域) the plan neither groups nor compares by: "staff turnover"
     is not revenue because "staff" was read as a dimension and then left out."""
-    used = set(plan.get("group_by") or ()) | {str((plan.get("compare") or {}).get("dimension"))}
-    if (plan.get("filters") or {}).get("store_id"):
+    f, compare = plan.get("filters") or {}, plan.get("compare") or {}
+    used = set(plan.get("group_by") or ()) | {str(compare.get("dimension"))}
+    if f.get("store_id"):
         used.add("store_id")
     own = OWN_DIMENSION.get(str(plan.get("target_metric")))
     if own:
         used.add(own)  # 店员差错率: the staff word is part of the measure's name
-    f = plan.get("filters") or {}
     used |= set(f.get("attributes") or {})  # "rainy weather": the key of a value it filters on
     pair = plan.get("pair") or {}
     used |= {str(v).split("=", 1)[0] for v in pair.values() if "=" in str(v)}
     if plan.get("time_bucket"):  # "which week": the buckets of a series
         used.add(BUCKET_DIM.get(str(plan["time_bucket"]), str(plan["time_bucket"])))
-    if f.get("time_range") or (plan.get("compare") or {}).get("periods"):
+    if f.get("time_range") or compare.get("periods"):
         used.add("date")  # 日期 of a date the plan reads
     return [(h.start, h.end) for h in dim_hits if str(h.value) not in used]
 
