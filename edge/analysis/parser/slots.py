@@ -125,21 +125,8 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
     values: list[ValueHit] = run("values", mt)
     promo_hits: list[Hit] = run("promotions", mt)
     post_view = mt.view
-    cue = cues(pre_view)
-    cue.discard("compare")
-    if "breakdown" in cue and not CUES["breakdown"].search(post_view):
-        cue.discard("breakdown")  # 占比 / share of was part of a metric's name (负面情绪占比)
-    peak_shift = "peak_hour" in metrics and bool(PEAK_SHIFT.search(text))
-    if peak_shift:
-        # a peak "moving earlier or later" is the trend of peak_hour, not an hour comparison
-        cue -= {"compare", "change", "pivot", "correlation"}
-        cue.add("trend")
-    if (
-        CUES["compare"].search(post_view) or MORE_LESS.search(post_view) or _BI_MORE.search(pre_view)
-    ) and not THAN_BEFORE.search(text):  # "longer than they used to": over time, not two groups
-        cue.add("compare")
-
-    hint = "trend" if peak_shift and "forecast" not in cue else _intent_hint(cue, info, metrics, entities)
+    cue, peak_shift = _cues(pre_view, post_view, text, metrics)
+    hint = _intent_hint(cue, peak_shift, info, metrics, entities)
     similar: list[ValueHit] = run("similar_values", mt) if hint != "forecast" else []
     values = sorted(values + named + similar, key=lambda v: v.start)
     values, two_fields = resolve_fields(text, values, ctx.vocab, metrics, types, hint)
@@ -180,10 +167,31 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
     )
 
 
+def _cues(pre_view: str, post_view: str, text: str, metrics: Sequence[str]) -> tuple[set[str], bool]:
+    """The intent cues' names (:func:`.intents.cues` of the question before the measure words were
+    claimed, a compare's read after the stored values were), and whether a peak hour moves."""
+    cue = cues(pre_view)
+    cue.discard("compare")
+    if "breakdown" in cue and not CUES["breakdown"].search(post_view):
+        cue.discard("breakdown")  # 占比 / share of was part of a metric's name (负面情绪占比)
+    peak_shift = "peak_hour" in metrics and bool(PEAK_SHIFT.search(text))
+    if peak_shift:
+        # a peak "moving earlier or later" is the trend of peak_hour, not an hour comparison
+        cue -= {"compare", "change", "pivot", "correlation"}
+        cue.add("trend")
+    if (
+        CUES["compare"].search(post_view) or MORE_LESS.search(post_view) or _BI_MORE.search(pre_view)
+    ) and not THAN_BEFORE.search(text):  # "longer than they used to": over time, not two groups
+        cue.add("compare")
+    return cue, peak_shift
+
+
 def _intent_hint(
-    cue: set[str], info: TimeInfo, metrics: Sequence[str], entities: Sequence[str]
+    cue: set[str], peak_shift: bool, info: TimeInfo, metrics: Sequence[str], entities: Sequence[str]
 ) -> str | None:
     """The intents decided by strong cues alone; None leaves it to what was compared/ranked."""
+    if peak_shift and "forecast" not in cue:
+        return "trend"  # the peak hour's course
     if "forecast" in cue or info.horizon:
         return "forecast"
     # "show me every complaint customer_123 made": a person's events are listed, not counted

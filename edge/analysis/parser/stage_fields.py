@@ -42,18 +42,7 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
     if d.compare is not None:
         plan["compare"] = d.compare
     if intent == "co_occurrence":
-        items = pairs.co_items(s.values, s.types, s.entities, s.text, s.metric_hits)
-        pair = pairs.pair(items, s.text)
-        if pair is None:
-            raise Refusal("no_pair")
-        plan["pair"] = {"a": pair[0], "b": pair[1]}
-        window = pairs.co_window(s.text)
-        if window:
-            plan["pair"]["window_seconds"] = window
-        d.used_values = {
-            i for i, v in enumerate(s.values) if any(v.start < it[1] and it[0] < v.end for it in items)
-        }
-        d.entities = [e for e in d.entities if e not in pair]
+        _pair(s, d)
     dims = list(s.dims)
     if intent == "top_k" and s.top_n is not None:
         plan["top_k"] = s.top_n
@@ -61,13 +50,7 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
         plan["target_metric"] = "footfall"
         dims = list(dict.fromkeys(["hour", *dims]))
     if intent in ("breakdown", "top_k", "anomaly", "trend"):
-        group = [x for x in dims if x != d.compare_from]
-        if intent in ("breakdown", "top_k"):
-            group = list(dict.fromkeys(group + [BUCKET_DIM[b] for b in s.buckets]))
-            if not group and len({x.weekend for x in s.info.days if x.weekend is not None}) == 2:
-                group, d.compare_from = ["is_weekend"], "is_weekend"
-        else:
-            group = [x for x in group if x not in _TIME_DIMS]
+        group = _group_by(s, d, dims)
         if group:
             plan["group_by"] = group[:3]
     if intent in ("trend", "anomaly"):
@@ -85,6 +68,34 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
         query = _semantic_query(s.text, s.info)
         if query:
             plan["semantic_query"] = query
+
+
+def _pair(s: Slots, d: Draft) -> None:
+    """A co-occurrence's pair and window; the values and ids paired are no filters."""
+    items = pairs.co_items(s.values, s.types, s.entities, s.text, s.metric_hits)
+    pair = pairs.pair(items, s.text)
+    if pair is None:
+        raise Refusal("no_pair")
+    d.plan["pair"] = {"a": pair[0], "b": pair[1]}
+    window = pairs.co_window(s.text)
+    if window:
+        d.plan["pair"]["window_seconds"] = window
+    d.used_values = {
+        i for i, v in enumerate(s.values) if any(v.start < it[1] and it[0] < v.end for it in items)
+    }
+    d.entities = [e for e in d.entities if e not in pair]
+
+
+def _group_by(s: Slots, d: Draft, dims: list[str]) -> list[str]:
+    """What a breakdown or ranking groups by (its dimensions and buckets, else weekend against
+    weekdays when both are named), or a series by (its dimensions that are not time)."""
+    group = [x for x in dims if x != d.compare_from]
+    if d.intent not in ("breakdown", "top_k"):
+        return [x for x in group if x not in _TIME_DIMS]
+    group = list(dict.fromkeys(group + [BUCKET_DIM[b] for b in s.buckets]))
+    if not group and len({x.weekend for x in s.info.days if x.weekend is not None}) == 2:
+        group, d.compare_from = ["is_weekend"], "is_weekend"
+    return group
 
 
 def _series_bucket(s: Slots, dims: list[str], anomaly: bool) -> str | None:

@@ -55,22 +55,7 @@ def fill_filters(s: Slots, d: Draft) -> None:
     if days and by != "is_weekend":
         filters["days_of_week"] = days
     if intent != "forecast":
-        attrs: dict[str, Any] = dict(filters.get("attributes") or {})
-        for i, v in enumerate(s.values):
-            if i in d.used_values:
-                continue
-            for val in v.values:
-                d.matches.append(_match(v, val))
-                existing = attrs.get(v.key)
-                if existing is None:
-                    attrs[v.key] = val
-                elif isinstance(existing, list):
-                    if val not in existing:
-                        existing.append(val)
-                elif existing != val:
-                    attrs[v.key] = [existing, val]
-        if intent != "compare" and s.promo_hits:
-            attrs.setdefault("promotion", str(s.promo_hits[0].value))
+        attrs = _attributes(s, d)
         if attrs:
             filters["attributes"] = attrs
     for i in d.used_values:
@@ -78,6 +63,28 @@ def fill_filters(s: Slots, d: Draft) -> None:
     if filters:
         d.plan["filters"] = filters
     d.plan["language"] = s.lang
+
+
+def _attributes(s: Slots, d: Draft) -> dict[str, Any]:
+    """The stored values no compare or pair uses, by key (with the measure's own, a promotion
+    day outside a compare), each a match of the result."""
+    attrs: dict[str, Any] = dict(d.filters.get("attributes") or {})
+    for i, v in enumerate(s.values):
+        if i in d.used_values:
+            continue
+        for val in v.values:
+            d.matches.append(_match(v, val))
+            existing = attrs.get(v.key)
+            if existing is None:
+                attrs[v.key] = val
+            elif isinstance(existing, list):
+                if val not in existing:
+                    existing.append(val)
+            elif existing != val:
+                attrs[v.key] = [existing, val]
+    if d.intent != "compare" and s.promo_hits:
+        attrs.setdefault("promotion", str(s.promo_hits[0].value))
+    return attrs
 
 
 def _match(v: ValueHit, value: str) -> AttributeMatch:
