@@ -86,11 +86,12 @@ def test_which_day_ranking_groups_by_date(question: str) -> None:
 
 def test_which_days_never_claimed_by_a_level_reading() -> None:
     """Forced to read one level (the month's total), "which days" is named, not swallowed."""
-    from edge.analysis.parser.core import _WHICH_DAYS, _cues_for
+    from edge.analysis.parser.stage_intent import WHICH_DAYS
+    from edge.analysis.parser.stage_words import cues_for
 
-    assert _WHICH_DAYS not in _cues_for({"intent": "aggregate"})
-    assert _WHICH_DAYS in _cues_for({"intent": "top_k", "group_by": ["date"]})
-    assert _WHICH_DAYS in _cues_for({"intent": "anomaly", "time_bucket": "day"})
+    assert WHICH_DAYS not in cues_for({"intent": "aggregate"})
+    assert WHICH_DAYS in cues_for({"intent": "top_k", "group_by": ["date"]})
+    assert WHICH_DAYS in cues_for({"intent": "anomaly", "time_bucket": "day"})
 
 
 @pytest.mark.parametrize(

@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 
 from edge.analysis.parser import parse_question
-from edge.analysis.parser.core import _auto_bucket
 from edge.analysis.parser.exemplars import classifier_for, load_bank
+from edge.analysis.parser.stage_fields import _auto_bucket
 from edge.analysis.plan import validate_plan
 from edge.config import EncoderConfig
 from edge.errors import ModelMissingError

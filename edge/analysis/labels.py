@@ -9,7 +9,7 @@ group: ``rain``, ``sunny``, ``cloudy``, ``snow``...), matched as the parser matc
 words to stored values: a stored value is of a kind when it, or one of its ``_``/``-``/space
 separated parts, is one of the kind's tokens.
 
-Pure: no I/O. Used by :mod:`edge.services.facts`, :mod:`edge.analysis.parser.core` and
+Pure: no I/O. Used by :mod:`edge.services.facts`, :mod:`edge.analysis.parser.stage_fields` and
 :mod:`edge.analysis.actions`.
 """
 

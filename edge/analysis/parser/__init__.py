@@ -4,7 +4,11 @@ Public API used by ``adamm ask``, the hub and :mod:`edge.llm`: :func:`parse_ques
 :class:`ParseResult`, :class:`AttributeMatch`. Modules: :mod:`.text` (normalisation, numerals,
 masked matching), :mod:`.lexicon` (metric / dimension / value words), :mod:`.timeexpr` (time
 expressions), :mod:`.intents` (intent cues, top-k), :mod:`.vocabmatch` (the store's own
-vocabulary, text-encoder similarity), :mod:`.core` (assembly). Pure: no I/O.
+vocabulary, text-encoder similarity), :mod:`.extractors` (the slot extractors), :mod:`.slots`
+(what the question says), the plan's stages :mod:`.stage_intent`, :mod:`.stage_measure`,
+:mod:`.stage_fields`, :mod:`.stage_filters`, :mod:`.stage_words` (with :mod:`.pairs`,
+:mod:`.valuekeys`, :mod:`.accounting`, :mod:`.refusal`), :mod:`.exemplars` (the intent
+classifier) and :mod:`.core` (the rules and the classifier combined). Pure: no I/O.
 """
 
 from edge.analysis.parser.core import parse_question

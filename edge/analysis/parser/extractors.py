@@ -1,6 +1,6 @@
 """The slot extractors of the rule parser, behind one small contract and registered by name.
 
-Owned by :mod:`edge.analysis.parser`; run in :data:`ORDER` by :func:`edge.analysis.parser.core`
+Owned by :mod:`edge.analysis.parser`; run in :data:`ORDER` by :func:`.slots.read_slots`
 (the time extractor before the measure words, so "下午" is a time and not a word of a measure;
 stored values after the measure words, so 投诉 is the measure and not a value). Each extractor
 claims spans of the question through the shared :class:`~.text.MaskedText` (what one claims, no

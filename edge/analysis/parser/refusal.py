@@ -1,0 +1,73 @@
+"""Why the rule parser refuses a question, in both languages, and the ``unsupported`` result.
+
+Owned by :mod:`edge.analysis.parser`: the stages (:mod:`.slots`, ``stage_*``) raise
+:class:`Refusal` with a reason of :data:`REASONS` (or one of their own, such as a date no
+calendar has); :mod:`.core` turns it into the ``unsupported`` result of :func:`unsupported`,
+which says the reason, what was understood and what the parser can answer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from edge.analysis.parser.result import ParseResult
+
+logger = logging.getLogger(__name__)
+
+#: the refusals' reasons as (zh, en), by name
+REASONS: dict[str, tuple[str, str]] = {
+    "empty": ("问题是空的", "the question is empty"),
+    "out_of_domain": ("这不是关于门店数据的问题", "this is not a question about the store's data"),
+    "two_metrics": ("相关性需要两个指标", "a correlation needs two metrics"),
+    "no_groups": ("没有识别出要对比的两组", "I did not recognise which groups to compare"),
+    "no_forecast_metric": (
+        "没有识别出要预测的门店指标",
+        "I did not recognise which store metric to forecast",
+    ),
+    "no_metric": ("没有识别出要计算的指标", "I did not recognise which metric to compute"),
+    "no_pair": ("需要两件事才能算同时出现", "co-occurrence needs two things to pair"),
+    "internal": ("内部错误", "internal parser error"),
+}
+
+
+class Refusal(Exception):
+    """The question is not answered: ``reason`` is a key of :data:`REASONS`, a (zh, en) pair or
+    None (nothing more to say than what was understood); ``final`` when no other reading (the
+    exemplar classifier's) may be tried."""
+
+    def __init__(self, reason: str | tuple[str, str] | None = None, *, final: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = REASONS[reason] if isinstance(reason, str) else reason
+        self.final = final
+
+    def said(self, lang: str) -> str | None:
+        """The reason in ``lang``."""
+        if self.reason is None:
+            return None
+        return self.reason[0] if lang == "zh" else self.reason[1]
+
+
+def unsupported(
+    lang: str, question: str, understood: Sequence[str], reason: str | None = None
+) -> ParseResult:
+    """The ``unsupported`` result: the reason, what was understood, what can be asked."""
+    if lang == "zh":
+        got = "、".join(understood) if understood else "没有识别出可以计算的指标或问题类型"
+        why = f"{reason}。" if reason else ""
+        text = (
+            f"这个问题我还不能回答。{why}我理解到的：{got}。"
+            "我能回答门店数据的问题：客流、销售额、客单价、订单数、转化率、停留时长、排队、投诉、负面情绪、员工失误率、高峰时段，"
+            "问它们的数值、趋势、对比、异常、周期、拆解、排名、相关性、同时出现，或查找录像片段。"
+        )
+    else:
+        got = ", ".join(understood) if understood else "no metric or kind of question I can compute"
+        why = f"{reason}. " if reason else ""
+        text = (
+            f"I cannot answer this question yet. {why}What I understood: {got}. "
+            "I answer questions about the store's data: footfall, revenue, average order value, orders, conversion, "
+            "dwell time, queues, complaints, negative emotion, staff error rate, peak hour - their value, trend, "
+            "comparison, anomalies, cycles, breakdown, ranking, correlation, co-occurrence - or find video clips."
+        )
+    logger.info("unsupported question %r: %s", question, reason or "nothing understood")
+    return ParseResult(plan={}, status="unsupported", explanation=text, language=lang)

@@ -1,0 +1,71 @@
+"""The second stage of the rule parser's plan: the measure it computes.
+
+Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after :mod:`.stage_intent`. The
+measure is the first metric word (both of a correlation), the peak hour of a "tends to be later"
+trend, a count of the named event types, or a count of events for a series or outliers of things
+named without a measure; a question that asks "how many" of a rate's events (staff mistakes,
+angry customers) gets the count of those events, not the rate. Refuses
+(:class:`~.refusal.Refusal`) a question with no measure it can compute.
+"""
+
+from __future__ import annotations
+
+import re
+
+from edge.analysis.parser.refusal import Refusal
+from edge.analysis.parser.slots import Draft, Slots
+
+TENDENCY = re.compile(
+    r"倾向|偏向|更常|更爱|喜欢在|习惯|更晚|更早|(?<![a-z])(?:tend|prefer|later|earlier|habit)"
+)
+#: the events a rate counts (its numerator): asked "how many", the count of these is answered
+_COUNT_OF: dict[str, tuple[str, tuple[str, ...]]] = {
+    "staff_error_rate": ("event_type", ("staff_error",)),
+    "negative_emotion_rate": ("speech_emotion", ("negative", "angry")),
+}
+_COUNT_ASKED = re.compile(
+    r"多少次|几次|多少起|多少个|多少回|几回|(?<![a-z])(?:how many|number of|count of|how often)(?![a-z])"
+)
+_RATE_ASKED = re.compile(r"率|比例|比率|占比|(?<![a-z])(?:rate|share|percent\w*|proportion|ratio)(?![a-z])")
+
+
+def choose_measure(s: Slots, d: Draft) -> None:
+    """Set the draft's metric, the plan's ``target_metric`` (and ``second_metric``) and the event
+    filters the measure needs; raises :class:`~.refusal.Refusal`."""
+    intent, filters = d.intent, d.filters
+    named_types = list(dict.fromkeys(t.event_type for t in s.types))
+    metric = s.metrics[0] if s.metrics else None
+    if intent == "trend" and TENDENCY.search(s.text) and s.info.hours:
+        metric = "peak_hour"
+    if intent in ("retrieve", "co_occurrence"):
+        metric = None
+    elif "event_count" in s.metrics and s.types and intent != "correlation":
+        metric = "event_count"
+        filters["event_type"] = named_types
+    if intent == "correlation":
+        d.plan["target_metric"], d.plan["second_metric"] = s.metrics[0], s.metrics[1]
+    elif metric is None and intent not in ("retrieve", "co_occurrence", "forecast"):
+        if s.types:
+            metric = "event_count"
+            filters["event_type"] = named_types
+        elif intent in ("anomaly", "periodicity") or (intent == "trend" and (s.entities or s.values)):
+            metric = "event_count"
+        else:
+            raise Refusal("no_metric")
+    if (
+        metric in _COUNT_OF
+        and intent in ("aggregate", "trend", "compare", "top_k", "breakdown", "anomaly")
+        and _COUNT_ASKED.search(s.text)
+        and not _RATE_ASKED.search(s.text)
+    ):
+        # "how many staff mistakes": a count is asked, so a count is answered, not the rate
+        key, counted = _COUNT_OF[str(metric)]
+        d.counted = metric
+        metric = "event_count"
+        if key == "event_type":
+            filters["event_type"] = list(dict.fromkeys([*filters.get("event_type", []), *counted]))
+        else:
+            filters.setdefault("attributes", {})[key] = list(counted) if len(counted) > 1 else counted[0]
+    if metric is not None and intent != "correlation":
+        d.plan["target_metric"] = metric
+    d.metric = metric

@@ -1,0 +1,191 @@
+"""The last stage of the rule parser's plan: every word of the question is used, or no answer.
+
+Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` on a valid plan. The question's
+words no extractor claimed are read by :mod:`.accounting` with the cue words this plan uses
+(:func:`cues_for`); words claimed but left out of the plan (a dimension it does not group by, a
+measure it does not compute, a second period) count as not understood too. A reading with such
+words is ``unsupported`` (CONTRACT.md section 4), never answered with another measure, period or
+value in their place. A retrieval's free words are its query and a forecast refuses none.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from edge.analysis.metrics import METRIC_EVENT_TYPES
+from edge.analysis.parser.accounting import residual
+from edge.analysis.parser.intents import CORRELATION_FORM, CUES, WILL_IT
+from edge.analysis.parser.pairs import CO_WINDOW, CONJ, METRIC_ITEM
+from edge.analysis.parser.result import AttributeMatch, ParseResult
+from edge.analysis.parser.slots import MORE_LESS, OWN_DIMENSION, PEAK_SHIFT, SELLERS, Draft, Slots
+from edge.analysis.parser.stage_fields import BUCKET_DIM
+from edge.analysis.parser.stage_intent import FORECAST_SUBJECT, WHICH_DAYS
+from edge.analysis.parser.stage_measure import TENDENCY
+from edge.analysis.parser.text import Hit
+from edge.analysis.parser.timeexpr import TimeInfo
+from edge.analysis.parser.vocabmatch import TypeHit
+
+logger = logging.getLogger(__name__)
+
+_DAYS = re.compile(r"日子|(?<![a-z])days?(?![a-z])")
+#: every cue the rules read: claimed words when the residual is taken (:mod:`.accounting`)
+CUE_PATTERNS = (
+    *CUES.values(),
+    CORRELATION_FORM,
+    WILL_IT,
+    PEAK_SHIFT,
+    TENDENCY,
+    CONJ,
+    SELLERS,
+    MORE_LESS,
+    _DAYS,
+    CO_WINDOW,
+    FORECAST_SUBJECT,
+)
+#: cue words of change over time: a plan of one level (a value, a ranking, a breakdown) does not
+#: use them ("which store's complaints rose most" is not the store with the most complaints)
+_CHANGE_CUES = (CUES["trend"], CUES["change"], CUES["effect"], PEAK_SHIFT)
+_LEVEL_INTENTS = frozenset({"aggregate", "top_k", "breakdown"})
+#: which way an outlier went ("abnormally low"): the anomaly operator reports each outlier's side
+_OUTLIER_SIDE = re.compile(
+    r"少|多|偏(?:高|低|多|少)|(?<![a-z])(?:low|high|up|down|dip(?:s|ped)?|drops?|dropped|jumps?|jumped)(?![a-z])"
+)
+_ASKED_BY = re.compile(
+    r"(?:哪|各|每|按|(?<![a-z])(?:which|each|every|per|by|rank|ranked|ranking)(?![a-z]))[^\u0000]{0,4}$"
+)
+
+
+def account(question: str, s: Slots, d: Draft) -> ParseResult:
+    """The ``ok`` result, or the ``unsupported`` one that names the words the plan does not use."""
+    plan, matches = d.plan, tuple(d.matches)
+    if d.intent not in ("retrieve", "forecast"):  # a retrieval's free words are its query
+        unused_dims = _unused_dimension_spans(plan, s.dim_hits)
+        words = residual(
+            s.mt,
+            cues_for(plan),
+            plan,
+            claimed=_used_type_spans(plan, s.types),
+            unclaimed=unused_dims,
+            asked=[
+                *_asked_by(s.text, unused_dims),
+                *_unused_metric_spans(plan, s.metric_hits, d.counted),
+                *_unused_range_spans(plan, s.info, s.text),
+            ],
+        )
+        if words:
+            return _not_understood(question, s, plan, words, matches)
+    return ParseResult(plan=plan, status="ok", explanation=None, language=s.lang, matches=matches)
+
+
+def _not_understood(
+    question: str, s: Slots, plan: dict[str, Any], words: list[str], matches: tuple[AttributeMatch, ...]
+) -> ParseResult:
+    """A reading that leaves words of the question unused: never answered (CONTRACT.md section 4),
+    whatever the rest says; another measure, period or value is never put in their place."""
+    logger.info("question %r: not understood %s (reading %s)", question, words, plan)
+    if s.lang == "zh":
+        got = "、".join(s.understood) if s.understood else "无"
+        text = (
+            f"这个问题里有我不能用的内容：{'、'.join(f'“{w}”' for w in words)}"
+            f"（没有读懂，或者门店数据里没有）。我不会拿别的指标、时间或条件来代替。我读懂的：{got}。"
+        )
+    else:
+        got = ", ".join(s.understood) if s.understood else "nothing"
+        text = (
+            f"This question holds words I cannot use: {', '.join(repr(w) for w in words)} (not understood, "
+            f"or not in the store's data). I will not answer another measure, period or condition "
+            f"in their place. What I understood: {got}."
+        )
+    return ParseResult(
+        plan=plan,
+        status="unsupported",
+        explanation=text,
+        language=s.lang,
+        matches=matches,
+        not_understood=tuple(words),
+    )
+
+
+def cues_for(plan: dict[str, Any]) -> tuple[re.Pattern[str], ...]:
+    """The cue patterns whose words a plan uses: change words only a plan over time, "which
+    days" only a plan that answers day by day."""
+    intent = str(plan.get("intent"))
+    cues = CUE_PATTERNS
+    if intent in _LEVEL_INTENTS:
+        cues = tuple(p for p in cues if p not in _CHANGE_CUES)
+    if intent == "anomaly":
+        cues = (*cues, _OUTLIER_SIDE)
+    if intent == "anomaly" or plan.get("time_bucket") == "day" or "date" in (plan.get("group_by") or ()):
+        cues = (*cues, WHICH_DAYS)
+    return cues
+
+
+def _unused_dimension_spans(plan: dict[str, Any], dim_hits: Sequence[Hit]) -> list[tuple[int, int]]:
+    """Dimension words ("staff", 区域) the plan neither groups nor compares by: "staff turnover"
+    is not revenue because "staff" was read as a dimension and then left out."""
+    f, compare = plan.get("filters") or {}, plan.get("compare") or {}
+    used = set(plan.get("group_by") or ()) | {str(compare.get("dimension"))}
+    if f.get("store_id"):
+        used.add("store_id")
+    own = OWN_DIMENSION.get(str(plan.get("target_metric")))
+    if own:
+        used.add(own)  # 店员差错率: the staff word is part of the measure's name
+    used |= set(f.get("attributes") or {})  # "rainy weather": the key of a value it filters on
+    pair = plan.get("pair") or {}
+    used |= {str(v).split("=", 1)[0] for v in pair.values() if "=" in str(v)}
+    if plan.get("time_bucket"):  # "which week": the buckets of a series
+        used.add(BUCKET_DIM.get(str(plan["time_bucket"]), str(plan["time_bucket"])))
+    if f.get("time_range") or compare.get("periods"):
+        used.add("date")  # 日期 of a date the plan reads
+    return [(h.start, h.end) for h in dim_hits if str(h.value) not in used]
+
+
+def _asked_by(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The unused dimension words the question asks the answer by ("which store", 各区域): a plan
+    that does not group by them answers another question."""
+    return [(s, e) for s, e in spans if _ASKED_BY.search(text[max(0, s - 10) : s])]
+
+
+def _unused_metric_spans(
+    plan: dict[str, Any], hits: Sequence[Hit], counted: str | None
+) -> list[tuple[int, int]]:
+    """Measure words the plan does not compute ("when the queue is long are angry customers more
+    common" read as the queue alone): another measure is never answered in their place."""
+    if plan.get("intent") == "co_occurrence":
+        return []  # its measure words name the things paired
+    used = {plan.get("target_metric"), plan.get("second_metric"), counted}
+    if plan.get("target_metric") == "footfall" and "hour" in (plan.get("group_by") or []):
+        used.add("peak_hour")  # "the 3 busiest hours": footfall ranked by hour
+    if plan.get("target_metric") == "event_count":
+        used |= set(METRIC_ITEM)  # "how many complaints" counted as events of that type
+    return [(h.start, h.end) for h in hits if str(h.value) not in used]
+
+
+def _unused_range_spans(plan: dict[str, Any], info: TimeInfo, text: str) -> list[tuple[int, int]]:
+    """Periods read but not in the plan ("this week's revenue against last week's" as this week
+    alone): only a comparison of periods uses more than one range (or a since/until pair)."""
+    if (plan.get("compare") or {}).get("periods") or len(info.ranges) < 2:
+        return []
+    first = info.ranges[0]
+    spans = []
+    for r in info.ranges[1:]:
+        if first.kind in ("since", "until") and r.kind in ("since", "until"):
+            continue  # merged into one range
+        pos = text.find(r.label)
+        if pos >= 0:
+            spans.append((pos, pos + len(r.label)))
+    return spans
+
+
+def _used_type_spans(plan: dict[str, Any], types: Sequence[TypeHit]) -> list[tuple[int, int]]:
+    """The event-type words the plan uses (its event-type filter, a co-occurrence's items and what
+    they are said of): matched without being consumed, since a metric word may name a type too."""
+    if plan.get("intent") == "co_occurrence":
+        return [(t.start, t.end) for t in types]
+    used = set((plan.get("filters") or {}).get("event_type") or ())
+    for m in (plan.get("target_metric"), plan.get("second_metric")):
+        used |= set(METRIC_EVENT_TYPES.get(str(m), ()))  # "operations that were mistakes": the measure's own
+    return [(t.start, t.end) for t in types if t.event_type in used]

@@ -1,0 +1,140 @@
+"""Which field a stored word of several fields means: the one the question or the measure names.
+
+Owned by :mod:`edge.analysis.parser`; called when the slots are built (:mod:`.slots`). A phrase
+that names stored values of more than one key (a zone and a product category both called
+"premium") becomes the key the question names by it ("premium zone"), else the one key the
+measure's events carry; when they carry several, none, or the memory does not say, no key is
+guessed and the question is refused with :func:`two_fields_reason`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from edge.analysis.metrics import METRIC_EVENT_TYPES
+from edge.analysis.operators._words import dimension_label, value_label
+from edge.analysis.parser.lexicon import DIMENSIONS
+from edge.analysis.parser.vocabmatch import TypeHit, ValueHit
+from edge.analysis.source import Vocabulary
+
+
+@dataclass(frozen=True)
+class TwoFields:
+    """A phrase that names stored values of several keys the measure's events do not tell apart."""
+
+    phrase: str
+    keys: tuple[str, ...]
+    events: tuple[str, ...]
+    carried: bool | None  # all carry the keys (True), none does (False), not known (None)
+
+
+def _measure_events(
+    vocab: Vocabulary, metrics: Sequence[str], types: Sequence[TypeHit], intent_hint: str | None
+) -> tuple[str, ...]:
+    """The event types the question's measure reads: its metric's (both of a correlation's), the
+    named types for a count of events or a question with no metric, every type otherwise."""
+    named = list(dict.fromkeys(t.event_type for t in types))
+    every = tuple(vocab.event_types) or tuple(sorted(set(vocab.keys_by_type)))
+    chosen = (
+        []
+        if intent_hint in ("retrieve", "co_occurrence")
+        else metrics[: 2 if intent_hint == "correlation" else 1]
+    )
+    if not chosen:
+        return tuple(named) or every
+    out: list[str] = []
+    for m in chosen:
+        own = METRIC_EVENT_TYPES.get(m, ())
+        out += own if own else (named or list(every))
+    return tuple(dict.fromkeys(out))
+
+
+def _named_field(text: str, v: ValueHit, keys: set[str]) -> set[str]:
+    """The keys among ``keys`` whose dimension word stands right by the phrase of ``v`` ("premium
+    zone", "zone premium", "premium 品类"): the question names the field itself."""
+    after, before = text[v.end : v.end + 16], text[max(0, v.start - 16) : v.start]
+    found: set[str] = set()
+    for pattern, dim in DIMENSIONS:
+        if dim not in keys:
+            continue
+        if any(not after[: m.start()].strip(" 的") for m in pattern.finditer(after)):
+            found.add(str(dim))
+        if any(not before[m.end() :].strip(" 的") for m in pattern.finditer(before)):
+            found.add(str(dim))
+    return found
+
+
+def resolve_fields(
+    text: str,
+    values: Sequence[ValueHit],
+    vocab: Vocabulary,
+    metrics: Sequence[str],
+    types: Sequence[TypeHit],
+    intent_hint: str | None,
+) -> tuple[list[ValueHit], TwoFields | None]:
+    """Each phrase of several keys resolved to one (said on the hit: :attr:`ValueHit.set_aside`,
+    :attr:`ValueHit.by_events`); the first that cannot be is returned as a :class:`TwoFields`
+    (and left out of the values)."""
+    out: list[ValueHit] = []
+    unresolved: TwoFields | None = None
+    for v in values:
+        if not v.alternatives:
+            out.append(v)
+            continue
+        cands = [(v.key, v.values[0]), *[(k, x) for k, x in v.alternatives if k != v.key]]
+        events = _measure_events(vocab, metrics, types, intent_hint)
+        named = _named_field(text, v, {k for k, _ in cands})
+        carried = {k: vocab.carried_by(k, events) for k, _ in cands}
+        fits = [(k, x) for k, x in cands if (k in named if named else carried[k])]
+        if len(fits) == 1:
+            key, value = fits[0]
+            on = () if named else tuple(t for t in events if key in vocab.keys_by_type.get(t, ()))
+            aside = tuple(k for k, _ in cands if k != key)
+            out.append(
+                dataclasses.replace(
+                    v, key=key, values=(value,), alternatives=(), set_aside=aside, by_events=on
+                )
+            )
+            continue
+        if unresolved is None:
+            state = None if any(c is None for c in carried.values()) else bool(fits)
+            unresolved = TwoFields(v.phrase, tuple(k for k, _ in cands), events, state)
+    return out, unresolved
+
+
+def two_fields_reason(tf: TwoFields) -> tuple[str, str]:
+    """Why a word of two fields is not read, as (zh, en): the fields, and what the measure's
+    events carry."""
+    return _two_fields_zh(tf), _two_fields_en(tf)
+
+
+def _two_fields_zh(tf: TwoFields) -> str:
+    more = "等" if len(tf.events) > 4 else ""
+    events = "、".join(value_label("event_type", t, "zh") for t in tf.events[:4])
+    fields = "，也是".join(f"{dimension_label(k, 'zh')}的取值" for k in tf.keys)
+    why = {
+        True: f"要计算的事件（{events}{more}）都带有",
+        False: f"要计算的事件（{events}{more}）都不带",
+        None: "门店数据没有说明要计算的事件带有哪一个",
+    }[tf.carried]
+    return (
+        f"“{tf.phrase}”既是{fields}，{why}，我不替你选择；"
+        f"请说明是哪一个（例如“{tf.phrase}{dimension_label(tf.keys[0], 'zh')}”）"
+    )
+
+
+def _two_fields_en(tf: TwoFields) -> str:
+    events = ", ".join(value_label("event_type", t, "en") for t in tf.events[:4])
+    events += ", ..." if len(tf.events) > 4 else ""
+    fields = " and ".join(f"a {dimension_label(k, 'en')}" for k in tf.keys)
+    why = {
+        True: f"the measure's events ({events}) carry both",
+        False: f"the measure's events ({events}) carry neither",
+        None: "the memory does not say which of them the measure's events carry",
+    }[tf.carried]
+    return (
+        f"'{tf.phrase}' is both {fields}, and {why}, so I will not pick one; "
+        f"say which (e.g. '{tf.phrase} {dimension_label(tf.keys[0], 'en')}')"
+    )
