@@ -8,6 +8,7 @@ thing not real is the model behind the endpoint.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import threading
@@ -254,3 +255,66 @@ def test_fallback_keeps_the_embedding_matcher_and_threshold() -> None:
     assert result.backend != "llm" and asked, "the fallback did not use the embedding matcher"
     direct = parse_question(QUESTION, VOCAB, NOW, embed=embed, similarity_threshold=0.9)
     assert result.plan == direct.plan
+
+
+# -- a word of two fields (a zone and a product category both "premium") ----------------------------
+
+TWO_FIELDS = Vocabulary(
+    timezone="Asia/Shanghai",
+    store_ids=("sh_xuhui_01",),
+    event_types=("purchase", "dwell"),
+    attributes={"zone": ("premium", "entrance"), "product_category": ("premium", "bakery")},
+    keys_by_type={"purchase": ("product_category",), "dwell": ("zone",)},
+)
+
+
+def _revenue_in(key: str) -> dict[str, Any]:
+    return {
+        "intent": "aggregate",
+        "target_metric": "revenue",
+        "filters": {"attributes": {key: "premium"}},
+        "language": "en",
+    }
+
+
+@pytest.mark.parametrize(
+    ("question", "key", "backend"),
+    [
+        # purchases carry product categories, not zones: the LLM's category is the rules' reading
+        ("revenue from premium last month", "product_category", "llm"),
+        # the question names the field beside the word
+        ("revenue in the premium zone", "zone", "llm"),
+    ],
+)
+def test_an_llm_plan_that_reads_a_two_field_word_as_the_rules_do_is_kept(
+    stand_in: tuple[Script, str], question: str, key: str, backend: str
+) -> None:
+    script, endpoint = stand_in
+    script.content = _revenue_in(key)
+    result = _parser(endpoint).parse(question, TWO_FIELDS, NOW)
+    assert result.backend == backend and result.status == "ok"
+    assert result.plan["filters"]["attributes"] == {key: "premium"}
+
+
+def test_an_llm_plan_that_guesses_a_two_field_word_falls_back_to_the_rules(
+    stand_in: tuple[Script, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    script, endpoint = stand_in
+    # purchases carry no zone: "premium" as a zone is a guess the measure's events do not back
+    script.content = _revenue_in("zone")
+    with caplog.at_level(logging.WARNING, logger="edge.llm"):
+        result = _parser(endpoint).parse("revenue from premium last month", TWO_FIELDS, NOW)
+    assert result.backend != "llm"
+    assert result.status == "ok"
+    assert result.plan["filters"]["attributes"] == {"product_category": "premium"}
+    assert "'premium'" in caplog.text and "rule parser" in caplog.text
+
+
+def test_an_llm_plan_on_a_word_nothing_decides_is_refused_by_the_rules(stand_in: tuple[Script, str]) -> None:
+    script, endpoint = stand_in
+    undecided = dataclasses.replace(TWO_FIELDS, keys_by_type={})  # the memory does not say
+    script.content = _revenue_in("product_category")
+    result = _parser(endpoint).parse("revenue from premium last month", undecided, NOW)
+    assert result.backend != "llm"
+    assert result.status == "unsupported"
+    assert "premium" in (result.explanation or "")

@@ -5,7 +5,11 @@ Owns the HTTP side of question parsing. ``adamm ask`` (and the hub's ask) use
 (llama.cpp server, vLLM, Ollama ...) for a plan with the plan JSON Schema as ``response_format``
 (``json_schema``, strict), validates the answer with :func:`edge.analysis.plan.validate_plan`,
 and on any failure (HTTP error, timeout, unreadable or schema-invalid output) logs a warning with
-the reason and returns the rule parser's result instead. Standard library HTTP only.
+the reason and returns the rule parser's result instead. So does a plan that puts a word the
+memory holds in two fields (a zone and a product category both "premium") in a field neither the
+question nor the measure's events pick (:func:`edge.analysis.parser.valuekeys.guessed_field`):
+the rules read such a word the same way every time, or refuse it naming both fields. Standard
+library HTTP only.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from edge.analysis.parser import ParseResult, parse_question
-from edge.analysis.parser.text import has_cjk
+from edge.analysis.parser.text import has_cjk, normalize
+from edge.analysis.parser.valuekeys import guessed_field
 from edge.analysis.parser.vocabmatch import Embed
 from edge.analysis.plan import plan_schema, validate_plan
 from edge.analysis.source import Vocabulary
@@ -167,7 +172,8 @@ class LLMPlanParser:
         embed: Embed | None = None,
         similarity_threshold: float | None = None,
     ) -> ParseResult:
-        """The LLM's plan (``backend="llm"``), or the rule parser's result when anything goes wrong.
+        """The LLM's plan (``backend="llm"``), or the rule parser's result when anything goes wrong
+        or the plan guesses the field of a word of two fields.
 
         ``embed`` and ``similarity_threshold`` are the rule parser's (its embedding matcher): the
         fallback gets the same settings as a rule-only ask."""
@@ -175,10 +181,29 @@ class LLMPlanParser:
             plan = self.request_plan(question, vocab, now)
         except LLMReplyError as exc:
             logger.warning("LLM plan parser failed, using the rule parser instead: %s", exc.message)
-            if similarity_threshold is None:
-                return parse_question(question, vocab, now, embed=embed)
-            return parse_question(
-                question, vocab, now, embed=embed, similarity_threshold=similarity_threshold
+            return self._rules(question, vocab, now, embed, similarity_threshold)
+        guess = guessed_field(normalize(question), plan, vocab)
+        if guess is not None:
+            # a word the memory holds in two fields, put in one the question and the measure's
+            # events do not pick: the rules resolve it the same way every time, or refuse it
+            logger.warning(
+                "LLM plan reads %r as %s, which neither the question nor the measure decides; "
+                "using the rule parser instead",
+                guess.phrase,
+                " or ".join(guess.keys),
             )
+            return self._rules(question, vocab, now, embed, similarity_threshold)
         lang = str(plan.get("language") or ("zh" if has_cjk(question) else "en"))
         return ParseResult(plan=plan, status="ok", explanation=None, language=lang, backend="llm")
+
+    @staticmethod
+    def _rules(
+        question: str,
+        vocab: Vocabulary,
+        now: datetime,
+        embed: Embed | None,
+        similarity_threshold: float | None,
+    ) -> ParseResult:
+        if similarity_threshold is None:
+            return parse_question(question, vocab, now, embed=embed)
+        return parse_question(question, vocab, now, embed=embed, similarity_threshold=similarity_threshold)

@@ -1,6 +1,7 @@
 """Which field a stored word of several fields means: the one the question or the measure names.
 
-Owned by :mod:`edge.analysis.parser`; called when the slots are built (:mod:`.slots`). A phrase
+Owned by :mod:`edge.analysis.parser`; called when the slots are built (:mod:`.slots`), and on
+the LLM parser's plans (:func:`guessed_field`, :mod:`edge.llm`). A phrase
 that names stored values of more than one key (a zone and a product category both called
 "premium") becomes the key the question names by it ("premium zone"), else the one key the
 measure's events carry; when they carry several, none, or the memory does not say, no key is
@@ -12,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from edge.analysis.metrics import METRIC_EVENT_TYPES
 from edge.analysis.operators._words import dimension_label, value_label
@@ -31,11 +33,11 @@ class TwoFields:
 
 
 def _measure_events(
-    vocab: Vocabulary, metrics: Sequence[str], types: Sequence[TypeHit], intent_hint: str | None
+    vocab: Vocabulary, metrics: Sequence[str], types: Sequence[str], intent_hint: str | None
 ) -> tuple[str, ...]:
     """The event types the question's measure reads: its metric's (both of a correlation's), the
     named types for a count of events or a question with no metric, every type otherwise."""
-    named = list(dict.fromkeys(t.event_type for t in types))
+    named = list(dict.fromkeys(types))
     every = tuple(vocab.event_types) or tuple(sorted(set(vocab.keys_by_type)))
     chosen = (
         []
@@ -51,10 +53,10 @@ def _measure_events(
     return tuple(dict.fromkeys(out))
 
 
-def _named_field(text: str, v: ValueHit, keys: set[str]) -> set[str]:
-    """The keys among ``keys`` whose dimension word stands right by the phrase of ``v`` ("premium
-    zone", "zone premium", "premium 品类"): the question names the field itself."""
-    after, before = text[v.end : v.end + 16], text[max(0, v.start - 16) : v.start]
+def _named_field(text: str, start: int, end: int, keys: set[str]) -> set[str]:
+    """The keys among ``keys`` whose dimension word stands right by the phrase at ``start:end``
+    ("premium zone", "zone premium", "premium 品类"): the question names the field itself."""
+    after, before = text[end : end + 16], text[max(0, start - 16) : start]
     found: set[str] = set()
     for pattern, dim in DIMENSIONS:
         if dim not in keys:
@@ -84,8 +86,8 @@ def resolve_fields(
             out.append(v)
             continue
         cands = [(v.key, v.values[0]), *[(k, x) for k, x in v.alternatives if k != v.key]]
-        events = _measure_events(vocab, metrics, types, intent_hint)
-        named = _named_field(text, v, {k for k, _ in cands})
+        events = _measure_events(vocab, metrics, [t.event_type for t in types], intent_hint)
+        named = _named_field(text, v.start, v.end, {k for k, _ in cands})
         carried = {k: vocab.carried_by(k, events) for k, _ in cands}
         fits = [(k, x) for k, x in cands if (k in named if named else carried[k])]
         if len(fits) == 1:
@@ -102,6 +104,44 @@ def resolve_fields(
             state = None if any(c is None for c in carried.values()) else bool(fits)
             unresolved = TwoFields(v.phrase, tuple(k for k, _ in cands), events, state)
     return out, unresolved
+
+
+def guessed_field(text: str, plan: dict[str, Any], vocab: Vocabulary) -> TwoFields | None:
+    """For a plan written by something other than the rules (the LLM parser): the first stored
+    word its attribute filters or compared groups put in one field while the memory holds it in
+    several, and neither the question (a field word beside the word in ``text``, the normalised
+    question) nor the measure's events pick that field alone, as :func:`resolve_fields` would
+    decide it; None when every such word is read as the rules read it."""
+    filters = plan.get("filters") or {}
+    used: list[tuple[str, str]] = [
+        (str(k), str(v))
+        for k, vals in (filters.get("attributes") or {}).items()
+        for v in (vals if isinstance(vals, list) else [vals])
+        if isinstance(v, str)
+    ]
+    compare = plan.get("compare") or {}
+    if compare.get("dimension") in vocab.attributes:
+        used += [
+            (str(compare["dimension"]), str(g)) for g in compare.get("groups") or [] if isinstance(g, str)
+        ]
+    metrics = [str(m) for m in (plan.get("target_metric"), plan.get("second_metric")) if m]
+    types = [str(t) for t in filters.get("event_type") or []]
+    for key, value in used:
+        low = value.lower()
+        keys = [key] + [
+            k for k, vals in vocab.attributes.items() if k != key and any(str(x).lower() == low for x in vals)
+        ]
+        if len(keys) == 1:
+            continue
+        events = _measure_events(vocab, metrics, types, str(plan.get("intent")))
+        at = text.find(low)
+        named = _named_field(text, at, at + len(low), set(keys)) if at >= 0 else set()
+        carried = {k: vocab.carried_by(k, events) for k in keys}
+        fits = [k for k in keys if (k in named if named else carried[k])]
+        if fits != [key]:
+            state = None if any(c is None for c in carried.values()) else bool(fits)
+            return TwoFields(value, tuple(keys), events, state)
+    return None
 
 
 def two_fields_reason(tf: TwoFields) -> tuple[str, str]:
