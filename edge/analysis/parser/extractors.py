@@ -4,13 +4,8 @@ Owned by :mod:`edge.analysis.parser`; run in :data:`ORDER` by :func:`.slots.read
 (the time extractor before the measure words, so "下午" is a time and not a word of a measure;
 stored values after the measure words, so 投诉 is the measure and not a value). Each extractor
 claims spans of the question through the shared :class:`~.text.MaskedText` (what one claims, no
-later one reads again) and returns its slot. Its contract, checked for every registered extractor
-by one test (``tests/test_parser_extractors.py``):
-
-- it only claims: characters it consumes become blank, none comes back, nothing else changes;
-- it claims only text that was free when it ran, inside the question;
-- on a question with everything already claimed it claims nothing and returns an empty slot;
-- the same question gives the same slot.
+later one reads again) and returns its slot. Its contract (:mod:`.extraction`) is checked for every
+registered extractor by one test (``tests/test_parser_extractors.py``).
 
 What no extractor claims is read by :mod:`.accounting` (intent cues, function words) and what is
 left then is ``not_understood``.
@@ -18,19 +13,15 @@ left then is ``not_understood``.
 
 from __future__ import annotations
 
-import dataclasses
-from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any
 
+from edge.analysis.parser.extraction import Context, Extractor
 from edge.analysis.parser.intents import find_top_k
 from edge.analysis.parser.lexicon import DIMENSIONS, METRICS, PROMOTION_VALUES, TIME_BUCKETS
 from edge.analysis.parser.text import MaskedText
 from edge.analysis.parser.timeexpr import extract_time
 from edge.analysis.parser.vocabmatch import (
-    Embed,
     match_event_types,
     match_ids,
     match_named,
@@ -38,44 +29,6 @@ from edge.analysis.parser.vocabmatch import (
     match_values,
     similar_values,
 )
-from edge.analysis.source import Vocabulary
-
-
-@dataclass(frozen=True)
-class Context:
-    """What an extractor may know besides the question: the memory's words, the clock, the text
-    encoder (None: the rules alone) and its similarity threshold."""
-
-    vocab: Vocabulary
-    now: datetime
-    embed: Embed | None = None
-    similarity_threshold: float = 0.55
-
-
-class Extractor(ABC):
-    """One kind of slot: claims its spans of ``mt`` and returns them as its slot value."""
-
-    name: ClassVar[str]
-    #: what the slot holds (for the docs and the contract test's empty check)
-    slot: ClassVar[str]
-
-    @abstractmethod
-    def extract(self, mt: MaskedText, ctx: Context) -> Any:
-        """Claim this kind's spans of ``mt`` (consume them) and return the slot."""
-
-    @staticmethod
-    def is_empty(slot: Any) -> bool:
-        """True when the slot holds nothing (the contract test's "claims nothing")."""
-        if slot is None:
-            return True
-        if isinstance(slot, tuple):
-            return all(Extractor.is_empty(s) for s in slot)
-        if isinstance(slot, (list, dict, set)):
-            return not slot
-        if dataclasses.is_dataclass(slot) and not isinstance(slot, type):
-            return all(Extractor.is_empty(getattr(slot, f.name)) for f in dataclasses.fields(slot))
-        return isinstance(slot, (int, float, str, bool)) is False and not slot
-
 
 REGISTRY: dict[str, Extractor] = {}
 
