@@ -322,17 +322,12 @@ class ClockHours(TimeKind, name="clock_hours", slot="clock hours and ranges (晚
                 if p1 and not m.group("p2") and h2 < h1 and h2 + 12 > h1 and h2 < 12:
                     h2 += 12
                 r.hours(m, _hour_span(h1, h2), "clock")
-        for m in r.each(_CLOCK_RANGE_EN):
-            if m.group("h3"):
-                h1, h2 = int(m.group("h3")), int(m.group("h4"))
-            else:
-                a2 = m.group("a2") if m.group("a2") in ("am", "pm") else None
-                r1, r2 = _hour(m.group("h1"), None, m.group("a1") or a2), _hour(m.group("h2"), None, a2)
-                if r1 is None or r2 is None:
-                    continue
-                h1, h2 = r1, r2
-            if h1 <= 24 and h2 <= 24:
-                r.hours(m, _hour_span(h1 % 24, h2 % 24), "clock")
+        for m in r.each(_CLOCK_RANGE_EN):  # 9am-5pm, 7 to 9 o'clock, 10:00-14:00
+            a2 = m.group("a2") if m.group("a2") in ("am", "pm") else None
+            h1 = _hour(_first(m, "h1", "h3") or "", None, m.group("a1") or a2)
+            h2 = _hour(_first(m, "h2", "h4") or "", None, a2)
+            if h1 is not None and h2 is not None:
+                r.hours(m, _hour_span(h1, h2), "clock")
         for m in r.each(_CLOCK_ONE):
             h = _hour(_first(m, "h1", "h2") or "", m.group("p1"), m.group("a2"))
             if h is not None:
