@@ -3,8 +3,9 @@
 Public API used by ``adamm ask``, the hub and :mod:`edge.llm`: :func:`parse_question`,
 :class:`ParseResult`, :class:`AttributeMatch`. Modules: :mod:`.text` (normalisation, numerals,
 masked matching), :mod:`.lexicon` (metric / dimension / value words), :mod:`.timeexpr` (time
-expressions), :mod:`.intents` (intent cues, top-k), :mod:`.vocabmatch` (the store's own
-vocabulary, text-encoder similarity), :mod:`.extractors` (the slot extractors), :mod:`.slots`
+expressions: the kinds of :mod:`.timekinds` on the calendar of :mod:`.timecal`), :mod:`.intents`
+(intent cues, top-k), :mod:`.vocabmatch` (the store's own vocabulary, text-encoder similarity),
+:mod:`.extractors` (the slot extractors, behind the contract of :mod:`.extraction`), :mod:`.slots`
 (what the question says), the plan's stages :mod:`.stage_intent`, :mod:`.stage_measure`,
 :mod:`.stage_fields`, :mod:`.stage_filters`, :mod:`.stage_words` (with :mod:`.pairs`,
 :mod:`.valuekeys`, :mod:`.accounting`, :mod:`.refusal`), :mod:`.exemplars` (the intent
