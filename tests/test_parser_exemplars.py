@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from edge.analysis.parser import parse_question
-from edge.analysis.parser.exemplars import classifier_for, load_bank
+from edge.analysis.parser import exemplars, parse_question
+from edge.analysis.parser.exemplars import classifier_for, intent_text, load_bank
 from edge.analysis.parser.stage_fields import _auto_bucket
 from edge.analysis.plan import validate_plan
 from edge.config import EncoderConfig
@@ -80,6 +80,31 @@ def test_bank_is_labelled_paired_and_covers_every_intent() -> None:
     held = sum(e.split == "heldout" for e in BANK) / len(BANK)
     assert 0.15 <= held <= 0.3
     assert len(BANK) >= 400
+
+
+def test_the_stored_intent_texts_are_current() -> None:
+    """The bank's intent texts ship computed (a new process does not mask 800 questions); they
+    must be what :func:`intent_text` gives now, under the key of the lexicon's metric words."""
+    from importlib.resources import files
+
+    stored = json.loads(files("edge.analysis.parser").joinpath(exemplars.INTENT_TEXTS).read_text("utf-8"))
+    train = [e.q for e in BANK if e.split == "train"]
+    hint = "run python3 scripts/refresh_exemplars.py"
+    assert stored["key"] == exemplars.masking_key(), hint
+    assert stored["texts"] == {q: intent_text(q) for q in train}, hint
+
+
+def test_stale_intent_texts_are_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    q = next(e.q for e in BANK if e.split == "train")
+    exemplars._stored_intent_texts.cache_clear()
+    try:
+        assert exemplars._stored_intent_texts()  # current: used
+        monkeypatch.setattr(exemplars, "_MASKING_VERSION", exemplars._MASKING_VERSION + 1)
+        exemplars._stored_intent_texts.cache_clear()
+        assert exemplars._stored_intent_texts() == {}
+        assert exemplars.bank_intent_text(q) == intent_text(q)  # masked in process instead
+    finally:
+        exemplars._stored_intent_texts.cache_clear()
 
 
 def test_public_sample_questions_are_not_in_the_bank() -> None:

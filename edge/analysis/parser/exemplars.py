@@ -14,6 +14,7 @@ only at or above a margin.
 from __future__ import annotations
 
 import functools
+import hashlib
 import importlib.resources
 import json
 import logging
@@ -51,6 +52,44 @@ def intent_text(question: str) -> str:
     for h in sorted(mt.find(METRICS), key=lambda h: -h.start):
         text = text[: h.start] + text[h.end :]
     return re.sub(r"\s+", " ", text).strip() or normalize(question)
+
+
+#: the train split's intent texts computed ahead (``scripts/refresh_exemplars.py``), so that a new
+#: process does not mask some 800 questions before its first answer; used only while they were
+#: masked with the lexicon's metric words of now (:func:`masking_key`), recomputed otherwise
+INTENT_TEXTS = "exemplars_intent.json"
+#: bump when :func:`intent_text` itself changes: the stored texts are then recomputed
+_MASKING_VERSION = 1
+
+
+def masking_key() -> str:
+    """What the intent texts depend on: the metric words of the lexicon and the masking's version."""
+    h = hashlib.sha256(f"masking {_MASKING_VERSION}\n".encode())
+    for pattern, metric in METRICS:
+        h.update(f"{pattern.pattern}\x00{metric}\n".encode())
+    return h.hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=1)
+def _stored_intent_texts() -> dict[str, str]:
+    try:
+        raw = json.loads(
+            importlib.resources.files("edge.analysis.parser").joinpath(INTENT_TEXTS).read_text("utf-8")
+        )
+    except (OSError, ValueError) as exc:
+        logger.info("no stored intent texts (%s): the exemplars are masked in process", exc)
+        return {}
+    if not isinstance(raw, dict) or raw.get("key") != masking_key():
+        logger.info("stored intent texts are for other metric words: the exemplars are masked in process")
+        return {}
+    texts = raw.get("texts")
+    return {str(k): str(v) for k, v in texts.items()} if isinstance(texts, dict) else {}
+
+
+def bank_intent_text(question: str) -> str:
+    """:func:`intent_text` of a bank question, from the stored texts when they are current."""
+    stored = _stored_intent_texts().get(question)
+    return stored if stored is not None else intent_text(question)
 
 
 @dataclass(frozen=True)
@@ -174,7 +213,7 @@ def classifier_for(embed: Embed) -> ExemplarClassifier | None:
             return _CACHE[key]
     train = [e for e in load_bank() if e.split == "train"]
     try:
-        raw = embed([e.q for e in train] + [intent_text(e.q) for e in train])
+        raw = embed([e.q for e in train] + [bank_intent_text(e.q) for e in train])
     except Exception as exc:  # the encoder is optional: the rules still answer without it
         logger.warning("exemplar classifier unavailable: %s", exc)
         raw = None
