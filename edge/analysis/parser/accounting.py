@@ -19,72 +19,22 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from edge.analysis.parser.lexicon import MEASURE_CONTEXT, METRICS
+from edge.analysis.parser.lexicon import (
+    CONDITION_EN,
+    CONDITION_ZH,
+    EN_FUNCTION,
+    MEASURE_CONTEXT,
+    METRICS,
+    ZH_FUNCTION,
+)
 from edge.analysis.parser.text import MaskedText, word
 
-#: words that ask, point or join, in English: never content
-EN_FUNCTION = frozenset(
-    """
-    a an the of in on at to for by with and or nor but vs versus is are was were be been being am
-    do does did done doing have has had having how what which who whom whose when where why
-    there here any this that these those our ours we us my me i you your it its their them they
-    than then more less most least per each every about from into onto during over under through
-    across between among within after before since until till up down out off so if also just only
-    really very quite pretty still even ever both either neither same other another such
-    can could would should will shall may might must please tell show give let know see look
-    check want need like get got gets getting go goes going went gone come comes came make made
-    whether well much many some all no not yes any overall generally usually normally typically
-    actually currently recently lately now today so far far thing things stuff kind sort
-    store stores shop shops shopping outlet branch our place here there data numbers number figures figure
-    value values level levels amount amounts rate rates metric metrics stats statistics
-    compare compared comparing comparison vs difference differences versus against
-    happen happens happened happening occur occurs occurred occurring been
-    tend tends tended typical usual usually often follow follows followed s gimme
-    customer customers people ppl folks shoppers guests person persons everyone anyone
-    count counts something anything way crazy too long coming business wise recently lately
-    these days day time times period periods used ago bring brings brought lot lots
-    looked looking seen saw flag flagged moment moments
-    hey hi hello question questions curious wondering wonder wondered d m ll re ve t
-    don doesn didn isn aren wasn weren haven hasn start beginning
-    event events percent quick rundown overview summary placed chart plot graph list display close closed
-    roughly approximately approx around forward backward back point points
-    remain remains remained stay stays stayed wait waits waited waiting spend spends spent
-    frequently frequent behaviour behavior behaviours behaviors type types logged recorded record
-    records registered captured system systems
-    """.split()
-)
-#: Chinese function words and phrases (longest first when removed)
-ZH_FUNCTION = tuple(
-    sorted(
-        """
-        的 地 得 了 着 过 吗 呢 吧 啊 呀 嘛 么 哦 哈 啦 咯 嗯 是 是不是 是否 有 有没有 有无 没有 没 不 都 也 还 就 又 再 才
-        在 和 与 跟 同 及 以及 或 或者 还是 而 并 并且 但 但是 对 对于 关于 从 到 自 至 向 往 里 里面 中 之中 内 之内 上面
-        我 我们 咱 咱们 你 你们 他 她 它 他们 本 本店 店 门店 店里 店铺 我店 这 那 这个 那个 这些 那些 这家 那家 这边 那边 其 其中
-        个 些 点 一点 一些 下 一下 请 请问 帮 帮我 帮忙 麻烦 给 给我 告诉 告诉我 看 看看 看一下 瞧瞧 查 查查 查一下 想 想知道 知道
-        问 问一下 了解 了解一下 能 能不能 可以 可不可以 会 要 需要 应该 大概 大约 大致 左右 差不多 一般 通常 平时 总体 整体 整个 总的来说
-        什么 啥 怎么 怎样 怎么样 如何 为什么 为啥 哪 哪里 多 多少 几 情况 数据 数字 数 数值 水平 指标 统计 结果 表现 状况 时 时候 期间
-        一下子 每 各 各个 每个 所有 全部 全 总 总共 一共 合计 共 其他 别的 其余 相比 比 比较 对比 相对 之间 之间的 分别 分别是
-        怎么回事 如何 呢 吗 究竟 到底 真的 确实 是否有 有多 多大 多高 多长 多久 一样 相同 不同 差 差别 区别 差异
-        顾客 客人 客户 人 人们 大家 最近 近期 近来 这段时间 起来 发生 突然 经常 常常 总是 咋 咋样 特别 非常 很 挺 太 超 明显
-        这位 那位 位 常 越 把 一起 东西 占 开始 起 出现 生意 主要 主要是 来 去 高 低 长 短 大 小 好 坏 快 慢 久 性
-        到目前为止 目前为止 截至目前 截止目前 迄今 至今 为止 目前 画 画个 画一下 列 列一下 列出 谁 偏 那块 这块 那一块 这一块
-        存在 一个样 刚好 正好 恰好 两者 二者 收到 条 记录 事件 系统
-        """.split(),
-        key=len,
-        reverse=True,
-    )
-)
 #: a pivot's condition nouns: claimed only when the plan compares periods around a date
-_CONDITION_ZH = r"培训|上线|开业|调整|改造|装修|活动|换季"
-_CONDITION_EN = r"training|trained|launch(?:ed)?|opening|opened|renovation|refit|campaign|event"
-CONDITION = re.compile(_CONDITION_ZH + "|" + word(_CONDITION_EN))
+CONDITION = re.compile(CONDITION_ZH + "|" + word(CONDITION_EN))
 #: the name of a pivot's event: its condition noun with the few words before it that name it
 #: ("the new cashier training", 收银员培训)
 CONDITION_NAME = re.compile(
-    r"[\u3400-\u9fff\u0000]{0,6}?(?:"
-    + _CONDITION_ZH
-    + r")|(?:[a-z0-9'\-\u0000]+ ){0,3}"
-    + word(_CONDITION_EN)
+    r"[\u3400-\u9fff\u0000]{0,6}?(?:" + CONDITION_ZH + r")|(?:[a-z0-9'\-\u0000]+ ){0,3}" + word(CONDITION_EN)
 )
 _PUNCT = re.compile(r"[\s\u0000?？!！。.,，、;；:：'\"“”‘’()（）\[\]【】《》<>/\\|~`@#$%^&*+=_-]+")
 _EN_TOKEN = re.compile(r"[a-z][a-z'\-]*|[0-9]+(?:\.[0-9]+)?")

@@ -1,0 +1,88 @@
+"""The parser's word tables as data (edge/analysis/parser/lexicon.toml): every table loads and
+compiles, the names it uses are the plan schema's, and a broken entry stops the load with an error
+that names its table, its entry and the regex fault."""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from edge.analysis.parser import lexicon
+from edge.analysis.parser.lexicon import LexiconError, load
+
+PLAN_SCHEMA = json.loads(
+    importlib.resources.files("edge").joinpath("schemas", "plan.schema.json").read_text(encoding="utf-8")
+)
+SHIPPED = Path(lexicon.__file__).with_name("lexicon.toml")
+
+
+def test_every_table_loads_and_compiles() -> None:
+    lex = load(SHIPPED)
+    tables = [lex.metrics, lex.dimensions, lex.time_buckets, lex.event_type_words, lex.promotion_values]
+    assert all(tables)
+    assert all(isinstance(p, re.Pattern) for table in tables for p, _ in table)
+    assert lex.value_words and all(
+        re.compile(p) and tokens for groups in lex.value_words.values() for p, tokens in groups
+    )
+    assert lex.cues and lex.forms and lex.en_stopwords and lex.en_function and lex.zh_function
+    re.compile(lex.stop_split)
+    # the module's tables are the shipped file's
+    assert [p.pattern for p, _ in lexicon.METRICS] == [p.pattern for p, _ in lex.metrics]
+
+
+def test_names_are_the_plan_schema_enums() -> None:
+    metrics = set(PLAN_SCHEMA["$defs"]["metric"]["enum"])
+    dimensions = set(PLAN_SCHEMA["$defs"]["dimension"]["enum"])
+    buckets = set(PLAN_SCHEMA["properties"]["time_bucket"]["enum"])
+    assert {v for _, v in lexicon.METRICS} == metrics
+    assert {v for _, v in lexicon.DIMENSIONS} <= dimensions
+    assert {v for _, v in lexicon.TIME_BUCKETS} == buckets
+    assert set(lexicon.MEASURE_CONTEXT) <= metrics
+
+
+def test_lines_of_a_pattern_are_alternatives_and_en_words_are_bounded() -> None:
+    found = {v for p, v in lexicon.METRICS if p.fullmatch("平均订单金额")}  # on a continuation line
+    assert found == {"avg_order_value"}
+    assert not [v for p, v in lexicon.TIME_BUCKETS if p.search("dailyness")]  # "daily" is a whole word
+    assert {v for p, v in lexicon.TIME_BUCKETS if p.search("daily visits")} == {"day"}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "error"),
+    [
+        (
+            "zh = '''\n  客流量?|",
+            "zh = '''\n  客流(量?|",
+            r"lexicon\.toml: METRICS\.footfall\.zh: bad regex .*missing \)",
+        ),
+        (
+            "en = 'weather(?: conditions?)?'",
+            "en = 'weather(?: conditions?'",
+            r"DIMENSIONS\.weather\.en: bad regex",
+        ),
+        ("zh = '雾天|有雾|", "zh = '雾天|(有雾|", r"VALUE_WORDS\.weather\[4\]\.zh: bad regex"),
+        ("[CUES.which]\nzh =", "[CUES.which]\nzhh =", r"CUES\.which: unknown keys \['zhh'\]"),
+        (
+            "[DIMENSIONS.is_weekend]\nzh =",
+            "[DIMENSIONS.is_weekend]\nzz =",
+            r"is_weekend: an entry needs zh or en",
+        ),
+        ("zh = '是否周末|周末与否'", "zh = 1", r"is_weekend\.zh: missing pattern"),
+        ('tokens = ["rain",', "tokens = [1,", r"VALUE_WORDS\.weather\[0\]\.tokens: missing words"),
+        ("[CONDITION]", "[CONDITIONS]", r"CONDITION: missing table"),
+        ("[CONDITION]", "[CONDITION", r"lexicon\.toml: .*line"),
+    ],
+)
+def test_a_broken_entry_names_its_table_entry_and_fault(
+    tmp_path: Path, old: str, new: str, error: str
+) -> None:
+    text = SHIPPED.read_text(encoding="utf-8")
+    assert old in text
+    broken = tmp_path / "lexicon.toml"
+    broken.write_text(text.replace(old, new, 1), encoding="utf-8")
+    with pytest.raises(LexiconError, match=error):
+        load(broken)
