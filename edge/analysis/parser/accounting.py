@@ -37,7 +37,6 @@ CONDITION_NAME = re.compile(
     r"[\u3400-\u9fff\u0000]{0,6}?(?:" + CONDITION_ZH + r")|(?:[a-z0-9'\-\u0000]+ ){0,3}" + word(CONDITION_EN)
 )
 _PUNCT = re.compile(r"[\s\u0000?？!！。.,，、;；:：'\"“”‘’()（）\[\]【】《》<>/\\|~`@#$%^&*+=_-]+")
-_EN_TOKEN = re.compile(r"[a-z][a-z'\-]*|[0-9]+(?:\.[0-9]+)?")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 
@@ -219,8 +218,6 @@ def residual(
     words: list[str] = []
     for m in re.finditer(r"[a-z0-9][a-z0-9'\-.]*|[\u3400-\u9fff]+", pieces):
         token = m.group(0).strip(".'-")
-        if not token:
-            continue
         if _CJK_RUN.fullmatch(token):
             for part in _zh_rest(mt.text, m.start(), m.end(), taken, zh_measure):
                 if not any(part in k for k in known_zh):

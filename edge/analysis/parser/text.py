@@ -80,8 +80,6 @@ def has_cjk(text: str) -> bool:
 def parse_number(token: str) -> int | None:
     """``"5"``, ``"五"``, ``"十二"``, ``"二十"``, ``"一百"``, ``"two"`` -> int; None if unreadable."""
     t = token.strip().lower()
-    if not t:
-        return None
     if t.isdigit():
         return int(t)
     if t in _EN_WORDS:

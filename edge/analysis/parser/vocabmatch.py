@@ -281,15 +281,10 @@ def similar_values(
     vocab: Vocabulary,
     embed: Embed,
     threshold: float,
-    *,
-    event_types: bool = False,
 ) -> list[ValueHit]:
     """Phrases of the question whose text vector is within ``threshold`` cosine of a stored value
-    (rendered as text, ``high_margin_product`` -> ``high margin product``). Consumes the phrases.
-    With ``event_types`` the event type names are candidates too (key ``event_type``)."""
-    targets: list[tuple[str, str]] = list(compiled(vocab).targets)
-    if event_types:
-        targets += [("event_type", t) for t in vocab.event_types if _usable(t)]
+    (rendered as text, ``high_margin_product`` -> ``high margin product``). Consumes the phrases."""
+    targets = compiled(vocab).targets
     cands = _candidates(mt)
     if not targets or not cands:
         return []
