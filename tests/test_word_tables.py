@@ -13,6 +13,7 @@ import pytest
 
 from edge.analysis.parser import lexicon
 from edge.analysis.parser.lexicon import LexiconError, load
+from edge.analysis.parser.text import alternatives, word
 
 PLAN_SCHEMA = json.loads(
     importlib.resources.files("edge").joinpath("schemas", "plan.schema.json").read_text(encoding="utf-8")
@@ -86,3 +87,10 @@ def test_a_broken_entry_names_its_table_entry_and_fault(
     broken.write_text(text.replace(old, new, 1), encoding="utf-8")
     with pytest.raises(LexiconError, match=error):
         load(broken)
+
+
+def test_alternatives_split_only_top_level_bars() -> None:
+    assert alternatives("a|(?:b|c)|[|]|d\\|e") == ["a", "(?:b|c)", "[|]", "d\\|e"]
+    assert alternatives(word("ab|c[]|]")) == [word("ab"), word("c[]|]")]  # "]" first in a class
+    # a group that only looks like a word group is kept whole
+    assert alternatives(word("a") + "x" + word("b")) == [word("a") + "x" + word("b")]

@@ -154,8 +154,21 @@ def alternatives(pattern: str) -> list[str]:
     """The top-level alternatives of ``pattern`` (a :func:`word`-bounded group's own
     alternatives, each bounded again), so that a table finds the longest of them at a place,
     not the first one written: 平均停留多长时间 is read whole, not as 平均停留."""
+    out: list[str] = []
+    for part in _scan(pattern)[0]:
+        inner = part[len(_WORD_HEAD) : -len(_WORD_TAIL)]
+        if part.startswith(_WORD_HEAD) and part.endswith(_WORD_TAIL) and _scan(inner)[1]:
+            out += [word(a) for a in alternatives(inner)]
+        else:
+            out.append(part)
+    return out
+
+
+def _scan(pattern: str) -> tuple[list[str], bool]:
+    """``pattern`` cut at its top-level ``|``, and whether its groups and classes all close inside
+    it (read, not compiled: compiling each word group to check it was a sixth of the lexicon's load)."""
     parts: list[str] = []
-    depth = 0
+    depth = lowest = 0
     in_class = False
     start = 0
     i = 0
@@ -166,33 +179,20 @@ def alternatives(pattern: str) -> list[str]:
             continue
         if in_class:
             in_class = c != "]"
-        elif c == "[":
+        elif c == "[":  # a "]" first in a class ("[]x]", "[^]x]") is one of its characters
             in_class = True
+            i += 2 if pattern.startswith("^]", i + 1) else 1 if pattern.startswith("]", i + 1) else 0
         elif c == "(":
             depth += 1
         elif c == ")":
             depth -= 1
+            lowest = min(lowest, depth)
         elif c == "|" and depth == 0:
             parts.append(pattern[start:i])
             start = i + 1
         i += 1
     parts.append(pattern[start:])
-    out: list[str] = []
-    for part in parts:
-        inner = part[len(_WORD_HEAD) : -len(_WORD_TAIL)]
-        if part.startswith(_WORD_HEAD) and part.endswith(_WORD_TAIL) and _balanced(inner):
-            out += [word(a) for a in alternatives(inner)]
-        else:
-            out.append(part)
-    return out
-
-
-def _balanced(pattern: str) -> bool:
-    try:
-        re.compile(pattern)
-    except re.error:
-        return False
-    return True
+    return parts, depth == lowest == 0 and not in_class
 
 
 def compile_table(rows: Iterable[tuple[str, object]]) -> list[tuple[re.Pattern[str], object]]:
