@@ -213,3 +213,58 @@ def test_getting_worse_is_a_course_over_time(question: str) -> None:
     status, plan, _ = _parse(question)
     assert status == "ok"
     assert plan["intent"] == "trend" and not plan.get("group_by")
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        # a correlation's levels ("is high ... high too") say what it asks
+        ("when AOV is high, is dwell time high too", "correlation"),
+        ("when visitors are up, are sales up too", "correlation"),
+        # a co-occurrence's verbs ("turn up", 出现)
+        ("do complaints and angry voices turn up together", "co_occurrence"),
+        # a periodicity's "regular"
+        ("do visitors come in a regular weekly rhythm", "periodicity"),
+    ],
+)
+def test_the_words_of_a_kind_are_claimed_by_a_plan_of_that_kind(question: str, intent: str) -> None:
+    status, plan, words = _parse(question)
+    assert status == "ok", words
+    assert plan["intent"] == intent
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        # never a cue: a level word alone does not make a correlation, nor leave the plan it is in
+        ("average order value of our regular customers", "regular"),
+        # and a field's words belong only to a plan that uses the field
+        ("complaints and angry voices last week", "voices"),
+        # an unknown thing "turning up" with a known one is still unknown
+        ("do refunds and complaints turn up together", "refunds"),
+    ],
+)
+def test_the_words_of_a_kind_are_not_claimed_by_another_plan(question: str, word: str) -> None:
+    status, _, words = _parse(question)
+    assert status == "unsupported" and word in words
+
+
+@pytest.mark.parametrize(
+    ("question", "expect"),
+    [
+        # the propensity to buy is the conversion rate; a comparative beside it stays a comparison
+        ("停留越久是不是越容易买", {"intent": "correlation", "second_metric": "conversion_rate"}),
+        (
+            "are people more likely to buy when it rains",
+            {"intent": "compare", "target_metric": "conversion_rate"},
+        ),
+        # "how much did we take" is revenue; 排多长的队 is the queue
+        ("how much did we take this week", {"intent": "aggregate", "target_metric": "revenue"}),
+        ("结账要排多长的队", {"intent": "aggregate", "target_metric": "queue_length"}),
+    ],
+)
+def test_measures_named_by_what_customers_do(question: str, expect: dict[str, object]) -> None:
+    status, plan, words = _parse(question)
+    assert status == "ok", words
+    for path, want in expect.items():
+        assert _get(plan, path) == want, (path, plan)

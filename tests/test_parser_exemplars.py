@@ -468,9 +468,9 @@ def test_cue_kinds_give_their_intent_with_and_without_the_classifier(
 def test_a_kind_named_in_words_that_the_rules_cannot_fill_is_refused_not_answered_otherwise(
     embed: Callable[[Sequence[str]], np.ndarray],
 ) -> None:
-    """ "越…越" names a correlation; with one metric the rules cannot build it, and the classifier
-    (which reads a trend of dwell time here) must not turn it into another kind of answer."""
-    q = "停留越久是不是越容易买"
+    """ "越…越" names a correlation; with one metric (coming back is not one the memory holds) the
+    rules cannot build it, and the classifier must not turn it into another kind of answer."""
+    q = "停留越久是不是越容易回头"
     for res in (parse_question(q, VOCAB, NOW), parse_question(q, VOCAB, NOW, embed=embed)):
         assert res.status == "unsupported" and res.plan == {}
         assert "相关性需要两个指标" in res.explanation

@@ -156,9 +156,23 @@ def _stem(token: str) -> str:
     return token
 
 
+#: a measure whose events are told apart by one field of their own: its name holds the field's
+#: word (店员差错率 is not a grouping by staff), and its events' words describe that field's values
+OWN_DIMENSION = {"staff_error_rate": "staff_id", "negative_emotion_rate": "speech_emotion"}
+
+
+def _fields_used(plan: dict[str, Any]) -> set[str]:
+    """The stats keys a plan filters, pairs, compares or groups by."""
+    f, compare, pair = plan.get("filters") or {}, plan.get("compare") or {}, plan.get("pair") or {}
+    used = set(f.get("attributes") or {}) | set(plan.get("group_by") or ()) | {str(compare.get("dimension"))}
+    return used | {str(pair.get(s)).split("=", 1)[0] for s in ("a", "b") if "=" in str(pair.get(s))}
+
+
 def _measure_words(plan: dict[str, Any]) -> tuple[frozenset[str], tuple[str, ...]]:
     """The words of the plan's own measures in the lexicon (English stems, Chinese words): an
-    inflection of a measure's word ("how many people visit" for visitors) is that measure's."""
+    inflection of a measure's word ("how many people visit" for visitors) is that measure's. The
+    words describing a measure's events (:data:`MEASURE_CONTEXT`) also belong to a plan that uses
+    the field those events carry ("angry voices" paired with complaints: speech emotions)."""
     wanted = {plan.get("target_metric"), plan.get("second_metric")} - {None}
     en: set[str] = set()
     zh: set[str] = set()
@@ -166,6 +180,8 @@ def _measure_words(plan: dict[str, Any]) -> tuple[frozenset[str], tuple[str, ...
         if metric in wanted:
             en |= {_stem(w) for w in re.findall(r"[a-z]{3,}", pattern.pattern)}
             zh |= set(re.findall(r"[\u3400-\u9fff]{2,}", pattern.pattern))
+    used = _fields_used(plan)
+    wanted |= {m for m, key in OWN_DIMENSION.items() if key in used}
     for metric in wanted:
         zh_words, en_words = MEASURE_CONTEXT.get(str(metric), ((), ()))
         zh |= set(zh_words)

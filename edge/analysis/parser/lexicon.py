@@ -42,6 +42,7 @@ class Lexicon:
     promotion_values: Table
     value_words: dict[str, list[tuple[str, tuple[str, ...]]]]
     measure_context: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]
+    intent_context: dict[str, re.Pattern[str]]
     cues: dict[str, re.Pattern[str]]
     forms: dict[str, re.Pattern[str]]
     stop_split: str
@@ -164,6 +165,7 @@ def load(path: Path | None = None) -> Lexicon:
             k: (r.words(e, "zh", f"MEASURE_CONTEXT.{k}"), r.words(e, "en", f"MEASURE_CONTEXT.{k}"))
             for k, e in measures.items()
         },
+        intent_context=r.patterns("INTENT_CONTEXT"),
         cues=r.patterns("CUES"),
         forms=r.patterns("FORMS"),
         stop_split=r.regex(similarity, "split", "SIMILARITY"),
@@ -192,6 +194,10 @@ VALUE_WORDS = _LEXICON.value_words
 #: Words that describe a measure's own events: metric -> (zh words, en words); claimed only when
 #: the plan computes that measure, never a cue for it.
 MEASURE_CONTEXT = _LEXICON.measure_context
+#: Words a question of one kind uses to say what it asks (a correlation's levels, "when X is high,
+#: is Y high too"; a co-occurrence's "turn up"): intent -> pattern; claimed only when the plan
+#: has that intent, never a cue for it.
+INTENT_CONTEXT = _LEXICON.intent_context
 #: Day-attribute values with a fixed meaning: promotion days (values of ``promotion``).
 PROMOTION_VALUES = _LEXICON.promotion_values
 #: Intent cue patterns by cue name (read by :mod:`.intents`).

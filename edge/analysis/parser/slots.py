@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from edge.analysis.parser.accounting import OWN_DIMENSION
 from edge.analysis.parser.extractors import Context, runner
 from edge.analysis.parser.intents import CORRELATION_FORM, CUES, THAN_BEFORE, cues
 from edge.analysis.parser.refusal import Refusal
@@ -45,7 +46,6 @@ _SELLER_NOT_PRODUCT = re.compile(
     r"how many (?:best|top)[- ]?sellers|多少(?:个|款|种)?畅销"
 )
 #: the dimension a measure's own name mentions (店员差错率, "negative mood"): not a grouping
-OWN_DIMENSION = {"staff_error_rate": "staff_id", "negative_emotion_rate": "speech_emotion"}
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from edge.analysis.metrics import METRIC_EVENT_TYPES
-from edge.analysis.parser.accounting import residual
+from edge.analysis.parser.accounting import OWN_DIMENSION, residual
 from edge.analysis.parser.intents import CORRELATION_FORM, CUES, WILL_IT
+from edge.analysis.parser.lexicon import INTENT_CONTEXT
 from edge.analysis.parser.pairs import CO_WINDOW, CONJ, METRIC_ITEM
 from edge.analysis.parser.result import AttributeMatch, ParseResult
-from edge.analysis.parser.slots import MORE_LESS, OWN_DIMENSION, PEAK_SHIFT, SELLERS, Draft, Slots
+from edge.analysis.parser.slots import MORE_LESS, PEAK_SHIFT, SELLERS, Draft, Slots
 from edge.analysis.parser.stage_fields import BUCKET_DIM
 from edge.analysis.parser.stage_intent import FORECAST_SUBJECT, WHICH_DAYS
 from edge.analysis.parser.stage_measure import TENDENCY
@@ -111,11 +112,14 @@ def _not_understood(
 
 def cues_for(plan: dict[str, Any]) -> tuple[re.Pattern[str], ...]:
     """The cue patterns whose words a plan uses: change words only a plan over time, "which
-    days" only a plan that answers day by day."""
+    days" only a plan that answers day by day, the words of its kind (:data:`INTENT_CONTEXT`)
+    only a plan of that kind."""
     intent = str(plan.get("intent"))
     cues = CUE_PATTERNS
     if intent in _LEVEL_INTENTS:
         cues = tuple(p for p in cues if p not in _CHANGE_CUES)
+    if intent in INTENT_CONTEXT:
+        cues = (*cues, INTENT_CONTEXT[intent])
     if intent == "anomaly":
         cues = (*cues, _OUTLIER_SIDE)
     if intent == "anomaly" or plan.get("time_bucket") == "day" or "date" in (plan.get("group_by") or ()):
