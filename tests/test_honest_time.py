@@ -144,6 +144,11 @@ def test_open_ranges_from_a_month_or_a_year(env: tuple[Memory, Any]) -> None:
         "since": local(date(2024, 1, 1)),
         "until": local(date(2025, 1, 1)),
     }
+    # "up to now" after a month or a day opens the range from it (it read September alone)
+    for q in ("9月至今的营业额", "9月到现在营业额", "9月迄今的营业额"):
+        assert plan_range(q, vocab, now) == {"since": local(date(2025, 9, 1))}, q
+    assert plan_range("11月1日至今的投诉", vocab, now) == {"since": local(date(2025, 11, 1))}
+    assert plan_range("这个月到现在客单价", vocab, now) == {"since": local(date(2025, 12, 1))}
     # a duration is still a duration
     assert plan_range("三个月以来的客流", vocab, now) == {"last": "P3M"}
     # a date range stays inclusive of its last day

@@ -268,3 +268,38 @@ def test_measures_named_by_what_customers_do(question: str, expect: dict[str, ob
     assert status == "ok", words
     for path, want in expect.items():
         assert _get(plan, path) == want, (path, plan)
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        # courtesy, hedges, tags and pronouns are not content
+        ("麻烦帮我看下咱们店上周一共进来多少客人，谢谢", "aggregate"),
+        ("Daily order count trend for the past 30 days, thx", "trend"),
+        ("Do we get more visitors on sunny days than on rainy ones?", "compare"),
+        ("过去30天店员的操作出错率是多少，其实有点担心", "aggregate"),
+        # retrieval verbs anywhere in the question
+        ("把staff_07上个月的出错记录调出来看看", "retrieve"),
+        ("could you pull up customer_123's visits from last month", "retrieve"),
+        # words of a sudden change are an anomaly's
+        ("排队长度最近四周有没有不正常的峰值", "anomaly"),
+        ("when did negative emotions suddenly jump in the past two months", "anomaly"),
+    ],
+)
+def test_padding_and_everyday_verbs(question: str, intent: str) -> None:
+    status, plan, words = _parse(question)
+    assert status == "ok", words
+    assert plan["intent"] == intent
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        # padding words never carry a condition that is dropped
+        ("thanks, what was revenue after the renovation", "renovation"),
+        ("其实我想知道装修以后的营业额", "装修"),
+    ],
+)
+def test_padding_does_not_hide_a_condition(question: str, word: str) -> None:
+    status, _, words = _parse(question)
+    assert status == "unsupported" and any(word in w for w in words), words

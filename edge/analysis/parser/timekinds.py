@@ -239,7 +239,7 @@ _SPAN_WORD = re.compile(r"到|至|~|从|自|(?<![a-z])(?:between|from|to|until|t
 _OPEN_DATES = [
     (re.compile(rf"(?:(?P<pre>{pre})\s?)?(?:{DATE})(?:\s?(?P<suf>{suf}))?"), edge)
     for pre, suf, edge in (
-        ("since|starting(?: from)?|from|after|自从?|从", "以来|之后|以后|起|开始", "since"),
+        ("since|starting(?: from)?|from|after|自从?|从", "以来|至今|迄今|到现在|到今天|到目前为止|之后|以后|起|开始", "since"),
         ("until|till|up to|before|截至|截止到?|到", "之前|以前|为止", "until"),
     )
 ]
@@ -399,7 +399,7 @@ class Recent(TimeKind, name="recent", slot="the last N units (过去3天, 最近
 _TO_DATE = [
     ("year", "年初至今|年初到现在|今年至今|今年到目前为止"),
     ("quarter", "本季度至今|季初至今"),
-    ("month", "本月至今|月初至今|月初到现在"),
+    ("month", "本月至今|月初至今|月初到现在|这个月到现在|这个月至今|本月到现在"),
     ("week", "本周至今|周初至今"),
 ]
 #: calendar words (Chinese, English) -> the period they name, counted from the current one
