@@ -224,13 +224,18 @@ class Clock:
 _OPEN_BEFORE = re.compile(
     r"(?P<w>since|starting(?: from| in)?|from|after|before|until|till|up to|through|自从?|从|截至|截止到?)\s?$"
 )
-_OPEN_AFTER = re.compile(r"^\s?(?P<w>以来|至今|迄今|到现在|到今天|到目前为止|到目前|起|开始|之后|以后|之前|以前|为止)")
+_OPEN_AFTER = re.compile(
+    r"^\s?(?P<w>以来|至今|迄今|到现在|到今天|到目前为止|到目前|起|开始|之后|以后|之前|以前|为止)"
+)
 #: an open word -> the end of the range it sets and whether that is the named range's end (after
 #: March: since April 1st) or its start (since March: since March 1st)
 _OPEN_WORDS = {
     w: opens
     for words, opens in (
-        ("since|starting|starting from|starting in|from|自|自从|从|以来|至今|迄今|到现在|到今天|到目前为止|到目前|起|开始", ("since", False)),
+        (
+            "since|starting|starting from|starting in|from|自|自从|从|以来|至今|迄今|到现在|到今天|到目前为止|到目前|起|开始",
+            ("since", False),
+        ),
         ("after|之后|以后", ("since", True)),
         ("before|之前|以前", ("until", False)),
         ("until|till|up to|through|截至|截止|截止到|为止", ("until", True)),

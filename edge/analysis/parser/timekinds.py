@@ -239,7 +239,11 @@ _SPAN_WORD = re.compile(r"到|至|~|从|自|(?<![a-z])(?:between|from|to|until|t
 _OPEN_DATES = [
     (re.compile(rf"(?:(?P<pre>{pre})\s?)?(?:{DATE})(?:\s?(?P<suf>{suf}))?"), edge)
     for pre, suf, edge in (
-        ("since|starting(?: from)?|from|after|自从?|从", "以来|至今|迄今|到现在|到今天|到目前为止|之后|以后|起|开始", "since"),
+        (
+            "since|starting(?: from)?|from|after|自从?|从",
+            "以来|至今|迄今|到现在|到今天|到目前为止|之后|以后|起|开始",
+            "since",
+        ),
         ("until|till|up to|before|截至|截止到?|到", "之前|以前|为止", "until"),
     )
 ]
