@@ -303,3 +303,49 @@ def test_padding_and_everyday_verbs(question: str, intent: str) -> None:
 def test_padding_does_not_hide_a_condition(question: str, word: str) -> None:
     status, _, words = _parse(question)
     assert status == "unsupported" and any(word in w for w in words), words
+
+
+@pytest.mark.parametrize(
+    ("question", "expect"),
+    [
+        # every store counted is all the memory's stores; "combined" keeps them one
+        ("Total revenue for both stores combined in November?", {"intent": "aggregate", "group_by": None}),
+        ("两家店加起来11月的生意额是多少", {"intent": "aggregate", "group_by": None}),
+        # without it the store noun is the grouping (分别, 各)
+        ("两个店的客流趋势分别怎样，近两个月", {"intent": "trend", "group_by": ["store_id"]}),
+        (
+            "how do the two stores compare on queue length",
+            {"intent": "compare", "compare.dimension": "store_id"},
+        ),
+    ],
+)
+def test_every_store_counted(question: str, expect: dict[str, object]) -> None:
+    status, plan, words = _parse(question)
+    assert status == "ok", words
+    stores = _get(plan, "filters.store_id") or _get(plan, "compare.groups")
+    assert stores == sorted(VOCABULARY.store_ids)
+    for path, want in expect.items():
+        assert _get(plan, path) == want, (path, plan)
+
+
+def test_a_count_of_stores_the_memory_does_not_hold_is_named() -> None:
+    status, _, words = _parse("三家店的营业额")  # the simulated memory holds two
+    assert status == "unsupported" and "三家" in words
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        # two measures moving together are a correlation, events turning up together a co-occurrence
+        ("Do order counts and queue length move together day by day?", "correlation"),
+        ("Looking at both stores together, is footfall correlated with order count?", "correlation"),
+        ("投诉和排队是不是经常一起出现", "co_occurrence"),
+        # 会不会 with another kind's cue asks "does", not "will"
+        ("顾客咨询的次数会不会按周重复", "periodicity"),
+        ("下个月客流会不会下降", "forecast"),
+    ],
+)
+def test_the_kind_a_question_names(question: str, intent: str) -> None:
+    status, plan, words = _parse(question)
+    assert status == "ok", words
+    assert plan["intent"] == intent

@@ -77,12 +77,18 @@ def find_top_k(mt: MaskedText) -> int | None:
     return None
 
 
+#: cues that name what a 会不会 asks ("does it repeat weekly", "do they turn up together"): with
+#: one of them, 会不会 is "does", not "will"
+_KINDS_OF_DOES = frozenset({"periodicity", "co_occurrence", "correlation", "anomaly"})
+
+
 def cues(text: str) -> set[str]:
     """Names of the cue patterns present in ``text`` (``correlation`` also for
-    :data:`CORRELATION_FORM`, ``forecast`` also for a 会不会 that is not a conditional 会不会更)."""
+    :data:`CORRELATION_FORM`, ``forecast`` also for a 会不会 that is not a conditional 会不会更
+    and names no other kind of question)."""
     found = {name for name, p in CUES.items() if p.search(text)}
     if CORRELATION_FORM.search(text):
         found.add("correlation")
-    if WILL_IT.search(text) and not CONDITIONAL_MORE.search(text):
+    if WILL_IT.search(text) and not CONDITIONAL_MORE.search(text) and not found & _KINDS_OF_DOES:
         found.add("forecast")
     return found

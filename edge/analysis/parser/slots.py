@@ -197,6 +197,8 @@ def _intent_hint(
     # "show me every complaint customer_123 made": a person's events are listed, not counted
     if "retrieve_media" in cue or ("retrieve_verb" in cue and (not metrics or entities)):
         return "retrieve"
+    if "correlation" in cue and len(metrics) >= 2:
+        return "correlation"  # two measures "correlated", "moving together": not events paired
     if "co_occurrence" in cue:
         return "co_occurrence"
     pivoted = "pivot" in cue or info.window_days or any(r.kind == "since" for r in info.ranges)

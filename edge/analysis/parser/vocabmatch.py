@@ -405,9 +405,50 @@ def _place_name_zh(run: str) -> str | None:
     return None if len(tail) < 2 or any(c in _NOT_A_PLACE_ZH for c in tail) else tail
 
 
-def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
-    """Stores named by a place rather than an id; consumed. Unknown ones stay as asked."""
+#: every store counted ("both stores", 两家店加起来, "all our stores"): the count (``n``, none for
+#: "all"), the store noun (``s``) and a "combined" after it (``x``)
+_STORE_COUNT_EN = re.compile(
+    r"(?<![a-z])(?:(?P<all>all(?: (?:of )?(?:the|our))?|every one of (?:the|our))|(?P<both>both(?: (?:the|our))?)"
+    r"|(?:the |our )?(?P<n>two|three|four|five|six|[2-9]))"
+    r" (?P<s>stores|shops|branches|outlets|locations)(?P<x> (?:combined|together|in total|altogether))?(?![a-z])"
+)
+_STORE_COUNT_ZH = re.compile(
+    r"(?:(?P<all>所有|全部|全体)的?|(?P<n>[两二三四五六七八九2-9])(?:家|个))(?P<s>门店|分店|店铺|店)"
+    r"(?P<x>加起来|合起来|合计|一起|总共)?"
+)
+_COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "两": 2, "二": 2, "三": 3, "四": 4,
+                "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}  # fmt: skip
+
+
+def _every_store(mt: MaskedText, vocab: Vocabulary) -> list[tuple[int, str]]:
+    """Words that count every store of the memory ("both stores" where it holds two, 所有门店):
+    the count consumed, and the store noun too when "combined" follows (else it is the dimension
+    word's: 两个店的客流分别怎样 is by store), read as all its stores. A count the memory does not hold (三家店 in a memory of two) is left unclaimed: the
+    question names stores the memory cannot tell."""
     found: list[tuple[int, str]] = []
+    held = len(vocab.store_ids)
+    for pattern in (_STORE_COUNT_EN, _STORE_COUNT_ZH):
+        for m in pattern.finditer(mt.view):
+            number = m.group("n")
+            count = (
+                2
+                if m.groupdict().get("both")
+                else (_COUNT_WORDS.get(number) or int(number))
+                if number
+                else held
+            )
+            if count != held or held < 2 or not mt.free(m.start(), m.end()):
+                continue
+            # "combined" / 加起来: the stores as one, so the noun is no grouping either
+            mt.consume(m.start(), m.end() if m.group("x") else m.start("s"))
+            found += [(m.start(), s) for s in vocab.store_ids]
+    return found
+
+
+def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
+    """Stores named by a place rather than an id, or every store counted ("both stores"); consumed.
+    Unknown ones stay as asked."""
+    found: list[tuple[int, str]] = _every_store(mt, vocab)
     for m in _STORE_PLACE_EN.finditer(mt.view):
         v = m.group("v")
         if v in _NOT_A_PLACE_EN or not mt.free(m.start(), m.end()):
@@ -423,7 +464,7 @@ def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
             continue
         found.append((end - len(name), _place_store(name, vocab.store_ids)))
         mt.consume(end - len(name), m.end())
-    return [s for _, s in sorted(found)]
+    return list(dict.fromkeys(s for _, s in sorted(found)))
 
 
 def _known(value: str, known: Sequence[str]) -> str:
