@@ -349,3 +349,18 @@ def test_the_kind_a_question_names(question: str, intent: str) -> None:
     status, plan, words = _parse(question)
     assert status == "ok", words
     assert plan["intent"] == intent
+
+
+@pytest.mark.parametrize(
+    ("question", "n", "group"),
+    [
+        # the N of "the N things with the most ..." / 最…的N天 is a ranking's count
+        ("Who are the 3 staff with the highest error rate", 3, ["staff_id"]),
+        ("List the 5 days with the longest queues", 5, ["date"]),
+        ("排队最长的5天列出来", 5, ["date"]),
+    ],
+)
+def test_the_count_of_a_ranking_before_what_is_ranked(question: str, n: int, group: list[str]) -> None:
+    status, plan, words = _parse(question)
+    assert status == "ok", words
+    assert (plan["intent"], plan["top_k"], plan["group_by"]) == ("top_k", n, group)

@@ -57,6 +57,14 @@ _TOPK = [
         )
     ),
     _c(W(r"which (?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten)")),
+    # "the 3 staff with the highest error rate", "the 5 days with the longest queues"
+    _c(
+        r"(?<![a-z0-9_])(?:the )?(?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten) (?:[a-z]+ ){1,2}?"
+        r"(?=(?:with|that have|that had|where|when) (?:the )?(?:highest|most|longest|biggest|largest|lowest"
+        r"|fewest|least|shortest|worst|best|busiest)(?![a-z]))"
+    ),
+    # 排队最长的5天, 客人最爱逗留的两个区域
+    _c(r"最[^，。？?的\x00]{1,6}的(?P<n>" + CN_NUM + r")(?=\s?(?:个|名|家|款|种|位|样|天|周|小时))"),
     _c(r"哪(?P<n>" + CN_NUM + r")\s?(?:个|名|家|款|种|位|样)"),
 ]
 
