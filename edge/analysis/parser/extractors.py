@@ -20,7 +20,7 @@ from edge.analysis.parser.extraction import Context, Extractor
 from edge.analysis.parser.intents import find_top_k
 from edge.analysis.parser.lexicon import DIMENSIONS, METRICS, PROMOTION_VALUES, TIME_BUCKETS
 from edge.analysis.parser.text import MaskedText
-from edge.analysis.parser.timeexpr import extract_time
+from edge.analysis.parser.timekinds import extract_time
 from edge.analysis.parser.vocabmatch import (
     match_event_types,
     match_ids,

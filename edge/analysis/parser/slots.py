@@ -23,7 +23,7 @@ from edge.analysis.parser.intents import CORRELATION_FORM, CUES, THAN_BEFORE, cu
 from edge.analysis.parser.refusal import Refusal
 from edge.analysis.parser.result import AttributeMatch
 from edge.analysis.parser.text import Hit, MaskedText, normalize
-from edge.analysis.parser.timeexpr import TimeInfo
+from edge.analysis.parser.timecal import TimeInfo
 from edge.analysis.parser.valuekeys import TwoFields, resolve_fields
 from edge.analysis.parser.vocabmatch import TypeHit, ValueHit
 

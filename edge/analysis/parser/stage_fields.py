@@ -20,7 +20,7 @@ from edge.analysis.parser import pairs
 from edge.analysis.parser.refusal import Refusal
 from edge.analysis.parser.slots import Draft, Slots
 from edge.analysis.parser.stage_filters import time_range
-from edge.analysis.parser.timeexpr import TimeInfo
+from edge.analysis.parser.timecal import TimeInfo
 from edge.analysis.source import Vocabulary
 
 BUCKET_DIM = {"day": "date", "week": "week", "month": "month", "hour": "hour"}

@@ -26,7 +26,7 @@ from edge.analysis.parser.stage_fields import BUCKET_DIM
 from edge.analysis.parser.stage_intent import FORECAST_SUBJECT, WHICH_DAYS
 from edge.analysis.parser.stage_measure import TENDENCY
 from edge.analysis.parser.text import Hit
-from edge.analysis.parser.timeexpr import TimeInfo
+from edge.analysis.parser.timecal import TimeInfo
 from edge.analysis.parser.vocabmatch import TypeHit
 
 logger = logging.getLogger(__name__)
