@@ -62,22 +62,15 @@ def _blank(mt: MaskedText, patterns: Iterable[re.Pattern[str]]) -> None:
     """Claim every match of every pattern, all read on the same view (cues may overlap), less
     the wildcard stretches inside a match (按年龄段拆分: 按 and 拆分 are the cue, 年龄段 is not)."""
     view = mt.view
-    spans: list[tuple[int, int]] = []
     for p in patterns:
         gapped = _gapped(p)
         gaps = [g for g in gapped.groupindex if g.startswith("_gap")]
         for m in gapped.finditer(view):
-            if m.end() <= m.start():
-                continue
-            cuts = sorted(m.span(g) for g in gaps if m.start(g) >= 0)
             pos = m.start()
-            for a, b in cuts:
-                spans.append((pos, a))
+            for a, b in sorted(m.span(g) for g in gaps if m.start(g) >= 0):
+                mt.consume(pos, a)
                 pos = max(pos, b)
-            spans.append((pos, m.end()))
-    for start, end in spans:
-        if end > start:
-            mt.consume(start, end)
+            mt.consume(pos, m.end())
 
 
 def _zh_taken(pieces: str, measure_words: Iterable[str]) -> list[bool]:
@@ -86,15 +79,13 @@ def _zh_taken(pieces: str, measure_words: Iterable[str]) -> list[bool]:
     taken = [c == "\u0000" for c in pieces]
     words = sorted({*ZH_FUNCTION, *measure_words}, key=len, reverse=True)
     for m in _CJK_RUN.finditer(pieces):
-        run = list(m.group(0))
+        run = m.group(0)
         for w in words:
-            text = "".join(run)
-            i = text.find(w)
+            i = run.find(w)
             while i >= 0:
-                for k in range(i, i + len(w)):
-                    run[k] = "\u0000"
-                    taken[m.start() + k] = True
-                i = "".join(run).find(w, i + len(w))
+                taken[m.start() + i : m.start() + i + len(w)] = [True] * len(w)
+                i = run.find(w, i + len(w))
+            run = run.replace(w, "\u0000" * len(w))
     return taken
 
 
@@ -103,8 +94,7 @@ def _zh_rest(text: str, start: int, end: int, taken: list[bool], measure_words: 
     that finish a word whose other characters were taken (客 of 客人 when 人最多 was claimed, 间
     of 时间 when 时 was a function word). Only a word actually in the question counts, so an
     unknown word is still named."""
-    free = [i for i in range(start, end) if not taken[i]]
-    if not free:
+    if all(taken[start:end]):
         return []
     whole = {*_known_zh(), *measure_words}
     done: set[int] = set()
@@ -116,21 +106,11 @@ def _zh_rest(text: str, start: int, end: int, taken: list[bool], measure_words: 
             span = range(i, i + len(w))
             inside = [k for k in span if start <= k < end and not taken[k]]
             outside = [k for k in span if k not in inside]
-            if inside and outside and all(taken[k] for k in outside if k < len(taken)):
+            if inside and outside and all(taken[k] for k in outside):
                 done.update(inside)
             i = text.find(w, i + 1)
-    parts: list[str] = []
-    current = ""
-    for i in range(start, end):
-        if taken[i] or i in done:
-            if current:
-                parts.append(current)
-            current = ""
-        else:
-            current += text[i]
-    if current:
-        parts.append(current)
-    return parts
+    rest = "".join("\u0000" if taken[i] or i in done else text[i] for i in range(start, end))
+    return [part for part in rest.split("\u0000") if part]
 
 
 @functools.lru_cache(maxsize=1)
@@ -161,7 +141,7 @@ def _stem(token: str) -> str:
 OWN_DIMENSION = {"staff_error_rate": "staff_id", "negative_emotion_rate": "speech_emotion"}
 
 
-def _fields_used(plan: dict[str, Any]) -> set[str]:
+def fields_used(plan: dict[str, Any]) -> set[str]:
     """The stats keys a plan filters, pairs, compares or groups by."""
     f, compare, pair = plan.get("filters") or {}, plan.get("compare") or {}, plan.get("pair") or {}
     used = set(f.get("attributes") or {}) | set(plan.get("group_by") or ()) | {str(compare.get("dimension"))}
@@ -180,7 +160,7 @@ def _measure_words(plan: dict[str, Any]) -> tuple[frozenset[str], tuple[str, ...
         if metric in wanted:
             en |= {_stem(w) for w in re.findall(r"[a-z]{3,}", pattern.pattern)}
             zh |= set(re.findall(r"[\u3400-\u9fff]{2,}", pattern.pattern))
-    used = _fields_used(plan)
+    used = fields_used(plan)
     wanted |= {m for m, key in OWN_DIMENSION.items() if key in used}
     for metric in wanted:
         zh_words, en_words = MEASURE_CONTEXT.get(str(metric), ((), ()))
@@ -197,8 +177,6 @@ def residual(
     claimed: Iterable[tuple[int, int]] = (),
     unclaimed: Iterable[tuple[int, int]] = (),
     asked: Iterable[tuple[int, int]] = (),
-    known_words: frozenset[str] = frozenset(),
-    known_zh: Iterable[str] = (),
 ) -> list[str]:
     """The question's content words that nothing claimed, in question order, as they were typed
     (normalised). ``mt`` is the parse's masked text (left as it is); ``claimed``: spans the plan
@@ -206,16 +184,13 @@ def residual(
     ``unclaimed``: spans an extractor consumed that the plan does not use (a dimension word of a
     question whose plan groups by nothing); ``asked``: such spans the question asks the answer to
     be given by ("which store", 每个门店): named even when the word alone would be a function word.
-
-    ``cue_patterns`` are the intent cues; ``known_words`` / ``known_zh``: words that a reading
-    the classifier chose is made of (words of the examples with the same intent or metric)."""
+    ``cue_patterns`` are the intent cues."""
     work = mt.copy()
     for start, end in unclaimed:  # read by an extractor, but the plan does not use it
-        for i in range(start, end):
-            work._chars[i] = mt.text[i]
+        work._chars[start:end] = mt.text[start:end]
     for start, end in claimed:
         work.consume(start, end)
-    if not _has_pivot(plan):
+    if not (plan.get("compare") or {}).get("periods"):
         # a condition the plan has no pivot for is content the plan does not use
         kept = [(m.start(), m.end()) for m in CONDITION.finditer(work.view)]
     else:
@@ -225,8 +200,7 @@ def residual(
             work.consume(m.start(), m.end())
     _blank(work, cue_patterns)
     for s, e in kept:  # un-claim the condition nouns a cue pattern swallowed
-        for i in range(s, e):
-            work._chars[i] = mt.text[i]
+        work._chars[s:e] = mt.text[s:e]
     view = work.view
     en_known, zh_measure = _measure_words(plan)
     pieces = _PUNCT.sub(lambda p: "\u0000" * len(p.group(0)), view)
@@ -235,28 +209,11 @@ def residual(
     for m in re.finditer(r"[a-z0-9][a-z0-9'\-.]*|[\u3400-\u9fff]+", pieces):
         token = m.group(0).strip(".'-")
         if _CJK_RUN.fullmatch(token):
-            for part in _zh_rest(mt.text, m.start(), m.end(), taken, zh_measure):
-                if not any(part in k for k in known_zh):
-                    words.append(part)
+            words += _zh_rest(mt.text, m.start(), m.end(), taken, zh_measure)
         elif (
             token not in EN_FUNCTION
-            and token not in known_words
-            and not _plural_known(token, known_words)
+            and not (token.endswith("s") and token[:-1] in EN_FUNCTION)
             and _stem(token) not in en_known
         ):
             words.append(token)
-    words = [mt.text[s:e].strip() for s, e in asked] + words
-    out: list[str] = []
-    for w in words:
-        if w not in out:
-            out.append(w)
-    return out
-
-
-def _plural_known(token: str, known: frozenset[str]) -> bool:
-    return token.endswith("s") and (token[:-1] in EN_FUNCTION or token[:-1] in known)
-
-
-def _has_pivot(plan: dict[str, Any]) -> bool:
-    periods = (plan.get("compare") or {}).get("periods") or []
-    return bool(periods)
+    return list(dict.fromkeys([mt.text[s:e].strip() for s, e in asked] + words))

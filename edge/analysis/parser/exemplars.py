@@ -21,7 +21,7 @@ import logging
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -29,10 +29,9 @@ import numpy as np
 
 from edge.analysis.parser.lexicon import METRICS
 from edge.analysis.parser.text import MaskedText, normalize
+from edge.analysis.parser.vocabmatch import Embed
 
 logger = logging.getLogger(__name__)
-
-Embed = Callable[[Sequence[str]], np.ndarray | None]
 
 #: neighbours that vote on the intent (over metric-masked texts) and on the metric (raw texts)
 K_INTENT = 5

@@ -13,13 +13,6 @@ import re
 from edge.analysis.parser.lexicon import CUES, FORMS
 from edge.analysis.parser.text import CN_NUM, EN_NUM, MaskedText, parse_number, word
 
-W = word
-
-
-def _c(p: str) -> re.Pattern[str]:
-    return re.compile(p)
-
-
 #: a correlation named by the shape of the question: "越 X 越 Y" and "the more X, the more Y". A
 #: strong cue: when the rules cannot build it (one metric), the question is refused rather than
 #: answered as another kind (core._combine)
@@ -32,40 +25,33 @@ THAN_BEFORE = FORMS["than_before"]
 CONDITIONAL_MORE = FORMS["conditional_more"]
 
 _TOPK = [
-    _c(r"(?:排名?)?前\s?(?P<n>" + CN_NUM + r")\s?(?:个|名|家|款|种|位|大|样)?(?![天周月年日星小分季])"),
-    _c(
+    re.compile(p)
+    for p in (
+        r"(?:排名?)?前\s?(?P<n>" + CN_NUM + r")\s?(?:个|名|家|款|种|位|大|样)?(?![天周月年日星小分季])",
         r"(?:最高|最多|最大|最好|最低|最少|最差|最长|最短|最久|最忙|最畅销|最受欢迎)的\s?(?P<n>"
         + CN_NUM
-        + r")\s?(?:个|名|家|款|种|位|样)"
-    ),
-    _c(
+        + r")\s?(?:个|名|家|款|种|位|样)",
         r"(?P<n>"
         + CN_NUM
-        + r")\s?(?:个|名|家|款|种|位|样)(?:最高|最多|最大|最好|最低|最少|最差|最畅销|最受欢迎)"
-    ),
-    _c(W(r"top[- ]?(?P<n>" + EN_NUM + r")")),
-    _c(
-        W(
+        + r")\s?(?:个|名|家|款|种|位|样)(?:最高|最多|最大|最好|最低|最少|最差|最畅销|最受欢迎)",
+        word(r"top[- ]?(?P<n>" + EN_NUM + r")"),
+        word(
             r"(?:the )?(?P<n>"
             + EN_NUM
             + r") (?:highest|best|most|largest|biggest|lowest|worst|least|busiest|top)"
-        )
-    ),
-    _c(
-        W(
+        ),
+        word(
             r"(?:highest|best|most|lowest|worst|least|busiest) (?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten)"
-        )
-    ),
-    _c(W(r"which (?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten)")),
-    # "the 3 staff with the highest error rate", "the 5 days with the longest queues"
-    _c(
+        ),
+        word(r"which (?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten)"),
+        # "the 3 staff with the highest error rate", "the 5 days with the longest queues"
         r"(?<![a-z0-9_])(?:the )?(?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten) (?:[a-z]+ ){1,2}?"
         r"(?=(?:with|that have|that had|where|when) (?:the )?(?:highest|most|longest|biggest|largest|lowest"
-        r"|fewest|least|shortest|worst|best|busiest)(?![a-z]))"
-    ),
-    # 排队最长的5天, 客人最爱逗留的两个区域
-    _c(r"最[^，。？?的\x00]{1,6}的(?P<n>" + CN_NUM + r")(?=\s?(?:个|名|家|款|种|位|样|天|周|小时))"),
-    _c(r"哪(?P<n>" + CN_NUM + r")\s?(?:个|名|家|款|种|位|样)"),
+        r"|fewest|least|shortest|worst|best|busiest)(?![a-z]))",
+        # 排队最长的5天, 客人最爱逗留的两个区域
+        r"最[^，。？?的\x00]{1,6}的(?P<n>" + CN_NUM + r")(?=\s?(?:个|名|家|款|种|位|样|天|周|小时))",
+        r"哪(?P<n>" + CN_NUM + r")\s?(?:个|名|家|款|种|位|样)",
+    )
 ]
 
 

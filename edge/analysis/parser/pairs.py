@@ -47,17 +47,14 @@ def co_items(
 ) -> list[Item]:
     """The things the question names, in question order; of overlapping spans the longer wins,
     then the more specific."""
-    items: list[Item] = []
-    for h in metric_hits:
-        if str(h.value) in METRIC_ITEM:
-            items.append((h.start, h.end, METRIC_ITEM[str(h.value)], 0))
-    for v in values:
-        items.append((v.start, v.end, f"{v.key}={v.values[0]}", 2))
-    for t in types:
-        items.append((t.start, t.end, t.event_type, 1))
+    items: list[Item] = [
+        (h.start, h.end, METRIC_ITEM[str(h.value)], 0) for h in metric_hits if str(h.value) in METRIC_ITEM
+    ]
+    items += [(v.start, v.end, f"{v.key}={v.values[0]}", 2) for v in values]
+    items += [(t.start, t.end, t.event_type, 1) for t in types]
     for e in entities:
-        pos = text.find(e.lower())
-        items.append((max(pos, 0), max(pos, 0) + len(e), e, 3))
+        pos = max(text.find(e.lower()), 0)
+        items.append((pos, pos + len(e), e, 3))
     items.sort(key=lambda it: (-(it[1] - it[0]), -it[3]))
     kept: list[Item] = []
     for it in items:
@@ -91,4 +88,4 @@ def co_window(text: str) -> int | None:
     unit = m.group("u") or m.group("u2")
     n_text = m.group("n") or m.group("n2") or "1"
     n = 1 if n_text in ("同一", "the same") else (parse_number(n_text) or 1)
-    return max(1, n * _UNIT_SECONDS[unit])
+    return n * _UNIT_SECONDS[unit]

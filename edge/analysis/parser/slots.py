@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from edge.analysis.parser.accounting import OWN_DIMENSION
-from edge.analysis.parser.extractors import Context, runner
+from edge.analysis.parser.extractors import REGISTRY, Context
 from edge.analysis.parser.intents import CORRELATION_FORM, CUES, THAN_BEFORE, cues
 from edge.analysis.parser.refusal import Refusal
 from edge.analysis.parser.result import AttributeMatch
 from edge.analysis.parser.text import Hit, MaskedText, normalize
-from edge.analysis.parser.timeexpr import TimeInfo
+from edge.analysis.parser.timecal import TimeInfo
 from edge.analysis.parser.valuekeys import TwoFields, resolve_fields
 from edge.analysis.parser.vocabmatch import TypeHit, ValueHit
 
@@ -45,7 +45,6 @@ _SELLER_NOT_PRODUCT = re.compile(
     r"|sales ?(?:person|people|rep)s?|staff|cashiers?|employees?|店员|员工|收银|门店|"
     r"how many (?:best|top)[- ]?sellers|多少(?:个|款|种)?畅销"
 )
-#: the dimension a measure's own name mentions (店员差错率, "negative mood"): not a grouping
 
 
 @dataclass(frozen=True)
@@ -105,33 +104,36 @@ class Draft:
 def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> Slots:
     """The slots of ``question``; raises :class:`~.refusal.Refusal` for an empty question."""
     text = normalize(question)
-    if not text or not re.search(r"[a-z\u3400-\u9fff]", text):
+    if not re.search(r"[a-z\u3400-\u9fff]", text):
         raise Refusal("empty", final=True)
     mt = MaskedText(text)
-    run = runner(ctx)
-    stores, entities = run("ids", mt)
-    named, named_stores = run("named", mt)
-    stores = list(dict.fromkeys(stores + named_stores + run("places", mt)))
-    info: TimeInfo = run("time", mt)
-    top_n: int | None = run("top_k", mt)
+
+    def run(name: str) -> Any:
+        return REGISTRY[name].extract(mt, ctx)
+
+    stores, entities = run("ids")
+    named, named_stores = run("named")
+    stores = list(dict.fromkeys(stores + named_stores + run("places")))
+    info: TimeInfo = run("time")
+    top_n: int | None = run("top_k")
     pre_view = mt.view
-    types: list[TypeHit] = run("event_types", mt)
-    metric_hits: list[Hit] = run("measures", mt)
+    types: list[TypeHit] = run("event_types")
+    metric_hits: list[Hit] = run("measures")
     read = tuple(dict.fromkeys(str(h.value) for h in metric_hits))
     metrics = read
     if force is not None and force.metrics:
         chosen = force.metrics if force.intent == "correlation" else force.metrics[:1]
         metrics = (*chosen, *(m for m in read if m not in chosen))
-    values: list[ValueHit] = run("values", mt)
-    promo_hits: list[Hit] = run("promotions", mt)
+    values: list[ValueHit] = run("values")
+    promo_hits: list[Hit] = run("promotions")
     post_view = mt.view
     cue, peak_shift = _cues(pre_view, post_view, text, metrics)
     hint = _intent_hint(cue, peak_shift, info, metrics, entities)
-    similar: list[ValueHit] = run("similar_values", mt) if hint != "forecast" else []
+    similar: list[ValueHit] = run("similar_values") if hint != "forecast" else []
     values = sorted(values + named + similar, key=lambda v: v.start)
     values, two_fields = resolve_fields(text, values, ctx.vocab, metrics, types, hint)
-    buckets = tuple(dict.fromkeys(str(h.value) for h in run("buckets", mt)))
-    dim_hits: list[Hit] = run("dimensions", mt)
+    buckets = tuple(dict.fromkeys(str(h.value) for h in run("buckets")))
+    dim_hits: list[Hit] = run("dimensions")
     dims = list(dict.fromkeys(str(h.value) for h in dim_hits))
     if SELLERS.search(text) and "trend" not in cue and not _SELLER_NOT_PRODUCT.search(text):
         cue.add("top_rank")  # best-selling ranks ...

@@ -20,11 +20,11 @@ from edge.analysis.parser import pairs
 from edge.analysis.parser.refusal import Refusal
 from edge.analysis.parser.slots import Draft, Slots
 from edge.analysis.parser.stage_filters import time_range
-from edge.analysis.parser.timeexpr import TimeInfo
+from edge.analysis.parser.timecal import TimeInfo
 from edge.analysis.source import Vocabulary
 
 BUCKET_DIM = {"day": "date", "week": "week", "month": "month", "hour": "hour"}
-_TIME_DIMS = ("date", "week", "month", "hour")
+_TIME_DIMS = tuple(BUCKET_DIM.values())  # date, week, month, hour
 #: the largest bucket that still gives a series of at least this many points is chosen
 _MIN_BUCKETS = 8
 _BUCKET_DAYS = (("month", 365.25 / 12), ("week", 7.0), ("day", 1.0), ("hour", 1.0 / 24))
@@ -120,15 +120,12 @@ def _range_days(tr: dict[str, str] | None, now: datetime) -> float | None:
         return y * 365.25 + mo * 365.25 / 12 + w * 7 + d
     try:
         since = datetime.fromisoformat(tr["since"]) if "since" in tr else None
-        until = datetime.fromisoformat(tr["until"]) if "until" in tr else None
+        until = datetime.fromisoformat(tr["until"]) if "until" in tr else now
     except ValueError:
         return None
     if since is None:
         return None
-    if until is None:
-        ref = now if now.tzinfo is not None or since.tzinfo is None else now.replace(tzinfo=since.tzinfo)
-        until = ref
-    if (since.tzinfo is None) != (until.tzinfo is None):
+    if (since.tzinfo is None) != (until.tzinfo is None):  # a naive ``now`` is store-local
         since, until = since.replace(tzinfo=None), until.replace(tzinfo=None)
     return max((until - since).total_seconds() / 86400.0, 0.0)
 

@@ -14,7 +14,7 @@ from typing import Any
 from edge.analysis.parser.result import AttributeMatch
 from edge.analysis.parser.slots import Draft, Slots
 from edge.analysis.parser.stage_measure import TENDENCY
-from edge.analysis.parser.timeexpr import TimeInfo
+from edge.analysis.parser.timecal import TimeInfo
 from edge.analysis.parser.vocabmatch import ValueHit
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from edge.analysis.parser.pairs import co_items, pair
 from edge.analysis.parser.refusal import Refusal
 from edge.analysis.parser.slots import Draft, Force, Slots
-from edge.analysis.parser.timeexpr import pivot_periods
+from edge.analysis.parser.timecal import pivot_periods
 from edge.analysis.parser.valuekeys import two_fields_reason
 
 #: stats keys that are plan dimensions too (compare / group by them directly)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from edge.analysis.metrics import METRIC_EVENT_TYPES
-from edge.analysis.parser.accounting import OWN_DIMENSION, residual
+from edge.analysis.parser.accounting import OWN_DIMENSION, fields_used, residual
 from edge.analysis.parser.intents import CORRELATION_FORM, CUES, WILL_IT
 from edge.analysis.parser.lexicon import INTENT_CONTEXT
 from edge.analysis.parser.pairs import CO_WINDOW, CONJ, METRIC_ITEM
@@ -26,7 +26,7 @@ from edge.analysis.parser.stage_fields import BUCKET_DIM
 from edge.analysis.parser.stage_intent import FORECAST_SUBJECT, WHICH_DAYS
 from edge.analysis.parser.stage_measure import TENDENCY
 from edge.analysis.parser.text import Hit
-from edge.analysis.parser.timeexpr import TimeInfo
+from edge.analysis.parser.timecal import TimeInfo
 from edge.analysis.parser.vocabmatch import TypeHit
 
 logger = logging.getLogger(__name__)
@@ -131,15 +131,12 @@ def _unused_dimension_spans(plan: dict[str, Any], dim_hits: Sequence[Hit]) -> li
     """Dimension words ("staff", 区域) the plan neither groups nor compares by: "staff turnover"
     is not revenue because "staff" was read as a dimension and then left out."""
     f, compare = plan.get("filters") or {}, plan.get("compare") or {}
-    used = set(plan.get("group_by") or ()) | {str(compare.get("dimension"))}
+    used = fields_used(plan)  # "rainy weather": the key of a value it filters on
     if f.get("store_id"):
         used.add("store_id")
     own = OWN_DIMENSION.get(str(plan.get("target_metric")))
     if own:
         used.add(own)  # 店员差错率: the staff word is part of the measure's name
-    used |= set(f.get("attributes") or {})  # "rainy weather": the key of a value it filters on
-    pair = plan.get("pair") or {}
-    used |= {str(v).split("=", 1)[0] for v in pair.values() if "=" in str(v)}
     if plan.get("time_bucket"):  # "which week": the buckets of a series
         used.add(BUCKET_DIM.get(str(plan["time_bucket"]), str(plan["time_bucket"])))
     if f.get("time_range") or compare.get("periods"):

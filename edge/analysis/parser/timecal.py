@@ -5,7 +5,7 @@ the store's clock that writes store-local days as RFC 3339 ranges with the store
 (:class:`Clock`: calendar periods, months, inferred years, the date a :data:`DATE` match names,
 what no calendar has), and one time kind's pass over the question on it (:class:`Reading`: a
 mention found is claimed, a calendar range takes the open word next to it). Read by the time
-kinds (:mod:`.timekinds`) and, through :mod:`.timeexpr`, by the parser's assembly.
+kinds (:mod:`.timekinds`) and by the plan's stages.
 """
 
 from __future__ import annotations
@@ -131,12 +131,12 @@ class Clock:
         return datetime(d.year, d.month, d.day, tzinfo=self.zone).isoformat()
 
     def day(self, d: date) -> dict[str, str]:
-        return {"since": self.at(d), "until": self.at(d + timedelta(days=1))}
+        return self.span(d, d + timedelta(days=1))
 
     def span(self, a: date, b_exclusive: date) -> dict[str, str]:
         return {"since": self.at(a), "until": self.at(b_exclusive)}
 
-    def monday(self, weeks: int = 0) -> date:
+    def monday(self, weeks: int) -> date:
         """The Monday of this week, ``weeks`` weeks on."""
         return self.today - timedelta(days=self.today.weekday()) + timedelta(weeks=weeks)
 

@@ -1,19 +1,21 @@
-"""The kinds of time mention of a question, each a slot extractor of its own.
+"""The time expressions of a question: its kinds of time mention, each a slot extractor of its own.
 
 Owned by :mod:`edge.analysis.parser`; registered in :data:`TIME_KINDS` in the order they claim,
-and run in that order by :func:`.timeexpr.extract_time` (the order matters: what one claims, no
-later one reads): forecast horizons first (下个月 is not 上个月), then counts that are no count,
-calendar periods named explicitly, dates, clock hours (before durations: 晚上7点到9点), weekdays
-of a named week, recent durations, calendar words, bare months, windows around a date, dayparts
-and days of the week. Each kind's slot is a :class:`~.timecal.TimeInfo` holding only what it read
-and the errors it found (a date no calendar has).
+and run in that order by :func:`extract_time` (the order matters: what one claims, no later one
+reads): forecast horizons first (下个月 is not 上个月), then counts that are no count, calendar
+periods named explicitly, dates, clock hours (before durations: 晚上7点到9点), weekdays of a named
+week, recent durations, calendar words, bare months, windows around a date, dayparts and days of
+the week. Each kind's slot is a :class:`~.timecal.TimeInfo` holding only what it read and the
+errors it found (a date no calendar has); the plan's stages decide how the pieces become
+``filters.time_range``, ``filters.hours``, ``filters.days_of_week``, a compare's periods or a
+forecast's horizon.
 """
 
 from __future__ import annotations
 
 import re
 from abc import abstractmethod
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 
 from edge.analysis.parser.extraction import Context, Extractor
 from edge.analysis.parser.text import CN_NUM, EN_NUM, MaskedText, parse_number, word
@@ -27,6 +29,7 @@ from edge.analysis.parser.timecal import (
     month_number,
     prefixed,
 )
+from edge.analysis.source import Vocabulary
 
 _UNITS = dict(
     zip("天 日 周 星期 礼拜 月 年 季度 day week month year quarter".split(), "DDWWWMYQDWMYQ", strict=True)
@@ -340,7 +343,7 @@ class ClockHours(TimeKind, name="clock_hours", slot="clock hours and ranges (晚
 
 _WEEK_DAY = re.compile(
     r"(?P<w>上上|上|本|这)(?:个)?(?:周|星期|礼拜)(?P<d>[一二三四五六日天末])"
-    r"|" + word(r"(?P<ew>last|this) (?P<ed>monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend)")
+    r"|" + word(r"(?P<ew>last|this) (?P<ed>" + "|".join(_WEEKDAYS_EN) + r"|weekend)")
 )
 _WEEK_OFFSETS = {"上上": -2, "上": -1, "本": 0, "这": 0, "last": -1, "this": 0}
 
@@ -509,3 +512,13 @@ class DaysOfWeek(TimeKind, name="days_of_week", slot="days of the week kept (周
             r.days(m, [0, 1, 2, 3, 4], False)
         for m in r.each(_NAMED_DAY):
             r.days(m, [_WEEKDAYS[_first(m, "d", "e") or ""]], None)
+
+
+def extract_time(mt: MaskedText, now: datetime, tz: str) -> TimeInfo:
+    """Find and consume every time expression of ``mt``; return them in question order. (A time
+    kind reads no more of its context than the clock and the zone ``tz``.)"""
+    ctx = Context(Vocabulary(timezone=tz), now)
+    info = TimeInfo()
+    for kind in TIME_KINDS.values():
+        info.add(kind.extract(mt, ctx))
+    return info.in_order()

@@ -68,6 +68,18 @@ def _named_field(text: str, start: int, end: int, keys: set[str]) -> set[str]:
     return found
 
 
+def _fitting(
+    text: str, span: tuple[int, int] | None, keys: Sequence[str], events: Sequence[str], vocab: Vocabulary
+) -> tuple[set[str], set[str], bool | None]:
+    """Of the keys a phrase (at ``span`` of ``text``, if found) names values of: those the question
+    names beside it, else those the measure's ``events`` carry; the keys named; and what the events
+    carry (:attr:`TwoFields.carried`, were none or several to fit)."""
+    named = _named_field(text, *span, set(keys)) if span else set()
+    carried = {k: vocab.carried_by(k, events) for k in keys}
+    fit = {k for k in keys if (k in named if named else carried[k])}
+    return fit, named, None if any(c is None for c in carried.values()) else bool(fit)
+
+
 def resolve_fields(
     text: str,
     values: Sequence[ValueHit],
@@ -81,15 +93,14 @@ def resolve_fields(
     (and left out of the values)."""
     out: list[ValueHit] = []
     unresolved: TwoFields | None = None
+    events = _measure_events(vocab, metrics, [t.event_type for t in types], intent_hint)
     for v in values:
         if not v.alternatives:
             out.append(v)
             continue
         cands = [(v.key, v.values[0]), *[(k, x) for k, x in v.alternatives if k != v.key]]
-        events = _measure_events(vocab, metrics, [t.event_type for t in types], intent_hint)
-        named = _named_field(text, v.start, v.end, {k for k, _ in cands})
-        carried = {k: vocab.carried_by(k, events) for k, _ in cands}
-        fits = [(k, x) for k, x in cands if (k in named if named else carried[k])]
+        fit, named, state = _fitting(text, (v.start, v.end), [k for k, _ in cands], events, vocab)
+        fits = [(k, x) for k, x in cands if k in fit]
         if len(fits) == 1:
             key, value = fits[0]
             on = () if named else tuple(t for t in events if key in vocab.keys_by_type.get(t, ()))
@@ -101,7 +112,6 @@ def resolve_fields(
             )
             continue
         if unresolved is None:
-            state = None if any(c is None for c in carried.values()) else bool(fits)
             unresolved = TwoFields(v.phrase, tuple(k for k, _ in cands), events, state)
     return out, unresolved
 
@@ -126,6 +136,7 @@ def guessed_field(text: str, plan: dict[str, Any], vocab: Vocabulary) -> TwoFiel
         ]
     metrics = [str(m) for m in (plan.get("target_metric"), plan.get("second_metric")) if m]
     types = [str(t) for t in filters.get("event_type") or []]
+    events = _measure_events(vocab, metrics, types, str(plan.get("intent")))
     for key, value in used:
         low = value.lower()
         keys = [key] + [
@@ -133,13 +144,9 @@ def guessed_field(text: str, plan: dict[str, Any], vocab: Vocabulary) -> TwoFiel
         ]
         if len(keys) == 1:
             continue
-        events = _measure_events(vocab, metrics, types, str(plan.get("intent")))
         at = text.find(low)
-        named = _named_field(text, at, at + len(low), set(keys)) if at >= 0 else set()
-        carried = {k: vocab.carried_by(k, events) for k in keys}
-        fits = [k for k in keys if (k in named if named else carried[k])]
-        if fits != [key]:
-            state = None if any(c is None for c in carried.values()) else bool(fits)
+        fit, _, state = _fitting(text, (at, at + len(low)) if at >= 0 else None, keys, events, vocab)
+        if fit != {key}:
             return TwoFields(value, tuple(keys), events, state)
     return None
 
@@ -147,34 +154,25 @@ def guessed_field(text: str, plan: dict[str, Any], vocab: Vocabulary) -> TwoFiel
 def two_fields_reason(tf: TwoFields) -> tuple[str, str]:
     """Why a word of two fields is not read, as (zh, en): the fields, and what the measure's
     events carry."""
-    return _two_fields_zh(tf), _two_fields_en(tf)
-
-
-def _two_fields_zh(tf: TwoFields) -> str:
-    more = "等" if len(tf.events) > 4 else ""
-    events = "、".join(value_label("event_type", t, "zh") for t in tf.events[:4])
-    fields = "，也是".join(f"{dimension_label(k, 'zh')}的取值" for k in tf.keys)
-    why = {
-        True: f"要计算的事件（{events}{more}）都带有",
-        False: f"要计算的事件（{events}{more}）都不带",
+    zh_events = "、".join(value_label("event_type", t, "zh") for t in tf.events[:4])
+    zh_events += "等" if len(tf.events) > 4 else ""
+    en_events = ", ".join(value_label("event_type", t, "en") for t in tf.events[:4])
+    en_events += ", ..." if len(tf.events) > 4 else ""
+    zh_why = {
+        True: f"要计算的事件（{zh_events}）都带有",
+        False: f"要计算的事件（{zh_events}）都不带",
         None: "门店数据没有说明要计算的事件带有哪一个",
     }[tf.carried]
-    return (
-        f"“{tf.phrase}”既是{fields}，{why}，我不替你选择；"
-        f"请说明是哪一个（例如“{tf.phrase}{dimension_label(tf.keys[0], 'zh')}”）"
-    )
-
-
-def _two_fields_en(tf: TwoFields) -> str:
-    events = ", ".join(value_label("event_type", t, "en") for t in tf.events[:4])
-    events += ", ..." if len(tf.events) > 4 else ""
-    fields = " and ".join(f"a {dimension_label(k, 'en')}" for k in tf.keys)
-    why = {
-        True: f"the measure's events ({events}) carry both",
-        False: f"the measure's events ({events}) carry neither",
+    en_why = {
+        True: f"the measure's events ({en_events}) carry both",
+        False: f"the measure's events ({en_events}) carry neither",
         None: "the memory does not say which of them the measure's events carry",
     }[tf.carried]
+    zh_fields = "，也是".join(f"{dimension_label(k, 'zh')}的取值" for k in tf.keys)
+    en_fields = " and ".join(f"a {dimension_label(k, 'en')}" for k in tf.keys)
     return (
-        f"'{tf.phrase}' is both {fields}, and {why}, so I will not pick one; "
-        f"say which (e.g. '{tf.phrase} {dimension_label(tf.keys[0], 'en')}')"
+        f"“{tf.phrase}”既是{zh_fields}，{zh_why}，我不替你选择；"
+        f"请说明是哪一个（例如“{tf.phrase}{dimension_label(tf.keys[0], 'zh')}”）",
+        f"'{tf.phrase}' is both {en_fields}, and {en_why}, so I will not pick one; "
+        f"say which (e.g. '{tf.phrase} {dimension_label(tf.keys[0], 'en')}')",
     )

@@ -76,7 +76,8 @@ class ValueHit:
 
 @dataclass(frozen=True)
 class TypeHit:
-    phrase: str
+    """An event type named in the question, at ``start:end``."""
+
     event_type: str
     start: int
     end: int
@@ -127,15 +128,6 @@ class _Compiled:
     targets: tuple[tuple[str, str], ...]
 
 
-def _vocab_key(vocab: Vocabulary) -> tuple[object, ...]:
-    return (
-        vocab.store_ids,
-        vocab.entities,
-        vocab.event_types,
-        tuple((k, tuple(v)) for k, v in vocab.attributes.items()),
-    )
-
-
 @functools.lru_cache(maxsize=16)
 def _compile(key: tuple[object, ...]) -> _Compiled:
     store_ids, entities, event_types, attributes = cast(
@@ -183,7 +175,8 @@ def _compile(key: tuple[object, ...]) -> _Compiled:
 
 def compiled(vocab: Vocabulary) -> _Compiled:
     """The vocabulary's match tables, compiled once per distinct vocabulary."""
-    return _compile(_vocab_key(vocab))
+    attributes = tuple((k, tuple(v)) for k, v in vocab.attributes.items())
+    return _compile((vocab.store_ids, vocab.entities, vocab.event_types, attributes))
 
 
 def match_ids(mt: MaskedText, vocab: Vocabulary) -> tuple[list[str], list[str]]:
@@ -199,22 +192,15 @@ def match_ids(mt: MaskedText, vocab: Vocabulary) -> tuple[list[str], list[str]]:
             continue
         (found_entities if _ENTITY_PREFIX.match(token) else found_stores).append((m.start(), token))
         mt.consume(m.start(), m.end())
-
-    def ordered(found: list[tuple[int, str]]) -> list[str]:
-        out: list[str] = []
-        for _, name in sorted(found):
-            if name not in out:
-                out.append(name)
-        return out
-
-    return ordered(found_stores), ordered(found_entities)
+    stores, entities = ([*dict.fromkeys(n for _, n in sorted(f))] for f in (found_stores, found_entities))
+    return stores, entities
 
 
 def match_event_types(mt: MaskedText, vocab: Vocabulary) -> list[TypeHit]:
     """Event types named in the question (literal names, or the everyday words of well-known
     types). Does not consume: metric words (投诉, 排队) may name an event type too."""
-    hits = mt.copy().find(compiled(vocab).types, consume=False)
-    return [TypeHit(h.text, str(h.value), h.start, h.end) for h in hits]
+    hits = mt.find(compiled(vocab).types, consume=False)
+    return [TypeHit(str(h.value), h.start, h.end) for h in hits]
 
 
 def match_values(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
@@ -238,24 +224,13 @@ def _is_lexical(text: str) -> bool:
     return len(rest) < 2
 
 
-def _min_score(text: str, threshold: float) -> float:
-    """Short phrases (two CJK characters, one Latin word) match by chance more easily."""
-    short = len(text) <= 2 if has_cjk(text) else " " not in text.strip()
-    return threshold + 0.1 if short else threshold
-
-
 def _candidates(mt: MaskedText) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
     split = re.compile(STOP_SPLIT)
     for start, run in mt.runs():
-        pos = 0
-        pieces: list[tuple[int, str]] = []
-        for m in split.finditer(run):
-            if m.start() > pos:
-                pieces.append((start + pos, run[pos : m.start()]))
-            pos = m.end()
-        if pos < len(run):
-            pieces.append((start + pos, run[pos:]))
+        # the run's pieces between stop words: (0, start1), (end1, start2) ... (endN, len)
+        bounds = [0, *(i for m in split.finditer(run) for i in m.span()), len(run)]
+        pieces = [(start + a, run[a:b]) for a, b in zip(bounds[::2], bounds[1::2], strict=True) if b > a]
         for p_start, piece in pieces:
             if has_cjk(piece):
                 n = len(piece)
@@ -307,24 +282,24 @@ def similar_values(
     for i, (s, e, text) in enumerate(cands):
         j = int(np.argmax(sims[i]))
         score = float(sims[i, j])
-        if score >= _min_score(text, threshold):
-            scored.append((score, s, e, text, targets[j]))
+        # short phrases (two CJK characters, one Latin word) match by chance more easily
+        short = len(text) <= 2 if has_cjk(text) else " " not in text.strip()
+        if score >= (threshold + 0.1 if short else threshold):
+            scored.append((score, s, e, text, j))
     scored.sort(key=lambda x: (-x[0], -(x[2] - x[1])))
     taken: list[ValueHit] = []
     used_targets: set[tuple[str, str]] = set()
-    for score, s, e, text, target in scored:
-        if target in used_targets:
-            continue
-        if any(not (e <= t.start or s >= t.end) for t in taken):
+    for score, s, e, text, j in scored:
+        target = targets[j]
+        if target in used_targets or any(not (e <= t.start or s >= t.end) for t in taken):
             continue
         # the same text stored under other keys scores the same: those keys are alternatives
-        same = re.sub(r"[_\-]+", " ", target[1]).lower()
         alts = tuple(
             (k, v)
-            for k, v in targets
+            for (k, v), written in zip(targets, texts, strict=True)
             if target[0] != "event_type"
             and k not in (target[0], "event_type")
-            and re.sub(r"[_\-]+", " ", v).lower() == same
+            and written.lower() == texts[j].lower()
         )
         used_targets.add(target)
         used_targets.update(alts)
