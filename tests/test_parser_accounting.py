@@ -364,3 +364,12 @@ def test_the_count_of_a_ranking_before_what_is_ranked(question: str, n: int, gro
     status, plan, words = _parse(question)
     assert status == "ok", words
     assert (plan["intent"], plan["top_k"], plan["group_by"]) == ("top_k", n, group)
+
+
+@pytest.mark.parametrize(
+    "question", ["staff_03和staff_05谁出错率更高", "Who makes more mistakes, staff_03 or staff_05?"]
+)
+def test_ids_compared_with_each_other_are_refused_not_summed(question: str) -> None:
+    """One figure over both ids (what the plan could say) answers nothing the question asked."""
+    status, plan, _ = _parse(question)
+    assert status == "unsupported" and not plan

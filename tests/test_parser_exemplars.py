@@ -498,3 +498,15 @@ def test_near_wordings_keep_their_reading(q: str, intent: str, metric: str) -> N
     assert res.status == "ok", (q, res.explanation)
     assert (res.plan["intent"], res.plan.get("target_metric")) == (intent, metric)
     assert res.plan.get("group_by") != ["product_id"] or intent == "trend"
+
+
+@pytest.mark.parametrize(
+    "question", ["does revenue repeat month after month", "How did footfall trend for {x}?"]
+)
+def test_the_classifier_never_makes_a_forecast_of_a_question_with_no_future(
+    question: str, embed: Callable[[Sequence[str]], np.ndarray]
+) -> None:
+    """A forecast's words are not checked against its plan, so a forecast the classifier forces
+    must stand on a word of the future (a horizon or a forecast cue) in the question itself."""
+    res = parse_question(question, VOCAB, NOW, embed=embed)
+    assert res.plan.get("intent") != "forecast"

@@ -21,6 +21,10 @@ REASONS: dict[str, tuple[str, str]] = {
     "out_of_domain": ("这不是关于门店数据的问题", "this is not a question about the store's data"),
     "two_metrics": ("相关性需要两个指标", "a correlation needs two metrics"),
     "no_groups": ("没有识别出要对比的两组", "I did not recognise which groups to compare"),
+    "entities_compared": (
+        "我不能把几个人或对象放在一起对比；请分别问每一个",
+        "I cannot compare people or other ids with each other; ask about each one",
+    ),
     "no_forecast_metric": (
         "没有识别出要预测的门店指标",
         "I did not recognise which store metric to forecast",

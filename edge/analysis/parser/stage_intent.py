@@ -65,8 +65,10 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
     used: set[int] = set()
     weak = False
     forced = force.intent if force is not None else None
-    if forced == "forecast" and s.info.ranges and not s.info.horizon:
-        raise Refusal()  # a range in the past is not a forecast
+    if forced == "forecast" and not s.info.horizon and (s.info.ranges or "forecast" not in s.cue):
+        # a range in the past is not a forecast, nor a question with no word of the future (a
+        # forecast's words are never checked against the plan: its reading must name one)
+        raise Refusal()
     if forced is not None and forced != "compare":
         intent = forced
         if forced == "correlation" and len(s.metrics) < 2:
@@ -88,6 +90,9 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
             intent = "compare"
         elif intent == "correlation_single":
             raise Refusal("two_metrics")
+        elif "compare" in s.cue and len(s.entities) >= 2:
+            # "staff_03 and staff_05, who errs more": one figure for both would answer nothing asked
+            raise Refusal("entities_compared")
         else:
             intent = _fallback_intent(s)
             weak = intent == "aggregate" and "aggregate" not in s.cue
