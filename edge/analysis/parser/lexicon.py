@@ -2,7 +2,8 @@
 
 Owned by :mod:`edge.analysis.parser`. The words live in ``lexicon.toml`` (package data), so that a
 manager's vocabulary is edited without touching code; this module reads the file once at import,
-checks and compiles every pattern (a bad entry stops the import with a :class:`LexiconError` naming
+checks every pattern by compiling it (a plain word of a word table needs none: it is found without
+a regex, :class:`~.text.Words`; a bad entry stops the import with a :class:`LexiconError` naming
 its table, entry and fault) and exposes the tables. The metric and dimension names are the enums of
 ``plan.schema.json``; the words are what a store manager says. Store-specific words (event types,
 stats values, ids) are not here: they come from the memory's :class:`Vocabulary` at parse time.
@@ -19,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from edge.analysis.parser.text import compile_table, word
+from edge.analysis.parser.text import Words, compile_table, word
 
 #: ``(pattern, value)`` rows, one per alternative (:func:`~.text.compile_table`).
-Table = list[tuple[re.Pattern[str], object]]
+Table = list[tuple[Words, object]]
 _A = TypeVar("_A")
 _T = TypeVar("_T")
 
@@ -111,9 +112,13 @@ class _Reader:
         return self.compiled(entry, where, re.compile, self.pattern(entry, where, "tokens")).pattern
 
     def table(self, name: str) -> Table:
+        """A word table: each entry's alternatives, each checked (compiled unless a plain word)."""
         rows: Table = []
         for v, e in self.section(name).items():
-            rows += self.compiled(e, f"{name}.{v}", compile_table, [(self.pattern(e, f"{name}.{v}"), v)])
+            words = compile_table([(self.pattern(e, f"{name}.{v}"), v)])
+            for w, _ in words:
+                self.compiled(e, f"{name}.{v}", Words.check, w)
+            rows += words
         return rows
 
     def patterns(self, name: str) -> dict[str, re.Pattern[str]]:
