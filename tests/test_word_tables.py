@@ -35,6 +35,15 @@ def test_every_table_loads_and_compiles() -> None:
     assert [p.pattern for p, _ in lexicon.METRICS] == [p.pattern for p, _ in lex.metrics]
 
 
+def test_the_shipped_lexicon_was_checked_whole_ahead() -> None:
+    """A process reads the shipped file without compiling its word tables only while
+    lexicon.checked names it (else it checks them at import: slower, never wrong)."""
+    stored = SHIPPED.with_name(lexicon.CHECKED).read_text(encoding="utf-8").strip()
+    assert stored == lexicon.digest(SHIPPED.read_text(encoding="utf-8")), (
+        "run python3 scripts/refresh_exemplars.py"
+    )
+
+
 def test_names_are_the_plan_schema_enums() -> None:
     metrics = set(PLAN_SCHEMA["$defs"]["metric"]["enum"])
     dimensions = set(PLAN_SCHEMA["$defs"]["dimension"]["enum"])
