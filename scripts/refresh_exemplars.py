@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""Write the exemplar bank's intent texts ahead (``edge/analysis/parser/exemplars_intent.json``).
+"""Write the exemplar bank's intent texts ahead (``edge/analysis/parser/exemplars_intent.json``),
+and the digest of the lexicon checked whole (``edge/analysis/parser/lexicon.checked``).
 
 The exemplar classifier embeds each train question twice: as written, and with its metric words
 cut out (:func:`edge.analysis.parser.exemplars.intent_text`). Masking some 800 questions costs a
 new ``adamm ask`` process about 0.1 s, so the texts ship with the bank, keyed by the lexicon's
 metric words; a process whose metric words differ masks them itself. Run this after changing the
 metric words of the lexicon, the masking, or the bank (``tests/test_parser_exemplars.py`` fails
-until then).
+until then). A process also skips compiling the word tables of a lexicon file checked whole
+ahead (:data:`edge.analysis.parser.lexicon.CHECKED`): run this after any change to
+``lexicon.toml`` (``tests/test_word_tables.py`` fails until then).
 
 Usage: ``python3 scripts/refresh_exemplars.py``.
 """
@@ -20,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from edge.analysis.parser import lexicon  # noqa: E402
 from edge.analysis.parser.exemplars import INTENT_TEXTS, intent_text, load_bank, masking_key  # noqa: E402
 
 
@@ -29,6 +33,11 @@ def main() -> int:
     path = ROOT / "edge" / "analysis" / "parser" / INTENT_TEXTS
     path.write_text(json.dumps(out, ensure_ascii=False, indent=0, sort_keys=True) + "\n", encoding="utf-8")
     print(f"{len(train)} intent texts -> {path.relative_to(ROOT)}", file=sys.stderr)
+    source = ROOT / "edge" / "analysis" / "parser" / "lexicon.toml"
+    lexicon.load(source)  # checked whole: a bad entry stops here
+    checked = source.with_name(lexicon.CHECKED)
+    checked.write_text(lexicon.digest(source.read_text("utf-8")) + "\n", encoding="utf-8")
+    print(f"lexicon checked -> {checked.relative_to(ROOT)}", file=sys.stderr)
     return 0
 
 

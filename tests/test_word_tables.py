@@ -13,7 +13,7 @@ import pytest
 
 from edge.analysis.parser import lexicon
 from edge.analysis.parser.lexicon import LexiconError, load
-from edge.analysis.parser.text import alternatives, word
+from edge.analysis.parser.text import Words, alternatives, needs, normalize, word
 
 PLAN_SCHEMA = json.loads(
     importlib.resources.files("edge").joinpath("schemas", "plan.schema.json").read_text(encoding="utf-8")
@@ -25,7 +25,7 @@ def test_every_table_loads_and_compiles() -> None:
     lex = load(SHIPPED)
     tables = [lex.metrics, lex.dimensions, lex.time_buckets, lex.event_type_words, lex.promotion_values]
     assert all(tables)
-    assert all(isinstance(p, re.Pattern) for table in tables for p, _ in table)
+    assert all(isinstance(p, Words) and re.compile(p.pattern) for table in tables for p, _ in table)
     assert lex.value_words and all(
         re.compile(p) and tokens for groups in lex.value_words.values() for p, tokens in groups
     )
@@ -33,6 +33,15 @@ def test_every_table_loads_and_compiles() -> None:
     re.compile(lex.stop_split)
     # the module's tables are the shipped file's
     assert [p.pattern for p, _ in lexicon.METRICS] == [p.pattern for p, _ in lex.metrics]
+
+
+def test_the_shipped_lexicon_was_checked_whole_ahead() -> None:
+    """A process reads the shipped file without compiling its word tables only while
+    lexicon.checked names it (else it checks them at import: slower, never wrong)."""
+    stored = SHIPPED.with_name(lexicon.CHECKED).read_text(encoding="utf-8").strip()
+    assert stored == lexicon.digest(SHIPPED.read_text(encoding="utf-8")), (
+        "run python3 scripts/refresh_exemplars.py"
+    )
 
 
 def test_names_are_the_plan_schema_enums() -> None:
@@ -46,10 +55,10 @@ def test_names_are_the_plan_schema_enums() -> None:
 
 
 def test_lines_of_a_pattern_are_alternatives_and_en_words_are_bounded() -> None:
-    found = {v for p, v in lexicon.METRICS if p.fullmatch("平均订单金额")}  # on a continuation line
+    found = {v for p, v in lexicon.METRICS if p.regex.fullmatch("平均订单金额")}  # on a continuation line
     assert found == {"avg_order_value"}
-    assert not [v for p, v in lexicon.TIME_BUCKETS if p.search("dailyness")]  # "daily" is a whole word
-    assert {v for p, v in lexicon.TIME_BUCKETS if p.search("daily visits")} == {"day"}
+    assert not [v for p, v in lexicon.TIME_BUCKETS if p.spans("dailyness")]  # "daily" is a whole word
+    assert {v for p, v in lexicon.TIME_BUCKETS if p.spans("daily visits")} == {"day"}
 
 
 @pytest.mark.parametrize(
@@ -94,3 +103,31 @@ def test_alternatives_split_only_top_level_bars() -> None:
     assert alternatives(word("ab|c[]|]")) == [word("ab"), word("c[]|]")]  # "]" first in a class
     # a group that only looks like a word group is kept whole
     assert alternatives(word("a") + "x" + word("b")) == [word("a") + "x" + word("b")]
+
+
+def test_what_every_match_of_a_pattern_holds() -> None:
+    assert needs("客流量?") == ("客流",)
+    assert needs(word("(?:store )?visits")) == ("visits",)
+    assert needs("(?:每|一|单)(?:单|笔)(?:的)?(?:金额|钱)") == ("单", "笔")
+    assert needs("ab+c|x(?=abc)yz|avg\\.?q") == ("ab", "yz", "avg")
+    assert needs("[abc]def") == ("def",)
+    # none known: a branch that may be empty, a flag, a named group, an escape not read
+    assert needs("ab|c?") == needs("(?i)abc") == needs("(?P<n>ab)") == needs("\\x41bc") == ()
+
+
+def test_a_table_alternative_matches_as_its_regex() -> None:
+    """Every alternative of every word table finds what its compiled pattern finds (a plain word
+    by str.find, the others only when the text holds what each of their matches holds), on the
+    exemplar bank's questions and on its own required words in Latin and CJK company."""
+    bank = importlib.resources.files("edge.analysis.parser").joinpath("exemplars.jsonl").read_text("utf-8")
+    questions = [normalize(json.loads(x)["q"]) for x in bank.splitlines()[::3] if x.strip()]
+    tables = [lexicon.METRICS, lexicon.DIMENSIONS, lexicon.TIME_BUCKETS, lexicon.EVENT_TYPE_WORDS]
+    for w, _ in [*(row for table in tables for row in table), *lexicon.PROMOTION_VALUES]:
+        regex = re.compile(w.pattern)
+        texts = questions + [
+            f"{a}{n}{b}" for n in needs(w.pattern) for a in ("", "x", "的 ") for b in ("", "s", " 了")
+        ]
+        for text in texts:
+            expected = [m.span() for m in regex.finditer(text)]
+            assert w.spans(text) == expected, (w.pattern, text)
+            assert w.cut(text) == regex.sub("", text), (w.pattern, text)

@@ -47,7 +47,10 @@ _GAP = re.compile(r"(?:\.|\[\^[^\]]*\])(?:\{\d*,\d*\}|[*+])\??")
 
 @functools.lru_cache(maxsize=256)
 def _gapped(pattern: re.Pattern[str]) -> re.Pattern[str]:
-    """``pattern`` with each wildcard stretch in a group named ``_gapN``."""
+    """``pattern`` with each wildcard stretch in a group named ``_gapN`` (``pattern`` itself
+    when it has none)."""
+    if not _GAP.search(pattern.pattern):
+        return pattern
     count = 0
 
     def group(m: re.Match[str]) -> str:
@@ -63,6 +66,8 @@ def _blank(mt: MaskedText, patterns: Iterable[re.Pattern[str]]) -> None:
     the wildcard stretches inside a match (按年龄段拆分: 按 and 拆分 are the cue, 年龄段 is not)."""
     view = mt.view
     for p in patterns:
+        if not p.search(view):  # the gapped pattern is compiled only for a cue in the question
+            continue
         gapped = _gapped(p)
         gaps = [g for g in gapped.groupindex if g.startswith("_gap")]
         for m in gapped.finditer(view):

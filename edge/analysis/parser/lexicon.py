@@ -2,8 +2,11 @@
 
 Owned by :mod:`edge.analysis.parser`. The words live in ``lexicon.toml`` (package data), so that a
 manager's vocabulary is edited without touching code; this module reads the file once at import,
-checks and compiles every pattern (a bad entry stops the import with a :class:`LexiconError` naming
-its table, entry and fault) and exposes the tables. The metric and dimension names are the enums of
+checks every pattern by compiling it (a plain word of a word table needs none: it is found without
+a regex, :class:`~.text.Words`; a bad entry stops the import with a :class:`LexiconError` naming
+its table, entry and fault) and exposes the tables. The shipped file, unchanged since it was
+checked whole (:data:`CHECKED`), is not checked again: its word tables compile as questions need
+them. The metric and dimension names are the enums of
 ``plan.schema.json``; the words are what a store manager says. Store-specific words (event types,
 stats values, ids) are not here: they come from the memory's :class:`Vocabulary` at parse time.
 Tables are regexes over the normalised (NFKC, lower-cased) question; the longest match wins.
@@ -11,6 +14,7 @@ Tables are regexes over the normalised (NFKC, lower-cased) question; the longest
 
 from __future__ import annotations
 
+import hashlib
 import importlib.resources
 import re
 import tomllib
@@ -19,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from edge.analysis.parser.text import compile_table, word
+from edge.analysis.parser.text import Words, compile_table, word
 
 #: ``(pattern, value)`` rows, one per alternative (:func:`~.text.compile_table`).
-Table = list[tuple[re.Pattern[str], object]]
+Table = list[tuple[Words, object]]
 _A = TypeVar("_A")
 _T = TypeVar("_T")
 
@@ -56,9 +60,10 @@ class Lexicon:
 class _Reader:
     """The checks of one parsed lexicon file; every fault is raised naming ``where`` it is."""
 
-    def __init__(self, name: str, data: dict[str, Any]) -> None:
+    def __init__(self, name: str, data: dict[str, Any], *, check_tables: bool = True) -> None:
         self.name = name
         self.data = data
+        self.check_tables = check_tables
 
     def fail(self, where: str, fault: str) -> LexiconError:
         return LexiconError(f"{self.name}: {where}: {fault}")
@@ -111,9 +116,15 @@ class _Reader:
         return self.compiled(entry, where, re.compile, self.pattern(entry, where, "tokens")).pattern
 
     def table(self, name: str) -> Table:
+        """A word table: each entry's alternatives, each checked (compiled unless a plain word)
+        when the tables are checked."""
         rows: Table = []
         for v, e in self.section(name).items():
-            rows += self.compiled(e, f"{name}.{v}", compile_table, [(self.pattern(e, f"{name}.{v}"), v)])
+            words = compile_table([(self.pattern(e, f"{name}.{v}"), v)])
+            if self.check_tables:
+                for w, _ in words:
+                    self.compiled(e, f"{name}.{v}", Words.check, w)
+            rows += words
         return rows
 
     def patterns(self, name: str) -> dict[str, re.Pattern[str]]:
@@ -132,14 +143,32 @@ class _Reader:
         raise self.fail(f"{where}.{key}", "missing words (a string or a list of strings)")
 
 
+#: package data: the :func:`digest` of the ``lexicon.toml`` whose word tables were last checked
+#: whole (``scripts/refresh_exemplars.py`` writes it); that file, unchanged, is read without
+#: compiling its word tables' patterns again, which compile when a question first needs them
+CHECKED = "lexicon.checked"
+
+
+def digest(text: str) -> str:
+    """What :data:`CHECKED` holds for a lexicon file's ``text``."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 def load(path: Path | None = None) -> Lexicon:
-    """The lexicon of the TOML file at ``path`` (default: the package's ``lexicon.toml``)."""
-    source = path or importlib.resources.files("edge.analysis.parser").joinpath("lexicon.toml")
+    """The lexicon of the TOML file at ``path`` (default: the package's ``lexicon.toml``, whose
+    word tables are checked unless :data:`CHECKED` names it)."""
+    package = importlib.resources.files("edge.analysis.parser")
+    source = path or package.joinpath("lexicon.toml")
+    text = source.read_text("utf-8")
     try:
-        data = tomllib.loads(source.read_text("utf-8"))
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise LexiconError(f"{source.name}: {e}") from None
-    r = _Reader(source.name, data)
+    try:
+        checked = path is None and package.joinpath(CHECKED).read_text("utf-8").strip() == digest(text)
+    except OSError:
+        checked = False
+    r = _Reader(source.name, data, check_tables=not checked)
     values = r.section("VALUE_WORDS")
     measures = r.section("MEASURE_CONTEXT")
     similarity = r.section("SIMILARITY")

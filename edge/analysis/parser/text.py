@@ -117,17 +117,23 @@ class MaskedText:
     def free(self, start: int, end: int) -> bool:
         return all(c != self.BLANK for c in self._chars[start:end])
 
-    def find(self, table: Iterable[tuple[re.Pattern[str], object]], *, consume: bool = True) -> list[Hit]:
+    def find(self, table: Iterable[tuple[Matcher, object]], *, consume: bool = True) -> list[Hit]:
         """Longest-first, non-overlapping matches of every ``(pattern, value)`` of ``table``,
         returned in question order. A dict ``value`` maps the matched text to the hit's value."""
         view = self.view
         found: list[Hit] = []
         for pattern, value in table:
-            for m in pattern.finditer(view):
-                if m.end() > m.start():
-                    v = value.get(m.group(0)) if isinstance(value, dict) else value
+            spans = (
+                pattern.spans(view)
+                if isinstance(pattern, Words)
+                else (m.span() for m in pattern.finditer(view))
+            )
+            for start, end in spans:
+                if end > start:
+                    text = view[start:end]
+                    v = value.get(text) if isinstance(value, dict) else value
                     if v is not None:
-                        found.append(Hit(m.start(), m.end(), v, m.group(0)))
+                        found.append(Hit(start, end, v, text))
         found.sort(key=lambda h: (-h.length, h.start))
         taken: list[Hit] = []
         for h in found:
@@ -164,37 +170,206 @@ def alternatives(pattern: str) -> list[str]:
     return out
 
 
+#: a pattern's pieces: an escape, a class (a "]" first in it, as in "[]x]" or "[^]x]", is one of
+#: its characters; one left open runs to the end), a group's opening, its closing, a bar, a
+#: repeat, a run of plain characters, or any other one character
+_TOKEN = re.compile(
+    r"(?P<esc>\\.)|(?P<cls>\[\^?\]?(?:\\.|[^\]\\])*\])|(?P<open>\[.*)"
+    r"|(?P<group>\((?:\?(?::|=|!|<=|<!))?)|(?P<close>\))|(?P<bar>\|)"
+    r"|(?P<repeat>(?:[?*+]|\{(?:[0-9]+|[0-9]*,[0-9]*)\})[?+]?)|(?P<plain>[^\\\[\](){}|?*+.^$]+)|(?P<other>.)",
+    re.S,
+)
+
+
+def _tokens(pattern: str) -> list[tuple[str, str, int]]:
+    """``(kind, text, start)`` of each piece of ``pattern`` (kinds: the groups of :data:`_TOKEN`)."""
+    return [(str(m.lastgroup), m.group(), m.start()) for m in _TOKEN.finditer(pattern)]
+
+
 def _scan(pattern: str) -> tuple[list[str], bool]:
     """``pattern`` cut at its top-level ``|``, and whether its groups and classes all close inside
     it (read, not compiled: compiling each word group to check it was a sixth of the lexicon's load)."""
     parts: list[str] = []
     depth = lowest = 0
-    in_class = False
     start = 0
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":  # a "]" first in a class ("[]x]", "[^]x]") is one of its characters
-            in_class = True
-            i += 2 if pattern.startswith("^]", i + 1) else 1 if pattern.startswith("]", i + 1) else 0
-        elif c == "(":
+    closed = True
+    for kind, _, at in _tokens(pattern):
+        if kind == "group":
             depth += 1
-        elif c == ")":
+        elif kind == "close":
             depth -= 1
             lowest = min(lowest, depth)
-        elif c == "|" and depth == 0:
-            parts.append(pattern[start:i])
-            start = i + 1
-        i += 1
+        elif kind == "bar" and depth == 0:
+            parts.append(pattern[start:at])
+            start = at + 1
+        elif kind == "open":
+            closed = False
     parts.append(pattern[start:])
-    return parts, depth == lowest == 0 and not in_class
+    return parts, depth == lowest == 0 and closed
 
 
-def compile_table(rows: Iterable[tuple[str, object]]) -> list[tuple[re.Pattern[str], object]]:
-    """``(pattern, value)`` rows compiled, one row per alternative (see :func:`alternatives`)."""
-    return [(re.compile(a), v) for p, v in rows for a in alternatives(p) if a]
+def compile_table(rows: Iterable[tuple[str, object]]) -> list[tuple[Words, object]]:
+    """``(pattern, value)`` rows, one row per alternative (see :func:`alternatives`)."""
+    return [(Words(a), v) for p, v in rows for a in alternatives(p) if a]
+
+
+#: what a word-bounded pattern must not touch on either side
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+_META = frozenset(".^$*+?{}[]\\|()")
+
+
+class Words:
+    """One alternative of a word table, matched as its regex ``pattern`` would be, faster: a plain
+    word (bounded or not) is found with :meth:`str.find` and never compiled, and any other
+    pattern is searched only when the text holds a string that each of its matches holds
+    (:func:`needs`). A question names a few of the lexicon's 500 alternatives; searching every
+    one with :mod:`re` was most of the time a question took to parse. Callers read :meth:`spans`
+    and :meth:`cut` where they would read the regex's ``finditer`` and ``sub``."""
+
+    __slots__ = ("_literal", "_bounded", "_needs", "_regex", "pattern")
+
+    def __init__(self, pattern: str) -> None:
+        self.pattern = pattern
+        inner = pattern[len(_WORD_HEAD) : -len(_WORD_TAIL)]
+        self._bounded = (
+            pattern.startswith(_WORD_HEAD) and pattern.endswith(_WORD_TAIL) and not _META & set(inner)
+        )
+        body = inner if self._bounded else pattern
+        self._literal = body if body and not _META & set(body) else None
+        self._needs = (self._literal,) if self._literal else needs(pattern)
+        self._regex: re.Pattern[str] | None = None
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """``pattern`` compiled (on first use)."""
+        if self._regex is None:
+            self._regex = re.compile(self.pattern)
+        return self._regex
+
+    def check(self) -> None:
+        """Compile ``pattern`` now unless it is a plain word (raises :class:`re.error` if bad)."""
+        if self._literal is None:
+            self._regex = re.compile(self.pattern)
+
+    def _possible(self, text: str) -> bool:
+        return not self._needs or any(n in text for n in self._needs)
+
+    def cut(self, text: str) -> str:
+        """``text`` less every match (``pattern.sub("", text)``)."""
+        pieces, at = [], 0
+        for start, end in self.spans(text):
+            pieces.append(text[at:start])
+            at = end
+        return "".join(pieces) + text[at:]
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """The ``(start, end)`` of each match of ``pattern.finditer(text)``, found without the
+        regex when ``pattern`` is a plain word: scanned from the left, each match resuming after
+        the last."""
+        if self._literal is None:
+            return [m.span() for m in self.regex.finditer(text)] if self._possible(text) else []
+        word_, size, out = self._literal, len(self._literal), []
+        at = text.find(word_)
+        while at >= 0:
+            end = at + size
+            if not self._bounded or (
+                (at == 0 or text[at - 1] not in _WORD_CHARS)
+                and (end == len(text) or text[end] not in _WORD_CHARS)
+            ):
+                out.append((at, end))
+                at = text.find(word_, end)
+            else:
+                at = text.find(word_, at + 1)
+        return out
+
+
+#: what finds a table row's words: a compiled regex (the vocabulary's tables) or a word-table alternative
+Matcher = re.Pattern[str] | Words
+
+
+class _Unread(Exception):
+    """A pattern :func:`needs` does not follow (a flag, a back-reference, an odd escape)."""
+
+
+def needs(pattern: str) -> tuple[str, ...]:
+    """Strings of which every match of ``pattern`` holds one (empty: none known), read from the
+    pattern: a run of plain characters that each match takes whole, or each of the alternatives
+    of a group (the rarer of them is kept). A pattern this reading does not follow has none."""
+    tokens = _tokens(pattern)
+    try:
+        need, i = _alternation(tokens, 0)
+    except _Unread:
+        return ()
+    return need if i == len(tokens) else ()
+
+
+def _alternation(tokens: list[tuple[str, str, int]], i: int) -> tuple[tuple[str, ...], int]:
+    """What every match of the alternation from ``tokens[i]`` holds (none if one branch holds
+    none), and the index of the token that ends it (a ``)`` or the end)."""
+    out: list[str] = []
+    every = True
+    while True:
+        need, i = _sequence(tokens, i)
+        every = every and bool(need)
+        out += need
+        if i == len(tokens) or tokens[i][0] != "bar":
+            return (tuple(dict.fromkeys(out)) if every else ()), i
+        i += 1
+
+
+def _sequence(tokens: list[tuple[str, str, int]], i: int) -> tuple[tuple[str, ...], int]:
+    """What every match of the branch from ``tokens[i]`` holds, the rarest of its candidates,
+    and the index of the token that ends it (a ``|``, a ``)`` or the end)."""
+    best: tuple[str, ...] = ()
+    run = ""  # the plain characters read so far that a match takes one after the other
+    while i < len(tokens) and tokens[i][0] not in ("bar", "close"):
+        kind, text, _ = tokens[i]
+        i += 1
+        chars = ""  # what this item matches, one character each
+        need: tuple[str, ...] = ()  # or what each match of it holds
+        if kind == "plain":
+            chars = text
+        elif kind == "esc":
+            if text[1].isascii() and text[1].isalnum():
+                if text[1] not in "dwsDWSbBAZ":
+                    raise _Unread
+            else:
+                chars = text[1]
+        elif kind == "group":
+            if text == "(" and i < len(tokens) and tokens[i][1].startswith("?"):
+                raise _Unread  # a flag, a named group, a comment, a condition
+            need, i = _alternation(tokens, i)
+            if i == len(tokens):
+                raise _Unread
+            i += 1
+            if text not in ("(", "(?:"):  # a look-around takes nothing
+                need = ()
+        elif kind == "cls" or text in ".^$":
+            pass
+        else:
+            raise _Unread
+        repeat = tokens[i][1] if i < len(tokens) and tokens[i][0] == "repeat" else ""
+        if repeat:
+            i += 1
+            if i < len(tokens) and tokens[i][0] == "repeat":
+                raise _Unread
+        if not repeat:
+            run += chars
+            if not chars:
+                best = _better(_better(best, (run,) if run else ()), need)
+                run = ""
+            continue
+        required = repeat.startswith("+")  # the last character (or item) taken once or more
+        run += chars[:-1] + (chars[-1:] if required else "")
+        best = _better(_better(best, (run,) if run else ()), need if required else ())
+        run = ""
+    return _better(best, (run,) if run else ()), i
+
+
+def _better(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+    """The rarer of two requirements: its shortest string longer, then fewer strings."""
+
+    def score(n: tuple[str, ...]) -> tuple[int, int]:
+        return (min(map(len, n)), -len(n)) if n else (0, 0)
+
+    return b if score(b) > score(a) else a

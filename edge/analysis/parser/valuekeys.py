@@ -61,9 +61,9 @@ def _named_field(text: str, start: int, end: int, keys: set[str]) -> set[str]:
     for pattern, dim in DIMENSIONS:
         if dim not in keys:
             continue
-        if any(not after[: m.start()].strip(" 的") for m in pattern.finditer(after)):
+        if any(not after[:start].strip(" 的") for start, _ in pattern.spans(after)):
             found.add(str(dim))
-        if any(not before[m.end() :].strip(" 的") for m in pattern.finditer(before)):
+        if any(not before[end:].strip(" 的") for _, end in pattern.spans(before)):
             found.add(str(dim))
     return found
 

@@ -26,7 +26,7 @@ from edge.analysis.parser.lexicon import (
     STOP_SPLIT,
     VALUE_WORDS,
 )
-from edge.analysis.parser.text import MaskedText, has_cjk, word
+from edge.analysis.parser.text import MaskedText, Matcher, has_cjk, word
 from edge.analysis.source import Vocabulary
 
 logger = logging.getLogger(__name__)
@@ -123,7 +123,7 @@ class _Compiled:
     stores: list[tuple[re.Pattern[str], object]]
     entities: list[tuple[re.Pattern[str], object]]
     known: frozenset[str]
-    types: list[tuple[re.Pattern[str], object]]
+    types: list[tuple[Matcher, object]]
     values: list[tuple[re.Pattern[str], object]]
     targets: tuple[tuple[str, str], ...]
 
@@ -138,7 +138,7 @@ def _compile(key: tuple[object, ...]) -> _Compiled:
     known = frozenset({v.lower() for _, vals in attributes for v in vals} | {t.lower() for t in event_types})
 
     allowed = set(event_types) | WELL_KNOWN_EVENT_TYPES
-    types: list[tuple[re.Pattern[str], object]] = [(p, t) for p, t in EVENT_TYPE_WORDS if t in allowed]
+    types: list[tuple[Matcher, object]] = [(p, t) for p, t in EVENT_TYPE_WORDS if t in allowed]
     types += _literal_table({w: t for t in event_types if _usable(t) for w in _variants(t)})
 
     # a written form may name values of several keys (a zone and a category both "premium"):
@@ -219,7 +219,7 @@ def _is_lexical(text: str) -> bool:
     rest = text
     for table in (DIMENSIONS, METRICS):
         for pattern, _ in table:
-            rest = pattern.sub("", rest)
+            rest = pattern.cut(rest)
     rest = re.sub(r"\s+", "", rest)
     return len(rest) < 2
 
