@@ -373,3 +373,18 @@ def test_ids_compared_with_each_other_are_refused_not_summed(question: str) -> N
     """One figure over both ids (what the plan could say) answers nothing the question asked."""
     status, plan, _ = _parse(question)
     assert status == "unsupported" and not plan
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        # a negation no extractor reads is named, never dropped: the filter would be the opposite
+        ("不算促销日的营业额", "不算"),
+        ("不下雨的时候客单价", "不"),
+        ("revenue on days that were not rainy", "not"),
+        ("revenue on days it didn't rain", "didn"),
+    ],
+)
+def test_a_negation_is_never_dropped(question: str, word: str) -> None:
+    status, _, words = _parse(question)
+    assert status == "unsupported" and word in words, words
