@@ -102,7 +102,8 @@ def test_adamm_sync_sends_the_queued_action_and_records_the_ack(tmp_path: Path, 
         other = adamm("sync", "--db", str(db), "--broker", broker.url, "--once", "--timeout", "1", environ=e)
         assert other.returncode == 3 and "another process holds" in other.stderr, other.stderr
         queued = _send(db, broker.url, e, "Open checkout 3")
-        assert (queued["via"], queued["state"]) == ("worker", "pending")
+        # the worker may already have published it by the time the command reads the row back
+        assert queued["via"] == "worker" and queued["state"] in ("pending", "sent"), queued
         aid = queued["action_id"]
         # the worker publishes it; the device (offline when it was sent, or not) gets it and acks
         rc, shown, err = Staff(broker.url, e, "--json", "--ack", "done", "--once").finish()
@@ -186,7 +187,7 @@ def test_the_daemons_sync_worker_owns_the_connection_and_carries_the_actions(
             assert eventually(lambda: worker_running(db) and bool(worker.run_.syncs), 60)
             assert eventually(lambda: worker.run_.syncs["sh_01"].link.connected.is_set(), 60)
             queued = _send(db, broker.url, e, "Check the fitting rooms")
-            assert (queued["via"], queued["state"]) == ("worker", "pending")
+            assert queued["via"] == "worker" and queued["state"] in ("pending", "sent"), queued
             rc, shown, err = Staff(broker.url, e, "--json", "--ack", "accepted", "--once").finish()
             assert rc == 0 and [a["action_id"] for a in shown] == [queued["action_id"]], err
             assert eventually(lambda: actions(db, e)[queued["action_id"]]["state"] == "accepted", 60)
