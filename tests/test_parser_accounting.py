@@ -17,7 +17,7 @@ from datetime import datetime
 import pytest
 
 from edge.analysis.parser import parse_question
-from edge.analysis.parser.accounting import _stem
+from edge.analysis.parser.accounting import _literal, _stem
 from edge.sim.catalog import VOCABULARY
 
 NOW = datetime(2025, 12, 15, 10, 0)
@@ -388,3 +388,73 @@ def test_ids_compared_with_each_other_are_refused_not_summed(question: str) -> N
 def test_a_negation_is_never_dropped(question: str, word: str) -> None:
     status, _, words = _parse(question)
     assert status == "unsupported" and word in words, words
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [("客流涨了没有", "trend"), ("过去一个月排队变长了没", "trend"), ("投诉多了没有？", "trend")],
+)
+def test_a_question_tag_after_a_verb_asks(question: str, intent: str) -> None:
+    status, plan, words = _parse(question)
+    assert (status, plan["intent"], words) == ("ok", intent, ())
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [("不下雨的日子客流多少", "不"), ("没有下雨的时候营业额是多少", "没"), ("revenue on dry days", "dry")],
+)
+def test_the_other_weathers_are_not_a_filter_of_one(question: str, named: str) -> None:
+    """不下雨 is never read as rain; alone (no comparison) the rest of the weathers is named."""
+    status, plan, words = _parse(question)
+    assert status != "ok" and any(named in w for w in words), words
+    assert "weather" not in ((plan.get("filters") or {}).get("attributes") or {})
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "雨天和不下雨的日子客单价比较",
+        "雨天跟没下雨的时候比客流怎么样",
+        "Is the queue longer on rainy days than on dry days?",
+    ],
+)
+def test_rain_set_against_the_rest_compares_the_weathers(question: str) -> None:
+    status, plan, words = _parse(question)
+    assert status == "ok", words
+    assert plan["compare"] == {"dimension": "weather"} and "filters" not in plan
+
+
+@pytest.mark.parametrize(
+    ("question", "bucket"),
+    [
+        ("revenue month after month", "month"),
+        ("footfall week on week", "week"),
+        ("complaints day after day", "day"),
+    ],
+)
+def test_unit_after_unit_is_a_series_bucket(question: str, bucket: str) -> None:
+    status, plan, words = _parse(question)
+    assert (status, plan.get("time_bucket")) == ("ok", bucket), words
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [("其实我想知道装修以后的营业额", "装修以后"), ("新来的收银员上岗以后排队变长了吗", "上岗以后")],
+)
+def test_after_what_without_a_date_is_named(question: str, named: str) -> None:
+    """之后 / 以后 is used by a plan around a date (or a co-occurrence's "followed by"), never
+    claimed by a reading that has no pivot."""
+    status, _plan, words = _parse(question)
+    assert status != "ok" and named in words, words
+
+
+def test_a_peak_moving_word_is_a_peak_hours() -> None:
+    status, _plan, words = _parse("把货架挪到门口之后营业额涨了吗")
+    assert status != "ok" and any("挪" in w for w in words), words
+
+
+def test_a_pattern_spells_no_word_of_its_lookarounds() -> None:
+    assert _literal(r"(?<![不没])(?<!不下)(?:下雨天?|雨)(?=(?:是不是)?多)[^，]{1,8}").split() == [
+        "(?:下雨天?|雨)",
+        "{1,8}",
+    ]

@@ -70,9 +70,9 @@ def test_lines_of_a_pattern_are_alternatives_and_en_words_are_bounded() -> None:
             r"lexicon\.toml: METRICS\.footfall\.zh: bad regex .*missing \)",
         ),
         (
-            "en = 'weather(?: conditions?)?'",
-            "en = 'weather(?: conditions?'",
-            r"DIMENSIONS\.weather\.en: bad regex",
+            "en = 'daily|",
+            "en = 'daily|(",
+            r"TIME_BUCKETS\.day\.en: bad regex",
         ),
         ("zh = '雾天|有雾|", "zh = '雾天|(有雾|", r"VALUE_WORDS\.weather\[4\]\.zh: bad regex"),
         ("[CUES.which]\nzh =", "[CUES.which]\nzhh =", r"CUES\.which: unknown keys \['zhh'\]"),

@@ -37,6 +37,15 @@ CONDITION_NAME = re.compile(
     r"[\u3400-\u9fff\u0000]{0,6}?(?:" + CONDITION_ZH + r")|(?:[a-z0-9'\-\u0000]+ ){0,3}" + word(CONDITION_EN)
 )
 _PUNCT = re.compile(r"[\s\u0000?？!！。.,，、;；:：'\"“”‘’()（）\[\]【】《》<>/\\|~`@#$%^&*+=_-]+")
+#: a negation is never the rest of a word (没 of 没有 when 有 was a function word): it is named
+_NEGATION = frozenset("不没无未非")
+
+
+def _negates(text: str, k: int) -> bool:
+    """``text[k]`` is a negation, not the middle of a question's A-not-A (多不多, 涨没涨)."""
+    return text[k] in _NEGATION and not (0 < k < len(text) - 1 and text[k - 1] == text[k + 1])
+
+
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 
@@ -97,8 +106,8 @@ def _zh_taken(pieces: str, measure_words: Iterable[str]) -> list[bool]:
 def _zh_rest(text: str, start: int, end: int, taken: list[bool], measure_words: Iterable[str]) -> list[str]:
     """The content left of the CJK run ``text[start:end]``: its characters not taken, less those
     that finish a word whose other characters were taken (客 of 客人 when 人最多 was claimed, 间
-    of 时间 when 时 was a function word). Only a word actually in the question counts, so an
-    unknown word is still named."""
+    of 时间 when 时 was a function word), never a negation. Only a word actually in the question
+    counts, so an unknown word is still named."""
     if all(taken[start:end]):
         return []
     whole = {*_known_zh(), *measure_words}
@@ -112,10 +121,28 @@ def _zh_rest(text: str, start: int, end: int, taken: list[bool], measure_words: 
             inside = [k for k in span if start <= k < end and not taken[k]]
             outside = [k for k in span if k not in inside]
             if inside and outside and all(taken[k] for k in outside):
-                done.update(inside)
+                done.update(k for k in inside if not _negates(text, k))
             i = text.find(w, i + 1)
     rest = "".join("\u0000" if taken[i] or i in done else text[i] for i in range(start, end))
     return [part for part in rest.split("\u0000") if part]
+
+
+def _literal(pattern: str) -> str:
+    """``pattern`` less its lookarounds and character classes: what it spells, not what it
+    only looks at ((?<!不下)雨 spells 雨, not 不下)."""
+    out, i, depth = [], 0, 0
+    while i < len(pattern):
+        if pattern[i] in "\\[":  # an escape (\s, \x00) or a character class: no letter of a word
+            i = i + 2 if pattern[i] == "\\" else pattern.index("]", i + 2) + 1
+            out.append(" ")
+        elif depth or pattern.startswith(("(?=", "(?!", "(?<=", "(?<!"), i):
+            depth += (pattern[i] == "(") - (pattern[i] == ")")
+            i += 1
+            out.append(" ")
+        else:
+            out.append(pattern[i])
+            i += 1
+    return "".join(out)
 
 
 @functools.lru_cache(maxsize=1)
@@ -130,7 +157,7 @@ def _known_zh() -> frozenset[str]:
     for groups in lexicon.VALUE_WORDS.values():
         sources += [p for p, _ in groups]
     sources += [p.pattern for p in intents.CUES.values()]
-    return frozenset(w for src in sources for w in re.findall(r"[\u3400-\u9fff]{2,}", src))
+    return frozenset(w for src in sources for w in re.findall(r"[\u3400-\u9fff]{2,}", _literal(src)))
 
 
 def _stem(token: str) -> str:
@@ -163,8 +190,9 @@ def _measure_words(plan: dict[str, Any]) -> tuple[frozenset[str], tuple[str, ...
     zh: set[str] = set()
     for pattern, metric in METRICS:
         if metric in wanted:
-            en |= {_stem(w) for w in re.findall(r"[a-z]{3,}", pattern.pattern)}
-            zh |= set(re.findall(r"[\u3400-\u9fff]{2,}", pattern.pattern))
+            spelt = _literal(pattern.pattern)
+            en |= {_stem(w) for w in re.findall(r"[a-z]{3,}", spelt)}
+            zh |= set(re.findall(r"[\u3400-\u9fff]{2,}", spelt))
     used = fields_used(plan)
     wanted |= {m for m, key in OWN_DIMENSION.items() if key in used}
     for metric in wanted:

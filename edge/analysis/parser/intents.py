@@ -23,6 +23,8 @@ WILL_IT = FORMS["will_it"]
 THAN_BEFORE = FORMS["than_before"]
 #: 会不会 of a comparison, not of a forecast: "会不会比晴天低", "促销的日子投诉会不会多一些"
 CONDITIONAL_MORE = FORMS["conditional_more"]
+#: a question tag after a verb (客流涨了没有): it asks, it does not negate
+QUESTION_TAG = FORMS["question_tag"]
 
 _TOPK = [
     re.compile(p)

@@ -171,8 +171,8 @@ def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
     if len(info.hours) >= 2 or (info.hours and any(h.kind == "daypart" for h in info.hours)):
         return {"dimension": "hour"}, "hour", set()
     for d in dims:
-        if d != "date":
-            return {"dimension": d}, d, set()
+        if d != "date":  # a value of the compared field is one of its groups, never a filter
+            return {"dimension": d}, d, set(by_key.get(d, ()))
     for key, idx in by_key.items():
         if key in _KEY_DIMENSIONS:
             return {"dimension": key}, key, set(idx)

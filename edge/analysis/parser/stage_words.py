@@ -17,7 +17,7 @@ from typing import Any
 
 from edge.analysis.metrics import METRIC_EVENT_TYPES
 from edge.analysis.parser.accounting import OWN_DIMENSION, fields_used, residual
-from edge.analysis.parser.intents import CORRELATION_FORM, CUES, WILL_IT
+from edge.analysis.parser.intents import CORRELATION_FORM, CUES, QUESTION_TAG, WILL_IT
 from edge.analysis.parser.lexicon import INTENT_CONTEXT
 from edge.analysis.parser.pairs import CO_WINDOW, CONJ, METRIC_ITEM
 from edge.analysis.parser.result import AttributeMatch, ParseResult
@@ -37,6 +37,7 @@ CUE_PATTERNS = (
     *CUES.values(),
     CORRELATION_FORM,
     WILL_IT,
+    QUESTION_TAG,
     PEAK_SHIFT,
     TENDENCY,
     CONJ,
@@ -118,6 +119,12 @@ def cues_for(plan: dict[str, Any]) -> tuple[re.Pattern[str], ...]:
     cues = CUE_PATTERNS
     if intent in _LEVEL_INTENTS:
         cues = tuple(p for p in cues if p not in _CHANGE_CUES)
+    if plan.get("target_metric") != "peak_hour":  # 挪, "pushed back": a peak moving
+        cues = tuple(p for p in cues if p is not PEAK_SHIFT)
+    if intent != "co_occurrence" and not (
+        (plan.get("compare") or {}).get("periods") or (plan.get("filters") or {}).get("time_range")
+    ):  # 之后 what? no date, no pivot (a co-occurrence's 之后 is "followed by")
+        cues = tuple(p for p in cues if p is not CUES["pivot"])
     if intent in INTENT_CONTEXT:
         cues = (*cues, INTENT_CONTEXT[intent])
     if intent == "anomaly":
