@@ -132,8 +132,7 @@ class Clock:
         return self.today - timedelta(days=self.today.weekday()) + timedelta(weeks=weeks)
 
     def period(self, unit: str, offset: int) -> dict[str, str]:
-        """The calendar ``unit`` (day, week, month, quarter, year) ``offset`` units from the current
-        one; the current week, month, quarter or year runs from its start to now."""
+        """The calendar ``unit`` ``offset`` units from the current one (that one: from its start on)."""
         if unit == "day":
             return self.day(self.today + timedelta(days=offset))
         if unit == "week":
@@ -151,8 +150,7 @@ class Clock:
         return self.today.year if month <= self.today.month else self.today.year - 1
 
     def infer_year(self, month: int, day: int) -> date | None:
-        """A month/day without a year: the latest such day not in the future (February 29th looks
-        back to the last leap year); None (and an error) when no year has it."""
+        """The latest month/day not in the future (February 29th: the last leap year's), else an error."""
         for back in range(0, 9):
             try:
                 d = date(self.today.year - back, month, day)
@@ -171,8 +169,7 @@ class Clock:
         self.errors.append((f"'{text}' ends before it starts", f"“{text}”的结束早于开始"))
 
     def month_range(self, year: int | None, month: int, label: str, months: int = 1) -> Days | None:
-        """A calendar month and the ``months - 1`` after it (without a year: the latest begun by
-        now); None (and an error) for a month or year that no calendar has."""
+        """A month and the ``months - 1`` after it (no year: the latest begun by now), else an error."""
         if not 1 <= month <= 12:
             self.errors.append((f"there is no month {month} ({label})", f"没有 {month} 月（{label}）"))
             return None
@@ -185,8 +182,7 @@ class Clock:
         return first, add_months(first, months)
 
     def read_date(self, m: re.Match[str], prefix: str = "") -> date | None:
-        """The date a :data:`DATE` match names (its groups' names prefixed with ``prefix``); None
-        (and an error) for a date no calendar has."""
+        """The date a :data:`DATE` match names (its groups prefixed with ``prefix``), else an error."""
         g = {k[len(prefix) :]: v for k, v in m.groupdict().items() if k.startswith(prefix)}
         y: int | None
         if g.get("iso"):

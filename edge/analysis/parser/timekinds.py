@@ -92,9 +92,8 @@ class Horizon(TimeKind, name="horizon", slot="a forecast's horizon (下个月, n
         for m in r.each(_HORIZON):
             if r.info.horizon is None:
                 # a word without a unit of its own (下个月, 明年) names one; else a day (明天, tomorrow)
-                unit = _first(m, "u", "u2", "u3") or next(
-                    (u for u in ("月", "周", "星期", "年") if u in m.group(0)), "天"
-                )
+                named = next((u for u in ("月", "周", "星期", "年") if u in m.group(0)), "天")
+                unit = _first(m, "u", "u2", "u3") or named
                 n = parse_number(_first(m, "n", "n2") or "1") or 1
                 r.info.horizon = f"P{n}{_UNITS[unit]}"
             r.take(m)
@@ -118,12 +117,8 @@ class BadCounts(TimeKind, name="bad_counts", slot="errors: a count that is none 
         for pattern in _BAD_COUNTS:
             for m in r.each(pattern):
                 text, unit = m.group(0), m.group("u")
-                r.errors.append(
-                    (
-                        f"'{text}' is not a span of time: ask for at least one {unit}",
-                        f"“{text}”不是一个时间范围：至少要问一个{unit}",
-                    )
-                )
+                en = f"'{text}' is not a span of time: ask for at least one {unit}"
+                r.errors.append((en, f"“{text}”不是一个时间范围：至少要问一个{unit}"))
                 r.take(m)
 
 
@@ -135,8 +130,8 @@ _MONTH_SPAN = _any(
     rf"(?:从|自)?(?:(?P<y1>{YYYY})\s?年\s?)?(?P<m1>{_CN_MONTH})\s?月份?\s?(?:到|至|~|-|—|–)\s?"
     rf"(?:(?P<y2>{YYYY})\s?年\s?)?(?P<m2>{_CN_MONTH})\s?月份?(?:底|末)?{_NO_DAY}(?:之间|期间)?",
     word(
-        rf"(?:from |between )?(?P<e1>{EN_MONTH})(?:,? (?P<ey1>{YYYY}))? ?(?:to|until|till|through|thru|and|-|–) ?"
-        rf"(?P<e2>{EN_MONTH})(?:,? (?P<ey2>{YYYY}))?"
+        rf"(?:from |between )?(?P<e1>{EN_MONTH})(?:,? (?P<ey1>{YYYY}))? ?"
+        rf"(?:to|until|till|through|thru|and|-|–) ?(?P<e2>{EN_MONTH})(?:,? (?P<ey2>{YYYY}))?"
     )
     + rf"(?! ?{NN}(?![0-9]))",
 )
@@ -292,8 +287,10 @@ def _hour(token: str, prefix: str | None, ampm: str | None = None) -> int | None
 
 
 def _hour_span(h1: int, h2: int) -> list[int]:
-    """The hours from ``h1`` up to ``h2`` (across midnight when ``h2`` is earlier; ``h1`` when equal)."""
-    return [h % 24 for h in range(h1, h2 if h2 > h1 else h2 + 24)] if h1 != h2 else [h1]
+    """The hours from ``h1`` up to ``h2``, across midnight when ``h2`` is earlier."""
+    if h1 == h2:
+        return [h1]
+    return [h % 24 for h in range(h1, h2 if h2 > h1 else h2 + 24)]
 
 
 class ClockHours(TimeKind, name="clock_hours", slot="clock hours and ranges (晚上7点到9点, 9am-5pm)"):
