@@ -205,26 +205,29 @@ class Clock:
             return None
 
 
-#: words before/after a calendar range that make it the start or the end of an open range
-_OPEN_BEFORE = re.compile(
-    r"(?P<w>since|starting(?: from| in)?|from|after|before|until|till|up to|through|自从?|从|截至|截止到?)\s?$"
-)
-_OPEN_AFTER = re.compile(
-    r"^\s?(?P<w>以来|至今|迄今|到现在|到今天|到目前为止|到目前|起|开始|之后|以后|之前|以前|为止)"
-)
-#: an open word -> the edge of the range it sets and whether that is the named range's end (after
-#: March: since April 1st) or its start (since March: since March 1st)
-_OPEN_WORDS = {
-    w: (edge, at_end)
-    for edge, at_end, words in (
-        ("since", False, "since|starting|starting from|starting in|from|自|自从|从"),
-        ("since", False, "以来|至今|迄今|到现在|到今天|到目前为止|到目前|起|开始"),
-        ("since", True, "after|之后|以后"),
-        ("until", False, "before|之前|以前"),
-        ("until", True, "until|till|up to|through|截至|截止|截止到|为止"),
-    )
-    for w in words.split("|")
+#: the words before or after a calendar range that make it an open range -> the edge they set and
+#: whether that is the named range's end (after March: since April 1st) or its start (since March:
+#: since March 1st)
+_OPEN_BEFORE_WORDS = {
+    "since|starting from|starting in|starting|from|自从|自|从": ("since", False),
+    "after": ("since", True),
+    "before": ("until", False),
+    "until|till|up to|through|截至|截止到|截止": ("until", True),
 }
+_OPEN_AFTER_WORDS = {
+    "以来|至今|迄今|到现在|到今天|到目前为止|到目前|起|开始": ("since", False),
+    "之后|以后": ("since", True),
+    "之前|以前": ("until", False),
+    "为止": ("until", True),
+}
+_OPEN_WORDS = {
+    word: opens
+    for table in (_OPEN_BEFORE_WORDS, _OPEN_AFTER_WORDS)
+    for words, opens in table.items()
+    for word in words.split("|")
+}
+_OPEN_BEFORE = re.compile(rf"(?P<w>{'|'.join(_OPEN_BEFORE_WORDS)})\s?$")
+_OPEN_AFTER = re.compile(rf"^\s?(?P<w>{'|'.join(_OPEN_AFTER_WORDS)})")
 
 
 class Reading(Clock):

@@ -1,11 +1,9 @@
 """The time expressions of a question: its kinds of time mention, each a slot extractor of its own.
 
 Owned by :mod:`edge.analysis.parser`; registered in :data:`TIME_KINDS` in the order they claim and
-run in that order by :func:`extract_time`. The order matters, for what one claims no later one
-reads: forecast horizons first (下个月 is not 上个月), clock hours before durations (晚上7点到9点).
-Each kind's slot is a :class:`~.timecal.TimeInfo` of only what it read and the errors it found (a
-date no calendar has); the plan's stages make the pieces into ``filters.time_range``,
-``filters.hours``, ``filters.days_of_week``, a compare's periods or a forecast's horizon.
+run in that order by :func:`extract_time`: what one claims no later one reads (forecast horizons
+first, for 下个月 is not 上个月; clock hours before durations: 晚上7点到9点). Each kind's slot is a
+:class:`~.timecal.TimeInfo` of only what it read and the errors it found (a date no calendar has).
 """
 
 from __future__ import annotations
