@@ -1,11 +1,9 @@
 """The time slot's values and the store's calendar.
 
 Owned by :mod:`edge.analysis.parser`: the mentions of time a question names (:class:`TimeInfo`),
-the store's clock that writes store-local days as RFC 3339 ranges with the store's UTC offset
-(:class:`Clock`: calendar periods, months, inferred years, the date a :data:`DATE` match names,
-what no calendar has), and one time kind's pass over the question on it (:class:`Reading`: a
-mention found is claimed, a calendar range takes the open word next to it). Read by the time
-kinds (:mod:`.timekinds`) and by the plan's stages.
+the store's calendar that writes store-local days as RFC 3339 ranges and collects what no calendar
+has (:class:`Clock`), and one time kind's pass over the question on it (:class:`Reading`). Read by
+the time kinds (:mod:`.timekinds`) and by the plan's stages.
 """
 
 from __future__ import annotations
@@ -26,20 +24,15 @@ EN_MONTH = (
     r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?"
     r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 )
-
-_D = r"(?:[0-9]{1,2}|[一二三四五六七八九十]{1,3})"
+#: pattern pieces: a year, a number of one or two digits, a small number in digits or Chinese
+YYYY, NN, SMALL_NUM = r"[0-9]{4}", r"[0-9]{1,2}", r"(?:[0-9]{1,2}|[一二三四五六七八九十]{1,3})"
 #: one date: ISO, Chinese (年月日, 月日/号) or English (Nov 10, 10 November, with or without year)
 DATE = (
-    r"(?P<iso>(?<![0-9])(?P<iy>[0-9]{4})[-/.](?P<im>[0-9]{1,2})[-/.](?P<id>[0-9]{1,2})(?![0-9]))"
-    r"|(?P<cn>(?:(?P<cy>[0-9]{4})年)?(?P<cm>" + _D + r")月(?P<cd>" + _D + r")[日号]?)"
-    r"|(?P<en1>(?P<em1>"
-    + EN_MONTH
-    + r")\.? (?P<ed1>[0-9]{1,2})(?![0-9])(?:st|nd|rd|th)?(?:,? (?P<ey1>[0-9]{4}))?)"
-    r"|(?P<en2>(?<![0-9])(?P<ed2>[0-9]{1,2})(?:st|nd|rd|th)? (?:of )?(?P<em2>"
-    + EN_MONTH
-    + r")(?:,? (?P<ey2>[0-9]{4}))?)"
+    rf"(?P<iso>(?<![0-9])(?P<iy>{YYYY})[-/.](?P<im>{NN})[-/.](?P<id>{NN})(?![0-9]))"
+    rf"|(?P<cn>(?:(?P<cy>{YYYY})年)?(?P<cm>{SMALL_NUM})月(?P<cd>{SMALL_NUM})[日号]?)"
+    rf"|(?P<en1>(?P<em1>{EN_MONTH})\.? (?P<ed1>{NN})(?![0-9])(?:st|nd|rd|th)?(?:,? (?P<ey1>{YYYY}))?)"
+    rf"|(?P<en2>(?<![0-9])(?P<ed2>{NN})(?:st|nd|rd|th)? (?:of )?(?P<em2>{EN_MONTH})(?:,? (?P<ey2>{YYYY}))?)"
 )
-
 
 #: a calendar range of days: its first day and the day after its last
 Days = tuple[date, date]
@@ -86,8 +79,7 @@ class TimeInfo:
     errors: list[tuple[str, str]] = field(default_factory=list)
 
     def add(self, other: TimeInfo) -> None:
-        """Take in what ``other`` found after this: its mentions follow, its horizon and window
-        replace these where it has one."""
+        """Take in what ``other`` found later: its mentions follow, its horizon and window win."""
         for f in dataclasses.fields(self):
             mine, theirs = getattr(self, f.name), getattr(other, f.name)
             if isinstance(mine, list):
@@ -97,9 +89,8 @@ class TimeInfo:
 
     def in_order(self) -> TimeInfo:
         """The mentions sorted in question order (stable: at one place, the first found first)."""
-        self.ranges.sort(key=lambda r: r.start)
-        self.hours.sort(key=lambda h: h.start)
-        self.days.sort(key=lambda d: d.start)
+        for mentions in (self.ranges, self.hours, self.days):
+            mentions.sort(key=lambda x: x.start)
         self.pivot_dates.sort(key=lambda p: p[1])
         return self
 
@@ -141,8 +132,7 @@ class Clock:
         return self.today - timedelta(days=self.today.weekday()) + timedelta(weeks=weeks)
 
     def period(self, unit: str, offset: int) -> dict[str, str]:
-        """The calendar ``unit`` (day, week, month, quarter, year) ``offset`` units from the
-        current one; the current week, month, quarter or year runs from its start to now."""
+        """The calendar ``unit`` ``offset`` units from the current one (that one: from its start on)."""
         if unit == "day":
             return self.day(self.today + timedelta(days=offset))
         if unit == "week":
@@ -160,9 +150,7 @@ class Clock:
         return self.today.year if month <= self.today.month else self.today.year - 1
 
     def infer_year(self, month: int, day: int) -> date | None:
-        """A month/day without a year: the latest such day that is not in the future (this year,
-        else an earlier one: February 29th looks back to the last leap year); None (and an
-        error) when no year has it."""
+        """The latest month/day not in the future (February 29th: the last leap year's), else an error."""
         for back in range(0, 9):
             try:
                 d = date(self.today.year - back, month, day)
@@ -181,9 +169,7 @@ class Clock:
         self.errors.append((f"'{text}' ends before it starts", f"“{text}”的结束早于开始"))
 
     def month_range(self, year: int | None, month: int, label: str, months: int = 1) -> Days | None:
-        """The first day of a calendar month and of the month ``months`` later (a month without a
-        year: the latest that has begun by now); None (and an error) for a month or year that no
-        calendar has."""
+        """A month and the ``months - 1`` after it (no year: the latest begun by now), else an error."""
         if not 1 <= month <= 12:
             self.errors.append((f"there is no month {month} ({label})", f"没有 {month} 月（{label}）"))
             return None
@@ -196,8 +182,7 @@ class Clock:
         return first, add_months(first, months)
 
     def read_date(self, m: re.Match[str], prefix: str = "") -> date | None:
-        """The date a :data:`DATE` match names (its groups renamed with ``prefix``); None (and
-        an error) for a date no calendar has."""
+        """The date a :data:`DATE` match names (its groups prefixed with ``prefix``), else an error."""
         g = {k[len(prefix) :]: v for k, v in m.groupdict().items() if k.startswith(prefix)}
         y: int | None
         if g.get("iso"):
@@ -220,33 +205,33 @@ class Clock:
             return None
 
 
-#: words before/after a calendar range that make it the start or the end of an open range
-_OPEN_BEFORE = re.compile(
-    r"(?P<w>since|starting(?: from| in)?|from|after|before|until|till|up to|through|自从?|从|截至|截止到?)\s?$"
-)
-_OPEN_AFTER = re.compile(
-    r"^\s?(?P<w>以来|至今|迄今|到现在|到今天|到目前为止|到目前|起|开始|之后|以后|之前|以前|为止)"
-)
-#: an open word -> the end of the range it sets and whether that is the named range's end (after
-#: March: since April 1st) or its start (since March: since March 1st)
-_OPEN_WORDS = {
-    w: opens
-    for words, opens in (
-        (
-            "since|starting|starting from|starting in|from|自|自从|从|以来|至今|迄今|到现在|到今天|到目前为止|到目前|起|开始",
-            ("since", False),
-        ),
-        ("after|之后|以后", ("since", True)),
-        ("before|之前|以前", ("until", False)),
-        ("until|till|up to|through|截至|截止|截止到|为止", ("until", True)),
-    )
-    for w in words.split("|")
+#: the words before or after a calendar range that make it an open range -> the edge they set and
+#: whether that is the named range's end (after March: since April 1st) or its start (since March:
+#: since March 1st)
+_OPEN_BEFORE_WORDS = {
+    "since|starting from|starting in|starting|from|自从|自|从": ("since", False),
+    "after": ("since", True),
+    "before": ("until", False),
+    "until|till|up to|through|截至|截止到|截止": ("until", True),
 }
+_OPEN_AFTER_WORDS = {
+    "以来|至今|迄今|到现在|到今天|到目前为止|到目前|起|开始": ("since", False),
+    "之后|以后": ("since", True),
+    "之前|以前": ("until", False),
+    "为止": ("until", True),
+}
+_OPEN_WORDS = {
+    word: opens
+    for table in (_OPEN_BEFORE_WORDS, _OPEN_AFTER_WORDS)
+    for words, opens in table.items()
+    for word in words.split("|")
+}
+_OPEN_BEFORE = re.compile(rf"(?P<w>{'|'.join(_OPEN_BEFORE_WORDS)})\s?$")
+_OPEN_AFTER = re.compile(rf"^\s?(?P<w>{'|'.join(_OPEN_AFTER_WORDS)})")
 
 
 class Reading(Clock):
-    """One time kind's pass over the question, on the store's calendar: the text and what it found
-    (its errors are the calendar's)."""
+    """One time kind's pass over the question on the store's calendar: the text and what it found."""
 
     def __init__(self, mt: MaskedText, ctx: Context) -> None:
         super().__init__(ctx.now, ctx.vocab.timezone)
@@ -275,21 +260,13 @@ class Reading(Clock):
         self.info.days.append(DaysMention(days, weekend, m.group(0), m.start()))
         self.take(m)
 
-    def error(self, m: re.Match[str], en: str, zh: str) -> None:
-        self.errors.append((en, zh))
-        self.take(m)
-
     def calendar(self, m: re.Match[str], days: Days | None, open_word: str | None = None) -> None:
-        """A named calendar range ``[first, end)`` (None: one no calendar has, claimed all the
-        same); a word before or after it (since, before, 以来, 之前 ...) makes it the open start
-        or end of a range instead, and is claimed with it."""
+        """A named calendar range (None: one no calendar has, claimed all the same); an open word
+        before or after it (since, before, 以来, 之前 ...) makes it the edge of an open range."""
         if days is None:
             self.take(m)
             return
-        first, end = days
-        view = self.mt.view
-        start, stop = m.start(), m.end()
-        kind = open_word
+        view, start, stop, kind = self.mt.view, m.start(), m.end(), open_word
         if not kind:
             pre = _OPEN_BEFORE.search(view[max(0, start - 16) : start])
             suf = _OPEN_AFTER.match(view[stop : stop + 4])
@@ -297,25 +274,18 @@ class Reading(Clock):
                 kind, stop = suf.group("w"), stop + suf.end()
             elif pre:
                 kind, start = pre.group("w"), max(0, start - 16) + pre.start()
-        opens = _OPEN_WORDS.get(kind or "")
-        if opens:
+        if opens := _OPEN_WORDS.get(kind or ""):
             edge, at_end = opens
-            window, kind = {edge: self.at(end if at_end else first)}, edge
+            window, kind = {edge: self.at(days[1] if at_end else days[0])}, edge
         else:
-            window, kind = self.span(first, end), "calendar"
+            window, kind = self.span(*days), "calendar"
         self.info.ranges.append(RangeMention(view[start:stop], window, start, kind))
         self.mt.consume(start, stop)
 
 
-def prefixed(prefix: str) -> str:
-    """:data:`DATE` with every group's name prefixed (two dates in one pattern)."""
-    return re.sub(r"\(\?P<(\w+)>", lambda m: f"(?P<{prefix}{m.group(1)}>", DATE)
-
-
 def pivot_periods(pivot: date, window_days: int, now: datetime, tz: str) -> list[dict[str, object]]:
     """``before``/``after`` windows of ``window_days`` around a store-local ``pivot`` day."""
-    clock = Clock(now, tz)
-    w = timedelta(days=window_days)
+    clock, w = Clock(now, tz), timedelta(days=window_days)
     return [
         {"label": "before", "time_range": clock.span(pivot - w, pivot)},
         {"label": "after", "time_range": clock.span(pivot, pivot + w)},

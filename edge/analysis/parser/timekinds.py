@@ -1,14 +1,9 @@
 """The time expressions of a question: its kinds of time mention, each a slot extractor of its own.
 
-Owned by :mod:`edge.analysis.parser`; registered in :data:`TIME_KINDS` in the order they claim,
-and run in that order by :func:`extract_time` (the order matters: what one claims, no later one
-reads): forecast horizons first (下个月 is not 上个月), then counts that are no count, calendar
-periods named explicitly, dates, clock hours (before durations: 晚上7点到9点), weekdays of a named
-week, recent durations, calendar words, bare months, windows around a date, dayparts and days of
-the week. Each kind's slot is a :class:`~.timecal.TimeInfo` holding only what it read and the
-errors it found (a date no calendar has); the plan's stages decide how the pieces become
-``filters.time_range``, ``filters.hours``, ``filters.days_of_week``, a compare's periods or a
-forecast's horizon.
+Owned by :mod:`edge.analysis.parser`; registered in :data:`TIME_KINDS` in the order they claim and
+run in that order by :func:`extract_time`: what one claims no later one reads (forecast horizons
+first, for 下个月 is not 上个月; clock hours before durations: 晚上7点到9点). Each kind's slot is a
+:class:`~.timecal.TimeInfo` of only what it read and the errors it found (a date no calendar has).
 """
 
 from __future__ import annotations
@@ -22,30 +17,31 @@ from edge.analysis.parser.text import CN_NUM, EN_NUM, MaskedText, parse_number, 
 from edge.analysis.parser.timecal import (
     DATE,
     EN_MONTH,
+    NN,
+    SMALL_NUM,
+    YYYY,
     Days,
     RangeMention,
     Reading,
     TimeInfo,
     month_number,
-    prefixed,
 )
 from edge.analysis.source import Vocabulary
 
 _UNITS = dict(
     zip("天 日 周 星期 礼拜 月 年 季度 day week month year quarter".split(), "DDWWWMYQDWMYQ", strict=True)
 )
-_WEEKDAYS_EN = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_WEEKDAYS_EN = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+#: a weekday's number (Monday: 0) by its Chinese (周一) or English name
 _WEEKDAYS = dict(zip("一二三四五六日天七", [0, 1, 2, 3, 4, 5, 6, 6, 6], strict=True)) | {
-    d: i for i, d in enumerate(_WEEKDAYS_EN)
+    d: i for i, d in enumerate(_WEEKDAYS_EN.split("|"))
 }
 #: the time kinds in the order they claim
 TIME_KINDS: dict[str, TimeKind] = {}
 
 
 class TimeKind(Extractor):
-    """One kind of time mention; its slot is a :class:`TimeInfo` of what it read. A subclass names
-    itself and its slot (``class K(TimeKind, name=..., slot=...)``) and is registered, in the order
-    the kinds are defined, in :data:`TIME_KINDS`."""
+    """One kind of time mention (``class K(TimeKind, name=..., slot=...)``, registered in order)."""
 
     def __init_subclass__(cls, name: str, slot: str) -> None:
         super().__init_subclass__()
@@ -64,6 +60,11 @@ class TimeKind(Extractor):
         """Claim this kind's matches of ``r.mt`` into ``r.info``."""
 
 
+def _any(*alternatives: str) -> re.Pattern[str]:
+    """The pattern that matches any of ``alternatives`` (the first that does at a place)."""
+    return re.compile("|".join(alternatives))
+
+
 def _first(m: re.Match[str], *names: str) -> str | None:
     """The first of the groups ``names`` (two or more) that matched."""
     return next((g for g in m.group(*names) if g), None)
@@ -78,94 +79,81 @@ def _duration(n: int, unit: str) -> str:
     return f"P{3 * n}M" if unit == "Q" else f"P{n}{unit}"
 
 
-_HORIZON = re.compile(
-    r"下个?月|下周|下个?星期|明天|明年|未来(?P<n>" + CN_NUM + r")?\s?(?:个)?(?P<u>天|周|星期|月|年)"
-    r"|"
-    + word(
-        r"next (?:(?P<n2>" + EN_NUM + r") )?(?P<u2>day|week|month|year)s?|tomorrow|coming (?P<u3>week|month)"
-    )
+_HORIZON = _any(
+    rf"下个?月|下周|下个?星期|明天|明年|未来(?P<n>{CN_NUM})?\s?(?:个)?(?P<u>天|周|星期|月|年)",
+    word(rf"next (?:(?P<n2>{EN_NUM}) )?(?P<u2>day|week|month|year)s?|tomorrow|coming (?P<u3>week|month)"),
 )
-#: the unit of a horizon word without a unit of its own (下个月, 明年; else a day: 明天, tomorrow)
-_HORIZON_UNITS = (("月", "M"), ("周", "W"), ("星期", "W"), ("年", "Y"))
 
 
 class Horizon(TimeKind, name="horizon", slot="a forecast's horizon (下个月, next 7 days): the first named"):
     def read(self, r: Reading) -> None:
         for m in r.each(_HORIZON):
             if r.info.horizon is None:
-                unit = _first(m, "u", "u2", "u3")
+                # a word without a unit of its own (下个月, 明年) names one; else a day (明天, tomorrow)
+                named = next((u for u in ("月", "周", "星期", "年") if u in m.group(0)), "天")
+                unit = _first(m, "u", "u2", "u3") or named
                 n = parse_number(_first(m, "n", "n2") or "1") or 1
-                code = _UNITS[unit] if unit else next((c for w, c in _HORIZON_UNITS if w in m.group(0)), "D")
-                r.info.horizon = f"P{n}{code}"
+                r.info.horizon = f"P{n}{_UNITS[unit]}"
             r.take(m)
 
 
 #: the number of a "last N units" phrase that is not a positive count (0, -3)
-_BAD_COUNT_EN = re.compile(
-    r"(?:last|past|previous|recent|trailing) (?P<n>-\s?[0-9]+|minus [0-9]+|0+|zero|no) (?P<u>day|week|month|quarter|year)s?"
-)
-_BAD_COUNT_CN = re.compile(
-    r"(?:过去|最近|近|前)\s?(?P<n>-\s?[0-9]+|负[0-9一二三四五六七八九十]+|0+|零)\s?(?:个)?\s?(?P<u>天|日|周|星期|礼拜|季度|月|年)"
+_BAD_COUNTS = (
+    re.compile(
+        r"(?:last|past|previous|recent|trailing) (?P<n>-\s?[0-9]+|minus [0-9]+|0+|zero|no) "
+        r"(?P<u>day|week|month|quarter|year)s?"
+    ),
+    re.compile(
+        r"(?:过去|最近|近|前)\s?(?P<n>-\s?[0-9]+|负[0-9一二三四五六七八九十]+|0+|零)\s?(?:个)?\s?"
+        r"(?P<u>天|日|周|星期|礼拜|季度|月|年)"
+    ),
 )
 
 
 class BadCounts(TimeKind, name="bad_counts", slot="errors: a count that is none (the last 0 days, 过去-3天)"):
     def read(self, r: Reading) -> None:
-        for m in list(r.each(_BAD_COUNT_EN)) + list(r.each(_BAD_COUNT_CN)):
-            text, unit = m.group(0), m.group("u")
-            r.error(
-                m,
-                f"'{text}' is not a span of time: ask for at least one {unit}",
-                f"“{text}”不是一个时间范围：至少要问一个{unit}",
-            )
+        for pattern in _BAD_COUNTS:
+            for m in r.each(pattern):
+                text, unit = m.group(0), m.group("u")
+                en = f"'{text}' is not a span of time: ask for at least one {unit}"
+                r.errors.append((en, f"“{text}”不是一个时间范围：至少要问一个{unit}"))
+                r.take(m)
 
 
-_CN_MONTH = r"(?:[0-9]{1,2}|十[一二]?|[一二三四五六七八九])"
+_CN_MONTH = rf"(?:{NN}|十[一二]?|[一二三四五六七八九])"
 #: no day number follows (then it is a date, read by DATE)
-_NO_DAY = r"(?!\s?(?:[0-9]{1,2}|[一二三四五六七八九十]{1,3})\s?[日号])(?![0-9])"
+_NO_DAY = rf"(?!\s?{SMALL_NUM}\s?[日号])(?![0-9])"
 #: a span of calendar months: 9月到11月, 2025年9月至2025年11月, from September to November 2025
-_MONTH_SPAN = re.compile(
-    r"(?:从|自)?(?:(?P<y1>[0-9]{4})\s?年\s?)?(?P<m1>" + _CN_MONTH + r")\s?月份?\s?(?:到|至|~|-|—|–)\s?"
-    r"(?:(?P<y2>[0-9]{4})\s?年\s?)?(?P<m2>" + _CN_MONTH + r")\s?月份?(?:底|末)?" + _NO_DAY + r"(?:之间|期间)?"
-    r"|"
-    + word(
-        r"(?:from |between )?(?P<e1>"
-        + EN_MONTH
-        + r")(?:,? (?P<ey1>[0-9]{4}))? ?(?:to|until|till|through|thru|and|-|–) ?"
-        r"(?P<e2>" + EN_MONTH + r")(?:,? (?P<ey2>[0-9]{4}))?"
+_MONTH_SPAN = _any(
+    rf"(?:从|自)?(?:(?P<y1>{YYYY})\s?年\s?)?(?P<m1>{_CN_MONTH})\s?月份?\s?(?:到|至|~|-|—|–)\s?"
+    rf"(?:(?P<y2>{YYYY})\s?年\s?)?(?P<m2>{_CN_MONTH})\s?月份?(?:底|末)?{_NO_DAY}(?:之间|期间)?",
+    word(
+        rf"(?:from |between )?(?P<e1>{EN_MONTH})(?:,? (?P<ey1>{YYYY}))? ?"
+        rf"(?:to|until|till|through|thru|and|-|–) ?(?P<e2>{EN_MONTH})(?:,? (?P<ey2>{YYYY}))?"
     )
-    + r"(?! ?[0-9]{1,2}(?![0-9]))"
+    + rf"(?! ?{NN}(?![0-9]))",
 )
 #: one calendar month of a named year: September 2025, 2025年9月, 2025-09
-_YEAR_MONTH = re.compile(
-    r"(?P<cy>[0-9]{4})\s?年\s?(?P<cm>"
-    + _CN_MONTH
-    + r")\s?月份?"
-    + _NO_DAY
-    + r"|"
-    + word(r"(?P<em>" + EN_MONTH + r")\.?,? (?P<ey>[0-9]{4})")
-    + r"|"
-    + word(r"(?P<iy>[0-9]{4})[-/.](?P<im>[0-9]{1,2})")
-    + r"(?![-/.][0-9])"
+_YEAR_MONTH = _any(
+    rf"(?P<cy>{YYYY})\s?年\s?(?P<cm>{_CN_MONTH})\s?月份?{_NO_DAY}",
+    word(rf"(?P<em>{EN_MONTH})\.?,? (?P<ey>{YYYY})"),
+    word(rf"(?P<iy>{YYYY})[-/.](?P<im>{NN})") + r"(?![-/.][0-9])",
 )
 #: a numbered ISO week: week 45, 第45周, 2025-W45, week 45 of 2025
-_WEEK_NO = re.compile(
-    r"(?:(?P<cy>[0-9]{4})\s?年\s?)?第\s?(?P<cw>[0-9]{1,3}|[一二三四五六七八九十]{1,3})\s?(?:周|个?星期)(?!内|之内|以内)"
-    r"|"
-    + word(r"(?P<iy>[0-9]{4})-?w(?P<iw>[0-9]{1,3})")
-    + r"|"
-    + word(r"(?:the )?week (?:no\.? |number |#)?(?P<ew>[0-9]{1,3})(?:,? (?:of )?(?P<ey>[0-9]{4}))?")
+_WEEK_NO = _any(
+    r"(?:(?P<cy>[0-9]{4})\s?年\s?)?第\s?(?P<cw>[0-9]{1,3}|[一二三四五六七八九十]{1,3})\s?(?:周|个?星期)(?!内|之内|以内)",
+    word(r"(?P<iy>[0-9]{4})-?w(?P<iw>[0-9]{1,3})"),
+    word(r"(?:the )?week (?:no\.? |number |#)?(?P<ew>[0-9]{1,3})(?:,? (?:of )?(?P<ey>[0-9]{4}))?"),
 )
 #: a month by number in English: month 13
 _MONTH_NO_EN = re.compile(word(r"month (?P<m>[0-9]{1,3})(?:,? (?:of )?(?P<y>[0-9]{4}))?"))
 #: a whole year: 2025年, in 2099, during 2024, the year 2025
-_YEAR = re.compile(
-    r"(?<![0-9])(?P<cy>[0-9]{4})\s?年(?:全年|整年|一整年)?(?!\s?(?:[0-9]{1,2}|[一二三四五六七八九十]{1,3})\s?月)"
-    r"|"
-    + word(
+_YEAR = _any(
+    rf"(?<![0-9])(?P<cy>{YYYY})\s?年(?:全年|整年|一整年)?(?!\s?{SMALL_NUM}\s?月)",
+    word(
         r"(?P<ew>in|during|throughout|since|from|after|before|until|till|the year|year) (?P<ey>[12][0-9]{3})"
     )
-    + r"(?![-/.][0-9])"
+    + r"(?![-/.][0-9])",
 )
 
 
@@ -210,31 +198,23 @@ class NamedPeriods(TimeKind, name="named_periods", slot="named months, ISO weeks
         wk = parse_number(_first(m, "cw", "iw", "ew") or "") or 0
         y_text = _first(m, "cy", "iy", "ey")
         y = int(y_text) if y_text else r.today.isocalendar()[0]
+        note = " (ISO weeks are 1-52 or 53)", "（ISO 周为 1-52 或 53）"
         try:
             monday = date.fromisocalendar(y, wk, 1)
+            if not y_text and monday > r.today:
+                y, note = y - 1, ("", "")
+                monday = date.fromisocalendar(y, wk, 1)
         except ValueError:
-            r.errors.append(
-                (
-                    f"there is no week {wk} in {y} (ISO weeks are 1-52 or 53)",
-                    f"{y} 年没有第 {wk} 周（ISO 周为 1-52 或 53）",
-                )
-            )
+            r.errors.append((f"there is no week {wk} in {y}{note[0]}", f"{y} 年没有第 {wk} 周{note[1]}"))
             return None
-        if not y_text and monday > r.today:
-            try:
-                monday = date.fromisocalendar(y - 1, wk, 1)
-            except ValueError:
-                r.errors.append((f"there is no week {wk} in {y - 1}", f"{y - 1} 年没有第 {wk} 周"))
-                return None
         return monday, monday + timedelta(days=7)
 
 
+#: two dates in one pattern, the groups of each named apart
+_DATE_A, _DATE_B = (DATE.replace("(?P<", f"(?P<{p}_") for p in "ab")
 _SPAN = re.compile(
-    r"(?:从|自|between |from )?(?:"
-    + prefixed("a_")
-    + r") ?(?:到|至|~|-|–|—|to|until|through|and|till) ?(?:"
-    + prefixed("b_")
-    + r")(?:之间|期间)?"
+    rf"(?:从|自|between |from )?(?:{_DATE_A}) ?(?:到|至|~|-|–|—|to|until|through|and|till) ?"
+    rf"(?:{_DATE_B})(?:之间|期间)?"
 )
 #: a span that says it is one (not "Nov 10 - Nov 1" read as two dates)
 _SPAN_WORD = re.compile(r"到|至|~|从|自|(?<![a-z])(?:between|from|to|until|through|till)(?![a-z])")
@@ -274,50 +254,41 @@ class Dates(TimeKind, name="dates", slot="date spans, since or until a date, sin
 
 
 _H = r"(?:[0-9]{1,2}|[一二三四五六七八九十]{1,3}|十[一二]|两)"
+_DAY_PART = "早上|上午|中午|下午|晚上|傍晚|晚间|夜间|夜里|午后"
+_PM_PREFIX = {"下午", "晚上", "傍晚", "晚间", "夜间", "夜里", "午后"}
 _CLOCK_RANGE_CN = re.compile(
-    r"(?P<p1>早上|上午|中午|下午|晚上|傍晚|晚间|夜间|夜里|午后)?\s?(?P<h1>"
-    + _H
-    + r")\s?(?:点|时|:00)(?:钟)?\s?"
-    r"(?:到|至|-|~|—|–)\s?(?P<p2>早上|上午|中午|下午|晚上|傍晚)?\s?(?P<h2>"
-    + _H
-    + r")\s?(?:点|时|:00)(?:钟)?(?:之间)?"
+    rf"(?P<p1>{_DAY_PART})?\s?(?P<h1>{_H})\s?(?:点|时|:00)(?:钟)?\s?(?:到|至|-|~|—|–)\s?"
+    rf"(?P<p2>早上|上午|中午|下午|晚上|傍晚)?\s?(?P<h2>{_H})\s?(?:点|时|:00)(?:钟)?(?:之间)?"
 )
-_CLOCK_RANGE_EN = re.compile(
+_CLOCK_RANGE_EN = _any(
     word(
         r"(?:from |between )?(?P<h1>[0-9]{1,2})(?::00)? ?(?P<a1>am|pm)? ?(?:-|–|to|until|and) ?"
         r"(?P<h2>[0-9]{1,2})(?::00)? ?(?P<a2>am|pm|o'?clock)"
-    )
-    + r"|(?P<h3>[0-9]{1,2}):00 ?(?:-|–|to|~) ?(?P<h4>[0-9]{1,2}):00"
+    ),
+    r"(?P<h3>[0-9]{1,2}):00 ?(?:-|–|to|~) ?(?P<h4>[0-9]{1,2}):00",
 )
 #: not the 一点 of 高一点 / 多一点 / 快一点 ("a bit"), nor 有一点 / 差一点
-_CLOCK_ONE = re.compile(
-    r"(?<![高低多少快慢好差大小长短贵宜有些])"
-    r"(?P<p1>早上|上午|中午|下午|晚上|傍晚|晚间|夜间|夜里|午后)?(?P<h1>"
-    + _H
-    + r")点(?:钟)?|"
-    + word(r"(?:at )?(?P<h2>[0-9]{1,2}) ?(?P<a2>am|pm)")
+_CLOCK_ONE = _any(
+    rf"(?<![高低多少快慢好差大小长短贵宜有些])(?P<p1>{_DAY_PART})?(?P<h1>{_H})点(?:钟)?",
+    word(r"(?:at )?(?P<h2>[0-9]{1,2}) ?(?P<a2>am|pm)"),
 )
-_PM_PREFIX = {"下午", "晚上", "傍晚", "晚间", "夜间", "夜里", "午后"}
 
 
 def _hour(token: str, prefix: str | None, ampm: str | None = None) -> int | None:
+    """The hour (0-23) a clock hour names with its part of the day (下午) or am/pm."""
     h = parse_number(token)
     if h is None or h > 24:
         return None
-    if ampm == "pm" or (prefix in _PM_PREFIX):
-        if h < 12:
-            h += 12
-    if ampm == "am" and h == 12:
-        h = 0
-    return h % 24
+    if (ampm == "pm" or prefix in _PM_PREFIX) and h < 12:
+        h += 12
+    return 0 if ampm == "am" and h == 12 else h % 24
 
 
 def _hour_span(h1: int, h2: int) -> list[int]:
-    if h2 > h1:
-        return list(range(h1, h2))
-    if h2 < h1:  # crosses midnight
-        return list(range(h1, 24)) + list(range(0, h2))
-    return [h1]
+    """The hours from ``h1`` up to ``h2``, across midnight when ``h2`` is earlier."""
+    if h1 == h2:
+        return [h1]
+    return [h % 24 for h in range(h1, h2 if h2 > h1 else h2 + 24)]
 
 
 class ClockHours(TimeKind, name="clock_hours", slot="clock hours and ranges (晚上7点到9点, 9am-5pm)"):
@@ -341,9 +312,9 @@ class ClockHours(TimeKind, name="clock_hours", slot="clock hours and ranges (晚
                 r.hours(m, [h], "clock")
 
 
-_WEEK_DAY = re.compile(
-    r"(?P<w>上上|上|本|这)(?:个)?(?:周|星期|礼拜)(?P<d>[一二三四五六日天末])"
-    r"|" + word(r"(?P<ew>last|this) (?P<ed>" + "|".join(_WEEKDAYS_EN) + r"|weekend)")
+_WEEK_DAY = _any(
+    r"(?P<w>上上|上|本|这)(?:个)?(?:周|星期|礼拜)(?P<d>[一二三四五六日天末])",
+    word(rf"(?P<ew>last|this) (?P<ed>{_WEEKDAYS_EN}|weekend)"),
 )
 _WEEK_OFFSETS = {"上上": -2, "上": -1, "本": 0, "这": 0, "last": -1, "this": 0}
 
@@ -359,24 +330,21 @@ class WeekDays(TimeKind, name="week_days", slot="a day or weekend of a named wee
                 r.range(m, r.day(monday + timedelta(days=_WEEKDAYS[name])), "day")
 
 
-_HALF = re.compile(
-    r"(?:过去|最近|近|这)\s?半(?P<u>年|个月|个?星期)|"
-    + word(r"(?:the )?(?:last|past) (?:half (?:a )?year|six months)")
+_HALF = _any(
+    r"(?:过去|最近|近|这)\s?半(?P<u>年|个月|个?星期)",
+    word(r"(?:the )?(?:last|past) (?:half (?:a )?year|six months)"),
 )
-_LAST_CN = re.compile(
-    r"(?:过去|最近|近|前|这|在过去的?|最近的|过去的)\s?(?P<n>"
-    + CN_NUM
-    + r"|几)?\s?(?:个)?\s?(?P<u>天|日|周|星期|礼拜|季度|月|年)"
+_LAST_CN = _any(
+    rf"(?:过去|最近|近|前|这|在过去的?|最近的|过去的)\s?(?P<n>{CN_NUM}|几)?\s?(?:个)?\s?(?P<u>天|日|周|星期|礼拜|季度|月|年)",
     # "三个月以来" is a duration, "10月以来" is since October (read with the calendar months)
-    r"|(?P<n2>" + CN_NUM + r")\s?(?:(?:个)?(?P<u2>天|周|星期|礼拜|季度|年)|个(?P<u2m>月))(?:以来|来)"
+    rf"(?P<n2>{CN_NUM})\s?(?:(?:个)?(?P<u2>天|周|星期|礼拜|季度|年)|个(?P<u2m>月))(?:以来|来)",
 )
-_LAST_EN = re.compile(
-    r"(?:(?:in|over|during|for|within) )?(?:the )?(?:last|past|previous|recent|trailing|these) (?P<n>"
-    + EN_NUM
-    + r"|few|couple of|several) "
-    r"(?P<u>day|week|month|quarter|year)s?"
-    r"|(?:(?:in|over|during|for|within) )?the (?:past|last) (?P<u2>day|week|month|quarter|year)"
-    r"|(?:(?:in|over|during|for|within) )?(?:the )?past (?P<u3>week|month|quarter|year)"
+_IN = "(?:(?:in|over|during|for|within) )?"
+_LAST_EN = _any(
+    rf"{_IN}(?:the )?(?:last|past|previous|recent|trailing|these) (?P<n>{EN_NUM}|few|couple of|several) "
+    r"(?P<u>day|week|month|quarter|year)s?",
+    rf"{_IN}the (?:past|last) (?P<u2>day|week|month|quarter|year)",
+    rf"{_IN}(?:the )?past (?P<u3>week|month|quarter|year)",
 )
 #: "a few" / 几 in a span ("the last few weeks", 这几个月) is read as 3, and the answer says so
 _A_FEW = 3
@@ -427,7 +395,7 @@ _CALENDAR = [
     ("昨天|昨日", "yesterday", "day", -1),
     ("今天|今日", "today", "day", 0),
 ]
-_CALENDAR_RE = [(re.compile(zh + "|" + word(en)), unit, offset) for zh, en, unit, offset in _CALENDAR]
+_CALENDAR_RE = [(_any(zh, word(en)), unit, offset) for zh, en, unit, offset in _CALENDAR]
 
 
 class CalendarWords(TimeKind, name="calendar", slot="calendar words (today, 上周, this month, 年初至今)"):
@@ -437,12 +405,10 @@ class CalendarWords(TimeKind, name="calendar", slot="calendar words (today, 上�
                 r.range(m, r.period(unit, offset), "calendar")
 
 
-_MONTH_ONLY = re.compile(
-    r"(?<![0-9个])(?P<m>[0-9]{1,2}|十[一二]?|[一二三四五六七八九])月份?(?![0-9一二三四五六七八九十日号])"
-    r"|"
-    + word(r"in (?P<em>" + EN_MONTH + r")")
-    + r"|"
-    + word(r"(?P<em2>january|february|march|april|june|july|august|september|october|november|december)")
+_MONTH_ONLY = _any(
+    rf"(?<![0-9个])(?P<m>{_CN_MONTH})月份?(?![0-9一二三四五六七八九十日号])",
+    word(rf"in (?P<em>{EN_MONTH})"),
+    word(r"(?P<em2>january|february|march|april|june|july|august|september|october|november|december)"),
 )
 
 
@@ -455,13 +421,11 @@ class Months(TimeKind, name="months", slot="a month without a year (10月, in Ma
                 r.calendar(m, r.month_range(None, month, m.group(0)))
 
 
-_WINDOW = re.compile(
-    r"(?:前后\s?)?(?P<n>" + CN_NUM + r")?\s?(?:个)?(?P<u>天|周|星期|月)(?:内|之内|里|以内)"
-    r"|前后\s?(?P<n4>" + CN_NUM + r")?\s?(?:个)?(?P<u4>天|周|星期|月)"
-    r"|"
-    + word(r"(?:the|a|(?P<n2>" + EN_NUM + r")) (?P<u2>day|week|month)s? (?:after|before|following|prior)")
-    + r"|"
-    + word(r"within (?:(?P<n3>" + EN_NUM + r") )?(?P<u3>day|week|month)s?")
+_WINDOW = _any(
+    rf"(?:前后\s?)?(?P<n>{CN_NUM})?\s?(?:个)?(?P<u>天|周|星期|月)(?:内|之内|里|以内)",
+    rf"前后\s?(?P<n4>{CN_NUM})?\s?(?:个)?(?P<u4>天|周|星期|月)",
+    word(rf"(?:the|a|(?P<n2>{EN_NUM})) (?P<u2>day|week|month)s? (?:after|before|following|prior)"),
+    word(rf"within (?:(?P<n3>{EN_NUM}) )?(?P<u3>day|week|month)s?"),
 )
 _UNIT_DAYS = {"D": 1, "W": 7, "M": 30, "Y": 365}
 
@@ -475,33 +439,33 @@ class Windows(TimeKind, name="windows", slot="window_days around a date (一周�
 
 
 _DAYPARTS = [
-    (r"早上|早晨|上午|清晨|" + word(r"mornings?"), list(range(8, 12))),
-    (r"中午|午间|午饭时间|" + word(r"noon|lunch ?time|midday"), [11, 12, 13]),
-    (r"下午|午后|" + word(r"afternoons?"), list(range(12, 18))),
-    (r"晚上|傍晚|晚间|夜间|夜里|" + word(r"evenings?|nights?|tonight"), list(range(18, 23))),
-    (r"白天|日间|" + word(r"daytime|during the day"), list(range(8, 18))),
-    (r"凌晨|" + word(r"early morning"), list(range(0, 6))),
-    (r"深夜|" + word(r"late night"), [22, 23]),
+    (_any(zh, word(en)), hours)
+    for zh, en, hours in (
+        ("早上|早晨|上午|清晨", "mornings?", list(range(8, 12))),
+        ("中午|午间|午饭时间", "noon|lunch ?time|midday", [11, 12, 13]),
+        ("下午|午后", "afternoons?", list(range(12, 18))),
+        ("晚上|傍晚|晚间|夜间|夜里", "evenings?|nights?|tonight", list(range(18, 23))),
+        ("白天|日间", "daytime|during the day", list(range(8, 18))),
+        ("凌晨", "early morning", list(range(0, 6))),
+        ("深夜", "late night", [22, 23]),
+    )
 ]
-_DAYPARTS_RE = [(re.compile(p), hours) for p, hours in _DAYPARTS]
 
 
 class Dayparts(TimeKind, name="dayparts", slot="parts of the day (下午, mornings, late night) as hours"):
     def read(self, r: Reading) -> None:
-        for pattern, hours in _DAYPARTS_RE:
+        for pattern, hours in _DAYPARTS:
             for m in r.each(pattern):
                 r.hours(m, list(hours), "daypart")
 
 
-_WEEKEND = re.compile(r"周末|双休日|星期六日|" + word(r"weekends?|saturdays? and sundays?"))
+_WEEKEND = _any("周末|双休日|星期六日", word(r"weekends?|saturdays? and sundays?"))
 #: "by weekday" groups by the day of the week (a dimension word), it does not keep Monday-Friday
 _WEEKDAY = re.compile(
     r"工作日|平日|周中|(?<!by )(?<!per )(?<!each )(?<!across )"
     + word(r"weekdays?|work ?days?|working days?|business days?")
 )
-_NAMED_DAY = re.compile(
-    r"(?:周|星期|礼拜)(?P<d>[一二三四五六日天])|" + word(r"(?P<e>" + "|".join(_WEEKDAYS_EN) + r")s?")
-)
+_NAMED_DAY = _any(r"(?:周|星期|礼拜)(?P<d>[一二三四五六日天])", word(rf"(?P<e>{_WEEKDAYS_EN})s?"))
 
 
 class DaysOfWeek(TimeKind, name="days_of_week", slot="days of the week kept (周末, weekdays, 周一, Mondays)"):
