@@ -458,3 +458,79 @@ def test_a_pattern_spells_no_word_of_its_lookarounds() -> None:
         "(?:下雨天?|雨)",
         "{1,8}",
     ]
+
+
+@pytest.mark.parametrize(
+    ("question", "types"),
+    [
+        ("Could you pull up the complaints about the queue from yesterday?", ["complaint", "checkout_queue"]),
+        ("I'd like to see the mistakes staff_07 made in November, thanks", ["staff_error"]),
+        ("有没有顾客抱怨店员态度不好的，找出来我看下", ["complaint"]),
+        ("其实我就想看看上周六下午收银区排队的那几条", ["checkout_queue"]),
+    ],
+)
+def test_events_a_retrieval_verb_names_are_listed(question: str, types: list[str]) -> None:
+    """ "pull up the complaints about X": the events, not their count."""
+    status, plan, words = _parse(question)
+    assert (status, plan["intent"]) == ("ok", "retrieve"), words
+    assert plan["filters"]["event_type"] == types
+
+
+@pytest.mark.parametrize(
+    "question", ["Find how many complaints we had last week", "帮我找一下上周投诉一共多少"]
+)
+def test_a_retrieval_verb_with_a_figure_asked_is_the_figure(question: str) -> None:
+    status, plan, _words = _parse(question)
+    assert (status, plan["intent"], plan["target_metric"]) == ("ok", "aggregate", "complaint_count")
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        ("Complaints per week are rising, aren't they?", "trend"),
+        ("排队长度和负面情绪比例之间有联系不", "correlation"),
+        ("avg checkout queue length over the past 7 days", "aggregate"),
+        ("Is the weekend peak hour any different from the weekday one?", "compare"),
+        ("投诉有没有周期性，比如每隔几天来一波", "periodicity"),
+        ("Is there any periodicity in complaints, like waves every few days?", "periodicity"),
+        ("客人最爱逗留的两个区域", "top_k"),
+        ("上个月的收入按天气拆一拆？", "breakdown"),
+        ("周一和周六的客流哪个多？", "compare"),
+    ],
+)
+def test_tags_abbreviations_and_everyday_cues(question: str, intent: str) -> None:
+    status, plan, words = _parse(question)
+    assert (status, plan.get("intent")) == ("ok", intent), words
+    assert plan.get("group_by") != ["date"]  # 按天气 is by weather, not 按天
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        ("Since we moved the wine display to the entrance, have wine sales gone up?", "since we moved the"),
+        ("footfall after the rain stopped", "after the rain stopped"),
+    ],
+)
+def test_a_condition_told_as_a_clause_is_named(question: str, named: str) -> None:
+    """ "since we moved X to Y" is something that happened, which no event dates: never two zones
+    compared in its place."""
+    status, _plan, words = _parse(question)
+    assert status != "ok" and named in words, words
+
+
+@pytest.mark.parametrize(
+    ("question", "window"),
+    [
+        ("revenue since the start of november", {"since": "2025-11-01T00:00:00+08:00"}),
+        ("revenue from the beginning of october", {"since": "2025-10-01T00:00:00+08:00"}),
+        ("revenue until the end of october", {"until": "2025-11-01T00:00:00+08:00"}),
+    ],
+)
+def test_since_the_start_of_a_month_is_open(question: str, window: dict[str, str]) -> None:
+    status, plan, words = _parse(question)
+    assert (status, plan["filters"]["time_range"]) == ("ok", window), words
+
+
+def test_the_start_of_a_month_is_not_the_month() -> None:
+    status, _plan, words = _parse("revenue at the start of november")
+    assert status != "ok" and "start" in words

@@ -162,3 +162,39 @@ def test_a_value_of_two_fields_matched_by_similarity_is_read_by_the_measures_eve
         and "zone" in (r.explanation or "")
         and "product category" in (r.explanation or "")
     )
+
+
+@pytest.mark.parametrize(
+    ("question", "plan_part"),
+    [
+        # function words and cue words are never a stored value ("check" is not the checkout)
+        ("Could you check how conversion has moved week by week since October?", {"intent": "trend"}),
+        (
+            "I'm curious whether traffic and conversion are positively or negatively related",
+            {"intent": "correlation"},
+        ),
+        ("我想知道人气和转化率是正相关还是负相关", {"intent": "correlation"}),
+        # a fragment cut across a known word is no phrase (气下 of 天气下, 品下单 of 商品下单)
+        ("不同天气下的销售额各占多少", {"group_by": ["weather"]}),
+        ("哪三个商品下单最多？", {"group_by": ["product_id"]}),
+        # the field a question asks by is not one of its values (哪个货架区: by zone)
+        ("哪个货架区客流最多", {"group_by": ["zone"]}),
+    ],
+)
+def test_a_similarity_reading_takes_only_whole_content(
+    embed: Callable[[Sequence[str]], np.ndarray], question: str, plan_part: dict
+) -> None:
+    res = parse_question(question, VOCABULARY, datetime(2025, 12, 15, 10), embed=embed)
+    assert res.status == "ok", res.not_understood
+    assert [m for m in res.matches if m.method == "similarity"] == []
+    assert "attributes" not in (res.plan.get("filters") or {})
+    assert {k: res.plan.get(k) for k in plan_part} == plan_part
+
+
+def test_a_phrase_inside_a_known_word_is_still_read(embed: Callable[[Sequence[str]], np.ndarray]) -> None:
+    """入口 of 入口处 is whole: a store whose entrance zone has its own name is read by meaning."""
+    vocab = dataclasses.replace(VOCAB, attributes={**VOCAB.attributes, "zone": ("eingang", "kasse", "obst")})
+    res = parse_question("晴天的时候顾客在入口处一般停留多久", vocab, datetime(2025, 12, 15, 10), embed=embed)
+    assert [(m.key, m.value, m.method) for m in res.matches if m.key == "zone"] == [
+        ("zone", "eingang", "similarity")
+    ]

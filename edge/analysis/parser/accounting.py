@@ -103,6 +103,11 @@ def _zh_taken(pieces: str, measure_words: Iterable[str]) -> list[bool]:
     return taken
 
 
+def zh_function_taken(text: str) -> list[bool]:
+    """Per character of ``text``: inside a function word (longest first)."""
+    return _zh_taken(text, ())
+
+
 def _zh_rest(text: str, start: int, end: int, taken: list[bool], measure_words: Iterable[str]) -> list[str]:
     """The content left of the CJK run ``text[start:end]``: its characters not taken, less those
     that finish a word whose other characters were taken (客 of 客人 when 人最多 was claimed, 间
@@ -110,7 +115,7 @@ def _zh_rest(text: str, start: int, end: int, taken: list[bool], measure_words: 
     counts, so an unknown word is still named."""
     if all(taken[start:end]):
         return []
-    whole = {*_known_zh(), *measure_words}
+    whole = {*known_zh(), *measure_words}
     done: set[int] = set()
     for w in whole:
         if len(w) < 2:
@@ -146,7 +151,7 @@ def _literal(pattern: str) -> str:
 
 
 @functools.lru_cache(maxsize=1)
-def _known_zh() -> frozenset[str]:
+def known_zh() -> frozenset[str]:
     """Every Chinese word the parser knows: in its function words, its lexicon tables and its
     intent cues (words of two or more characters in their patterns)."""
     from edge.analysis.parser import intents, lexicon

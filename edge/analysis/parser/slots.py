@@ -17,12 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from edge.analysis.parser.accounting import OWN_DIMENSION
+from edge.analysis.parser.accounting import OWN_DIMENSION, known_zh, zh_function_taken
 from edge.analysis.parser.extractors import REGISTRY, Context
 from edge.analysis.parser.intents import CORRELATION_FORM, CUES, THAN_BEFORE, cues
+from edge.analysis.parser.lexicon import EN_FUNCTION
 from edge.analysis.parser.refusal import Refusal
 from edge.analysis.parser.result import AttributeMatch
-from edge.analysis.parser.text import Hit, MaskedText, normalize
+from edge.analysis.parser.text import Hit, MaskedText, has_cjk, normalize
 from edge.analysis.parser.timecal import TimeInfo
 from edge.analysis.parser.valuekeys import TwoFields, resolve_fields
 from edge.analysis.parser.vocabmatch import TypeHit, ValueHit
@@ -128,8 +129,8 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
     promo_hits: list[Hit] = run("promotions")
     post_view = mt.view
     cue, peak_shift = _cues(pre_view, post_view, text, metrics)
-    hint = _intent_hint(cue, peak_shift, info, metrics, entities)
-    similar: list[ValueHit] = run("similar_values") if hint != "forecast" else []
+    hint = _intent_hint(cue, peak_shift, info, metrics, entities, bool(types))
+    similar: list[ValueHit] = [] if hint in ("forecast", "retrieve") else _similar(mt, ctx)
     values = sorted(values + named + similar, key=lambda v: v.start)
     values, two_fields = resolve_fields(text, values, ctx.vocab, metrics, types, hint)
     buckets = tuple(dict.fromkeys(str(h.value) for h in run("buckets")))
@@ -169,6 +170,45 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
     )
 
 
+def _similar(mt: MaskedText, ctx: Context) -> list[ValueHit]:
+    """Stored values read by similarity in what no extractor and no intent cue claimed (负相关 is
+    a correlation's word, never the negative speech emotion); their spans are claimed."""
+    shielded = mt.copy()
+    for pattern in CUES.values():
+        for m in pattern.finditer(shielded.view):
+            shielded.consume(*m.span())
+    hits: list[ValueHit] = REGISTRY["similar_values"].extract(shielded, ctx)
+    hits = [h for h in hits if _whole_content(mt.text, h.start, h.end)]
+    for h in hits:
+        mt.consume(h.start, h.end)
+    return hits
+
+
+#: a word just before a phrase that asks by its field ("哪个货架区", "which shelf"): not one value
+_ASKS_BY = re.compile(r"(?:哪个|哪些|哪|各个|各|每个|每|(?<![a-z])(?:which|each|every|per) )$")
+
+
+def _whole_content(text: str, start: int, end: int) -> bool:
+    """A phrase a similarity reading may take as a stored value: content of its own, not function
+    words ("check", 特别高), not a fragment cut across a known word (气下 of 天气下, 品下单 of
+    商品下单) and not the field a question asks by (哪个货架区)."""
+    phrase = text[start:end]
+    if _ASKS_BY.search(text[:start].rstrip()):
+        return False
+    if not has_cjk(phrase):
+        return not all(w in EN_FUNCTION for w in re.findall(r"[a-z0-9']+", phrase))
+    if all(zh_function_taken(phrase)):
+        return False
+    for w in known_zh():
+        i = text.find(w, max(0, start - len(w) + 1))
+        while 0 <= i < end:
+            inside = i <= start and end <= i + len(w)  # 入口 of 入口处 is whole
+            if not inside and (i < start < i + len(w) or i < end < i + len(w)):
+                return False
+            i = text.find(w, i + 1)
+    return True
+
+
 def _cues(pre_view: str, post_view: str, text: str, metrics: Sequence[str]) -> tuple[set[str], bool]:
     """The intent cues' names (:func:`.intents.cues` of the question before the measure words were
     claimed, a compare's read after the stored values were), and whether a peak hour moves."""
@@ -188,16 +228,39 @@ def _cues(pre_view: str, post_view: str, text: str, metrics: Sequence[str]) -> t
     return cue, peak_shift
 
 
+#: cues that ask for a figure of the events, not the events themselves
+_FIGURE_CUES = frozenset(
+    {
+        "aggregate",
+        "top_rank",
+        "which",
+        "trend",
+        "compare",
+        "anomaly",
+        "breakdown",
+        "periodicity",
+        "correlation",
+    }
+)
+
+
 def _intent_hint(
-    cue: set[str], peak_shift: bool, info: TimeInfo, metrics: Sequence[str], entities: Sequence[str]
+    cue: set[str],
+    peak_shift: bool,
+    info: TimeInfo,
+    metrics: Sequence[str],
+    entities: Sequence[str],
+    events: bool,
 ) -> str | None:
     """The intents decided by strong cues alone; None leaves it to what was compared/ranked."""
     if peak_shift and "forecast" not in cue:
         return "trend"  # the peak hour's course
     if "forecast" in cue or info.horizon:
         return "forecast"
-    # "show me every complaint customer_123 made": a person's events are listed, not counted
-    if "retrieve_media" in cue or ("retrieve_verb" in cue and (not metrics or entities)):
+    # "show me every complaint customer_123 made": a person's events are listed, not counted; so are
+    # the events a retrieval verb names with no word of a figure ("pull up the complaints about X")
+    listed = events and not cue & _FIGURE_CUES
+    if "retrieve_media" in cue or ("retrieve_verb" in cue and (not metrics or entities or listed)):
         return "retrieve"
     if "correlation" in cue and len(metrics) >= 2:
         return "correlation"  # two measures "correlated", "moving together": not events paired

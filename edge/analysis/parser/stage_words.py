@@ -75,6 +75,7 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
                 *_asked_by(s.text, unused_dims),
                 *_unused_metric_spans(plan, s.metric_hits, d.counted),
                 *_unused_range_spans(plan, s.info, s.text),
+                *_condition_clauses(plan, s.text),
             ],
         )
         if words:
@@ -170,6 +171,21 @@ def _unused_metric_spans(
     if plan.get("target_metric") == "event_count":
         used |= set(METRIC_ITEM)  # "how many complaints" counted as events of that type
     return [(h.start, h.end) for h in hits if str(h.value) not in used]
+
+
+#: a condition told as a clause ("since we moved the display", "after they changed the layout"):
+#: something that happened, which no event of the memory dates
+_CONDITION_CLAUSE = re.compile(
+    r"(?<![a-z])(?:ever since|since|after|before|once|following) (?:we|they|i|you|he|she|it|the|our|their)"
+    r"(?: [a-z']+){1,2}"
+)
+
+
+def _condition_clauses(plan: dict[str, Any], text: str) -> list[tuple[int, int]]:
+    """Condition clauses of a plan with no date to set them at: named, never dropped."""
+    if (plan.get("compare") or {}).get("periods") or (plan.get("filters") or {}).get("time_range"):
+        return []
+    return [m.span() for m in _CONDITION_CLAUSE.finditer(text)]
 
 
 def _unused_range_spans(plan: dict[str, Any], info: TimeInfo, text: str) -> list[tuple[int, int]]:

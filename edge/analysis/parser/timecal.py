@@ -209,6 +209,8 @@ class Clock:
 #: whether that is the named range's end (after March: since April 1st) or its start (since March:
 #: since March 1st)
 _OPEN_BEFORE_WORDS = {
+    "since the start of|since the beginning of|from the start of|from the beginning of": ("since", False),
+    "until the end of|through the end of|till the end of|up to the end of": ("until", True),
     "since|starting from|starting in|starting|from|自从|自|从": ("since", False),
     "after": ("since", True),
     "before": ("until", False),
@@ -226,6 +228,8 @@ _OPEN_WORDS = {
     for words, opens in table.items()
     for word in words.split("|")
 }
+#: a long open word read as its first word (since the beginning of -> since)
+_OPEN_KEY = re.compile(r" the (?:start|beginning|end) of$")
 _OPEN_BEFORE = re.compile(rf"(?P<w>{'|'.join(_OPEN_BEFORE_WORDS)})\s?$")
 _OPEN_AFTER = re.compile(rf"^\s?(?P<w>{'|'.join(_OPEN_AFTER_WORDS)})")
 
@@ -268,13 +272,13 @@ class Reading(Clock):
             return
         view, start, stop, kind = self.mt.view, m.start(), m.end(), open_word
         if not kind:
-            pre = _OPEN_BEFORE.search(view[max(0, start - 16) : start])
+            pre = _OPEN_BEFORE.search(view[max(0, start - 24) : start])
             suf = _OPEN_AFTER.match(view[stop : stop + 4])
             if suf:
                 kind, stop = suf.group("w"), stop + suf.end()
             elif pre:
-                kind, start = pre.group("w"), max(0, start - 16) + pre.start()
-        if opens := _OPEN_WORDS.get(kind or ""):
+                kind, start = pre.group("w"), max(0, start - 24) + pre.start()
+        if opens := _OPEN_WORDS.get(_OPEN_KEY.sub("", kind or "")):
             edge, at_end = opens
             window, kind = {edge: self.at(days[1] if at_end else days[0])}, edge
         else:
