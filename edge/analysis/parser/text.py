@@ -105,12 +105,8 @@ class MaskedText:
         returned in question order. A dict ``value`` maps the matched text to the hit's value."""
         view = self.view
         found: list[Hit] = []
-        for pattern, value in table:
-            spans = (
-                pattern.spans(view)
-                if isinstance(pattern, Words)
-                else (m.span() for m in pattern.finditer(view))
-            )
+        for p, value in table:
+            spans = p.spans(view) if isinstance(p, Words) else (m.span() for m in p.finditer(view))
             for start, end in spans:
                 if end > start:
                     text = view[start:end]
@@ -242,9 +238,9 @@ class Words:
         at = text.find(word_)
         while at >= 0:
             end = at + size
+            # (a slice past either end is "", no word character)
             if not self._bounded or (
-                (at == 0 or text[at - 1] not in _WORD_CHARS)
-                and (end == len(text) or text[end] not in _WORD_CHARS)
+                text[at - 1 : at] not in _WORD_CHARS and text[end : end + 1] not in _WORD_CHARS
             ):
                 out.append((at, end))
                 at = text.find(word_, end)

@@ -10,7 +10,7 @@ import functools
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import cast
 
 import numpy as np
@@ -92,6 +92,8 @@ def _literal_table(names: dict[str, object]) -> list[tuple[re.Pattern[str], obje
 
 @dataclass(frozen=True)
 class _Compiled:
+    """The match tables of one vocabulary (a value's table holds its hit, placed when found)."""
+
     stores: list[tuple[re.Pattern[str], object]]
     entities: list[tuple[re.Pattern[str], object]]
     known: frozenset[str]
@@ -123,7 +125,7 @@ def _compile(
     literal: dict[str, object] = {}
     for w, named in by_form.items():
         (k0, v0), *others = named.items()
-        literal[w] = ("exact", k0, (v0,), tuple(others))
+        literal[w] = ValueHit("", k0, (v0,), "exact", 1.0, 0, 0, tuple(others))
     values = _literal_table(literal)
     stored_by_key = dict(attributes)
     for attr_key, groups in VALUE_WORDS.items():
@@ -138,7 +140,7 @@ def _compile(
                 # which then finds no events (the engine says which weathers it knows)
                 chosen = (tokens[0],)
             if chosen:
-                values.append((re.compile(pattern), ("synonym", attr_key, chosen, ())))
+                values.append((re.compile(pattern), ValueHit("", attr_key, chosen, "synonym", 1.0, 0, 0)))
     return _Compiled(stores, ents, known, types, values, targets)
 
 
@@ -174,13 +176,8 @@ def match_event_types(mt: MaskedText, vocab: Vocabulary) -> list[TypeHit]:
 
 def match_values(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
     """Stored stats values named literally or by a synonym (consumed), in question order."""
-    out = []
-    for h in mt.find(compiled(vocab).values):
-        method, hit_key, hit_values, alts = cast(
-            tuple[str, str, tuple[str, ...], tuple[tuple[str, str], ...]], h.value
-        )
-        out.append(ValueHit(h.text, hit_key, hit_values, method, 1.0, h.start, h.end, alts))
-    return out
+    hits = mt.find(compiled(vocab).values)
+    return [replace(cast(ValueHit, h.value), phrase=h.text, start=h.start, end=h.end) for h in hits]
 
 
 def _is_lexical(text: str) -> bool:
