@@ -30,6 +30,7 @@ from edge.analysis.parser.vocabmatch import Embed
 
 logger = logging.getLogger(__name__)
 L = TypeVar("L")
+_DATA = importlib.resources.files("edge.analysis.parser")
 
 #: neighbours that vote on the intent (over metric-masked texts) and on the metric (raw texts)
 K_INTENT = 5
@@ -69,9 +70,7 @@ def masking_key() -> str:
 @functools.lru_cache(maxsize=1)
 def _stored_intent_texts() -> dict[str, str]:
     try:
-        raw = json.loads(
-            importlib.resources.files("edge.analysis.parser").joinpath(INTENT_TEXTS).read_text("utf-8")
-        )
+        raw = json.loads(_DATA.joinpath(INTENT_TEXTS).read_text("utf-8"))
     except (OSError, ValueError) as exc:
         logger.info("no stored intent texts (%s): the exemplars are masked in process", exc)
         return {}
@@ -124,7 +123,7 @@ class Guess:
 @functools.lru_cache(maxsize=1)
 def load_bank() -> tuple[Exemplar, ...]:
     """Every example of the bank (both splits), read once from package data."""
-    text = importlib.resources.files("edge.analysis.parser").joinpath("exemplars.jsonl").read_text("utf-8")
+    text = _DATA.joinpath("exemplars.jsonl").read_text("utf-8")
     # a line holds an example's fields by name; a question of no metric may leave them out
     blank = {"target_metric": None, "second_metric": None}
     return tuple(Exemplar(**{**blank, **json.loads(line)}) for line in text.splitlines() if line.strip())

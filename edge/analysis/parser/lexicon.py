@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edge.analysis.parser.text import Words, compile_table, word
+from edge.analysis.parser.text import Words, alternatives, word
 
-#: ``(pattern, value)`` rows, one per alternative (:func:`~.text.compile_table`).
+#: ``(pattern, value)`` rows, one per alternative of an entry (:func:`~.text.alternatives`).
 Table = list[tuple[Words, object]]
 
 
@@ -112,7 +112,7 @@ class _Reader:
         """A word table: each entry's alternatives, each compiled to check it when ``check``."""
         rows: Table = []
         for v, e in self.section(name).items():
-            words = compile_table([(self.pattern(e, f"{name}.{v}"), v)])
+            words: Table = [(Words(a), v) for a in alternatives(self.pattern(e, f"{name}.{v}")) if a]
             for w, _ in words if check else []:
                 self.compiled(e, f"{name}.{v}", w.pattern)
             rows += words

@@ -183,11 +183,6 @@ def _scan(pattern: str) -> tuple[list[str], bool]:
     return parts, depth == lowest == 0 and closed
 
 
-def compile_table(rows: Iterable[tuple[str, object]]) -> list[tuple[Words, object]]:
-    """``(pattern, value)`` rows, one row per alternative (see :func:`alternatives`)."""
-    return [(Words(a), v) for p, v in rows for a in alternatives(p) if a]
-
-
 #: what a word-bounded pattern must not touch on either side
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 _META = frozenset(".^$*+?{}[]\\|()")
