@@ -192,7 +192,7 @@ def _is_lexical(text: str) -> bool:
 
 def _candidates(mt: MaskedText) -> list[tuple[int, int, str]]:
     """The longest phrases of the free text that may name a stored value: ``(start, end, text)``
-    of runs of two to eight Chinese characters and of one to three English words."""
+    of runs of two to eight Chinese characters and of one or two adjacent English words."""
     out: list[tuple[int, int, str]] = []
     split = re.compile(STOP_SPLIT)
     for start, run in mt.runs():
@@ -208,8 +208,9 @@ def _candidates(mt: MaskedText) -> list[tuple[int, int, str]]:
                     for b in range(a + 2, min(n, a + 8) + 1)
                 ]
             else:
-                toks = [(m.start(), m.end(), m.group(0)) for m in re.finditer(r"[a-z][a-z\-]+", piece)]
-                toks = [t for t in toks if t[2] not in EN_STOPWORDS]
+                words = re.finditer(r"[a-z][a-z\-]+", piece)
+                toks = [m.span() for m in words if m.group(0) not in EN_STOPWORDS]
+                # the gap is measured from the first word: a third word never joins (b > a + 1 breaks)
                 for a in range(len(toks)):
                     for b in range(a, min(len(toks), a + 3)):
                         if toks[b][0] - toks[a][1] > 1 and b > a:
