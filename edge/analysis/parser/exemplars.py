@@ -26,7 +26,7 @@ import numpy as np
 
 from edge.analysis.parser.lexicon import METRICS
 from edge.analysis.parser.text import MaskedText, normalize
-from edge.analysis.parser.vocabmatch import Embed
+from edge.analysis.parser.vocabmatch import Embed, vectors
 
 logger = logging.getLogger(__name__)
 L = TypeVar("L")
@@ -173,20 +173,10 @@ def classifier_for(embed: Embed) -> ExemplarClassifier | None:
         if key in _CACHE:
             _CACHE.move_to_end(key)
             return _CACHE[key]
-    train = [e for e in load_bank() if e.split == "train"]
-    try:
-        raw = embed([e.q for e in train] + [bank_intent_text(e.q) for e in train])
-    except Exception as exc:  # the encoder is optional: the rules still answer without it
-        logger.warning("exemplar classifier unavailable: %s", exc)
-        raw = None
-    clf: ExemplarClassifier | None = None
-    if raw is not None:
-        vecs = np.asarray(raw, dtype=np.float32)
-        n = len(train)
-        if vecs.ndim == 2 and vecs.shape[0] == 2 * n:
-            clf = ExemplarClassifier(tuple(train), vecs[:n], vecs[n:])
-        else:
-            logger.warning("exemplar classifier unavailable: unexpected vector shape %s", vecs.shape)
+    train = tuple(e for e in load_bank() if e.split == "train")
+    texts = [e.q for e in train] + [bank_intent_text(e.q) for e in train]
+    vecs, n = vectors(embed, texts, "exemplar classifier"), len(train)
+    clf = None if vecs is None else ExemplarClassifier(train, vecs[:n], vecs[n:])
     with _LOCK:
         _CACHE[key] = clf
         while len(_CACHE) > 4:
@@ -199,13 +189,8 @@ def classify(question: str, embed: Embed) -> Guess | None:
     clf = classifier_for(embed)
     if clf is None:
         return None
-    try:
-        raw = embed([question.strip(), intent_text(question)])
-    except Exception as exc:
-        logger.warning("exemplar classifier skipped: %s", exc)
-        return None
-    vec = None if raw is None else np.asarray(raw, dtype=np.float32)
-    if vec is None or vec.shape != (2, clf.raw.shape[1]):
+    vec = vectors(embed, [question.strip(), intent_text(question)], "exemplar classifier")
+    if vec is None or vec.shape[1] != clf.raw.shape[1]:
         return None
     s_raw, s_masked = clf.raw @ vec[0], clf.masked @ vec[1]
     intent, i_margin, _ = _vote(s_masked, clf.examples, lambda e: e.intent, K_INTENT)

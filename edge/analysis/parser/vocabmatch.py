@@ -31,6 +31,22 @@ logger = logging.getLogger(__name__)
 #: text -> unit-norm vectors; may return None when the store has no text encoder installed
 Embed = Callable[[Sequence[str]], np.ndarray | None]
 
+
+def vectors(embed: Embed, texts: Sequence[str], use: str) -> np.ndarray | None:
+    """``embed(texts)``, one float32 row per text; None when the encoder gives none, fails or gives
+    another shape (logged: the encoder is an optional helper, never a reason to fail a parse)."""
+    try:
+        raw = embed(texts)
+        vecs = None if raw is None else np.asarray(raw, dtype=np.float32)
+    except Exception as exc:
+        logger.warning("%s skipped: %s", use, exc)
+        return None
+    if vecs is not None and (vecs.ndim != 2 or len(vecs) != len(texts)):
+        logger.warning("%s skipped: unexpected vector shape %s", use, vecs.shape)
+        return None
+    return vecs
+
+
 _SKIP_VALUES = frozenset({"true", "false", "none", "null", "unknown", "yes", "no", "n/a", "other"})
 _ID = re.compile(r"(?<![a-z0-9_])[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+(?![a-z0-9_])")
 _ENTITY_PREFIX = re.compile(r"^(?:customer|cust|staff|emp|employee|member|user|person|visitor|guest|vip)[_-]")
@@ -230,17 +246,9 @@ def similar_values(mt: MaskedText, vocab: Vocabulary, embed: Embed, threshold: f
     if not targets or not cands:
         return []
     texts = [re.sub(r"[_\-]+", " ", v) for _, v in targets]
-    try:
-        raw_t = embed(texts)
-        raw_c = None if raw_t is None else embed([c[2] for c in cands])
-        if raw_t is None or raw_c is None:
-            return []
-        tv, cv = np.asarray(raw_t, dtype=np.float32), np.asarray(raw_c, dtype=np.float32)
-    except Exception as exc:  # the encoder is an optional helper: never fail the parse for it
-        logger.warning("text-encoder similarity skipped: %s", exc)
-        return []
-    if tv.ndim != 2 or cv.ndim != 2 or tv.shape[1] != cv.shape[1]:
-        logger.warning("text-encoder similarity skipped: unexpected vector shapes %s, %s", tv.shape, cv.shape)
+    tv = vectors(embed, texts, "text-encoder similarity")
+    cv = None if tv is None else vectors(embed, [c[2] for c in cands], "text-encoder similarity")
+    if tv is None or cv is None or tv.shape[1] != cv.shape[1]:
         return []
     sims = cv @ tv.T
     scored = []
