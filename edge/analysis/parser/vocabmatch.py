@@ -283,16 +283,12 @@ def similar_values(mt: MaskedText, vocab: Vocabulary, embed: Embed, threshold: f
 
 
 _ZONE_NAMED = (
-    re.compile(
-        r"(?<![a-z0-9_])(?:zone|area|aisle|section)\s?(?:#|no\.?\s?)?(?P<v>[a-z]?[0-9]+[a-z]?)(?![a-z0-9_])"
-    ),
+    re.compile(word(r"(?:zone|area|aisle|section)\s?(?:#|no\.?\s?)?(?P<v>[a-z]?[0-9]+[a-z]?)")),
     re.compile(r"(?<![a-z0-9_前第])(?P<v>[a-z]{0,2}[0-9]+[a-z]?|[a-z])\s?(?:号)?(?:区域|区)"),
     re.compile(r"(?:区域|分区)\s?(?P<v>[a-z]{0,2}[0-9]+[a-z]?|[a-z])(?![a-z0-9_])"),
 )
 _STORE_NAMED = (
-    re.compile(
-        r"(?<![a-z0-9_])(?:store|shop|branch|outlet)\s?(?:#|no\.?\s?)?(?P<v>[a-z]{0,3}[0-9]+[a-z0-9]*)(?![a-z0-9_])"
-    ),
+    re.compile(word(r"(?:store|shop|branch|outlet)\s?(?:#|no\.?\s?)?(?P<v>[a-z]{0,3}[0-9]+[a-z0-9]*)")),
     re.compile(r"(?<![a-z0-9_前第])(?P<v>[a-z]{0,3}[0-9]+[a-z0-9]*|[a-z])\s?(?:号)?(?:门店|分店|店)"),
     # "门店7" is store 7, "门店10月" is October ("哪个门店10月的客流最多"): a number followed by a
     # calendar or clock unit is a time, not a store
@@ -302,7 +298,7 @@ _STORE_NAMED = (
 )
 _PRODUCT_NAMED = (
     re.compile(
-        r"(?<![a-z0-9_])(?:product|item|sku|article)\s?(?:#|no\.?\s?|id\s?)?(?P<v>[a-z]{0,4}-?[0-9]+[a-z0-9-]*)(?![a-z0-9_])"
+        word(r"(?:product|item|sku|article)\s?(?:#|no\.?\s?|id\s?)?(?P<v>[a-z]{0,4}-?[0-9]+[a-z0-9-]*)")
     ),
     re.compile(
         r"(?:商品|产品|单品|货号|sku)\s?(?:编号|号)?\s?(?P<v>[a-z]{0,4}-?[0-9]+[a-z0-9-]*)(?![a-z0-9_])"
