@@ -1,14 +1,11 @@
 """A nearest-neighbour intent/metric classifier over a labelled bank of example questions.
 
-Owned by :mod:`edge.analysis.parser`; used by :func:`edge.analysis.parser.core.parse_question`
-next to the rules (the rules keep the slots: times, numbers, values, ids). The bank
-(``exemplars.jsonl``, package data) holds questions in both languages, formal and colloquial,
-each labelled with ``intent``, ``target_metric`` and ``second_metric``; its ``heldout`` split is
-never used by the classifier (``scripts/eval_parser.py`` measures on it). Vectors come from the
-injected ``embed`` (the store's text encoder through its phrase cache), computed once per encoder
-and kept in process. The vote is weighted over the ``k`` nearest examples; ``margin`` is the
-share of the vote the best label has over the second best, and the parser trusts the classifier
-only at or above a margin.
+Used by :func:`.core.parse_question` next to the rules (which keep the slots: times, numbers,
+values, ids). The bank (``exemplars.jsonl``, package data) holds questions in both languages, each
+labelled with ``intent``, ``target_metric`` and ``second_metric``; its ``heldout`` split is never
+used here (``scripts/eval_parser.py`` measures on it). Vectors come from the injected ``embed``,
+once per encoder. The vote is weighted over the ``k`` nearest examples; a ``margin`` is the share
+of the vote the best label has over the second best, and the parser trusts only a wide one.
 """
 
 from __future__ import annotations
@@ -20,18 +17,20 @@ import json
 import logging
 import re
 import threading
-from collections import OrderedDict
-from collections.abc import Sequence
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
 from edge.analysis.parser.lexicon import METRICS
 from edge.analysis.parser.text import MaskedText, normalize
-from edge.analysis.parser.vocabmatch import Embed
+from edge.analysis.parser.vocabmatch import Embed, vectors
 
 logger = logging.getLogger(__name__)
+L = TypeVar("L")
+_DATA = importlib.resources.files("edge.analysis.parser")
 
 #: neighbours that vote on the intent (over metric-masked texts) and on the metric (raw texts)
 K_INTENT = 5
@@ -47,8 +46,7 @@ def intent_text(question: str) -> str:
     """The question with its metric words cut out: what is asked, not about what (so examples
     of one kind of question meet whatever metric they were written with)."""
     text = normalize(question)
-    mt = MaskedText(text)
-    for h in sorted(mt.find(METRICS), key=lambda h: -h.start):
+    for h in reversed(MaskedText(text).find(METRICS)):
         text = text[: h.start] + text[h.end :]
     return re.sub(r"\s+", " ", text).strip() or normalize(question)
 
@@ -72,9 +70,7 @@ def masking_key() -> str:
 @functools.lru_cache(maxsize=1)
 def _stored_intent_texts() -> dict[str, str]:
     try:
-        raw = json.loads(
-            importlib.resources.files("edge.analysis.parser").joinpath(INTENT_TEXTS).read_text("utf-8")
-        )
+        raw = json.loads(_DATA.joinpath(INTENT_TEXTS).read_text("utf-8"))
     except (OSError, ValueError) as exc:
         logger.info("no stored intent texts (%s): the exemplars are masked in process", exc)
         return {}
@@ -87,12 +83,13 @@ def _stored_intent_texts() -> dict[str, str]:
 
 def bank_intent_text(question: str) -> str:
     """:func:`intent_text` of a bank question, from the stored texts when they are current."""
-    stored = _stored_intent_texts().get(question)
-    return stored if stored is not None else intent_text(question)
+    return _stored_intent_texts().get(question) or intent_text(question)
 
 
 @dataclass(frozen=True)
 class Exemplar:
+    """One labelled question of the bank."""
+
     q: str
     intent: str
     target_metric: str | None
@@ -123,71 +120,37 @@ class Guess:
         return self.metric_margin >= MARGIN and self.similarity >= MIN_SIMILARITY
 
 
-def _vote(sims: np.ndarray, labels: Sequence[object], k: int) -> tuple[object, float, int]:
+@functools.lru_cache(maxsize=1)
+def load_bank() -> tuple[Exemplar, ...]:
+    """Every example of the bank (both splits), read once from package data."""
+    text = _DATA.joinpath("exemplars.jsonl").read_text("utf-8")
+    # a line holds an example's fields by name; a question of no metric may leave them out
+    blank = {"target_metric": None, "second_metric": None}
+    return tuple(Exemplar(**{**blank, **json.loads(line)}) for line in text.splitlines() if line.strip())
+
+
+def _vote(
+    sims: np.ndarray, examples: Sequence[Exemplar], label: Callable[[Exemplar], L], k: int
+) -> tuple[L, float, int]:
+    """The best ``label`` of the ``k`` examples nearest by ``sims``, its margin, the nearest's index."""
     order = np.argsort(-sims)[:k]
-    votes: dict[object, float] = {}
-    for i in order:
-        # sharper than linear: the nearest examples count most
-        w = float(np.exp((float(sims[i]) - 1.0) / _SHARPNESS))
-        votes[labels[int(i)]] = votes.get(labels[int(i)], 0.0) + w
+    votes: defaultdict[L, float] = defaultdict(float)
+    for i in order:  # weights sharper than linear: the nearest examples count most
+        votes[label(examples[i])] += float(np.exp((float(sims[i]) - 1.0) / _SHARPNESS))
     ranked = sorted(votes.items(), key=lambda kv: -kv[1])
     total = sum(votes.values()) or 1.0
     second = ranked[1][1] if len(ranked) > 1 else 0.0
     return ranked[0][0], round((ranked[0][1] - second) / total, 4), int(order[0])
 
 
-@functools.lru_cache(maxsize=1)
-def load_bank() -> tuple[Exemplar, ...]:
-    """Every example of the bank (both splits), read once from package data."""
-    text = importlib.resources.files("edge.analysis.parser").joinpath("exemplars.jsonl").read_text("utf-8")
-    out = []
-    for line in text.splitlines():
-        if line.strip():
-            r = json.loads(line)
-            out.append(
-                Exemplar(
-                    r["q"],
-                    r["intent"],
-                    r.get("target_metric"),
-                    r.get("second_metric"),
-                    r["lang"],
-                    r["split"],
-                    int(r["pair"]),
-                )
-            )
-    return tuple(out)
+class ExemplarClassifier(NamedTuple):
+    """The bank's train split and its unit-norm vectors: of the raw texts and of the metric-masked
+    ones. Weighted k-nearest-neighbour votes over them give the intent (masked) and the metric with
+    the second metric of a correlation (raw)."""
 
-
-class ExemplarClassifier:
-    """Weighted k-nearest-neighbour votes over unit-norm example vectors: the intent over the
-    metric-masked texts, the metric (with the second metric of a correlation) over the raw ones."""
-
-    def __init__(self, examples: Sequence[Exemplar], raw: np.ndarray, masked: np.ndarray) -> None:
-        self.examples = tuple(examples)
-        self.raw = np.asarray(raw, dtype=np.float32)
-        self.masked = np.asarray(masked, dtype=np.float32)
-        self._intents = [e.intent for e in self.examples]
-        self._metrics = [(e.target_metric, e.second_metric) for e in self.examples]
-
-    @property
-    def dim(self) -> int:
-        return int(self.raw.shape[1])
-
-    def classify_vectors(self, raw: np.ndarray, masked: np.ndarray) -> Guess:
-        s_raw = self.raw @ np.asarray(raw, dtype=np.float32)
-        s_masked = self.masked @ np.asarray(masked, dtype=np.float32)
-        intent, i_margin, _ = _vote(s_masked, self._intents, K_INTENT)
-        metric, m_margin, nearest = _vote(s_raw, self._metrics, K_METRIC)
-        target, second = cast(tuple[str | None, str | None], metric)
-        return Guess(
-            str(intent),
-            i_margin,
-            target,
-            second,
-            m_margin,
-            round(float(s_raw[nearest]), 4),
-            self.examples[nearest].q,
-        )
+    examples: tuple[Exemplar, ...]
+    raw: np.ndarray
+    masked: np.ndarray
 
 
 _CACHE: OrderedDict[object, ExemplarClassifier | None] = OrderedDict()
@@ -210,20 +173,10 @@ def classifier_for(embed: Embed) -> ExemplarClassifier | None:
         if key in _CACHE:
             _CACHE.move_to_end(key)
             return _CACHE[key]
-    train = [e for e in load_bank() if e.split == "train"]
-    try:
-        raw = embed([e.q for e in train] + [bank_intent_text(e.q) for e in train])
-    except Exception as exc:  # the encoder is optional: the rules still answer without it
-        logger.warning("exemplar classifier unavailable: %s", exc)
-        raw = None
-    clf: ExemplarClassifier | None = None
-    if raw is not None:
-        vecs = np.asarray(raw, dtype=np.float32)
-        n = len(train)
-        if vecs.ndim == 2 and vecs.shape[0] == 2 * n:
-            clf = ExemplarClassifier(train, vecs[:n], vecs[n:])
-        else:
-            logger.warning("exemplar classifier unavailable: unexpected vector shape %s", vecs.shape)
+    train = tuple(e for e in load_bank() if e.split == "train")
+    texts = [e.q for e in train] + [bank_intent_text(e.q) for e in train]
+    vecs, n = vectors(embed, texts, "exemplar classifier"), len(train)
+    clf = None if vecs is None else ExemplarClassifier(train, vecs[:n], vecs[n:])
     with _LOCK:
         _CACHE[key] = clf
         while len(_CACHE) > 4:
@@ -236,14 +189,12 @@ def classify(question: str, embed: Embed) -> Guess | None:
     clf = classifier_for(embed)
     if clf is None:
         return None
-    try:
-        raw = embed([question.strip(), intent_text(question)])
-    except Exception as exc:
-        logger.warning("exemplar classifier skipped: %s", exc)
+    vec = vectors(embed, [question.strip(), intent_text(question)], "exemplar classifier")
+    if vec is None or vec.shape[1] != clf.raw.shape[1]:
         return None
-    if raw is None:
-        return None
-    vec = np.asarray(raw, dtype=np.float32)
-    if vec.ndim != 2 or vec.shape[0] != 2 or vec.shape[1] != clf.dim:
-        return None
-    return clf.classify_vectors(vec[0], vec[1])
+    s_raw, s_masked = clf.raw @ vec[0], clf.masked @ vec[1]
+    intent, i_margin, _ = _vote(s_masked, clf.examples, lambda e: e.intent, K_INTENT)
+    metrics, m_margin, near = _vote(
+        s_raw, clf.examples, lambda e: (e.target_metric, e.second_metric), K_METRIC
+    )
+    return Guess(intent, i_margin, *metrics, m_margin, round(float(s_raw[near]), 4), clf.examples[near].q)

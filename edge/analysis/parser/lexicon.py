@@ -1,15 +1,12 @@
 """The everyday words of a store, in Chinese and English: the parser's word tables, read from data.
 
-Owned by :mod:`edge.analysis.parser`. The words live in ``lexicon.toml`` (package data), so that a
-manager's vocabulary is edited without touching code; this module reads the file once at import,
-checks every pattern by compiling it (a plain word of a word table needs none: it is found without
-a regex, :class:`~.text.Words`; a bad entry stops the import with a :class:`LexiconError` naming
-its table, entry and fault) and exposes the tables. The shipped file, unchanged since it was
+The words live in ``lexicon.toml`` (package data), so that a manager's vocabulary is edited without
+touching code. The file is read once at import; a bad entry stops the import with a
+:class:`LexiconError` naming its table, entry and fault. The shipped file, unchanged since it was
 checked whole (:data:`CHECKED`), is not checked again: its word tables compile as questions need
-them. The metric and dimension names are the enums of
-``plan.schema.json``; the words are what a store manager says. Store-specific words (event types,
-stats values, ids) are not here: they come from the memory's :class:`Vocabulary` at parse time.
-Tables are regexes over the normalised (NFKC, lower-cased) question; the longest match wins.
+them. Tables are regexes over the normalised (NFKC, lower-cased) question; the longest match wins.
+The metric and dimension names are the enums of ``plan.schema.json``; store-specific words (event
+types, stats values, ids) come from the memory's :class:`Vocabulary` at parse time.
 """
 
 from __future__ import annotations
@@ -18,17 +15,14 @@ import hashlib
 import importlib.resources
 import re
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from edge.analysis.parser.text import Words, compile_table, word
+from edge.analysis.parser.text import Words, alternatives, word
 
-#: ``(pattern, value)`` rows, one per alternative (:func:`~.text.compile_table`).
+#: ``(pattern, value)`` rows, one per alternative of an entry (:func:`~.text.alternatives`).
 Table = list[tuple[Words, object]]
-_A = TypeVar("_A")
-_T = TypeVar("_T")
 
 
 class LexiconError(ValueError):
@@ -39,31 +33,36 @@ class LexiconError(ValueError):
 class Lexicon:
     """Every table of one lexicon file, checked and compiled."""
 
-    metrics: Table
-    dimensions: Table
-    time_buckets: Table
-    event_type_words: Table
-    promotion_values: Table
+    metrics: Table  # words naming a metric
+    dimensions: Table  # words naming a dimension (what to group or compare by)
+    time_buckets: Table  # words that set a trend's time bucket
+    event_type_words: Table  # well-known event types of the MEV contract and the words for them
+    promotion_values: Table  # day-attribute values with a fixed meaning: promotion days
+    #: stats key -> [(question words, tokens a stored value may be made of)]: a stored value
+    #: matches when it equals one of the tokens or one of its ``_``-separated parts does
     value_words: dict[str, list[tuple[str, tuple[str, ...]]]]
+    #: metric -> (zh words, en words) describing its own events: claimed only when the plan
+    #: computes that measure, never a cue for it
     measure_context: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]
+    #: intent -> the words a question of that kind uses to say what it asks (a correlation's "when
+    #: X is high, is Y high too"): claimed only when the plan has that intent, never a cue for it
     intent_context: dict[str, re.Pattern[str]]
-    cues: dict[str, re.Pattern[str]]
-    forms: dict[str, re.Pattern[str]]
-    stop_split: str
-    en_stopwords: frozenset[str]
-    en_function: frozenset[str]
+    cues: dict[str, re.Pattern[str]]  # intent cue patterns by cue name (read by .intents)
+    forms: dict[str, re.Pattern[str]]  # question shapes that steer the intent, by name
+    stop_split: str  # characters and words that separate phrases (similarity candidates)
+    en_stopwords: frozenset[str]  # English words never a similarity candidate of their own
+    en_function: frozenset[str]  # words that ask, point or join: never content (.accounting)
     zh_function: frozenset[str]
-    condition_zh: str
+    condition_zh: str  # a pivot's condition nouns (the English one not yet bounded as words)
     condition_en: str
 
 
 class _Reader:
     """The checks of one parsed lexicon file; every fault is raised naming ``where`` it is."""
 
-    def __init__(self, name: str, data: dict[str, Any], *, check_tables: bool = True) -> None:
+    def __init__(self, name: str, data: dict[str, Any]) -> None:
         self.name = name
         self.data = data
-        self.check_tables = check_tables
 
     def fail(self, where: str, fault: str) -> LexiconError:
         return LexiconError(f"{self.name}: {where}: {fault}")
@@ -81,10 +80,6 @@ class _Reader:
             raise self.fail(f"{where}.{key}", "missing pattern (a string)")
         return "|".join(line.strip() for line in text.splitlines() if line.strip())
 
-    def regex(self, entry: dict[str, Any], key: str, where: str) -> str:
-        """``entry[key]`` as a pattern, checked."""
-        return self.compiled({}, f"{where}.{key}", re.compile, self.text(entry, key, where)).pattern
-
     def pattern(self, entry: dict[str, Any], where: str, *other: str) -> str:
         """The ``zh`` pattern as written, or'ed with the ``en`` pattern bounded as whole words."""
         if not isinstance(entry, dict) or not {"zh", "en"} & set(entry):
@@ -95,41 +90,37 @@ class _Reader:
         en = [word(self.text(entry, "en", where))] if "en" in entry else []
         return "|".join(zh + en)
 
-    def compiled(self, entry: dict[str, Any], where: str, build: Callable[[_A], _T], arg: _A) -> _T:
-        """``build(arg)``; a regex fault is named by the key (zh or en) of ``entry`` it is in."""
+    def compiled(self, entry: dict[str, Any], where: str, pattern: str) -> re.Pattern[str]:
+        """``pattern`` compiled; a fault is named by the key (zh or en) of ``entry`` it is in."""
         try:
-            return build(arg)
+            return re.compile(pattern)
         except re.error as e:
             fault, key = e, ""
-            for k in ("zh", "en"):
-                if k not in entry:
-                    continue
-                try:
-                    re.compile(self.text(entry, k, where))
-                except re.error as e_key:
-                    fault, key = e_key, f".{k}"
-                    break
-            raise self.fail(where + key, f"bad regex {fault.pattern!r}: {fault}") from None
+        for k in [k for k in ("zh", "en") if k in entry]:
+            try:
+                re.compile(self.text(entry, k, where))
+            except re.error as e:
+                fault, key = e, f".{k}"
+                break
+        raise self.fail(where + key, f"bad regex {fault.pattern!r}: {fault}")
 
-    def checked(self, entry: dict[str, Any], where: str) -> str:
-        """The pattern of a synonym entry (with its ``tokens``), compiled once to check it."""
-        return self.compiled(entry, where, re.compile, self.pattern(entry, where, "tokens")).pattern
+    def regex(self, entry: dict[str, Any], key: str, where: str) -> str:
+        """``entry[key]`` as a pattern, checked."""
+        return self.compiled({}, f"{where}.{key}", self.text(entry, key, where)).pattern
 
-    def table(self, name: str) -> Table:
-        """A word table: each entry's alternatives, each checked (compiled unless a plain word)
-        when the tables are checked."""
+    def table(self, name: str, check: bool) -> Table:
+        """A word table: each entry's alternatives, each compiled to check it when ``check``."""
         rows: Table = []
         for v, e in self.section(name).items():
-            words = compile_table([(self.pattern(e, f"{name}.{v}"), v)])
-            if self.check_tables:
-                for w, _ in words:
-                    self.compiled(e, f"{name}.{v}", Words.check, w)
+            words: Table = [(Words(a), v) for a in alternatives(self.pattern(e, f"{name}.{v}")) if a]
+            for w, _ in words if check else []:
+                self.compiled(e, f"{name}.{v}", w.pattern)
             rows += words
         return rows
 
     def patterns(self, name: str) -> dict[str, re.Pattern[str]]:
         return {
-            k: self.compiled(e, f"{name}.{k}", re.compile, self.pattern(e, f"{name}.{k}"))
+            k: self.compiled(e, f"{name}.{k}", self.pattern(e, f"{name}.{k}"))
             for k, e in self.section(name).items()
         }
 
@@ -141,6 +132,11 @@ class _Reader:
         if isinstance(value, list) and all(isinstance(w, str) for w in value):
             return tuple(value)
         raise self.fail(f"{where}.{key}", "missing words (a string or a list of strings)")
+
+    def synonyms(self, entry: dict[str, Any], where: str) -> tuple[str, tuple[str, ...]]:
+        """A ``VALUE_WORDS`` entry: its pattern, checked, and its ``tokens``."""
+        pattern = self.compiled(entry, where, self.pattern(entry, where, "tokens")).pattern
+        return pattern, self.words(entry, "tokens", where)
 
 
 #: package data: the :func:`digest` of the ``lexicon.toml`` whose word tables were last checked
@@ -165,34 +161,24 @@ def load(path: Path | None = None) -> Lexicon:
     except tomllib.TOMLDecodeError as e:
         raise LexiconError(f"{source.name}: {e}") from None
     try:
-        checked = path is None and package.joinpath(CHECKED).read_text("utf-8").strip() == digest(text)
+        check = path is not None or package.joinpath(CHECKED).read_text("utf-8").strip() != digest(text)
     except OSError:
-        checked = False
-    r = _Reader(source.name, data, check_tables=not checked)
-    values = r.section("VALUE_WORDS")
-    measures = r.section("MEASURE_CONTEXT")
-    similarity = r.section("SIMILARITY")
-    function = r.section("FUNCTION_WORDS")
-    condition = r.section("CONDITION")
+        check = True
+    r = _Reader(source.name, data)
+    similarity, function, condition = (r.section(s) for s in ("SIMILARITY", "FUNCTION_WORDS", "CONDITION"))
     return Lexicon(
-        metrics=r.table("METRICS"),
-        dimensions=r.table("DIMENSIONS"),
-        time_buckets=r.table("TIME_BUCKETS"),
-        event_type_words=r.table("EVENT_TYPE_WORDS"),
-        promotion_values=r.table("PROMOTION_VALUES"),
+        metrics=r.table("METRICS", check),
+        dimensions=r.table("DIMENSIONS", check),
+        time_buckets=r.table("TIME_BUCKETS", check),
+        event_type_words=r.table("EVENT_TYPE_WORDS", check),
+        promotion_values=r.table("PROMOTION_VALUES", check),
         value_words={
-            key: [
-                (
-                    r.checked(e, f"VALUE_WORDS.{key}[{i}]"),
-                    r.words(e, "tokens", f"VALUE_WORDS.{key}[{i}]"),
-                )
-                for i, e in enumerate(entries)
-            ]
-            for key, entries in values.items()
+            key: [r.synonyms(e, f"VALUE_WORDS.{key}[{i}]") for i, e in enumerate(entries)]
+            for key, entries in r.section("VALUE_WORDS").items()
         },
         measure_context={
             k: (r.words(e, "zh", f"MEASURE_CONTEXT.{k}"), r.words(e, "en", f"MEASURE_CONTEXT.{k}"))
-            for k, e in measures.items()
+            for k, e in r.section("MEASURE_CONTEXT").items()
         },
         intent_context=r.patterns("INTENT_CONTEXT"),
         cues=r.patterns("CUES"),
@@ -206,40 +192,21 @@ def load(path: Path | None = None) -> Lexicon:
     )
 
 
+#: the package's lexicon, its tables by name (documented on :class:`Lexicon`)
 _LEXICON = load()
-
-#: Words naming a metric.
 METRICS = _LEXICON.metrics
-#: Words naming a dimension (what to group or compare by). Values of a dimension (雨天, 周末) are
-#: matched elsewhere.
 DIMENSIONS = _LEXICON.dimensions
-#: Words that set a trend's time bucket.
 TIME_BUCKETS = _LEXICON.time_buckets
-#: Well-known event types of the MEV contract and the words for them.
 EVENT_TYPE_WORDS = _LEXICON.event_type_words
-#: Synonyms for stats values: key -> [(question words, tokens a stored value may be made of)].
-#: A stored value matches when it equals one of the tokens or one of its ``_``-separated parts does.
-VALUE_WORDS = _LEXICON.value_words
-#: Words that describe a measure's own events: metric -> (zh words, en words); claimed only when
-#: the plan computes that measure, never a cue for it.
-MEASURE_CONTEXT = _LEXICON.measure_context
-#: Words a question of one kind uses to say what it asks (a correlation's levels, "when X is high,
-#: is Y high too"; a co-occurrence's "turn up"): intent -> pattern; claimed only when the plan
-#: has that intent, never a cue for it.
-INTENT_CONTEXT = _LEXICON.intent_context
-#: Day-attribute values with a fixed meaning: promotion days (values of ``promotion``).
 PROMOTION_VALUES = _LEXICON.promotion_values
-#: Intent cue patterns by cue name (read by :mod:`.intents`).
+VALUE_WORDS = _LEXICON.value_words
+MEASURE_CONTEXT = _LEXICON.measure_context
+INTENT_CONTEXT = _LEXICON.intent_context
 CUES = _LEXICON.cues
-#: Question shapes that steer the intent, by name (read by :mod:`.intents`).
 FORMS = _LEXICON.forms
-#: Characters and words that separate phrases (split points for similarity candidates).
 STOP_SPLIT = _LEXICON.stop_split
-#: English words never a similarity candidate of their own.
 EN_STOPWORDS = _LEXICON.en_stopwords
-#: Words that ask, point or join, in English and Chinese: never content (read by :mod:`.accounting`).
 EN_FUNCTION = _LEXICON.en_function
 ZH_FUNCTION = _LEXICON.zh_function
-#: A pivot's condition nouns (patterns, the English one not yet bounded as words).
 CONDITION_ZH = _LEXICON.condition_zh
 CONDITION_EN = _LEXICON.condition_en

@@ -1,8 +1,7 @@
-"""Question text helpers for the rule parser: normalisation, masked matching, numerals.
+"""Question text helpers for the rule parser: normalisation, numerals, masked matching.
 
-Owned by :mod:`edge.analysis.parser`; every other parser module reads the question through a
-:class:`MaskedText`, so a span one stage has understood (a date, a metric word, an id) is not read
-again by a later stage.
+Every other parser module reads the question through a :class:`MaskedText`, so a span one stage
+has understood (a date, a metric word, an id) is not read again by a later stage.
 """
 
 from __future__ import annotations
@@ -20,14 +19,9 @@ EN_NUM = (
     r"[0-9]+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|fifty|hundred"
 )
-_EN_WORDS = dict(
-    zip(
-        "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-        "sixteen seventeen eighteen nineteen twenty".split(),
-        range(1, 21),
-        strict=True,
-    )
-) | {"a": 1, "an": 1, "thirty": 30, "fifty": 50, "hundred": 100}
+#: EN_NUM's words: one to twenty in order, then the others
+_EN_WORDS = dict(zip(EN_NUM.split("|")[2:22], range(1, 21), strict=True))
+_EN_WORDS |= {"a": 1, "an": 1, "thirty": 30, "fifty": 50, "hundred": 100}
 _CN_DIGITS = {c: n for n, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000}
 
@@ -48,27 +42,21 @@ def parse_number(token: str) -> int | None:
     t = token.strip().lower()
     if t.isdigit():
         return int(t)
-    if t in _EN_WORDS:
-        return _EN_WORDS[t]
-    total = 0  # what the finished sections (above 万) add up to
-    section = 0  # the part below 万 read so far
-    current = 0
-    seen = False
+    if t in _EN_WORDS or not t:
+        return _EN_WORDS.get(t)
+    total = section = current = 0  # the sections above 万, the part below 万, the last digit
     for ch in t:
         if ch in _CN_DIGITS:
             current = _CN_DIGITS[ch]
-            seen = True
         elif ch in _CN_UNITS:
             section += (current or 1) * _CN_UNITS[ch]
             current = 0
-            seen = True
         elif ch == "万":
             total += (section + current or 1) * 10000
             section = current = 0
-            seen = True
         else:
             return None
-    return total + section + current if seen else None
+    return total + section + current
 
 
 def word(pattern: str) -> str:
@@ -84,10 +72,6 @@ class Hit:
     end: int
     value: object
     text: str
-
-    @property
-    def length(self) -> int:
-        return self.end - self.start
 
 
 class MaskedText:
@@ -105,7 +89,6 @@ class MaskedText:
         return "".join(self._chars)
 
     def copy(self) -> MaskedText:
-        """An independent copy with the same spans consumed."""
         other = MaskedText(self.text)
         other._chars = list(self._chars)
         return other
@@ -115,41 +98,33 @@ class MaskedText:
             self._chars[i] = self.BLANK
 
     def free(self, start: int, end: int) -> bool:
-        return all(c != self.BLANK for c in self._chars[start:end])
+        return self.BLANK not in self._chars[start:end]
 
     def find(self, table: Iterable[tuple[Matcher, object]], *, consume: bool = True) -> list[Hit]:
         """Longest-first, non-overlapping matches of every ``(pattern, value)`` of ``table``,
         returned in question order. A dict ``value`` maps the matched text to the hit's value."""
         view = self.view
         found: list[Hit] = []
-        for pattern, value in table:
-            spans = (
-                pattern.spans(view)
-                if isinstance(pattern, Words)
-                else (m.span() for m in pattern.finditer(view))
-            )
+        for p, value in table:
+            spans = p.spans(view) if isinstance(p, Words) else (m.span() for m in p.finditer(view))
             for start, end in spans:
                 if end > start:
                     text = view[start:end]
                     v = value.get(text) if isinstance(value, dict) else value
                     if v is not None:
                         found.append(Hit(start, end, v, text))
-        found.sort(key=lambda h: (-h.length, h.start))
+        found.sort(key=lambda h: (h.start - h.end, h.start))
         taken: list[Hit] = []
         for h in found:
             if all(h.end <= t.start or h.start >= t.end for t in taken):
                 taken.append(h)
-        if consume:
-            for h in taken:
-                self.consume(h.start, h.end)
+                if consume:
+                    self.consume(h.start, h.end)
         return sorted(taken, key=lambda h: h.start)
 
     def runs(self) -> list[tuple[int, str]]:
         """The unconsumed stretches of text as ``(start, text)``."""
-        out = []
-        for m in re.finditer(r"[^\u0000]+", self.view):
-            out.append((m.start(), m.group(0)))
-        return out
+        return [(m.start(), m.group(0)) for m in re.finditer(r"[^\u0000]+", self.view)]
 
 
 _WORD_HEAD = r"(?<![a-z0-9_])(?:"
@@ -179,9 +154,10 @@ _TOKEN = re.compile(
     r"|(?P<repeat>(?:[?*+]|\{(?:[0-9]+|[0-9]*,[0-9]*)\})[?+]?)|(?P<plain>[^\\\[\](){}|?*+.^$]+)|(?P<other>.)",
     re.S,
 )
+Token = tuple[str, str, int]
 
 
-def _tokens(pattern: str) -> list[tuple[str, str, int]]:
+def _tokens(pattern: str) -> list[Token]:
     """``(kind, text, start)`` of each piece of ``pattern`` (kinds: the groups of :data:`_TOKEN`)."""
     return [(str(m.lastgroup), m.group(), m.start()) for m in _TOKEN.finditer(pattern)]
 
@@ -190,8 +166,7 @@ def _scan(pattern: str) -> tuple[list[str], bool]:
     """``pattern`` cut at its top-level ``|``, and whether its groups and classes all close inside
     it (read, not compiled: compiling each word group to check it was a sixth of the lexicon's load)."""
     parts: list[str] = []
-    depth = lowest = 0
-    start = 0
+    depth = lowest = start = 0
     closed = True
     for kind, _, at in _tokens(pattern):
         if kind == "group":
@@ -208,11 +183,6 @@ def _scan(pattern: str) -> tuple[list[str], bool]:
     return parts, depth == lowest == 0 and closed
 
 
-def compile_table(rows: Iterable[tuple[str, object]]) -> list[tuple[Words, object]]:
-    """``(pattern, value)`` rows, one row per alternative (see :func:`alternatives`)."""
-    return [(Words(a), v) for p, v in rows for a in alternatives(p) if a]
-
-
 #: what a word-bounded pattern must not touch on either side
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 _META = frozenset(".^$*+?{}[]\\|()")
@@ -223,8 +193,7 @@ class Words:
     word (bounded or not) is found with :meth:`str.find` and never compiled, and any other
     pattern is searched only when the text holds a string that each of its matches holds
     (:func:`needs`). A question names a few of the lexicon's 500 alternatives; searching every
-    one with :mod:`re` was most of the time a question took to parse. Callers read :meth:`spans`
-    and :meth:`cut` where they would read the regex's ``finditer`` and ``sub``."""
+    one with :mod:`re` was most of the time a question took to parse."""
 
     __slots__ = ("_literal", "_bounded", "_needs", "_regex", "pattern")
 
@@ -246,14 +215,6 @@ class Words:
             self._regex = re.compile(self.pattern)
         return self._regex
 
-    def check(self) -> None:
-        """Compile ``pattern`` now unless it is a plain word (raises :class:`re.error` if bad)."""
-        if self._literal is None:
-            self._regex = re.compile(self.pattern)
-
-    def _possible(self, text: str) -> bool:
-        return not self._needs or any(n in text for n in self._needs)
-
     def cut(self, text: str) -> str:
         """``text`` less every match (``pattern.sub("", text)``)."""
         pieces, at = [], 0
@@ -263,18 +224,18 @@ class Words:
         return "".join(pieces) + text[at:]
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        """The ``(start, end)`` of each match of ``pattern.finditer(text)``, found without the
-        regex when ``pattern`` is a plain word: scanned from the left, each match resuming after
-        the last."""
+        """The ``(start, end)`` of each match of ``pattern.finditer(text)``."""
         if self._literal is None:
-            return [m.span() for m in self.regex.finditer(text)] if self._possible(text) else []
+            if self._needs and not any(n in text for n in self._needs):
+                return []
+            return [m.span() for m in self.regex.finditer(text)]
         word_, size, out = self._literal, len(self._literal), []
         at = text.find(word_)
         while at >= 0:
             end = at + size
+            # (a slice past either end is "", no word character)
             if not self._bounded or (
-                (at == 0 or text[at - 1] not in _WORD_CHARS)
-                and (end == len(text) or text[end] not in _WORD_CHARS)
+                text[at - 1 : at] not in _WORD_CHARS and text[end : end + 1] not in _WORD_CHARS
             ):
                 out.append((at, end))
                 at = text.find(word_, end)
@@ -303,7 +264,7 @@ def needs(pattern: str) -> tuple[str, ...]:
     return need if i == len(tokens) else ()
 
 
-def _alternation(tokens: list[tuple[str, str, int]], i: int) -> tuple[tuple[str, ...], int]:
+def _alternation(tokens: list[Token], i: int) -> tuple[tuple[str, ...], int]:
     """What every match of the alternation from ``tokens[i]`` holds (none if one branch holds
     none), and the index of the token that ends it (a ``)`` or the end)."""
     out: list[str] = []
@@ -317,7 +278,7 @@ def _alternation(tokens: list[tuple[str, str, int]], i: int) -> tuple[tuple[str,
         i += 1
 
 
-def _sequence(tokens: list[tuple[str, str, int]], i: int) -> tuple[tuple[str, ...], int]:
+def _sequence(tokens: list[Token], i: int) -> tuple[tuple[str, ...], int]:
     """What every match of the branch from ``tokens[i]`` holds, the rarest of its candidates,
     and the index of the token that ends it (a ``|``, a ``)`` or the end)."""
     best: tuple[str, ...] = ()
@@ -330,11 +291,10 @@ def _sequence(tokens: list[tuple[str, str, int]], i: int) -> tuple[tuple[str, ..
         if kind == "plain":
             chars = text
         elif kind == "esc":
-            if text[1].isascii() and text[1].isalnum():
-                if text[1] not in "dwsDWSbBAZ":
-                    raise _Unread
-            else:
+            if not (text[1].isascii() and text[1].isalnum()):
                 chars = text[1]
+            elif text[1] not in "dwsDWSbBAZ":
+                raise _Unread
         elif kind == "group":
             if text == "(" and i < len(tokens) and tokens[i][1].startswith("?"):
                 raise _Unread  # a flag, a named group, a comment, a condition
@@ -344,32 +304,25 @@ def _sequence(tokens: list[tuple[str, str, int]], i: int) -> tuple[tuple[str, ..
             i += 1
             if text not in ("(", "(?:"):  # a look-around takes nothing
                 need = ()
-        elif kind == "cls" or text in ".^$":
-            pass
-        else:
+        elif kind != "cls" and text not in ".^$":
             raise _Unread
         repeat = tokens[i][1] if i < len(tokens) and tokens[i][0] == "repeat" else ""
         if repeat:
             i += 1
             if i < len(tokens) and tokens[i][0] == "repeat":
                 raise _Unread
-        if not repeat:
+            required = repeat.startswith("+")  # the last character (or item) taken once or more
+            run += chars[:-1] + (chars[-1:] if required else "")
+            need = need if required else ()
+        else:
             run += chars
-            if not chars:
-                best = _better(_better(best, (run,) if run else ()), need)
-                run = ""
-            continue
-        required = repeat.startswith("+")  # the last character (or item) taken once or more
-        run += chars[:-1] + (chars[-1:] if required else "")
-        best = _better(_better(best, (run,) if run else ()), need if required else ())
+            if chars:
+                continue
+        best = _better(best, (run,) if run else (), need)
         run = ""
     return _better(best, (run,) if run else ()), i
 
 
-def _better(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
-    """The rarer of two requirements: its shortest string longer, then fewer strings."""
-
-    def score(n: tuple[str, ...]) -> tuple[int, int]:
-        return (min(map(len, n)), -len(n)) if n else (0, 0)
-
-    return b if score(b) > score(a) else a
+def _better(*options: tuple[str, ...]) -> tuple[str, ...]:
+    """The rarest requirement (its shortest string longer, then fewer strings; the first on a tie)."""
+    return max(options, key=lambda n: (min(map(len, n)), -len(n)) if n else (0, 0))

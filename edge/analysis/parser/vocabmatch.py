@@ -1,10 +1,7 @@
-"""Matching the question against the memory's own vocabulary.
-
-Owned by :mod:`edge.analysis.parser`. Reads :class:`~edge.analysis.source.Vocabulary` (store ids,
-entities, event types, stats keys and their values) so that a new store's words work without code
-changes: ids and stored values named literally, values named by a synonym
-(:data:`~edge.analysis.parser.lexicon.VALUE_WORDS`), and, when an ``embed`` callable is given,
-values whose text-encoder vector is close to a phrase of the question.
+"""Matching the question against the memory's own vocabulary (store ids, entities, event types,
+stats values), so that a new store's words work without code changes: ids and stored values named
+literally, values named by a synonym (:data:`~.lexicon.VALUE_WORDS`) or, given an ``embed``
+callable, by a phrase whose text-encoder vector is close to theirs; stores named by place or code.
 """
 
 from __future__ import annotations
@@ -13,7 +10,7 @@ import functools
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import cast
 
 import numpy as np
@@ -26,7 +23,7 @@ from edge.analysis.parser.lexicon import (
     STOP_SPLIT,
     VALUE_WORDS,
 )
-from edge.analysis.parser.text import MaskedText, Matcher, has_cjk, word
+from edge.analysis.parser.text import MaskedText, Matcher, has_cjk, parse_number, word
 from edge.analysis.source import Vocabulary
 
 logger = logging.getLogger(__name__)
@@ -34,21 +31,22 @@ logger = logging.getLogger(__name__)
 #: text -> unit-norm vectors; may return None when the store has no text encoder installed
 Embed = Callable[[Sequence[str]], np.ndarray | None]
 
-#: Event types every MEV memory may hold (CONTRACT.md metrics are defined over them).
-WELL_KNOWN_EVENT_TYPES = frozenset(
-    {
-        "customer_enter",
-        "purchase",
-        "dwell",
-        "checkout_queue",
-        "complaint",
-        "customer_inquiry",
-        "staff_guidance",
-        "staff_error",
-        "staff_operation",
-        "promotion_broadcast",
-    }
-)
+
+def vectors(embed: Embed, texts: Sequence[str], use: str) -> np.ndarray | None:
+    """``embed(texts)``, one float32 row per text; None when the encoder gives none, fails or gives
+    another shape (logged: the encoder is an optional helper, never a reason to fail a parse)."""
+    try:
+        raw = embed(texts)
+        vecs = None if raw is None else np.asarray(raw, dtype=np.float32)
+    except Exception as exc:
+        logger.warning("%s skipped: %s", use, exc)
+        return None
+    if vecs is not None and (vecs.ndim != 2 or len(vecs) != len(texts)):
+        logger.warning("%s skipped: unexpected vector shape %s", use, vecs.shape)
+        return None
+    return vecs
+
+
 _SKIP_VALUES = frozenset({"true", "false", "none", "null", "unknown", "yes", "no", "n/a", "other"})
 _ID = re.compile(r"(?<![a-z0-9_])[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+(?![a-z0-9_])")
 _ENTITY_PREFIX = re.compile(r"^(?:customer|cust|staff|emp|employee|member|user|person|visitor|guest|vip)[_-]")
@@ -85,41 +83,33 @@ class TypeHit:
 
 def _usable(value: str) -> bool:
     v = value.strip().lower()
-    if v in _SKIP_VALUES or not v:
+    if not v or v in _SKIP_VALUES or re.fullmatch(r"[0-9.\-:]+", v):
         return False
-    if re.fullmatch(r"[0-9.\-:]+", v):
-        return False
-    return len(v) >= 2 if has_cjk(v) else len(v) >= 3
+    return len(v) >= (2 if has_cjk(v) else 3)
 
 
 def _variants(value: str) -> list[str]:
     """How a stored value may be written in a question: as is, and with ``_``/``-`` as spaces."""
     v = value.lower()
-    out = [v]
-    if "_" in v or "-" in v:
-        spaced = re.sub(r"[_-]+", " ", v)
-        out += [spaced, spaced + "s"]
-    return out
+    spaced = re.sub(r"[_-]+", " ", v)
+    return [v, spaced, spaced + "s"] if spaced != v else [v]
 
 
 def _literal_table(names: dict[str, object]) -> list[tuple[re.Pattern[str], object]]:
     """One alternation per script (Latin words bounded, CJK not) mapping each written form to
     its value: a dict lookup on the matched text (see :meth:`MaskedText.find`)."""
-    latin: dict[str, object] = {}
-    cjk: dict[str, object] = {}
-    for written, value in names.items():
-        (cjk if has_cjk(written) else latin).setdefault(written, value)
     table: list[tuple[re.Pattern[str], object]] = []
-    for forms, bounded in ((latin, True), (cjk, False)):
-        if not forms:
-            continue
-        alt = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
-        table.append((re.compile(word(alt) if bounded else alt), forms))
+    for latin in (True, False):
+        if forms := {w: v for w, v in names.items() if has_cjk(w) != latin}:
+            alt = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+            table.append((re.compile(word(alt) if latin else alt), forms))
     return table
 
 
 @dataclass(frozen=True)
 class _Compiled:
+    """The match tables of one vocabulary (a value's table holds its hit, placed when found)."""
+
     stores: list[tuple[re.Pattern[str], object]]
     entities: list[tuple[re.Pattern[str], object]]
     known: frozenset[str]
@@ -129,54 +119,51 @@ class _Compiled:
 
 
 @functools.lru_cache(maxsize=16)
-def _compile(key: tuple[object, ...]) -> _Compiled:
-    store_ids, entities, event_types, attributes = cast(
-        tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[tuple[str, tuple[str, ...]], ...]], key
-    )
+def _compile(
+    store_ids: tuple[str, ...],
+    entities: tuple[str, ...],
+    event_types: tuple[str, ...],
+    attributes: tuple[tuple[str, tuple[str, ...]], ...],
+) -> _Compiled:
     stores = _literal_table({s.lower(): s for s in store_ids if len(s) >= 3})
     ents = _literal_table({e.lower(): e for e in entities if len(e) >= 3})
     known = frozenset({v.lower() for _, vals in attributes for v in vals} | {t.lower() for t in event_types})
-
-    allowed = set(event_types) | WELL_KNOWN_EVENT_TYPES
-    types: list[tuple[Matcher, object]] = [(p, t) for p, t in EVENT_TYPE_WORDS if t in allowed]
+    types: list[tuple[Matcher, object]] = [*EVENT_TYPE_WORDS]  # the well-known event types
     types += _literal_table({w: t for t in event_types if _usable(t) for w in _variants(t)})
 
     # a written form may name values of several keys (a zone and a category both "premium"):
     # every one is kept, the first as the hit and the others as its alternatives
+    targets = tuple((k, v) for k, vals in attributes for v in vals if _usable(v))
     by_form: dict[str, dict[str, str]] = {}
-    for attr_key, vals in attributes:
-        for v in vals:
-            if isinstance(v, str) and _usable(v):
-                for w in _variants(v):
-                    by_form.setdefault(w, {}).setdefault(attr_key, v)
+    for attr_key, v in targets:
+        for w in _variants(v):
+            by_form.setdefault(w, {}).setdefault(attr_key, v)
     literal: dict[str, object] = {}
     for w, named in by_form.items():
         (k0, v0), *others = named.items()
-        literal[w] = ("exact", k0, (v0,), tuple(others))
+        literal[w] = ValueHit("", k0, (v0,), "exact", 1.0, 0, 0, tuple(others))
     values = _literal_table(literal)
     stored_by_key = dict(attributes)
     for attr_key, groups in VALUE_WORDS.items():
-        stored = [v for v in stored_by_key.get(attr_key, ()) if isinstance(v, str)]
+        stored = stored_by_key.get(attr_key, ())
         for pattern, tokens in groups:
+            # a stored value is named when it, or one of its parts, is one of the tokens
             chosen = tuple(
-                v
-                for v in stored
-                if v.lower() in tokens or any(p in tokens for p in re.split(r"[_\- ]", v.lower()))
+                v for v in stored if any(p in tokens for p in (v.lower(), *re.split(r"[_\- ]", v.lower())))
             )
             if not chosen and attr_key == "weather":
                 # a weather the memory has never seen is still asked about: its canonical value,
                 # which then finds no events (the engine says which weathers it knows)
                 chosen = (tokens[0],)
             if chosen:
-                values.append((re.compile(pattern), ("synonym", attr_key, chosen, ())))
-    targets = tuple((k, v) for k, vals in attributes for v in vals if isinstance(v, str) and _usable(v))
+                values.append((re.compile(pattern), ValueHit("", attr_key, chosen, "synonym", 1.0, 0, 0)))
     return _Compiled(stores, ents, known, types, values, targets)
 
 
 def compiled(vocab: Vocabulary) -> _Compiled:
     """The vocabulary's match tables, compiled once per distinct vocabulary."""
     attributes = tuple((k, tuple(v)) for k, v in vocab.attributes.items())
-    return _compile((vocab.store_ids, vocab.entities, vocab.event_types, attributes))
+    return _compile(vocab.store_ids, vocab.entities, vocab.event_types, attributes)
 
 
 def match_ids(mt: MaskedText, vocab: Vocabulary) -> tuple[list[str], list[str]]:
@@ -205,13 +192,8 @@ def match_event_types(mt: MaskedText, vocab: Vocabulary) -> list[TypeHit]:
 
 def match_values(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
     """Stored stats values named literally or by a synonym (consumed), in question order."""
-    out = []
-    for h in mt.find(compiled(vocab).values):
-        method, hit_key, hit_values, alts = cast(
-            tuple[str, str, tuple[str, ...], tuple[tuple[str, str], ...]], h.value
-        )
-        out.append(ValueHit(h.text, hit_key, hit_values, method, 1.0, h.start, h.end, alts))
-    return out
+    hits = mt.find(compiled(vocab).values)
+    return [replace(cast(ValueHit, h.value), phrase=h.text, start=h.start, end=h.end) for h in hits]
 
 
 def _is_lexical(text: str) -> bool:
@@ -225,6 +207,8 @@ def _is_lexical(text: str) -> bool:
 
 
 def _candidates(mt: MaskedText) -> list[tuple[int, int, str]]:
+    """The longest phrases of the free text that may name a stored value: ``(start, end, text)``
+    of runs of two to eight Chinese characters and of one or two adjacent English words."""
     out: list[tuple[int, int, str]] = []
     split = re.compile(STOP_SPLIT)
     for start, run in mt.runs():
@@ -234,12 +218,15 @@ def _candidates(mt: MaskedText) -> list[tuple[int, int, str]]:
         for p_start, piece in pieces:
             if has_cjk(piece):
                 n = len(piece)
-                for a in range(n):
-                    for b in range(a + 2, min(n, a + 8) + 1):
-                        out.append((p_start + a, p_start + b, piece[a:b]))
+                out += [
+                    (p_start + a, p_start + b, piece[a:b])
+                    for a in range(n)
+                    for b in range(a + 2, min(n, a + 8) + 1)
+                ]
             else:
-                toks = [(m.start(), m.end(), m.group(0)) for m in re.finditer(r"[a-z][a-z\-]+", piece)]
-                toks = [t for t in toks if t[2] not in EN_STOPWORDS]
+                words = re.finditer(r"[a-z][a-z\-]+", piece)
+                toks = [m.span() for m in words if m.group(0) not in EN_STOPWORDS]
+                # the gap is measured from the first word: a third word never joins (b > a + 1 breaks)
                 for a in range(len(toks)):
                     for b in range(a, min(len(toks), a + 3)):
                         if toks[b][0] - toks[a][1] > 1 and b > a:
@@ -251,12 +238,7 @@ def _candidates(mt: MaskedText) -> list[tuple[int, int, str]]:
     return out[:96]
 
 
-def similar_values(
-    mt: MaskedText,
-    vocab: Vocabulary,
-    embed: Embed,
-    threshold: float,
-) -> list[ValueHit]:
+def similar_values(mt: MaskedText, vocab: Vocabulary, embed: Embed, threshold: float) -> list[ValueHit]:
     """Phrases of the question whose text vector is within ``threshold`` cosine of a stored value
     (rendered as text, ``high_margin_product`` -> ``high margin product``). Consumes the phrases."""
     targets = compiled(vocab).targets
@@ -264,18 +246,9 @@ def similar_values(
     if not targets or not cands:
         return []
     texts = [re.sub(r"[_\-]+", " ", v) for _, v in targets]
-    try:
-        raw_t = embed(texts)
-        raw_c = embed([c[2] for c in cands]) if raw_t is not None else None
-        if raw_t is None or raw_c is None:
-            return []
-        tv = np.asarray(raw_t, dtype=np.float32)
-        cv = np.asarray(raw_c, dtype=np.float32)
-    except Exception as exc:  # the encoder is an optional helper: never fail the parse for it
-        logger.warning("text-encoder similarity skipped: %s", exc)
-        return []
-    if tv.ndim != 2 or cv.ndim != 2 or tv.shape[1] != cv.shape[1]:
-        logger.warning("text-encoder similarity skipped: unexpected vector shapes %s, %s", tv.shape, cv.shape)
+    tv = vectors(embed, texts, "text-encoder similarity")
+    cv = None if tv is None else vectors(embed, [c[2] for c in cands], "text-encoder similarity")
+    if tv is None or cv is None or tv.shape[1] != cv.shape[1]:
         return []
     sims = cv @ tv.T
     scored = []
@@ -310,16 +283,12 @@ def similar_values(
 
 
 _ZONE_NAMED = (
-    re.compile(
-        r"(?<![a-z0-9_])(?:zone|area|aisle|section)\s?(?:#|no\.?\s?)?(?P<v>[a-z]?[0-9]+[a-z]?)(?![a-z0-9_])"
-    ),
+    re.compile(word(r"(?:zone|area|aisle|section)\s?(?:#|no\.?\s?)?(?P<v>[a-z]?[0-9]+[a-z]?)")),
     re.compile(r"(?<![a-z0-9_前第])(?P<v>[a-z]{0,2}[0-9]+[a-z]?|[a-z])\s?(?:号)?(?:区域|区)"),
     re.compile(r"(?:区域|分区)\s?(?P<v>[a-z]{0,2}[0-9]+[a-z]?|[a-z])(?![a-z0-9_])"),
 )
 _STORE_NAMED = (
-    re.compile(
-        r"(?<![a-z0-9_])(?:store|shop|branch|outlet)\s?(?:#|no\.?\s?)?(?P<v>[a-z]{0,3}[0-9]+[a-z0-9]*)(?![a-z0-9_])"
-    ),
+    re.compile(word(r"(?:store|shop|branch|outlet)\s?(?:#|no\.?\s?)?(?P<v>[a-z]{0,3}[0-9]+[a-z0-9]*)")),
     re.compile(r"(?<![a-z0-9_前第])(?P<v>[a-z]{0,3}[0-9]+[a-z0-9]*|[a-z])\s?(?:号)?(?:门店|分店|店)"),
     # "门店7" is store 7, "门店10月" is October ("哪个门店10月的客流最多"): a number followed by a
     # calendar or clock unit is a time, not a store
@@ -329,7 +298,7 @@ _STORE_NAMED = (
 )
 _PRODUCT_NAMED = (
     re.compile(
-        r"(?<![a-z0-9_])(?:product|item|sku|article)\s?(?:#|no\.?\s?|id\s?)?(?P<v>[a-z]{0,4}-?[0-9]+[a-z0-9-]*)(?![a-z0-9_])"
+        word(r"(?:product|item|sku|article)\s?(?:#|no\.?\s?|id\s?)?(?P<v>[a-z]{0,4}-?[0-9]+[a-z0-9-]*)")
     ),
     re.compile(
         r"(?:商品|产品|单品|货号|sku)\s?(?:编号|号)?\s?(?P<v>[a-z]{0,4}-?[0-9]+[a-z0-9-]*)(?![a-z0-9_])"
@@ -391,27 +360,19 @@ _STORE_COUNT_ZH = re.compile(
     r"(?:(?P<all>所有|全部|全体)的?|(?P<n>[两二三四五六七八九2-9])(?:家|个))(?P<s>门店|分店|店铺|店)"
     r"(?P<x>加起来|合起来|合计|一起|总共)?"
 )
-_COUNT_WORDS = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "两": 2, "二": 2, "三": 3, "四": 4,
-                "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}  # fmt: skip
 
 
 def _every_store(mt: MaskedText, vocab: Vocabulary) -> list[tuple[int, str]]:
     """Words that count every store of the memory ("both stores" where it holds two, 所有门店):
     the count consumed, and the store noun too when "combined" follows (else it is the dimension
-    word's: 两个店的客流分别怎样 is by store), read as all its stores. A count the memory does not hold (三家店 in a memory of two) is left unclaimed: the
-    question names stores the memory cannot tell."""
+    word's: 两个店的客流分别怎样 is by store), read as all its stores. A count the memory does not
+    hold (三家店 in a memory of two) is left unclaimed: it names stores the memory cannot tell."""
     found: list[tuple[int, str]] = []
     held = len(vocab.store_ids)
     for pattern in (_STORE_COUNT_EN, _STORE_COUNT_ZH):
         for m in pattern.finditer(mt.view):
             number = m.group("n")
-            count = (
-                2
-                if m.groupdict().get("both")
-                else (_COUNT_WORDS.get(number) or int(number))
-                if number
-                else held
-            )
+            count = 2 if m.groupdict().get("both") else parse_number(number) if number else held
             if count != held or held < 2 or not mt.free(m.start(), m.end()):
                 continue
             # "combined" / 加起来: the stores as one, so the noun is no grouping either
@@ -444,10 +405,8 @@ def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
 
 def _known(value: str, known: Sequence[str]) -> str:
     """The stored spelling of a value named in the question (case-insensitive), else as asked."""
-    for k in known:
-        if k.lower() == value.lower():
-            return k
-    return value.upper() if re.fullmatch(r"[a-z]{1,2}[0-9]+[a-z]?|[a-z]", value) else value
+    asked = value.upper() if re.fullmatch(r"[a-z]{1,2}[0-9]+[a-z]?|[a-z]", value) else value
+    return next((k for k in known if k.lower() == value.lower()), asked)
 
 
 def match_named(mt: MaskedText, vocab: Vocabulary) -> tuple[list[ValueHit], list[str]]:
@@ -455,8 +414,6 @@ def match_named(mt: MaskedText, vocab: Vocabulary) -> tuple[list[ValueHit], list
     "product P123", "商品P123"), consumed, whether or not the memory holds them: an unknown one
     stays in the plan (and then finds no events) rather than being dropped. Returns the zone and
     product hits and the store ids."""
-    zones = [str(v) for v in vocab.attributes.get("zone", ())]
-    products = [str(v) for v in vocab.attributes.get("product_id", ())]
     hits: list[ValueHit] = []
     stores: list[str] = []
     for patterns, kind in ((_STORE_NAMED, "store"), (_PRODUCT_NAMED, "product_id"), (_ZONE_NAMED, "zone")):
@@ -469,7 +426,7 @@ def match_named(mt: MaskedText, vocab: Vocabulary) -> tuple[list[ValueHit], list
                     known = [s for s in vocab.store_ids if s.lower() == raw or s.lower().endswith("_" + raw)]
                     stores.append(known[0] if len(known) == 1 else _known(raw, vocab.store_ids))
                 else:
-                    value = _known(raw, zones if kind == "zone" else products)
+                    value = _known(raw, vocab.attributes.get(kind, ()))
                     hits.append(ValueHit(m.group(0), kind, (value,), "named", 1.0, m.start(), m.end()))
                 mt.consume(m.start(), m.end())
     return sorted(hits, key=lambda h: h.start), stores
