@@ -534,3 +534,33 @@ def test_since_the_start_of_a_month_is_open(question: str, window: dict[str, str
 def test_the_start_of_a_month_is_not_the_month() -> None:
     status, _plan, words = _parse("revenue at the start of november")
     assert status != "ok" and "start" in words
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        ("下个月VIP顾客的客流会是多少", "vip"),
+        ("how much will revenue from loyalty members be next month", "loyalty"),
+        ("圣诞节客流会不会更多", "圣诞节"),
+        ("下个月雨天的客流会是多少", "雨天"),
+        ("forecast revenue on promotion days next month", "promotion days"),
+    ],
+)
+def test_a_forecast_uses_every_word_too(question: str, named: str) -> None:
+    """A forecast of the whole store is never the answer to one about a group it cannot tell."""
+    status, _plan, words = _parse(question)
+    assert status != "ok" and any(named in w for w in words), words
+
+
+@pytest.mark.parametrize(
+    ("question", "horizon"),
+    [
+        ("if this keeps up, where will revenue be in two weeks", "P2W"),
+        ("接下来一周投诉会不会变多，预估一下", "P1W"),
+        ("按现在的势头，月底投诉会有多少", "P16D"),  # 2025-12-15: the 16 days after today
+        ("Can you project revenue for the rest of the month?", "P16D"),
+    ],
+)
+def test_a_forecasts_horizon_in_everyday_words(question: str, horizon: str) -> None:
+    status, plan, words = _parse(question)
+    assert (status, plan["intent"], plan.get("horizon")) == ("ok", "forecast", horizon), words

@@ -5,7 +5,8 @@ words no extractor claimed are read by :mod:`.accounting` with the cue words thi
 (:func:`cues_for`); words claimed but left out of the plan (a dimension it does not group by, a
 measure it does not compute, a second period) count as not understood too. A reading with such
 words is ``unsupported`` (CONTRACT.md section 4), never answered with another measure, period or
-value in their place. A retrieval's free words are its query and a forecast refuses none.
+value in their place. A retrieval's free words are its query; a forecast, of the whole store, names
+the stored values it cannot keep.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ _ASKED_BY = re.compile(
 def account(question: str, s: Slots, d: Draft) -> ParseResult:
     """The ``ok`` result, or the ``unsupported`` one that names the words the plan does not use."""
     plan, matches = d.plan, tuple(d.matches)
-    if d.intent not in ("retrieve", "forecast"):  # a retrieval's free words are its query
+    if d.intent != "retrieve":  # a retrieval's free words are its query
         unused_dims = _unused_dimension_spans(plan, s.dim_hits)
         words = residual(
             s.mt,
@@ -76,6 +77,7 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
                 *_unused_metric_spans(plan, s.metric_hits, d.counted),
                 *_unused_range_spans(plan, s.info, s.text),
                 *_condition_clauses(plan, s.text),
+                *_forecast_values(d.intent, s),
             ],
         )
         if words:
@@ -179,6 +181,16 @@ _CONDITION_CLAUSE = re.compile(
     r"(?<![a-z])(?:ever since|since|after|before|once|following) (?:we|they|i|you|he|she|it|the|our|their)"
     r"(?: [a-z']+){1,2}"
 )
+
+
+def _forecast_values(intent: str, s: Slots) -> list[tuple[int, int]]:
+    """A forecast is of the store (tomorrow's weather is not in the memory): the stored values
+    and promotion days a question names are not forecast, so they are named."""
+    if intent != "forecast":
+        return []
+    subject = [m.span() for m in FORECAST_SUBJECT.finditer(s.text)]  # 库存 / stock: what is forecast
+    spans = [(v.start, v.end) for v in s.values] + [(h.start, h.end) for h in s.promo_hits]
+    return [(a, b) for a, b in spans if not any(x < b and a < y for x, y in subject)]
 
 
 def _condition_clauses(plan: dict[str, Any], text: str) -> list[tuple[int, int]]:

@@ -24,6 +24,7 @@ from edge.analysis.parser.timecal import (
     RangeMention,
     Reading,
     TimeInfo,
+    add_months,
     month_number,
 )
 from edge.analysis.source import Vocabulary
@@ -80,19 +81,32 @@ def _duration(n: int, unit: str) -> str:
 
 
 _HORIZON = _any(
-    rf"下个?月|下周|下个?星期|明天|明年|未来(?P<n>{CN_NUM})?\s?(?:个)?(?P<u>天|周|星期|月|年)",
+    rf"下个?月|下周|下个?星期|明天|明年|(?:未来|接下来|今后)的?(?P<n>{CN_NUM})?\s?(?:个)?(?P<u>天|周|星期|月|年)",
     word(rf"next (?:(?P<n2>{EN_NUM}) )?(?P<u2>day|week|month|year)s?|tomorrow|coming (?P<u3>week|month)"),
+    word(rf"(?:in|within) (?:the )?(?P<n4>{EN_NUM}) (?P<u4>day|week|month)s?(?: time)?"),
+    # what is left of the month or the year: its days
+    r"(?<!上)(?<!上个)(?:到|这个|本)?(?P<left>月|年)底",
+    word(
+        r"(?:the )?rest of (?:the |this )?(?P<left2>month|year)|by the end of (?:the |this )?(?P<left3>month|year)"
+    ),
 )
 
 
 class Horizon(TimeKind, name="horizon", slot="a forecast's horizon (下个月, next 7 days): the first named"):
     def read(self, r: Reading) -> None:
         for m in r.each(_HORIZON):
-            if r.info.horizon is None:
+            if r.info.horizon is None and (left := _first(m, "left", "left2", "left3")):
+                end = (
+                    date(r.today.year + 1, 1, 1)
+                    if left in ("年", "year")
+                    else add_months(r.today.replace(day=1), 1)
+                )
+                r.info.horizon = f"P{max((end - r.today).days - 1, 1)}D"
+            elif r.info.horizon is None:
                 # a word without a unit of its own (下个月, 明年) names one; else a day (明天, tomorrow)
                 named = next((u for u in ("月", "周", "星期", "年") if u in m.group(0)), "天")
-                unit = _first(m, "u", "u2", "u3") or named
-                n = parse_number(_first(m, "n", "n2") or "1") or 1
+                unit = _first(m, "u", "u2", "u3", "u4") or named
+                n = parse_number(_first(m, "n", "n2", "n4") or "1") or 1
                 r.info.horizon = f"P{n}{_UNITS[unit]}"
             r.take(m)
 
