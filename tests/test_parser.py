@@ -845,7 +845,13 @@ def test_a_bi_comparison_of_two_hours_is_a_comparison() -> None:
 )
 def test_a_measure_or_period_read_but_not_used_is_named(q: str, word: str | None) -> None:
     result = parse_question(q, VOCAB, NOW)
-    if result.status == "ok":
+    if result.status == "ok" and result.plan["intent"] == "correlation":
+        # answered only when both measures are used: one the condition of the other
+        assert {result.plan["target_metric"], result.plan["second_metric"]} == {
+            "queue_length",
+            "negative_emotion_rate",
+        }
+    elif result.status == "ok":
         # answered only when every period read is used: the periods are compared
         assert len((result.plan.get("compare") or {}).get("periods") or []) == 2, result.plan
         assert word is None

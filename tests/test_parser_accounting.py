@@ -564,3 +564,48 @@ def test_a_forecast_uses_every_word_too(question: str, named: str) -> None:
 def test_a_forecasts_horizon_in_everyday_words(question: str, horizon: str) -> None:
     status, plan, words = _parse(question)
     assert (status, plan["intent"], plan.get("horizon")) == ("ok", "forecast", horizon), words
+
+
+@pytest.mark.parametrize(
+    ("question", "pair"),
+    [
+        ("客流多的日子客单价是不是反而低", ("footfall", "avg_order_value")),
+        ("On busier days, is average order value actually lower?", ("footfall", "avg_order_value")),
+        ("if people dwell longer, does conversion go up too", ("dwell_time", "conversion_rate")),
+        (
+            "I'd expect a longer queue to mean more complaints - is that so?",
+            ("queue_length", "complaint_count"),
+        ),
+    ],
+)
+def test_one_measure_as_the_condition_of_another_is_a_correlation(
+    question: str, pair: tuple[str, str]
+) -> None:
+    status, plan, words = _parse(question)
+    assert (status, plan["intent"], (plan["target_metric"], plan["second_metric"])) == (
+        "ok",
+        "correlation",
+        pair,
+    ), words
+
+
+@pytest.mark.parametrize(
+    ("question", "expect"),
+    [
+        ("Any weeks where the staff error rate was way off?", {"intent": "anomaly", "time_bucket": "week"}),
+        ("Do queue lengths repeat on a day-of-week cycle?", {"intent": "periodicity"}),
+        ("revenue by day-of-week", {"intent": "breakdown", "group_by": ["day_of_week"]}),
+        (
+            "Compare revenue between the Xuhui and Chaoyang stores",
+            {
+                "intent": "compare",
+                "compare": {"dimension": "store_id", "groups": ["sh_xuhui_01", "bj_chaoyang_02"]},
+            },
+        ),
+        ("Let me look at the checkout queue events from last Saturday afternoon", {"intent": "retrieve"}),
+    ],
+)
+def test_buckets_cycles_and_places_in_everyday_words(question: str, expect: dict[str, object]) -> None:
+    status, plan, words = _parse(question)
+    assert status == "ok", words
+    assert {k: plan.get(k) for k in expect} == expect

@@ -262,7 +262,7 @@ def _intent_hint(
     listed = events and not cue & _FIGURE_CUES
     if "retrieve_media" in cue or ("retrieve_verb" in cue and (not metrics or entities or listed)):
         return "retrieve"
-    if "correlation" in cue and len(metrics) >= 2:
+    if ("correlation" in cue or "conditional" in cue) and len(metrics) >= 2:
         return "correlation"  # two measures "correlated", "moving together": not events paired
     if "co_occurrence" in cue:
         return "co_occurrence"

@@ -64,7 +64,10 @@ _ASKED_BY = re.compile(
 def account(question: str, s: Slots, d: Draft) -> ParseResult:
     """The ``ok`` result, or the ``unsupported`` one that names the words the plan does not use."""
     plan, matches = d.plan, tuple(d.matches)
-    if d.intent != "retrieve":  # a retrieval's free words are its query
+    # a retrieval's free words are its query, when the question asks for events (a verb or a media
+    # word, or a person's events): a retrieval the classifier forced on other words is accounted
+    listed = d.intent == "retrieve" and bool({"retrieve_media", "retrieve_verb"} & s.cue or s.entities)
+    if not listed:
         unused_dims = _unused_dimension_spans(plan, s.dim_hits)
         words = residual(
             s.mt,
@@ -122,6 +125,8 @@ def cues_for(plan: dict[str, Any]) -> tuple[re.Pattern[str], ...]:
     cues = CUE_PATTERNS
     if intent in _LEVEL_INTENTS:
         cues = tuple(p for p in cues if p not in _CHANGE_CUES)
+    if intent != "correlation":  # one measure the condition of another: a correlation's words
+        cues = tuple(p for p in cues if p is not CUES["conditional"])
     if plan.get("target_metric") != "peak_hour":  # 挪, "pushed back": a peak moving
         cues = tuple(p for p in cues if p is not PEAK_SHIFT)
     if intent != "co_occurrence" and not (
@@ -147,6 +152,8 @@ def _unused_dimension_spans(plan: dict[str, Any], dim_hits: Sequence[Hit]) -> li
     own = OWN_DIMENSION.get(str(plan.get("target_metric")))
     if own:
         used.add(own)  # 店员差错率: the staff word is part of the measure's name
+    if plan.get("intent") == "periodicity":  # "a day-of-week cycle", 按小时的规律: the cycle asked
+        used |= {"day_of_week", "hour", "is_weekend"}
     if plan.get("time_bucket"):  # "which week": the buckets of a series
         used.add(BUCKET_DIM.get(str(plan["time_bucket"]), str(plan["time_bucket"])))
     if f.get("time_range") or compare.get("periods"):

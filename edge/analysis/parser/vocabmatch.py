@@ -311,6 +311,11 @@ _PRODUCT_NAMED = (
 _STORE_PLACE_EN = re.compile(
     r"(?<![a-z0-9_'-])(?P<v>[a-z][a-z'-]{2,}) (?:store|shop|branch|outlet)s?(?![a-z0-9_])"
 )
+#: two places before one plural noun ("the Xuhui and Chaoyang stores")
+_STORE_PAIR_EN = re.compile(
+    r"(?<![a-z0-9_'-])(?P<v>[a-z][a-z'-]{2,}) (?:and|&|or|vs\.?|versus) (?P<w>[a-z][a-z'-]{2,}) "
+    r"(?:stores|shops|branches|outlets)(?![a-z0-9_])"
+)
 _STORE_PLACE_ZH = re.compile(r"(?P<v>[\u4e00-\u9fff]{2,5})(?:门店|分店|店)(?![员长铺内面里主庆家堂])")
 #: a word that may stand right before a place name ("在南京路店", "和静安店比")
 _PLACE_BOUNDARY_ZH = frozenset("在的和与跟比是看对了问把从")
@@ -385,6 +390,11 @@ def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
     """Stores named by a place rather than an id, or every store counted ("both stores"); consumed.
     Unknown ones stay as asked."""
     found: list[tuple[int, str]] = _every_store(mt, vocab)
+    for m in _STORE_PAIR_EN.finditer(mt.view):
+        if {m.group("v"), m.group("w")} & _NOT_A_PLACE_EN or not mt.free(m.start(), m.end()):
+            continue
+        found += [(m.start(g), _place_store(m.group(g), vocab.store_ids)) for g in ("v", "w")]
+        mt.consume(m.start(), m.end())
     for m in _STORE_PLACE_EN.finditer(mt.view):
         v = m.group("v")
         if v in _NOT_A_PLACE_EN or not mt.free(m.start(), m.end()):
