@@ -17,7 +17,7 @@ from datetime import datetime
 import pytest
 
 from edge.analysis.parser import parse_question
-from edge.analysis.parser.accounting import _literal, _stem
+from edge.analysis.parser.accounting import literal, stem
 from edge.sim.catalog import VOCABULARY
 
 NOW = datetime(2025, 12, 15, 10, 0)
@@ -58,7 +58,7 @@ def test_an_unknown_word_beside_a_claimed_one_is_still_named(question: str, name
 
 
 def test_stem() -> None:
-    assert _stem("visitors") == _stem("visit") == "visit"
+    assert stem("visitors") == stem("visit") == "visit"
 
 
 @pytest.mark.parametrize(
@@ -454,7 +454,7 @@ def test_a_peak_moving_word_is_a_peak_hours() -> None:
 
 
 def test_a_pattern_spells_no_word_of_its_lookarounds() -> None:
-    assert _literal(r"(?<![不没])(?<!不下)(?:下雨天?|雨)(?=(?:是不是)?多)[^，]{1,8}").split() == [
+    assert literal(r"(?<![不没])(?<!不下)(?:下雨天?|雨)(?=(?:是不是)?多)[^，]{1,8}").split() == [
         "(?:下雨天?|雨)",
         "{1,8}",
     ]

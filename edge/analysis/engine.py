@@ -135,7 +135,9 @@ def answer(
             missing=[honesty.say(lang, f"not understood: {w}", f"未能理解：{w}") for w in words],
             started=started,
         )
-        out["interpretation"] = _interpretation(parsed.plan, source, ref, lang, vocab.timezone, words)
+        out["interpretation"] = _interpretation(
+            parsed.plan, source, ref, lang, vocab.timezone, words, read_as=parsed.read_as
+        )
         return out
     plan = parsed.plan if asked in (None, parsed.language) else {**parsed.plan, "language": asked}
     payload = run_plan(
@@ -147,6 +149,7 @@ def answer(
         language=asked or parsed.language,
         matches=parsed.matches,
         timezone=vocab.timezone,
+        read_as=parsed.read_as,
     )
     return payload
 
@@ -160,6 +163,7 @@ def _interpretation(
     not_understood: Sequence[str] = (),
     *,
     resolved: Sequence[tuple[str, str, Sequence[str], Sequence[str]]] = (),
+    read_as: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
     """What ``plan`` computes (or would have), as the payload's ``interpretation``."""
     vocab = source.vocabulary()
@@ -192,6 +196,7 @@ def _interpretation(
         not_understood=not_understood,
         periods=periods,
         resolved=resolved,
+        read_as=read_as,
     )
 
 
@@ -240,13 +245,15 @@ def run_plan(
     matches: Sequence[Any] = (),
     timezone: str | None = None,
     cite: bool = True,
+    read_as: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
     """Compute a plan (valid under plan.schema.json) into a payload. ``timezone``: the store's
     (read from the source's vocabulary when the caller does not already have it); a plan about one
     store resolves its windows in that store's zone (:meth:`Vocabulary.zone_of`). ``cite`` False:
     no events are sampled for ``evidence`` (empty; ``evidence_count`` still counts them), for a
     caller that runs many plans and cites the events of the few answers it keeps by running those
-    plans again (the facts step of maintenance); never for an answer shown to anyone."""
+    plans again (the facts step of maintenance); never for an answer shown to anyone. ``read_as``:
+    the question's slips of typing and the words they were read as, said in the interpretation."""
     started = time.perf_counter()
     lang = str(plan.get("language") or language)
     lang = lang if lang in ("zh", "en") else "en"
@@ -265,7 +272,9 @@ def run_plan(
         windows = _windows(plan, flt, now, tz)
     except TimeRangeError as exc:
         out = _payload(question, plan, "unsupported", exc.reasons[lang], operator=ident, started=started)
-        out["interpretation"] = _interpretation(plan, source, now, lang, tz, resolved=_resolved(matches))
+        out["interpretation"] = _interpretation(
+            plan, source, now, lang, tz, resolved=_resolved(matches), read_as=read_as
+        )
         return out
     ctx = Context(plan, source, question, now, config, lang, tz, flt)
     try:
@@ -280,7 +289,9 @@ def run_plan(
             operator=ident,
             started=started,
         )
-    out["interpretation"] = _interpretation(plan, source, now, lang, tz, resolved=_resolved(matches))
+    out["interpretation"] = _interpretation(
+        plan, source, now, lang, tz, resolved=_resolved(matches), read_as=read_as
+    )
     return out
 
 

@@ -164,12 +164,14 @@ def build(
     not_understood: Sequence[str] = (),
     periods: Sequence[tuple[str, datetime | None, datetime | None]] = (),
     resolved: Sequence[tuple[str, str, Sequence[str], Sequence[str]]] = (),
+    read_as: Sequence[tuple[str, str]] = (),
 ) -> dict[str, Any]:
     """The payload's ``interpretation`` for ``plan`` (``{}`` for a question no plan was built for);
     ``periods``: a comparison of periods' windows, resolved (label, since, until): the period said
     is then theirs, each named with its dates. ``resolved``: words of the question that name a
     stored value of several fields, as (word, the field read, the fields set aside, the measure's
-    event types that carry the field read; none when the question named the field itself)."""
+    event types that carry the field read; none when the question named the field itself).
+    ``read_as``: slips of typing in the question and the words they were read as (revnue, revenue)."""
     zh = lang == "zh"
     words = [str(w) for w in not_understood]
     if not plan:
@@ -229,6 +231,7 @@ def build(
         if groups:
             parts.append("按" + "、".join(dimension_label(g, lang) for g in groups) + "分组")
         parts += _resolved_words(resolved, lang)
+        parts += [f"“{typed}”按“{word}”理解" for typed, word in read_as]
         if words:
             parts.append("未能理解：" + "、".join(words))
         text = "，".join(parts) + "。"
@@ -256,6 +259,7 @@ def build(
         if groups:
             parts.append("by " + ", ".join(dimension_label(g, lang) for g in groups))
         parts += _resolved_words(resolved, lang)
+        parts += [f"“{typed}” read as “{word}”" for typed, word in read_as]
         if words:
             parts.append("not understood: " + ", ".join(words))
         text = ", ".join(parts) + "."

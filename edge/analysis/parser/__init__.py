@@ -2,8 +2,8 @@
 
 Public API used by ``adamm ask``, the hub and :mod:`edge.llm`: :func:`parse_question`,
 :class:`ParseResult`, :class:`AttributeMatch`. Modules: :mod:`.text` (normalisation, numerals,
-masked matching), :mod:`.lexicon` (the word tables of ``lexicon.toml``: metric / dimension / value
-words, intent cues, function words), :mod:`.timekinds` (time expressions, kind by
+masked matching), :mod:`.spelling` (English slips of typing), :mod:`.lexicon` (the word tables of
+``lexicon.toml``: metric / dimension / value words, intent cues, function words), :mod:`.timekinds` (time expressions, kind by
 kind, on the calendar of :mod:`.timecal`), :mod:`.intents`
 (intent cues, top-k), :mod:`.vocabmatch` (the store's own vocabulary, text-encoder similarity),
 :mod:`.extractors` (the slot extractors, behind the contract of :mod:`.extraction`), :mod:`.slots`

@@ -132,7 +132,7 @@ def _zh_rest(text: str, start: int, end: int, taken: list[bool], measure_words: 
     return [part for part in rest.split("\u0000") if part]
 
 
-def _literal(pattern: str) -> str:
+def literal(pattern: str) -> str:
     """``pattern`` less its lookarounds and character classes: what it spells, not what it
     only looks at ((?<!不下)雨 spells 雨, not 不下)."""
     out, i, depth = [], 0, 0
@@ -162,10 +162,10 @@ def known_zh() -> frozenset[str]:
     for groups in lexicon.VALUE_WORDS.values():
         sources += [p for p, _ in groups]
     sources += [p.pattern for p in intents.CUES.values()]
-    return frozenset(w for src in sources for w in re.findall(r"[\u3400-\u9fff]{2,}", _literal(src)))
+    return frozenset(w for src in sources for w in re.findall(r"[\u3400-\u9fff]{2,}", literal(src)))
 
 
-def _stem(token: str) -> str:
+def stem(token: str) -> str:
     """A crude English stem: enough to tell "visit" and "visited" from "visitors"."""
     for suffix in ("ings", "ing", "ers", "ors", "ed", "es", "er", "or", "s"):
         if token.endswith(suffix) and len(token) - len(suffix) >= 3:
@@ -195,15 +195,15 @@ def _measure_words(plan: dict[str, Any]) -> tuple[frozenset[str], tuple[str, ...
     zh: set[str] = set()
     for pattern, metric in METRICS:
         if metric in wanted:
-            spelt = _literal(pattern.pattern)
-            en |= {_stem(w) for w in re.findall(r"[a-z]{3,}", spelt)}
+            spelt = literal(pattern.pattern)
+            en |= {stem(w) for w in re.findall(r"[a-z]{3,}", spelt)}
             zh |= set(re.findall(r"[\u3400-\u9fff]{2,}", spelt))
     used = fields_used(plan)
     wanted |= {m for m, key in OWN_DIMENSION.items() if key in used}
     for metric in wanted:
         zh_words, en_words = MEASURE_CONTEXT.get(str(metric), ((), ()))
         zh |= set(zh_words)
-        en |= {_stem(w) for w in en_words} | set(en_words)
+        en |= {stem(w) for w in en_words} | set(en_words)
     return frozenset(en), tuple(zh)
 
 
@@ -251,7 +251,7 @@ def residual(
         elif (
             token not in EN_FUNCTION
             and not (token.endswith("s") and token[:-1] in EN_FUNCTION)
-            and _stem(token) not in en_known
+            and stem(token) not in en_known
         ):
             words.append(token)
     return list(dict.fromkeys([mt.text[s:e].strip() for s, e in asked] + words))

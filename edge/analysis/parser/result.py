@@ -44,3 +44,5 @@ class ParseResult:
     #: words of the question the plan does not use (never empty with ``status == "ok"``); the
     #: ``plan`` is then the reading that was not answered, kept so the answer can say what it read
     not_understood: tuple[str, ...] = ()
+    #: slips of typing read as words, (as typed, as read): said with the answer (:mod:`.spelling`)
+    read_as: tuple[tuple[str, str], ...] = ()

@@ -23,6 +23,7 @@ from edge.analysis.parser.intents import CORRELATION_FORM, CUES, THAN_BEFORE, cu
 from edge.analysis.parser.lexicon import EN_FUNCTION
 from edge.analysis.parser.refusal import Refusal
 from edge.analysis.parser.result import AttributeMatch
+from edge.analysis.parser.spelling import correct
 from edge.analysis.parser.text import Hit, MaskedText, has_cjk, normalize
 from edge.analysis.parser.timecal import TimeInfo
 from edge.analysis.parser.valuekeys import TwoFields, resolve_fields
@@ -83,6 +84,7 @@ class Slots:
     dim_hits: tuple[Hit, ...]
     dims: tuple[str, ...]  # dimension words, less a measure's own (店员差错率)
     understood: tuple[str, ...]  # what was read, as said in a refusal
+    read_as: tuple[tuple[str, str], ...] = ()  # slips of typing read as words (:mod:`.spelling`)
 
 
 @dataclass
@@ -104,7 +106,7 @@ class Draft:
 
 def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> Slots:
     """The slots of ``question``; raises :class:`~.refusal.Refusal` for an empty question."""
-    text = normalize(question)
+    text, read_as = correct(normalize(question), ctx.vocab)
     if not re.search(r"[a-z\u3400-\u9fff]", text):
         raise Refusal("empty", final=True)
     mt = MaskedText(text)
@@ -167,6 +169,7 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
         dim_hits=tuple(dim_hits),
         dims=tuple(dims),
         understood=_understood(lang, metrics, info, stores, entities, values, types),
+        read_as=read_as,
     )
 
 

@@ -85,7 +85,9 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
         )
         if words:
             return _not_understood(question, s, plan, words, matches)
-    return ParseResult(plan=plan, status="ok", explanation=None, language=s.lang, matches=matches)
+    return ParseResult(
+        plan=plan, status="ok", explanation=None, language=s.lang, matches=matches, read_as=s.read_as
+    )
 
 
 def _not_understood(
@@ -114,6 +116,7 @@ def _not_understood(
         language=s.lang,
         matches=matches,
         not_understood=tuple(words),
+        read_as=s.read_as,
     )
 
 

@@ -1,0 +1,91 @@
+"""Slips of typing in English words (revnue, Octobr, complants): a word no word table and no
+stored value knows, one edit (a letter dropped, added, changed or two swapped) from exactly one
+word they do know, is read as that word. The reading is said with the answer
+(:attr:`~.result.ParseResult.read_as`, the interpretation's sentence), so a misreading shows.
+
+Owned by :mod:`edge.analysis.parser`; called by :mod:`.slots` on the normalised question. Short
+words are never guessed: they are too near each other (sale and sales, stay and stays).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import string
+
+from edge.analysis.parser import lexicon as lx
+from edge.analysis.parser.accounting import literal, stem
+from edge.analysis.parser.timecal import MONTH_NAMES
+from edge.analysis.source import Vocabulary
+
+#: the shortest word read as a slip of another
+MIN_LENGTH = 6
+_WORD = re.compile(rf"(?<![a-z0-9_'\-])[a-z]{{{MIN_LENGTH},}}(?![a-z0-9_'\-])")
+_ENDINGS = ("s", "es", "d", "ed", "ing", "ly")
+_DAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+
+
+@functools.lru_cache(maxsize=1)
+def _sources() -> tuple[str, ...]:
+    sources = [
+        p.pattern for t in (lx.METRICS, lx.DIMENSIONS, lx.TIME_BUCKETS, lx.EVENT_TYPE_WORDS) for p, _ in t
+    ]
+    sources += [p.pattern for p, _ in lx.PROMOTION_VALUES]
+    sources += [p for groups in lx.VALUE_WORDS.values() for p, _ in groups]
+    sources += [p.pattern for p in (*lx.CUES.values(), *lx.FORMS.values(), *lx.INTENT_CONTEXT.values())]
+    return (*sources, lx.CONDITION_EN)
+
+
+@functools.lru_cache(maxsize=1)
+def _stems() -> tuple[str, ...]:
+    """The tables' word beginnings (correlat\\w*, contribut\\w*): every word they begin is known."""
+    return tuple({m for src in _sources() for m in re.findall(r"[a-z]{3,}(?=\\w)", src)})
+
+
+@functools.lru_cache(maxsize=1)
+def _table_words() -> frozenset[str]:
+    """Every English word the word tables spell (their patterns less lookarounds), the function
+    words, the measures' context words, months and weekdays."""
+    words: set[str] = set()
+    for w in (w for src in _sources() for w in re.findall(r"[a-z]{2,}\??", literal(src))):
+        words |= {w[:-1], w[:-2]} if w.endswith("?") else {w}  # revenues? spells revenue(s)
+    words |= lx.EN_FUNCTION | lx.EN_STOPWORDS | {w for _, en in lx.MEASURE_CONTEXT.values() for w in en}
+    return frozenset(words | {m.lower() for m in MONTH_NAMES} | set(_DAYS))
+
+
+def _vocab_words(vocab: Vocabulary) -> frozenset[str]:
+    """The words of the memory's own ids and values (``fresh_meat``: fresh, meat)."""
+    names = [*vocab.store_ids, *vocab.event_types, *(str(v) for vs in vocab.attributes.values() for v in vs)]
+    return frozenset(w for n in names for w in re.findall(r"[a-z]{2,}", n.lower()))
+
+
+def _one_edit(word: str) -> set[str]:
+    letters = string.ascii_lowercase
+    cuts = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    return (
+        {a + b[1:] for a, b in cuts if b}
+        | {a + b[1] + b[0] + b[2:] for a, b in cuts if len(b) > 1}
+        | {a + c + b[1:] for a, b in cuts if b for c in letters}
+        | {a + c + b for a, b in cuts for c in letters}
+    )
+
+
+def correct(text: str, vocab: Vocabulary) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """``text`` with each slip read as its word, and the (slip, word) pairs read."""
+    known = _table_words() | _vocab_words(vocab)
+    read: list[tuple[str, str]] = []
+
+    def fix(m: re.Match[str]) -> str:
+        token = m.group(0)
+        inflected = {token[: -len(x)] for x in _ENDINGS if token.endswith(x)}
+        if token in known or stem(token) in known or inflected & known or token.startswith(_stems()):
+            return token
+        # a slip keeps the first letter (braised is not raised)
+        near = {w for w in _one_edit(token) if w in known and len(w) >= MIN_LENGTH and w[0] == token[0]}
+        if len(near) != 1:
+            return token  # none, or several: not guessed
+        word = near.pop()
+        read.append((token, word))
+        return word
+
+    return _WORD.sub(fix, text), tuple(read)

@@ -1,0 +1,59 @@
+"""Slips of typing (edge.analysis.parser.spelling): a word no table and no stored value knows, one
+edit from exactly one that they do, is read as it and said so in the answer; anything else is left
+for the word accounting to name."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime
+
+import pytest
+from test_parser_fields import _source
+
+from edge.analysis.engine import answer
+from edge.analysis.parser import parse_question
+from edge.analysis.parser.spelling import correct
+from edge.sim.catalog import VOCABULARY
+
+NOW = datetime(2025, 12, 15, 10, 0)
+
+
+@pytest.mark.parametrize(
+    ("question", "read_as", "expect"),
+    [
+        ("top 5 products by revnue?", (("revnue", "revenue"),), {"intent": "top_k", "target_metric": "revenue"}),
+        ("what was the convertion rate last week", (("convertion", "conversion"),), {"target_metric": "conversion_rate"}),
+        ("How many complaints did we get in Octobr?", (("octobr", "october"),), {"target_metric": "complaint_count"}),
+        ("avrage order value last month", (("avrage", "average"),), {"target_metric": "avg_order_value"}),
+    ],
+)  # fmt: skip
+def test_a_slip_is_read_as_its_word_and_said(question: str, read_as: tuple, expect: dict) -> None:
+    res = parse_question(question, VOCABULARY, NOW)
+    assert res.status == "ok" and res.read_as == read_as, res.not_understood
+    assert {k: res.plan.get(k) for k in expect} == expect
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "wich zone",  # short words are never guessed
+        "braised pork",  # a slip keeps its first letter: braised is not raised
+        "weathers minutes contribute correlates",  # inflections and the tables' word beginnings
+        "shrinkage refunds energy",  # nothing one edit away
+    ],
+)
+def test_what_is_not_a_slip_is_left_as_typed(text: str) -> None:
+    assert correct(text, VOCABULARY) == (text, ())
+
+
+def test_the_memorys_own_words_are_known() -> None:
+    vocab = dataclasses.replace(VOCABULARY, attributes={**VOCABULARY.attributes, "zone": ("bakerie",)})
+    assert correct("revenue in the bakerie", vocab) == ("revenue in the bakerie", ())
+
+
+def test_the_answer_says_what_a_slip_was_read_as() -> None:
+    p = answer("total revnue", _source(), now=datetime(2025, 12, 5, 12, tzinfo=UTC))
+    assert p["status"] == "ok", p
+    assert "“revnue” read as “revenue”" in p["interpretation"]["text"]
+    p = answer("上个月的revnue", _source(), now=datetime(2025, 12, 5, 12, tzinfo=UTC))
+    assert "“revnue”按“revenue”理解" in p["interpretation"]["text"]
