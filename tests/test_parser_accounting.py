@@ -609,3 +609,32 @@ def test_buckets_cycles_and_places_in_everyday_words(question: str, expect: dict
     status, plan, words = _parse(question)
     assert status == "ok", words
     assert {k: plan.get(k) for k in expect} == expect
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        ("how did sales do yesterday compared to the day before", "compared to"),
+        ("同比去年客流", "同比"),
+        ("环比上周营业额涨了多少", "环比"),
+    ],
+)
+def test_a_comparison_word_of_a_plan_that_compares_nothing_is_named(question: str, named: str) -> None:
+    """ "compared to the day before" read as yesterday alone would answer half the question."""
+    status, _plan, words = _parse(question)
+    assert status != "ok" and named in words, words
+
+
+@pytest.mark.parametrize(
+    ("question", "window"),
+    [
+        ("前俩月的营业额", {"last": "P2M"}),
+        (
+            "昨儿个收银台排队多长",
+            {"since": "2025-12-14T00:00:00+08:00", "until": "2025-12-15T00:00:00+08:00"},
+        ),
+    ],
+)
+def test_colloquial_days_and_numbers(question: str, window: dict[str, str]) -> None:
+    status, plan, words = _parse(question)
+    assert (status, plan["filters"]["time_range"]) == ("ok", window), words

@@ -52,6 +52,9 @@ CUE_PATTERNS = (
 #: use them ("which store's complaints rose most" is not the store with the most complaints)
 _CHANGE_CUES = (CUES["trend"], CUES["change"], CUES["effect"], PEAK_SHIFT)
 _LEVEL_INTENTS = frozenset({"aggregate", "top_k", "breakdown"})
+#: words that set two things side by side ("compared to the day before", 同比去年): a plan that
+#: compares nothing does not use them
+_SIDE_BY_SIDE = re.compile(r"同比|环比|(?<![a-z])(?:compared (?:to|with)|in comparison (?:to|with))(?![a-z])")
 #: which way an outlier went ("abnormally low"): the anomaly operator reports each outlier's side
 _OUTLIER_SIDE = re.compile(
     r"少|多|偏(?:高|低|多|少)|(?<![a-z])(?:low|high|up|down|dip(?:s|ped)?|drops?|dropped|jumps?|jumped)(?![a-z])"
@@ -81,6 +84,11 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
                 *_unused_range_spans(plan, s.info, s.text),
                 *_condition_clauses(plan, s.text),
                 *_forecast_values(d.intent, s),
+                *(
+                    m.span()
+                    for m in _SIDE_BY_SIDE.finditer(s.text)
+                    if d.intent not in ("compare", "correlation")
+                ),
             ],
         )
         if words:

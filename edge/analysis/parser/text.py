@@ -14,7 +14,7 @@ from dataclasses import dataclass
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 #: Written-out numbers that count things (前五, 三个月, two weeks).
-CN_NUM = r"[0-9]+|[零〇一二两三四五六七八九十百千万]+"
+CN_NUM = r"[0-9]+|[零〇一二两俩三四五六七八九十百千万]+"
 EN_NUM = (
     r"[0-9]+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
     r"thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|fifty|hundred"
@@ -22,7 +22,7 @@ EN_NUM = (
 #: EN_NUM's words: one to twenty in order, then the others
 _EN_WORDS = dict(zip(EN_NUM.split("|")[2:22], range(1, 21), strict=True))
 _EN_WORDS |= {"a": 1, "an": 1, "thirty": 30, "fifty": 50, "hundred": 100}
-_CN_DIGITS = {c: n for n, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2}
+_CN_DIGITS = {c: n for n, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2, "俩": 2}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000}
 
 

@@ -405,9 +405,9 @@ _CALENDAR = [
     ("本季度|这个?季度", "this quarter", "quarter", 0),
     ("去年", "last year|previous year", "year", -1),
     ("今年", "this year", "year", 0),
-    ("前天", "the day before yesterday", "day", -2),
-    ("昨天|昨日", "yesterday", "day", -1),
-    ("今天|今日", "today", "day", 0),
+    ("前天|前儿个?", "the day before yesterday", "day", -2),
+    ("昨天|昨日|昨儿个?", "yesterday", "day", -1),
+    ("今天|今日|今儿个?", "today", "day", 0),
 ]
 _CALENDAR_RE = [(_any(zh, word(en)), unit, offset) for zh, en, unit, offset in _CALENDAR]
 
