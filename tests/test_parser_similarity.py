@@ -198,3 +198,16 @@ def test_a_phrase_inside_a_known_word_is_still_read(embed: Callable[[Sequence[st
     assert [(m.key, m.value, m.method) for m in res.matches if m.key == "zone"] == [
         ("zone", "eingang", "similarity")
     ]
+
+
+def test_a_ranking_the_classifier_decides_needs_a_question_that_asks_for_one(
+    embed: Callable[[Sequence[str]], np.ndarray],
+) -> None:
+    """ "revenue in the bakery aisle" is not revenue ranked by zone: with no word of a ranking or a
+    breakdown, the dimension word the classifier would group by is named."""
+    res = parse_question("revenue in the bakery aisle", VOCABULARY, datetime(2025, 12, 15, 10), embed=embed)
+    assert res.status != "ok" and "aisle" in res.not_understood, res.plan
+    res = parse_question(
+        "which zone brings in the most revenue", VOCABULARY, datetime(2025, 12, 15, 10), embed=embed
+    )
+    assert (res.status, res.plan.get("group_by")) == ("ok", ["zone"])

@@ -84,6 +84,7 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
                 *_unused_range_spans(plan, s.info, s.text),
                 *_condition_clauses(plan, s.text),
                 *_forecast_values(d.intent, s),
+                *_unasked_groups(d.intent, s),
                 *(
                     m.span()
                     for m in _SIDE_BY_SIDE.finditer(s.text)
@@ -199,6 +200,18 @@ _CONDITION_CLAUSE = re.compile(
     r"(?<![a-z])(?:ever since|since|after|before|once|following) (?:we|they|i|you|he|she|it|the|our|their)"
     r"(?: [a-z']+){1,2}"
 )
+
+
+#: the cues a ranking or a breakdown needs in the question itself
+_ASKS_FOR = {"top_k": {"top_rank", "which"}, "breakdown": {"breakdown", "breakdown_by"}}
+
+
+def _unasked_groups(intent: str, s: Slots) -> list[tuple[int, int]]:
+    """A ranking or breakdown the classifier decided on a question that asks for none ("revenue in
+    the bakery aisle" is not revenue ranked by zone): the dimension words it groups by are named."""
+    if s.forced != intent or intent not in _ASKS_FOR or _ASKS_FOR[intent] & s.cue:
+        return []
+    return [(h.start, h.end) for h in s.dim_hits]
 
 
 def _forecast_values(intent: str, s: Slots) -> list[tuple[int, int]]:
