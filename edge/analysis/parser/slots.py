@@ -193,6 +193,12 @@ def _similar(mt: MaskedText, ctx: Context) -> list[ValueHit]:
 _ASKS_BY = re.compile(r"(?:哪个|哪些|哪|各个|各|每个|每|(?<![a-z])(?:which|each|every|per) )$")
 
 
+#: particles, pronouns and verbs of direction: never the first or last character of a stored value's name
+_PARTICLES = frozenset(
+    "的地得了着过吗呢吧啊呀嘛么哦哈啦咯嗯是都也还就又再才在和与跟及或而并但对从到自至向往我你他她它这那其些请给来去把被"
+)
+
+
 def _whole_content(text: str, start: int, end: int) -> bool:
     """A phrase a similarity reading may take as a stored value: content of its own, not function
     words ("check", 特别高), not a fragment cut across a known word (气下 of 天气下, 品下单 of
@@ -202,8 +208,8 @@ def _whole_content(text: str, start: int, end: int) -> bool:
         return False
     if not has_cjk(phrase):
         return not all(w in EN_FUNCTION for w in re.findall(r"[a-z0-9']+", phrase))
-    if all(zh_function_taken(phrase)):
-        return False
+    if all(zh_function_taken(phrase)) or phrase[0] in _PARTICLES or phrase[-1] in _PARTICLES:
+        return False  # 特别高; 铁口过 of 从地铁口过来: a phrase does not begin or end on a particle
     for w in known_zh():
         i = text.find(w, max(0, start - len(w) + 1))
         while 0 <= i < end:
