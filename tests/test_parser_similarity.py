@@ -211,3 +211,22 @@ def test_a_ranking_the_classifier_decides_needs_a_question_that_asks_for_one(
         "which zone brings in the most revenue", VOCABULARY, datetime(2025, 12, 15, 10), embed=embed
     )
     assert (res.status, res.plan.get("group_by")) == ("ok", ["zone"])
+
+
+def test_the_answer_says_a_word_read_by_its_meaning(embed: Callable[[Sequence[str]], np.ndarray]) -> None:
+    """A store that names its fruit category "obst": "fruit" is read by meaning, and said."""
+    from datetime import UTC, timedelta
+
+    from edge.analysis.engine import answer
+    from edge.analysis.testing import InMemorySource, MemEvent
+
+    t0 = datetime(2025, 12, 1, 2, tzinfo=UTC)
+    evs = [
+        MemEvent(f"p{i}", "s1", t0 + timedelta(hours=i), "purchase",
+                 {"product_category": "obst" if i % 2 else "molkerei", "order_amount": 10.0 + i, "bill_id": f"b{i}"})
+        for i in range(60)
+    ]  # fmt: skip
+    src = InMemorySource(evs, {"s1": "Europe/Berlin"}, timezone="Europe/Berlin")
+    p = answer("total revenue from fruit", src, now=datetime(2025, 12, 5, 12, tzinfo=UTC), embed=embed)
+    assert p["interpretation"]["filters"]["attributes"] == {"product_category": "obst"}, p["interpretation"]
+    assert "“fruit” read as “obst”" in p["interpretation"]["text"]

@@ -253,11 +253,17 @@ def run_plan(
     no events are sampled for ``evidence`` (empty; ``evidence_count`` still counts them), for a
     caller that runs many plans and cites the events of the few answers it keeps by running those
     plans again (the facts step of maintenance); never for an answer shown to anyone. ``read_as``:
-    the question's slips of typing and the words they were read as, said in the interpretation."""
+    the question's slips of typing and the words they were read as, said in the interpretation
+    with the words ``matches`` read by similarity."""
     started = time.perf_counter()
     lang = str(plan.get("language") or language)
     lang = lang if lang in ("zh", "en") else "en"
     validate_plan(plan)
+    # a word read by its meaning (apples as the fruit category) is said, like a slip of typing
+    read_as = [
+        *read_as,
+        *((str(m.phrase), str(m.value)) for m in matches if getattr(m, "method", "") == "similarity"),
+    ]
     op = base.get(str(plan["intent"]))
     if op is None:
         out = _payload(question, plan, "unsupported", UNSUPPORTED[lang], started=started)
