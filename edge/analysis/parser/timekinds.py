@@ -359,6 +359,8 @@ _LAST_EN = _any(
     r"(?P<u>day|week|month|quarter|year)s?",
     rf"{_IN}the (?:past|last) (?P<u2>day|week|month|quarter|year)",
     rf"{_IN}(?:the )?past (?P<u3>week|month|quarter|year)",
+    # "trending over two months": a span over time, never a horizon ("in two weeks" is one)
+    rf"(?:over|across|during|for) (?:the )?(?P<n4>{EN_NUM}) (?P<u4>day|week|month|quarter|year)s?",
 )
 #: "a few" / 几 in a span ("the last few weeks", 这几个月) is read as 3, and the answer says so
 _A_FEW = 3
@@ -379,9 +381,9 @@ class Recent(TimeKind, name="recent", slot="the last N units (过去3天, 最近
                 continue
             r.range(m, {"last": _duration(n, unit)}, "last")
         for m in r.each(_LAST_EN):
-            n_en = m.group("n")
-            n = _FEW_EN.get(n_en) or parse_number(n_en) or 1 if m.group("u") else 1
-            r.range(m, {"last": _duration(n, _UNITS[_first(m, "u", "u2", "u3") or ""])}, "last")
+            n_en = _first(m, "n", "n4")
+            n = _FEW_EN.get(n_en or "") or parse_number(n_en or "") or 1 if n_en else 1
+            r.range(m, {"last": _duration(n, _UNITS[_first(m, "u", "u2", "u3", "u4") or ""])}, "last")
 
 
 #: "... to date": from the start of the current period up to now (before "this year" and kin)
