@@ -26,33 +26,28 @@ CONDITIONAL_MORE = FORMS["conditional_more"]
 #: a question tag after a verb (客流涨了没有): it asks, it does not negate
 QUESTION_TAG = FORMS["question_tag"]
 
+_CN_N = r"(?P<n>" + CN_NUM + r")"
+_EN_FEW = r"(?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten)"
+_UNIT = r"(?:个|名|家|款|种|位|样)"
 _TOPK = [
     re.compile(p)
     for p in (
-        r"(?:排名?)?前\s?(?P<n>" + CN_NUM + r")\s?(?:个|名|家|款|种|位|大|样)?(?![天周月年日星小分季])",
-        r"(?:最高|最多|最大|最好|最低|最少|最差|最长|最短|最久|最忙|最畅销|最受欢迎)的\s?(?P<n>"
-        + CN_NUM
-        + r")\s?(?:个|名|家|款|种|位|样)",
-        r"(?P<n>"
-        + CN_NUM
-        + r")\s?(?:个|名|家|款|种|位|样)(?:最高|最多|最大|最好|最低|最少|最差|最畅销|最受欢迎)",
-        word(r"top[- ]?(?P<n>" + EN_NUM + r")"),
+        rf"(?:排名?)?前\s?{_CN_N}\s?(?:个|名|家|款|种|位|大|样)?(?![天周月年日星小分季])",
+        rf"(?:最高|最多|最大|最好|最低|最少|最差|最长|最短|最久|最忙|最畅销|最受欢迎)的\s?{_CN_N}\s?{_UNIT}",
+        rf"{_CN_N}\s?{_UNIT}(?:最高|最多|最大|最好|最低|最少|最差|最畅销|最受欢迎)",
+        word(rf"top[- ]?(?P<n>{EN_NUM})"),
         word(
-            r"(?:the )?(?P<n>"
-            + EN_NUM
-            + r") (?:highest|best|most|largest|biggest|lowest|worst|least|busiest|top)"
+            rf"(?:the )?(?P<n>{EN_NUM}) (?:highest|best|most|largest|biggest|lowest|worst|least|busiest|top)"
         ),
-        word(
-            r"(?:highest|best|most|lowest|worst|least|busiest) (?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten)"
-        ),
-        word(r"which (?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten)"),
+        word(rf"(?:highest|best|most|lowest|worst|least|busiest) {_EN_FEW}"),
+        word(rf"which {_EN_FEW}"),
         # "the 3 staff with the highest error rate", "the 5 days with the longest queues"
-        r"(?<![a-z0-9_])(?:the )?(?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten) (?:[a-z]+ ){1,2}?"
+        r"(?<![a-z0-9_])(?:the )?" + _EN_FEW + r" (?:[a-z]+ ){1,2}?"
         r"(?=(?:with|that have|that had|where|when) (?:the )?(?:highest|most|longest|biggest|largest|lowest"
         r"|fewest|least|shortest|worst|best|busiest)(?![a-z]))",
         # 排队最长的5天, 客人最爱逗留的两个区域
-        r"最[^，。？?的\x00]{1,6}的(?P<n>" + CN_NUM + r")(?=\s?(?:个|名|家|款|种|位|样|天|周|小时))",
-        r"哪(?P<n>" + CN_NUM + r")\s?(?:个|名|家|款|种|位|样)",
+        r"最[^，。？?的\x00]{1,6}的" + _CN_N + r"(?=\s?(?:个|名|家|款|种|位|样|天|周|小时))",
+        rf"哪{_CN_N}\s?{_UNIT}",
     )
 ]
 
@@ -65,9 +60,8 @@ def find_top_k(mt: MaskedText) -> int | None:
             n = parse_number(m.group("n"))
             if n is not None and 1 <= n <= 1000:
                 start, end = m.span("n")
-                view = mt.view
-                pre = re.search(r"(?:排名?)?前\s?$|top[- ]?$|which $|哪$", view[:start])
-                post = re.match(r"\s?(?:个|名|家|款|种|位|大|样)", view[end:])
+                pre = re.search(r"(?:排名?)?前\s?$|top[- ]?$|which $|哪$", mt.view[:start])
+                post = re.match(r"\s?(?:个|名|家|款|种|位|大|样)", mt.view[end:])
                 mt.consume(pre.start() if pre else start, end + (post.end() if post else 0))
                 return n
     return None

@@ -2,10 +2,8 @@
 
 Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after :mod:`.stage_measure`: a
 compare's groups or periods, a co-occurrence's pair and window (:mod:`.pairs`), a ranking's N,
-the grouping of a breakdown / ranking / series, a series' time bucket (the one named, else the
-largest that still gives :data:`_MIN_BUCKETS` points over the asked range), a forecast's horizon
-and a retrieval's event types and descriptive query. :func:`effect_within` is the one rewrite
-run once the filters are set: a ranking of stores by the change a weather brings.
+the grouping, a series' time bucket, a forecast's horizon and a retrieval's event types and
+descriptive query. :func:`effect_within` rewrites a ranking of stores by a weather's change.
 """
 
 from __future__ import annotations
@@ -49,24 +47,20 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
     if intent == "top_k" and d.metric == "peak_hour":  # "the 3 busiest hours": footfall ranked by hour
         plan["target_metric"] = "footfall"
         dims = list(dict.fromkeys(["hour", *dims]))
-    if intent in ("breakdown", "top_k", "anomaly", "trend"):
-        group = _group_by(s, d, dims)
-        if group:
-            plan["group_by"] = group[:3]
-    if intent in ("trend", "anomaly"):
-        bucket = _series_bucket(s, dims, intent == "anomaly") or _auto_bucket(time_range(s.info), now)
-        if bucket:
-            plan["time_bucket"] = bucket
+    if intent in ("breakdown", "top_k", "anomaly", "trend") and (group := _group_by(s, d, dims)):
+        plan["group_by"] = group[:3]
+    if intent in ("trend", "anomaly") and (
+        bucket := _series_bucket(s, dims, intent == "anomaly") or _auto_bucket(time_range(s.info), now)
+    ):
+        plan["time_bucket"] = bucket
     if intent == "periodicity" and s.buckets:
         plan["time_bucket"] = "day" if s.buckets[0] in ("week", "month") else "hour"
     if intent == "forecast" and s.info.horizon:
         plan["horizon"] = s.info.horizon
     if intent == "retrieve":
-        types = list(dict.fromkeys(t.event_type for t in s.types))
-        if types:
-            d.filters["event_type"] = types
-        query = _semantic_query(s.text, s.info)
-        if query:
+        if s.types:
+            d.filters["event_type"] = list(dict.fromkeys(t.event_type for t in s.types))
+        if query := _semantic_query(s.text, s.info):
             plan["semantic_query"] = query
 
 
@@ -77,8 +71,7 @@ def _pair(s: Slots, d: Draft) -> None:
     if pair is None:
         raise Refusal("no_pair")
     d.plan["pair"] = {"a": pair[0], "b": pair[1]}
-    window = pairs.co_window(s.text)
-    if window:
+    if window := pairs.co_window(s.text):
         d.plan["pair"]["window_seconds"] = window
     d.used_values = {
         i for i, v in enumerate(s.values) if any(v.start < it[1] and it[0] < v.end for it in items)
@@ -109,38 +102,30 @@ def _series_bucket(s: Slots, dims: list[str], anomaly: bool) -> str | None:
     return "day" if anomaly and _ANOMALY_DAYS.search(s.post_view) else None
 
 
-def _range_days(tr: dict[str, str] | None, now: datetime) -> float | None:
-    if not tr:
+def _auto_bucket(tr: dict[str, str] | None, now: datetime) -> str | None:
+    """The largest of month / week / day / hour that still gives at least ``_MIN_BUCKETS``
+    buckets over the asked range (days for a month, weeks for three months); None without a
+    range (the operator's default)."""
+    if not tr or not ("last" in tr or "since" in tr):
         return None
     if "last" in tr:
         m = re.fullmatch(r"P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?", tr["last"])
         if not m:
             return None
         y, mo, w, d = (int(g) if g else 0 for g in m.groups())
-        return y * 365.25 + mo * 365.25 / 12 + w * 7 + d
-    try:
-        since = datetime.fromisoformat(tr["since"]) if "since" in tr else None
-        until = datetime.fromisoformat(tr["until"]) if "until" in tr else now
-    except ValueError:
+        days = y * 365.25 + mo * 365.25 / 12 + w * 7 + d
+    else:
+        try:
+            since = datetime.fromisoformat(tr["since"])
+            until = datetime.fromisoformat(tr["until"]) if "until" in tr else now
+        except ValueError:
+            return None
+        if (since.tzinfo is None) != (until.tzinfo is None):  # a naive ``now`` is store-local
+            since, until = since.replace(tzinfo=None), until.replace(tzinfo=None)
+        days = (until - since).total_seconds() / 86400.0
+    if days <= 0:
         return None
-    if since is None:
-        return None
-    if (since.tzinfo is None) != (until.tzinfo is None):  # a naive ``now`` is store-local
-        since, until = since.replace(tzinfo=None), until.replace(tzinfo=None)
-    return max((until - since).total_seconds() / 86400.0, 0.0)
-
-
-def _auto_bucket(tr: dict[str, str] | None, now: datetime) -> str | None:
-    """The largest of month / week / day / hour that still gives at least ``_MIN_BUCKETS``
-    buckets over the asked range (days for a month, weeks for three months); None without a
-    range (the operator's default)."""
-    days = _range_days(tr, now)
-    if days is None or days <= 0:
-        return None
-    for name, length in _BUCKET_DAYS:
-        if days / length >= _MIN_BUCKETS - 1e-9:
-            return name
-    return "hour"
+    return next((name for name, length in _BUCKET_DAYS if days / length >= _MIN_BUCKETS - 1e-9), "hour")
 
 
 def _semantic_query(question_norm: str, info: TimeInfo) -> str | None:
@@ -166,10 +151,8 @@ def _semantic_query(question_norm: str, info: TimeInfo) -> str | None:
 
 def effect_within(plan: dict[str, Any], cue: Set[str], vocab: Vocabulary) -> None:
     """ "Which store's rainy-day order value rose most": a ranking of stores by the change one
-    weather brings. Rewritten (in place) to a compare of that weather against a baseline weather
-    within each store (``group_by: [store_id]``, which the compare operator ranks by effect). The
-    baseline is the memory's own clear-sky label when it has one, else its most frequent other
-    weather (:func:`edge.analysis.labels.baseline`)."""
+    weather brings, rewritten (in place) to a compare of that weather against a baseline
+    (:func:`edge.analysis.labels.baseline`) within each store, which the compare operator ranks."""
     f = plan.get("filters") or {}
     attrs = f.get("attributes") or {}
     cond = attrs.get("weather")

@@ -1,10 +1,9 @@
 """The fourth stage of the rule parser's plan: its filters, and the stored values it matched.
 
 Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after :mod:`.stage_fields`. Filters
-on what the question names and the plan does not compare by: stores, entity ids, the time range
-(:func:`time_range`; a compare of periods carries its own), hours, weekdays, stored values and a
-promotion (a forecast keeps none of these values: it forecasts the store, not the rainy days).
-Every stored value read becomes an :class:`~.result.AttributeMatch` of the result.
+on what the question names and the plan does not compare by (a forecast keeps no stored value: it
+forecasts the store, not the rainy days). Every stored value read becomes an
+:class:`~.result.AttributeMatch` of the result.
 """
 
 from __future__ import annotations
@@ -54,12 +53,9 @@ def fill_filters(s: Slots, d: Draft) -> None:
     days = sorted({x for m in s.info.days for x in m.days})
     if days and by != "is_weekend":
         filters["days_of_week"] = days
-    if intent != "forecast":
-        attrs = _attributes(s, d)
-        if attrs:
-            filters["attributes"] = attrs
-    for i in d.used_values:
-        d.matches.extend(_match(s.values[i], val) for val in s.values[i].values)
+    if intent != "forecast" and (attrs := _attributes(s, d)):
+        filters["attributes"] = attrs
+    d.matches += [_match(s.values[i], val) for i in d.used_values for val in s.values[i].values]
     if filters:
         d.plan["filters"] = filters
     d.plan["language"] = s.lang

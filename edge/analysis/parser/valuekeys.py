@@ -105,13 +105,11 @@ def resolve_fields(
             key, value = fits[0]
             on = () if named else tuple(t for t in events if key in vocab.keys_by_type.get(t, ()))
             aside = tuple(k for k, _ in cands if k != key)
-            out.append(
-                dataclasses.replace(
-                    v, key=key, values=(value,), alternatives=(), set_aside=aside, by_events=on
-                )
+            v = dataclasses.replace(
+                v, key=key, values=(value,), alternatives=(), set_aside=aside, by_events=on
             )
-            continue
-        if unresolved is None:
+            out.append(v)
+        elif unresolved is None:
             unresolved = TwoFields(v.phrase, tuple(k for k, _ in cands), events, state)
     return out, unresolved
 
@@ -154,19 +152,18 @@ def guessed_field(text: str, plan: dict[str, Any], vocab: Vocabulary) -> TwoFiel
 def two_fields_reason(tf: TwoFields) -> tuple[str, str]:
     """Why a word of two fields is not read, as (zh, en): the fields, and what the measure's
     events carry."""
-    zh_events = "、".join(value_label("event_type", t, "zh") for t in tf.events[:4])
-    zh_events += "等" if len(tf.events) > 4 else ""
-    en_events = ", ".join(value_label("event_type", t, "en") for t in tf.events[:4])
-    en_events += ", ..." if len(tf.events) > 4 else ""
-    zh_why = {
-        True: f"要计算的事件（{zh_events}）都带有",
-        False: f"要计算的事件（{zh_events}）都不带",
-        None: "门店数据没有说明要计算的事件带有哪一个",
-    }[tf.carried]
-    en_why = {
-        True: f"the measure's events ({en_events}) carry both",
-        False: f"the measure's events ({en_events}) carry neither",
-        None: "the memory does not say which of them the measure's events carry",
+    zh_events, en_events = (
+        sep.join(value_label("event_type", t, lang) for t in tf.events[:4])
+        + (more if len(tf.events) > 4 else "")
+        for lang, sep, more in (("zh", "、", "等"), ("en", ", ", ", ..."))
+    )
+    zh_why, en_why = {
+        True: (f"要计算的事件（{zh_events}）都带有", f"the measure's events ({en_events}) carry both"),
+        False: (f"要计算的事件（{zh_events}）都不带", f"the measure's events ({en_events}) carry neither"),
+        None: (
+            "门店数据没有说明要计算的事件带有哪一个",
+            "the memory does not say which of them the measure's events carry",
+        ),
     }[tf.carried]
     zh_fields = "，也是".join(f"{dimension_label(k, 'zh')}的取值" for k in tf.keys)
     en_fields = " and ".join(f"a {dimension_label(k, 'en')}" for k in tf.keys)
