@@ -1,12 +1,10 @@
-"""The rule-based bilingual question parser: a zh/en question becomes a schema-valid plan.
+"""The rule-based bilingual question parser, combined with the exemplar classifier (:mod:`.exemplars`).
 
-Owned by :mod:`edge.analysis.parser` (re-exported as :func:`edge.analysis.parser.parse_question`);
-called by ``adamm ask``, the hub's ask and :class:`edge.llm.LLMPlanParser` (as its fallback). The
-rules read the question's slots once (:mod:`.slots`), then build the plan in stages, each a module:
-``stage_intent`` -> ``stage_measure`` -> ``stage_fields`` -> ``stage_filters`` -> ``stage_words``
-(every word used). A stage that cannot go on raises a :class:`~.refusal.Refusal`: the question is
-``unsupported`` with an explanation; the parser never guesses. This module combines the rules with
-the exemplar classifier (:mod:`.exemplars`).
+Owned by :mod:`edge.analysis.parser` (re-exported as :func:`~edge.analysis.parser.parse_question`);
+called by ``adamm ask``, the hub and :class:`edge.llm.LLMPlanParser`. The rules read the slots once
+(:mod:`.slots`) and build the plan in stages (``stage_intent`` -> ``stage_measure`` ->
+``stage_fields`` -> ``stage_filters`` -> ``stage_words``); a stage that cannot go on raises a
+:class:`~.refusal.Refusal` and the question is ``unsupported``: the parser never guesses.
 """
 
 from __future__ import annotations
@@ -87,11 +85,7 @@ def _combine(question: str, ctx: Context, rules: _Rules, guess: Guess) -> ParseR
             if r_metric != guess.target_metric:
                 return forced(r_intent, g_metrics) or res
         return res
-    if (
-        r_intent is not None
-        and guess.intent == r_intent
-        and (r_metric == guess.target_metric or not g_metrics)
-    ):
+    if guess.intent == r_intent and (r_metric == guess.target_metric or not g_metrics):
         return res  # a weak rule reading that the classifier confirms
     if r_intent is None and rules.hinted is not None and guess.intent != rules.hinted:
         # the question's shape names its kind ("越 X 越 Y") and the rules could not build it: an

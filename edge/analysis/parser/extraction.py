@@ -50,12 +50,8 @@ class Extractor(ABC):
     @staticmethod
     def is_empty(slot: Any) -> bool:
         """True when the slot holds nothing (the contract test's "claims nothing")."""
-        if slot is None:
-            return True
         if isinstance(slot, tuple):
             return all(Extractor.is_empty(s) for s in slot)
-        if isinstance(slot, (list, dict, set)):
-            return not slot
         if dataclasses.is_dataclass(slot) and not isinstance(slot, type):
             return all(Extractor.is_empty(getattr(slot, f.name)) for f in dataclasses.fields(slot))
-        return isinstance(slot, (int, float, str, bool)) is False and not slot
+        return not isinstance(slot, (int, float, str, bool)) and not slot  # a number, text or flag is a slot

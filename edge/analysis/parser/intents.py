@@ -1,8 +1,7 @@
 """Intent cues (zh/en) and the top-k count of a question.
 
-Owned by :mod:`edge.analysis.parser`. Each intent of ``plan.schema.json`` has cue patterns (their
-words are data: the ``CUES`` and ``FORMS`` tables of ``lexicon.toml``); the top-level parser weighs
-them with what else it found (metrics, dimensions, values, dates), since a cue alone (“比”, "by")
+Owned by :mod:`edge.analysis.parser`. The cues' words are data (``CUES`` and ``FORMS`` of
+``lexicon.toml``); the stages weigh them with what else was found, since a cue alone (“比”, "by")
 is often not enough.
 """
 

@@ -1,10 +1,8 @@
 """The two things a co-occurrence pairs, and the window it pairs them within.
 
-Owned by :mod:`edge.analysis.parser`; read by the intent stage (:mod:`.stage_intent`: a
-correlation of things that are not measures is a co-occurrence) and the fields stage
-(:mod:`.stage_fields`: the plan's ``pair``). Items are metric words (as the events they stand
-for), stored values (``key=value``), event types and entity ids; a joining word (和, with, vs)
-splits them in two.
+Owned by :mod:`edge.analysis.parser`; read by :mod:`.stage_intent` and :mod:`.stage_fields`. Items
+are metric words (as the events they stand for), stored values (``key=value``), event types and
+entity ids; a joining word (和, with, vs) splits them in two.
 """
 
 from __future__ import annotations

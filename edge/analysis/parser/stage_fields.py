@@ -1,9 +1,7 @@
 """The third stage of the rule parser's plan: the fields of its intent.
 
-Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after :mod:`.stage_measure`: a
-compare's groups or periods, a co-occurrence's pair and window (:mod:`.pairs`), a ranking's N,
-the grouping, a series' time bucket, a forecast's horizon and a retrieval's event types and
-descriptive query. :func:`effect_within` rewrites a ranking of stores by a weather's change.
+Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after :mod:`.stage_measure`: compare,
+pair (:mod:`.pairs`), top-k, grouping, time bucket, horizon, a retrieval's types and query.
 """
 
 from __future__ import annotations
@@ -27,6 +25,8 @@ _TIME_DIMS = tuple(BUCKET_DIM.values())  # date, week, month, hour
 _MIN_BUCKETS = 8
 _BUCKET_DAYS = (("month", 365.25 / 12), ("week", 7.0), ("day", 1.0), ("hour", 1.0 / 24))
 _ANOMALY_DAYS = re.compile(r"日子|哪几天|哪天|哪些天|(?<![a-z])days?(?![a-z])")
+#: a time label's preposition, dropped with it from a retrieval's query
+_TIME_PREP = r"(?:(?<![a-z])(?:on|in|at|during|from|since|over|for|of)(?: the)? )?"
 _RETRIEVE_STRIP = re.compile(
     r"^(?:请|帮我|麻烦)?(?:找一下|找出|找找|查找|搜索|搜一下|调出|调取|给我看|找|查一下|查)|视频|录像|片段|画面|监控|截图|录音"
     r"|(?<![a-z])(?:show me|find me|find|search for|search|look up|get me|pull up|any|clips?|footage|videos?|recordings?|snapshots?)(?![a-z])"
@@ -128,17 +128,13 @@ def _auto_bucket(tr: dict[str, str] | None, now: datetime) -> str | None:
     return next((name for name, length in _BUCKET_DAYS if days / length >= _MIN_BUCKETS - 1e-9), "hour")
 
 
-def _semantic_query(question_norm: str, info: TimeInfo) -> str | None:
-    """The descriptive rest of a retrieval question: no time words, verbs of finding, media words."""
-    text = question_norm
+def _semantic_query(text: str, info: TimeInfo) -> str | None:
+    """The descriptive rest of a retrieval question (normalised): no time words, verbs of finding,
+    media words."""
     for label in (
         [r.label for r in info.ranges] + [h.label for h in info.hours] + [d.label for d in info.days]
     ):
-        text = re.sub(
-            r"(?:(?<![a-z])(?:on|in|at|during|from|since|over|for|of)(?: the)? )?" + re.escape(label),
-            " ",
-            text,
-        )
+        text = re.sub(_TIME_PREP + re.escape(label), " ", text)
     text = _RETRIEVE_STRIP.sub(" ", text)
     text = re.sub(r"[?？!！。.,，、]+", " ", text)
     text = re.sub(r"\s+", " ", text).strip()

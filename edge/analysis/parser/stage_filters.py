@@ -1,8 +1,7 @@
 """The fourth stage of the rule parser's plan: its filters, and the stored values it matched.
 
-Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after :mod:`.stage_fields`. Filters
-on what the question names and the plan does not compare by (a forecast keeps no stored value: it
-forecasts the store, not the rainy days). Every stored value read becomes an
+Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after :mod:`.stage_fields`: filters on
+what the question names and the plan does not compare by; each stored value read is an
 :class:`~.result.AttributeMatch` of the result.
 """
 
@@ -53,6 +52,7 @@ def fill_filters(s: Slots, d: Draft) -> None:
     days = sorted({x for m in s.info.days for x in m.days})
     if days and by != "is_weekend":
         filters["days_of_week"] = days
+    # a forecast keeps no stored value: it forecasts the store, not the rainy days
     if intent != "forecast" and (attrs := _attributes(s, d)):
         filters["attributes"] = attrs
     d.matches += [_match(s.values[i], val) for i in d.used_values for val in s.values[i].values]

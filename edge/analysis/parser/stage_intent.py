@@ -1,10 +1,8 @@
 """The first stage of the rule parser's plan: whether the question is answered, and its intent.
 
-Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` on the :class:`~.slots.Slots`. After
-the refusals whatever the intent, the intent is the classifier's when forced, else the one the cues
-name (a correlation of two things that are not measures is a co-occurrence, :mod:`.pairs`), else a
-compare of the groups or periods named (:func:`compare_spec`), else what the words ask for
-(:func:`_fallback_intent`). Returns the :class:`~.slots.Draft` the later stages fill.
+Owned by :mod:`edge.analysis.parser`; called by :mod:`.core`. The intent is the classifier's when
+forced, else the one the cues name, else a compare of the groups or periods named
+(:func:`compare_spec`), else what the words ask for (:func:`_fallback_intent`).
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The second stage of the rule parser's plan: the measure it computes.
 
-Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after :mod:`.stage_intent`. The
-measure is the first metric word (both of a correlation), the peak hour of a "tends to be later"
-trend, else a count of events (of the types named); "how many" of a rate's events (staff
-mistakes, angry customers) is their count, not the rate. Refuses a question with no measure.
+Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after :mod:`.stage_intent`: the first
+metric word (both of a correlation), the peak hour of a "tends to be later" trend, else a count of
+events; "how many" of a rate's events (staff mistakes) is their count, not the rate.
 """
 
 from __future__ import annotations

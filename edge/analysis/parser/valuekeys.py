@@ -1,11 +1,9 @@
 """Which field a stored word of several fields means: the one the question or the measure names.
 
-Owned by :mod:`edge.analysis.parser`; called when the slots are built (:mod:`.slots`), and on
-the LLM parser's plans (:func:`guessed_field`, :mod:`edge.llm`). A phrase
-that names stored values of more than one key (a zone and a product category both called
-"premium") becomes the key the question names by it ("premium zone"), else the one key the
-measure's events carry; when they carry several, none, or the memory does not say, no key is
-guessed and the question is refused with :func:`two_fields_reason`.
+Owned by :mod:`edge.analysis.parser`; called by :mod:`.slots` and on the LLM parser's plans
+(:func:`guessed_field`). A phrase naming values of several keys (a zone and a product category both
+called "premium") is the key named beside it ("premium zone"), else the one key the measure's events
+carry; otherwise no key is guessed and the question is refused (:func:`two_fields_reason`).
 """
 
 from __future__ import annotations
@@ -37,35 +35,27 @@ def _measure_events(
 ) -> tuple[str, ...]:
     """The event types the question's measure reads: its metric's (both of a correlation's), the
     named types for a count of events or a question with no metric, every type otherwise."""
-    named = list(dict.fromkeys(types))
+    named = tuple(dict.fromkeys(types))
     every = tuple(vocab.event_types) or tuple(sorted(set(vocab.keys_by_type)))
-    chosen = (
-        []
-        if intent_hint in ("retrieve", "co_occurrence")
-        else metrics[: 2 if intent_hint == "correlation" else 1]
-    )
-    if not chosen:
-        return tuple(named) or every
-    out: list[str] = []
-    for m in chosen:
-        own = METRIC_EVENT_TYPES.get(m, ())
-        out += own if own else (named or list(every))
-    return tuple(dict.fromkeys(out))
+    if intent_hint in ("retrieve", "co_occurrence") or not metrics:
+        return named or every
+    chosen = metrics[: 2 if intent_hint == "correlation" else 1]
+    return tuple(dict.fromkeys(t for m in chosen for t in METRIC_EVENT_TYPES.get(m, ()) or named or every))
 
 
 def _named_field(text: str, start: int, end: int, keys: set[str]) -> set[str]:
     """The keys among ``keys`` whose dimension word stands right by the phrase at ``start:end``
     ("premium zone", "zone premium", "premium 品类"): the question names the field itself."""
     after, before = text[end : end + 16], text[max(0, start - 16) : start]
-    found: set[str] = set()
-    for pattern, dim in DIMENSIONS:
-        if dim not in keys:
-            continue
-        if any(not after[:start].strip(" 的") for start, _ in pattern.spans(after)):
-            found.add(str(dim))
-        if any(not before[end:].strip(" 的") for _, end in pattern.spans(before)):
-            found.add(str(dim))
-    return found
+    return {
+        str(dim)
+        for pattern, dim in DIMENSIONS
+        if dim in keys
+        and (
+            any(not after[:i].strip(" 的") for i, _ in pattern.spans(after))
+            or any(not before[j:].strip(" 的") for _, j in pattern.spans(before))
+        )
+    }
 
 
 def _fitting(
@@ -122,7 +112,7 @@ def guessed_field(text: str, plan: dict[str, Any], vocab: Vocabulary) -> TwoFiel
     decide it; None when every such word is read as the rules read it."""
     filters = plan.get("filters") or {}
     used: list[tuple[str, str]] = [
-        (str(k), str(v))
+        (str(k), v)
         for k, vals in (filters.get("attributes") or {}).items()
         for v in (vals if isinstance(vals, list) else [vals])
         if isinstance(v, str)
