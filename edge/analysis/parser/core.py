@@ -39,9 +39,7 @@ class _Rules:
     final: bool  # empty or out-of-domain: nothing to classify
     metrics: tuple[str, ...]  # the metric words the rules read
     weak: bool  # the intent came from no cue at all (a metric word alone)
-    #: the intent the question's very shape names (only ``correlation``:
-    #: :data:`.intents.CORRELATION_FORM`), None otherwise
-    hinted: str | None
+    hinted: str | None  # the intent the question's shape names (越…越: correlation), else None
 
 
 def parse_question(
@@ -134,15 +132,14 @@ def _parse_rules(question: str, ctx: Context, force: Force | None) -> _Rules:
         fill_fields(s, d, ctx.now)
         fill_filters(s, d)
         effect_within(d.plan, s.cue, ctx.vocab)
-        errors = plan_errors(d.plan)
-        if errors:  # a parser bug: say so rather than emit an invalid plan
+        if errors := plan_errors(d.plan):  # a parser bug: say so rather than emit an invalid plan
             logger.error("rule parser built an invalid plan for %r: %s (%s)", question, errors, d.plan)
             raise Refusal("internal")
         result = account(question, s, d)
     except Refusal as refusal:
         result = unsupported(lang, question, s.understood, refusal.said(lang))
-        words = residual(s.mt, CUE_PATTERNS, {})
-        if words:  # refused before a plan was built: still name the words nothing could use
+        # refused before a plan was built: still name the words nothing could use
+        if words := residual(s.mt, CUE_PATTERNS, {}):
             result = dataclasses.replace(result, not_understood=tuple(words))
         return _Rules(result, refusal.final, s.read_metrics, False, s.hinted)
     return _Rules(result, False, s.read_metrics, d.weak, s.hinted)

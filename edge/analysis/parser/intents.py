@@ -72,9 +72,8 @@ _KINDS_OF_DOES = frozenset({"periodicity", "co_occurrence", "correlation", "anom
 
 
 def cues(text: str) -> set[str]:
-    """Names of the cue patterns present in ``text`` (``correlation`` also for
-    :data:`CORRELATION_FORM`, ``forecast`` also for a 会不会 that is not a conditional 会不会更
-    and names no other kind of question)."""
+    """Names of the cue patterns in ``text``, with ``correlation`` for :data:`CORRELATION_FORM` and
+    ``forecast`` for a 会不会 neither conditional (会不会更) nor of another kind of question."""
     found = {name for name, p in CUES.items() if p.search(text)}
     if CORRELATION_FORM.search(text):
         found.add("correlation")

@@ -64,8 +64,6 @@ def co_items(
 def pair(items: list[Item], text: str) -> tuple[str, str] | None:
     """The two items a joining word stands between (the most specific on each side), else the
     first two different items; None with fewer than two."""
-    if len(items) < 2:
-        return None
     for m in CONJ.finditer(text):
         left = [it for it in items if it[1] <= m.start()]
         right = [it for it in items if it[0] >= m.end()]

@@ -34,8 +34,7 @@ _RETRIEVE_STRIP = re.compile(
 
 
 def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
-    """Set the plan's fields of the draft's intent; raises :class:`~.refusal.Refusal` for a
-    co-occurrence without two things to pair."""
+    """Set the plan's fields of the draft's intent; a co-occurrence with nothing to pair is refused."""
     intent, plan = d.intent, d.plan
     if d.compare is not None:
         plan["compare"] = d.compare
@@ -103,9 +102,8 @@ def _series_bucket(s: Slots, dims: list[str], anomaly: bool) -> str | None:
 
 
 def _auto_bucket(tr: dict[str, str] | None, now: datetime) -> str | None:
-    """The largest of month / week / day / hour that still gives at least ``_MIN_BUCKETS``
-    buckets over the asked range (days for a month, weeks for three months); None without a
-    range (the operator's default)."""
+    """The largest of month / week / day / hour giving ``_MIN_BUCKETS`` buckets over the asked range
+    (days for a month, weeks for three months); None without a range (the operator's default)."""
     if not tr or not ("last" in tr or "since" in tr):
         return None
     if "last" in tr:
@@ -167,6 +165,6 @@ def effect_within(plan: dict[str, Any], cue: Set[str], vocab: Vocabulary) -> Non
     if not f:
         plan.pop("filters", None)
     plan.pop("top_k", None)
-    plan["intent"] = "compare"
-    plan["compare"] = {"dimension": "weather", "groups": [cond, base]}
-    plan["group_by"] = ["store_id"]
+    plan.update(
+        intent="compare", compare={"dimension": "weather", "groups": [cond, base]}, group_by=["store_id"]
+    )

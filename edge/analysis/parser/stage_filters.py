@@ -36,8 +36,9 @@ def fill_filters(s: Slots, d: Draft) -> None:
         filters["store_id"] = list(s.stores)
     if d.entities:
         filters["entities"] = list(dict.fromkeys(d.entities))
-    tr = time_range(s.info)
-    if tr and not (d.compare and "periods" in d.compare):  # periods carry their own windows
+    if (tr := time_range(s.info)) and not (
+        d.compare and "periods" in d.compare
+    ):  # periods carry their own windows
         filters["time_range"] = tr
     hours = sorted({h for m in s.info.hours for h in m.hours})
     if by == "hour" and s.info.hours:
@@ -70,14 +71,10 @@ def _attributes(s: Slots, d: Draft) -> dict[str, Any]:
             continue
         for val in v.values:
             d.matches.append(_match(v, val))
-            existing = attrs.get(v.key)
-            if existing is None:
-                attrs[v.key] = val
-            elif isinstance(existing, list):
-                if val not in existing:
-                    existing.append(val)
-            elif existing != val:
-                attrs[v.key] = [existing, val]
+            old = attrs.get(v.key)
+            vals = [] if old is None else old if isinstance(old, list) else [old]
+            if val not in vals:  # one value as itself, several as a list
+                attrs[v.key] = val if old is None else [*vals, val]
     if d.intent != "compare" and s.promo_hits:
         attrs.setdefault("promotion", str(s.promo_hits[0].value))
     return attrs

@@ -39,7 +39,14 @@ Compare = tuple[dict[str, Any] | None, str | None, set[int]]
 
 def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draft:
     """The draft with its intent (and compare); raises :class:`~.refusal.Refusal`."""
-    _refuse_unreadable(s)
+    # refused whatever the intent
+    if s.info.errors:  # a date, week, month or span no calendar has: say so, never re-read it
+        en, zh = s.info.errors[0]
+        raise Refusal((zh, en[:1].upper() + en[1:]))
+    if _OUT_OF_DOMAIN.search(s.text):
+        raise Refusal("out_of_domain", final=True)
+    if s.two_fields is not None:  # one word, two fields, and the measure's events do not decide
+        raise Refusal(two_fields_reason(s.two_fields), final=True)
     intent = s.hint
     if intent == "correlation_single":
         # "is there a link between rain and inquiries": non-metric sides are a co-occurrence
@@ -90,18 +97,6 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
     if intent == "forecast" and not s.metrics and not FORECAST_SUBJECT.search(s.text):
         raise Refusal("no_forecast_metric")
     return Draft(intent, {"intent": intent}, list(s.entities), compare, compare_from, used, weak)
-
-
-def _refuse_unreadable(s: Slots) -> None:
-    """Refuse a date no calendar has, a question not about the store's data and a stored word of
-    two fields nothing decides, whatever the intent."""
-    if s.info.errors:  # a date, week, month or span no calendar has: say so, never re-read it
-        en, zh = s.info.errors[0]
-        raise Refusal((zh, en[:1].upper() + en[1:]))
-    if _OUT_OF_DOMAIN.search(s.text):
-        raise Refusal("out_of_domain", final=True)
-    if s.two_fields is not None:  # one word, two fields, and the measure's events do not decide
-        raise Refusal(two_fields_reason(s.two_fields), final=True)
 
 
 def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:

@@ -27,8 +27,7 @@ _RATE_ASKED = re.compile(r"率|比例|比率|占比|(?<![a-z])(?:rate|share|perc
 
 
 def choose_measure(s: Slots, d: Draft) -> None:
-    """Set the draft's metric, the plan's ``target_metric`` (and ``second_metric``) and the event
-    filters the measure needs; raises :class:`~.refusal.Refusal`."""
+    """Set the draft's metric, the plan's target (and second) metric and the measure's filters."""
     intent, filters = d.intent, d.filters
     metric = s.metrics[0] if s.metrics else None
     if intent == "trend" and TENDENCY.search(s.text) and s.info.hours:

@@ -78,9 +78,8 @@ def resolve_fields(
     types: Sequence[TypeHit],
     intent_hint: str | None,
 ) -> tuple[list[ValueHit], TwoFields | None]:
-    """Each phrase of several keys resolved to one (said on the hit: :attr:`ValueHit.set_aside`,
-    :attr:`ValueHit.by_events`); the first that cannot be is returned as a :class:`TwoFields`
-    (and left out of the values)."""
+    """Each phrase of several keys resolved to one (said in :attr:`ValueHit.set_aside` and
+    :attr:`ValueHit.by_events`); the first that cannot be is left out, returned as a :class:`TwoFields`."""
     out: list[ValueHit] = []
     unresolved: TwoFields | None = None
     events = _measure_events(vocab, metrics, [t.event_type for t in types], intent_hint)
@@ -105,11 +104,9 @@ def resolve_fields(
 
 
 def guessed_field(text: str, plan: dict[str, Any], vocab: Vocabulary) -> TwoFields | None:
-    """For a plan written by something other than the rules (the LLM parser): the first stored
-    word its attribute filters or compared groups put in one field while the memory holds it in
-    several, and neither the question (a field word beside the word in ``text``, the normalised
-    question) nor the measure's events pick that field alone, as :func:`resolve_fields` would
-    decide it; None when every such word is read as the rules read it."""
+    """For a plan not written by the rules (the LLM parser's): the first stored word its filters or
+    groups put in one field of several that neither the question (``text``, normalised) nor the
+    measure's events pick alone, as :func:`resolve_fields` decides; None when there is none."""
     filters = plan.get("filters") or {}
     used: list[tuple[str, str]] = [
         (str(k), v)
@@ -118,10 +115,8 @@ def guessed_field(text: str, plan: dict[str, Any], vocab: Vocabulary) -> TwoFiel
         if isinstance(v, str)
     ]
     compare = plan.get("compare") or {}
-    if compare.get("dimension") in vocab.attributes:
-        used += [
-            (str(compare["dimension"]), str(g)) for g in compare.get("groups") or [] if isinstance(g, str)
-        ]
+    if (dim := compare.get("dimension")) in vocab.attributes:
+        used += [(str(dim), g) for g in compare.get("groups") or [] if isinstance(g, str)]
     metrics = [str(m) for m in (plan.get("target_metric"), plan.get("second_metric")) if m]
     types = [str(t) for t in filters.get("event_type") or []]
     events = _measure_events(vocab, metrics, types, str(plan.get("intent")))
@@ -140,8 +135,7 @@ def guessed_field(text: str, plan: dict[str, Any], vocab: Vocabulary) -> TwoFiel
 
 
 def two_fields_reason(tf: TwoFields) -> tuple[str, str]:
-    """Why a word of two fields is not read, as (zh, en): the fields, and what the measure's
-    events carry."""
+    """Why a word of two fields is not read, as (zh, en): the fields, what the events carry."""
     zh_events, en_events = (
         sep.join(value_label("event_type", t, lang) for t in tf.events[:4])
         + (more if len(tf.events) > 4 else "")
