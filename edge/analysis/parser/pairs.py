@@ -8,10 +8,9 @@ entity ids; a joining word (和, with, vs) splits them in two.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
-from edge.analysis.parser.text import Hit, parse_number
-from edge.analysis.parser.vocabmatch import TypeHit, ValueHit
+from edge.analysis.parser.slots import Slots
+from edge.analysis.parser.text import parse_number
 
 #: what a metric word stands for when it is one side of a co-occurrence
 METRIC_ITEM = {
@@ -36,22 +35,16 @@ _UNIT_SECONDS = {"分钟": 60, "小时": 3600, "秒": 1, "minute": 60, "hour": 3
 Item = tuple[int, int, str, int]
 
 
-def co_items(
-    values: Sequence[ValueHit],
-    types: Sequence[TypeHit],
-    entities: Sequence[str],
-    text: str,
-    metric_hits: Sequence[Hit],
-) -> list[Item]:
+def co_items(s: Slots) -> list[Item]:
     """The things the question names, in question order; of overlapping spans the longer wins,
     then the more specific."""
     items: list[Item] = [
-        (h.start, h.end, METRIC_ITEM[str(h.value)], 0) for h in metric_hits if str(h.value) in METRIC_ITEM
+        (h.start, h.end, METRIC_ITEM[str(h.value)], 0) for h in s.metric_hits if str(h.value) in METRIC_ITEM
     ]
-    items += [(v.start, v.end, f"{v.key}={v.values[0]}", 2) for v in values]
-    items += [(t.start, t.end, t.event_type, 1) for t in types]
-    for e in entities:
-        pos = max(text.find(e.lower()), 0)
+    items += [(v.start, v.end, f"{v.key}={v.values[0]}", 2) for v in s.values]
+    items += [(t.start, t.end, t.event_type, 1) for t in s.types]
+    for e in s.entities:
+        pos = max(s.text.find(e.lower()), 0)
         items.append((pos, pos + len(e), e, 3))
     items.sort(key=lambda it: (-(it[1] - it[0]), -it[3]))
     kept: list[Item] = []

@@ -65,7 +65,7 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
 
 def _pair(s: Slots, d: Draft) -> None:
     """A co-occurrence's pair and window; the values and ids paired are no filters."""
-    items = pairs.co_items(s.values, s.types, s.entities, s.text, s.metric_hits)
+    items = pairs.co_items(s)
     pair = pairs.pair(items, s.text)
     if pair is None:
         raise Refusal("no_pair")

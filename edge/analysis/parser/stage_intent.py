@@ -50,7 +50,7 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
     intent = s.hint
     if intent == "correlation_single":
         # "is there a link between rain and inquiries": non-metric sides are a co-occurrence
-        things = [it for it in co_items(s.values, s.types, s.entities, s.text, s.metric_hits) if it[3] > 0]
+        things = [it for it in co_items(s) if it[3] > 0]
         if pair(things, s.text) is not None:
             intent = "co_occurrence"
     compare: dict[str, Any] | None = None
