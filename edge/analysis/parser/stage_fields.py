@@ -127,8 +127,7 @@ def _auto_bucket(tr: dict[str, str] | None, now: datetime) -> str | None:
 
 
 def _semantic_query(text: str, info: TimeInfo) -> str | None:
-    """The descriptive rest of a retrieval question (normalised): no time words, verbs of finding,
-    media words."""
+    """The descriptive rest of a (normalised) retrieval question: no time, finding or media words."""
     for label in (
         [r.label for r in info.ranges] + [h.label for h in info.hours] + [d.label for d in info.days]
     ):
@@ -145,8 +144,9 @@ def _semantic_query(text: str, info: TimeInfo) -> str | None:
 
 def effect_within(plan: dict[str, Any], cue: Set[str], vocab: Vocabulary) -> None:
     """ "Which store's rainy-day order value rose most": a ranking of stores by the change one
-    weather brings, rewritten (in place) to a compare of that weather against a baseline
-    (:func:`edge.analysis.labels.baseline`) within each store, which the compare operator ranks."""
+    weather brings, rewritten (in place, once the filters are set) to a compare of that weather
+    against a baseline (:func:`edge.analysis.labels.baseline`) within each store, which the compare
+    operator ranks."""
     f = plan.get("filters") or {}
     attrs = f.get("attributes") or {}
     cond = attrs.get("weather")

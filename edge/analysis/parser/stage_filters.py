@@ -36,9 +36,8 @@ def fill_filters(s: Slots, d: Draft) -> None:
         filters["store_id"] = list(s.stores)
     if d.entities:
         filters["entities"] = list(dict.fromkeys(d.entities))
-    if (tr := time_range(s.info)) and not (
-        d.compare and "periods" in d.compare
-    ):  # periods carry their own windows
+    # a compare of periods carries its own windows
+    if (tr := time_range(s.info)) and not (d.compare and "periods" in d.compare):
         filters["time_range"] = tr
     hours = sorted({h for m in s.info.hours for h in m.hours})
     if by == "hour" and s.info.hours:
