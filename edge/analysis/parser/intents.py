@@ -55,14 +55,13 @@ def find_top_k(mt: MaskedText) -> int | None:
     """The N of 前N / top N / 最高的N个 (consumed), or None."""
     for pattern in _TOPK:
         m = pattern.search(mt.view)
-        if m:
-            n = parse_number(m.group("n"))
-            if n is not None and 1 <= n <= 1000:
-                start, end = m.span("n")
-                pre = re.search(r"(?:排名?)?前\s?$|top[- ]?$|which $|哪$", mt.view[:start])
-                post = re.match(r"\s?(?:个|名|家|款|种|位|大|样)", mt.view[end:])
-                mt.consume(pre.start() if pre else start, end + (post.end() if post else 0))
-                return n
+        n = parse_number(m.group("n")) if m else None
+        if m and n is not None and 1 <= n <= 1000:
+            start, end = m.span("n")  # the count is claimed with its 前 / top / which and its unit
+            pre = re.search(r"(?:排名?)?前\s?$|top[- ]?$|which $|哪$", mt.view[:start])
+            post = re.match(r"\s?(?:个|名|家|款|种|位|大|样)", mt.view[end:])
+            mt.consume(pre.start() if pre else start, end + (post.end() if post else 0))
+            return n
     return None
 
 

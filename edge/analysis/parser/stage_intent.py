@@ -102,22 +102,21 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
 def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
     """The ``compare`` object when the question compares groups or periods (else None), what it
     compares by, and the indexes of the values that are its groups."""
-    info, values, promo_hits, stores, dims = s.info, s.values, s.promo_hits, s.stores, s.dims
     by_key: dict[str, list[int]] = {}
-    for i, v in enumerate(values):
+    for i, v in enumerate(s.values):
         by_key.setdefault(v.key, []).append(i)
-    categorical = bool(promo_hits) or "weather" in by_key or bool({"promotion", "weather"} & set(dims))
-    effect = "effect" in cue and categorical and not info.ranges
+    categorical = bool(s.promo_hits) or "weather" in by_key or bool({"promotion", "weather"} & set(s.dims))
+    effect = "effect" in cue and categorical and not s.info.ranges
     wants = "compare" in cue or hint == "correlation_single" or effect
-    if len(stores) >= 2 and wants:
-        return {"dimension": "store_id", "groups": list(stores)}, "store_id", set()
+    if len(s.stores) >= 2 and wants:
+        return {"dimension": "store_id", "groups": list(s.stores)}, "store_id", set()
     for key, idx in by_key.items():
-        vals = list(dict.fromkeys(values[i].values[0] for i in idx))
+        vals = list(dict.fromkeys(s.values[i].values[0] for i in idx))
         if len(vals) >= 2 and key in _KEY_DIMENSIONS:
             return {"dimension": key, "groups": vals}, key, set(idx)
-    weekend = list(dict.fromkeys(d.weekend for d in info.days if d.weekend is not None))
-    named = list(dict.fromkeys(d.days[0] for d in info.days if d.weekend is None and len(d.days) == 1))
-    promos = list(dict.fromkeys(str(h.value) for h in promo_hits))
+    weekend = list(dict.fromkeys(d.weekend for d in s.info.days if d.weekend is not None))
+    named = list(dict.fromkeys(d.days[0] for d in s.info.days if d.weekend is None and len(d.days) == 1))
+    promos = list(dict.fromkeys(str(h.value) for h in s.promo_hits))
     # weekend and promotion days are compared by themselves; one of them when a compare is asked
     # (against the rest); named weekdays only when a compare is asked
     for dim, groups, alone in (
@@ -131,12 +130,12 @@ def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
             return {"dimension": dim}, dim, set()
     if not wants:
         return None, None, set()
-    if len(info.ranges) >= 2:
-        periods = [{"label": r.label, "time_range": dict(r.time_range)} for r in info.ranges]
+    if len(s.info.ranges) >= 2:
+        periods = [{"label": r.label, "time_range": dict(r.time_range)} for r in s.info.ranges]
         return {"periods": periods}, "period", set()
-    if len(info.hours) >= 2 or (info.hours and any(h.kind == "daypart" for h in info.hours)):
+    if len(s.info.hours) >= 2 or (s.info.hours and any(h.kind == "daypart" for h in s.info.hours)):
         return {"dimension": "hour"}, "hour", set()
-    for d in dims:
+    for d in s.dims:
         if d != "date":  # a value of the compared field is one of its groups, never a filter
             return {"dimension": d}, d, set(by_key.get(d, ()))
     for key, idx in by_key.items():
