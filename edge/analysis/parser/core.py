@@ -1,15 +1,10 @@
-"""The rule-based bilingual question parser: a zh/en question becomes a schema-valid plan.
+"""The rule-based bilingual question parser, combined with the exemplar classifier (:mod:`.exemplars`).
 
-Owned by :mod:`edge.analysis.parser` (re-exported as :func:`edge.analysis.parser.parse_question`);
-called by ``adamm ask``, the hub's ask and :class:`edge.llm.LLMPlanParser` (as its fallback).
-The rules read the question's slots once (:mod:`.slots`: ids -> time expressions -> top-k count
--> event types -> metric words -> stored values (literal, synonym, text-encoder similarity) ->
-time buckets -> dimension words, and the intent cues), then build the plan in stages, each a
-module: the intent (:mod:`.stage_intent`), the measure (:mod:`.stage_measure`), the intent's
-fields (:mod:`.stage_fields`), the filters (:mod:`.stage_filters`) and the check that every word
-is used (:mod:`.stage_words`). A stage that cannot go on raises a :class:`~.refusal.Refusal`: the
-question is ``unsupported`` with an explanation; the parser never guesses. This module combines
-the rules with the exemplar classifier (:mod:`.exemplars`).
+Owned by :mod:`edge.analysis.parser` (re-exported as :func:`~edge.analysis.parser.parse_question`);
+called by ``adamm ask``, the hub and :class:`edge.llm.LLMPlanParser`. The rules read the slots once
+(:mod:`.slots`) and build the plan in stages (``stage_intent`` -> ``stage_measure`` ->
+``stage_fields`` -> ``stage_filters`` -> ``stage_words``); a stage that cannot go on raises a
+:class:`~.refusal.Refusal` and the question is ``unsupported``: the parser never guesses.
 """
 
 from __future__ import annotations
@@ -24,7 +19,7 @@ from edge.analysis.parser.exemplars import Guess, classify
 from edge.analysis.parser.extractors import Context
 from edge.analysis.parser.refusal import Refusal, unsupported
 from edge.analysis.parser.result import ParseResult
-from edge.analysis.parser.slots import Force, Slots, read_slots
+from edge.analysis.parser.slots import Force, read_slots
 from edge.analysis.parser.stage_fields import effect_within, fill_fields
 from edge.analysis.parser.stage_filters import fill_filters
 from edge.analysis.parser.stage_intent import choose_intent
@@ -44,9 +39,7 @@ class _Rules:
     final: bool  # empty or out-of-domain: nothing to classify
     metrics: tuple[str, ...]  # the metric words the rules read
     weak: bool  # the intent came from no cue at all (a metric word alone)
-    #: the intent the question's very shape names (only ``correlation``:
-    #: :data:`.intents.CORRELATION_FORM`), None otherwise
-    hinted: str | None
+    hinted: str | None  # the intent the question's shape names (越…越: correlation), else None
 
 
 def parse_question(
@@ -67,56 +60,42 @@ def parse_question(
     still fill every slot); where the rules found nothing and it is unsure, the question is
     ``unsupported`` with a request to rephrase. Without ``embed`` the rules alone decide.
     """
-    rules = _parse_rules(question, vocab, now, embed, similarity_threshold, None)
-    if embed is None or rules.final:
-        return rules.result
-    guess = classify(question, embed)
-    if guess is None:
-        return rules.result
-    return _combine(question, vocab, now, embed, similarity_threshold, rules, guess)
+    ctx = Context(vocab, now, embed, similarity_threshold)
+    rules = _parse_rules(question, ctx, None)
+    guess = None if embed is None or rules.final else classify(question, embed)
+    return rules.result if guess is None else _combine(question, ctx, rules, guess)
 
 
-def _combine(
-    question: str,
-    vocab: Vocabulary,
-    now: datetime,
-    embed: Embed,
-    threshold: float,
-    rules: _Rules,
-    guess: Guess,
-) -> ParseResult:
+def _combine(question: str, ctx: Context, rules: _Rules, guess: Guess) -> ParseResult:
     res = rules.result
-    lang = res.language
     r_intent = res.plan.get("intent") if res.status == "ok" else None
     r_metric = res.plan.get("target_metric") if res.status == "ok" else None
     logger.debug("exemplar guess for %r: %s (rules: %s %s)", question, guess, r_intent, r_metric)
     g_metrics = tuple(m for m in (guess.target_metric, guess.second_metric) if m)
+
+    def forced(intent: str | None, metrics: tuple[str, ...]) -> ParseResult | None:
+        result = _parse_rules(question, ctx, Force(intent, metrics)).result
+        return result if result.status == "ok" else None
+
     if r_intent is not None and not rules.weak:
         # the rules read a cue: the classifier overrides only a metric they did not read in words
         if guess.intent == r_intent and guess.metric_confident and not rules.metrics and g_metrics:
             if r_metric != guess.target_metric:
-                forced = _parse_rules(question, vocab, now, embed, threshold, Force(r_intent, g_metrics))
-                if forced.result.status == "ok":
-                    return forced.result
+                return forced(r_intent, g_metrics) or res
         return res
-    if (
-        r_intent is not None
-        and guess.intent == r_intent
-        and (r_metric == guess.target_metric or not g_metrics)
-    ):
+    if guess.intent == r_intent and (r_metric == guess.target_metric or not g_metrics):
         return res  # a weak rule reading that the classifier confirms
     if r_intent is None and rules.hinted is not None and guess.intent != rules.hinted:
         # the question's shape names its kind ("越 X 越 Y") and the rules could not build it: an
         # answer of another kind would be a number for a question nobody asked
         return res
     if guess.intent_confident:
-        metrics = rules.metrics or (g_metrics if guess.metric_confident else ())
-        forced = _parse_rules(question, vocab, now, embed, threshold, Force(guess.intent, metrics))
-        if forced.result.status == "ok":
-            return forced.result
+        result = forced(guess.intent, rules.metrics or (g_metrics if guess.metric_confident else ()))
+        if result is not None:
+            return result
     if r_intent is not None or (res.not_understood and res.plan):
         return res  # a plain "metric + when" reading, or words no reading uses: nothing better
-    return _rephrase(lang, question, res)
+    return _rephrase(res.language, question, res)
 
 
 def _rephrase(lang: str, question: str, res: ParseResult) -> ParseResult:
@@ -140,43 +119,27 @@ def _rephrase(lang: str, question: str, res: ParseResult) -> ParseResult:
     )
 
 
-def _parse_rules(
-    question: str,
-    vocab: Vocabulary,
-    now: datetime,
-    embed: Embed | None,
-    similarity_threshold: float,
-    force: Force | None,
-) -> _Rules:
+def _parse_rules(question: str, ctx: Context, force: Force | None) -> _Rules:
     """The rule parser; ``force`` sets the intent and metrics the classifier decided."""
     lang = "zh" if has_cjk(question) else "en"
     try:
-        slots = read_slots(question, lang, Context(vocab, now, embed, similarity_threshold), force)
+        s = read_slots(question, lang, ctx, force)
     except Refusal as refusal:  # an empty question
         return _Rules(unsupported(lang, question, (), refusal.said(lang)), refusal.final, (), False, None)
-    try:
-        result, weak = _rules_plan(question, slots, force, vocab, now)
+    try:  # the plan's stages in order over the slots
+        d = choose_intent(s, force, ctx.vocab.timezone, ctx.now)
+        choose_measure(s, d)
+        fill_fields(s, d, ctx.now)
+        fill_filters(s, d)
+        effect_within(d.plan, s.cue, ctx.vocab)
+        if errors := plan_errors(d.plan):  # a parser bug: say so rather than emit an invalid plan
+            logger.error("rule parser built an invalid plan for %r: %s (%s)", question, errors, d.plan)
+            raise Refusal("internal")
+        result = account(question, s, d)
     except Refusal as refusal:
-        result = unsupported(lang, question, slots.understood, refusal.said(lang))
-        words = residual(slots.mt, CUE_PATTERNS, {})
-        if words:  # refused before a plan was built: still name the words nothing could use
+        result = unsupported(lang, question, s.understood, refusal.said(lang))
+        # refused before a plan was built: still name the words nothing could use
+        if words := residual(s.mt, CUE_PATTERNS, {}):
             result = dataclasses.replace(result, not_understood=tuple(words))
-        return _Rules(result, refusal.final, slots.read_metrics, False, slots.hinted)
-    return _Rules(result, False, slots.read_metrics, weak, slots.hinted)
-
-
-def _rules_plan(
-    question: str, s: Slots, force: Force | None, vocab: Vocabulary, now: datetime
-) -> tuple[ParseResult, bool]:
-    """The plan's stages in order over the slots: the result, and whether its intent came from no
-    cue at all; raises :class:`~.refusal.Refusal`."""
-    d = choose_intent(s, force, vocab.timezone, now)
-    choose_measure(s, d)
-    fill_fields(s, d, now)
-    fill_filters(s, d)
-    effect_within(d.plan, s.cue, vocab)
-    errors = plan_errors(d.plan)
-    if errors:  # a parser bug: say so rather than emit an invalid plan
-        logger.error("rule parser built an invalid plan for %r: %s (%s)", question, errors, d.plan)
-        raise Refusal("internal")
-    return account(question, s, d), d.weak
+        return _Rules(result, refusal.final, s.read_metrics, False, s.hinted)
+    return _Rules(result, False, s.read_metrics, d.weak, s.hinted)

@@ -1,10 +1,9 @@
-"""The contract of the parser's slot extractors.
+"""The contract of the parser's slot extractors: what one may know besides the question
+(:class:`Context`) and what it does (:class:`Extractor`).
 
-Owned by :mod:`edge.analysis.parser`: what an extractor may know besides the question
-(:class:`Context`) and what it does (:class:`Extractor`). The question's extractors
-(:mod:`.extractors`) and the kinds of time mention (:mod:`.timekinds`) are built on it, each family
-in its own ordered registry. Its contract, checked for every registered extractor and time kind by
-one test (``tests/test_parser_extractors.py``):
+Owned by :mod:`edge.analysis.parser`; the question's extractors (:mod:`.extractors`) and the kinds
+of time mention (:mod:`.timekinds`) are built on it, each family in its own ordered registry. The
+contract, checked for each of them by ``tests/test_parser_extractors.py``:
 
 - it only claims: characters it consumes become blank, none comes back, nothing else changes;
 - it claims only text that was free when it ran, inside the question;
@@ -50,12 +49,8 @@ class Extractor(ABC):
     @staticmethod
     def is_empty(slot: Any) -> bool:
         """True when the slot holds nothing (the contract test's "claims nothing")."""
-        if slot is None:
-            return True
         if isinstance(slot, tuple):
             return all(Extractor.is_empty(s) for s in slot)
-        if isinstance(slot, (list, dict, set)):
-            return not slot
         if dataclasses.is_dataclass(slot) and not isinstance(slot, type):
             return all(Extractor.is_empty(getattr(slot, f.name)) for f in dataclasses.fields(slot))
-        return isinstance(slot, (int, float, str, bool)) is False and not slot
+        return not isinstance(slot, (int, float, str, bool)) and not slot  # a number, text or flag is a slot

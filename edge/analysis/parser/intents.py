@@ -1,8 +1,7 @@
 """Intent cues (zh/en) and the top-k count of a question.
 
-Owned by :mod:`edge.analysis.parser`. Each intent of ``plan.schema.json`` has cue patterns (their
-words are data: the ``CUES`` and ``FORMS`` tables of ``lexicon.toml``); the top-level parser weighs
-them with what else it found (metrics, dimensions, values, dates), since a cue alone (“比”, "by")
+Owned by :mod:`edge.analysis.parser`. The cues' words are data (``CUES`` and ``FORMS`` of
+``lexicon.toml``); the stages weigh them with what else was found, since a cue alone (“比”, "by")
 is often not enough.
 """
 
@@ -26,33 +25,28 @@ CONDITIONAL_MORE = FORMS["conditional_more"]
 #: a question tag after a verb (客流涨了没有): it asks, it does not negate
 QUESTION_TAG = FORMS["question_tag"]
 
+_CN_N = r"(?P<n>" + CN_NUM + r")"
+_EN_FEW = r"(?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten)"
+_UNIT = r"(?:个|名|家|款|种|位|样)"
 _TOPK = [
     re.compile(p)
     for p in (
-        r"(?:排名?)?前\s?(?P<n>" + CN_NUM + r")\s?(?:个|名|家|款|种|位|大|样)?(?![天周月年日星小分季])",
-        r"(?:最高|最多|最大|最好|最低|最少|最差|最长|最短|最久|最忙|最畅销|最受欢迎)的\s?(?P<n>"
-        + CN_NUM
-        + r")\s?(?:个|名|家|款|种|位|样)",
-        r"(?P<n>"
-        + CN_NUM
-        + r")\s?(?:个|名|家|款|种|位|样)(?:最高|最多|最大|最好|最低|最少|最差|最畅销|最受欢迎)",
-        word(r"top[- ]?(?P<n>" + EN_NUM + r")"),
+        rf"(?:排名?)?前\s?{_CN_N}\s?(?:个|名|家|款|种|位|大|样)?(?![天周月年日星小分季])",
+        rf"(?:最高|最多|最大|最好|最低|最少|最差|最长|最短|最久|最忙|最畅销|最受欢迎)的\s?{_CN_N}\s?{_UNIT}",
+        rf"{_CN_N}\s?{_UNIT}(?:最高|最多|最大|最好|最低|最少|最差|最畅销|最受欢迎)",
+        word(rf"top[- ]?(?P<n>{EN_NUM})"),
         word(
-            r"(?:the )?(?P<n>"
-            + EN_NUM
-            + r") (?:highest|best|most|largest|biggest|lowest|worst|least|busiest|top)"
+            rf"(?:the )?(?P<n>{EN_NUM}) (?:highest|best|most|largest|biggest|lowest|worst|least|busiest|top)"
         ),
-        word(
-            r"(?:highest|best|most|lowest|worst|least|busiest) (?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten)"
-        ),
-        word(r"which (?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten)"),
+        word(rf"(?:highest|best|most|lowest|worst|least|busiest) {_EN_FEW}"),
+        word(rf"which {_EN_FEW}"),
         # "the 3 staff with the highest error rate", "the 5 days with the longest queues"
-        r"(?<![a-z0-9_])(?:the )?(?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten) (?:[a-z]+ ){1,2}?"
+        r"(?<![a-z0-9_])(?:the )?" + _EN_FEW + r" (?:[a-z]+ ){1,2}?"
         r"(?=(?:with|that have|that had|where|when) (?:the )?(?:highest|most|longest|biggest|largest|lowest"
         r"|fewest|least|shortest|worst|best|busiest)(?![a-z]))",
         # 排队最长的5天, 客人最爱逗留的两个区域
-        r"最[^，。？?的\x00]{1,6}的(?P<n>" + CN_NUM + r")(?=\s?(?:个|名|家|款|种|位|样|天|周|小时))",
-        r"哪(?P<n>" + CN_NUM + r")\s?(?:个|名|家|款|种|位|样)",
+        r"最[^，。？?的\x00]{1,6}的" + _CN_N + r"(?=\s?(?:个|名|家|款|种|位|样|天|周|小时))",
+        rf"哪{_CN_N}\s?{_UNIT}",
     )
 ]
 
@@ -61,15 +55,13 @@ def find_top_k(mt: MaskedText) -> int | None:
     """The N of 前N / top N / 最高的N个 (consumed), or None."""
     for pattern in _TOPK:
         m = pattern.search(mt.view)
-        if m:
-            n = parse_number(m.group("n"))
-            if n is not None and 1 <= n <= 1000:
-                start, end = m.span("n")
-                view = mt.view
-                pre = re.search(r"(?:排名?)?前\s?$|top[- ]?$|which $|哪$", view[:start])
-                post = re.match(r"\s?(?:个|名|家|款|种|位|大|样)", view[end:])
-                mt.consume(pre.start() if pre else start, end + (post.end() if post else 0))
-                return n
+        n = parse_number(m.group("n")) if m else None
+        if m and n is not None and 1 <= n <= 1000:
+            start, end = m.span("n")  # the count is claimed with its 前 / top / which and its unit
+            pre = re.search(r"(?:排名?)?前\s?$|top[- ]?$|which $|哪$", mt.view[:start])
+            post = re.match(r"\s?(?:个|名|家|款|种|位|大|样)", mt.view[end:])
+            mt.consume(pre.start() if pre else start, end + (post.end() if post else 0))
+            return n
     return None
 
 
@@ -79,9 +71,8 @@ _KINDS_OF_DOES = frozenset({"periodicity", "co_occurrence", "correlation", "anom
 
 
 def cues(text: str) -> set[str]:
-    """Names of the cue patterns present in ``text`` (``correlation`` also for
-    :data:`CORRELATION_FORM`, ``forecast`` also for a 会不会 that is not a conditional 会不会更
-    and names no other kind of question)."""
+    """Names of the cue patterns in ``text``, with ``correlation`` for :data:`CORRELATION_FORM` and
+    ``forecast`` for a 会不会 neither conditional (会不会更) nor of another kind of question."""
     found = {name for name, p in CUES.items() if p.search(text)}
     if CORRELATION_FORM.search(text):
         found.add("correlation")

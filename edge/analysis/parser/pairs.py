@@ -1,19 +1,16 @@
 """The two things a co-occurrence pairs, and the window it pairs them within.
 
-Owned by :mod:`edge.analysis.parser`; read by the intent stage (:mod:`.stage_intent`: a
-correlation of things that are not measures is a co-occurrence) and the fields stage
-(:mod:`.stage_fields`: the plan's ``pair``). Items are metric words (as the events they stand
-for), stored values (``key=value``), event types and entity ids; a joining word (和, with, vs)
-splits them in two.
+Owned by :mod:`edge.analysis.parser`; read by :mod:`.stage_intent` and :mod:`.stage_fields`. Items
+are metric words (as the events they stand for), stored values (``key=value``), event types and
+entity ids; a joining word (和, with, vs) splits them in two.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
-from edge.analysis.parser.text import Hit, parse_number
-from edge.analysis.parser.vocabmatch import TypeHit, ValueHit
+from edge.analysis.parser.slots import Slots
+from edge.analysis.parser.text import parse_number
 
 #: what a metric word stands for when it is one side of a co-occurrence
 METRIC_ITEM = {
@@ -38,22 +35,16 @@ _UNIT_SECONDS = {"分钟": 60, "小时": 3600, "秒": 1, "minute": 60, "hour": 3
 Item = tuple[int, int, str, int]
 
 
-def co_items(
-    values: Sequence[ValueHit],
-    types: Sequence[TypeHit],
-    entities: Sequence[str],
-    text: str,
-    metric_hits: Sequence[Hit],
-) -> list[Item]:
+def co_items(s: Slots) -> list[Item]:
     """The things the question names, in question order; of overlapping spans the longer wins,
     then the more specific."""
     items: list[Item] = [
-        (h.start, h.end, METRIC_ITEM[str(h.value)], 0) for h in metric_hits if str(h.value) in METRIC_ITEM
+        (h.start, h.end, METRIC_ITEM[str(h.value)], 0) for h in s.metric_hits if str(h.value) in METRIC_ITEM
     ]
-    items += [(v.start, v.end, f"{v.key}={v.values[0]}", 2) for v in values]
-    items += [(t.start, t.end, t.event_type, 1) for t in types]
-    for e in entities:
-        pos = max(text.find(e.lower()), 0)
+    items += [(v.start, v.end, f"{v.key}={v.values[0]}", 2) for v in s.values]
+    items += [(t.start, t.end, t.event_type, 1) for t in s.types]
+    for e in s.entities:
+        pos = max(s.text.find(e.lower()), 0)
         items.append((pos, pos + len(e), e, 3))
     items.sort(key=lambda it: (-(it[1] - it[0]), -it[3]))
     kept: list[Item] = []
@@ -66,8 +57,6 @@ def co_items(
 def pair(items: list[Item], text: str) -> tuple[str, str] | None:
     """The two items a joining word stands between (the most specific on each side), else the
     first two different items; None with fewer than two."""
-    if len(items) < 2:
-        return None
     for m in CONJ.finditer(text):
         left = [it for it in items if it[1] <= m.start()]
         right = [it for it in items if it[0] >= m.end()]

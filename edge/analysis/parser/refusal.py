@@ -1,9 +1,7 @@
 """Why the rule parser refuses a question, in both languages, and the ``unsupported`` result.
 
 Owned by :mod:`edge.analysis.parser`: the stages (:mod:`.slots`, ``stage_*``) raise
-:class:`Refusal` with a reason of :data:`REASONS` (or one of their own, such as a date no
-calendar has); :mod:`.core` turns it into the ``unsupported`` result of :func:`unsupported`,
-which says the reason, what was understood and what the parser can answer.
+:class:`Refusal`; :mod:`.core` turns it into the result of :func:`unsupported`.
 """
 
 from __future__ import annotations
@@ -47,9 +45,7 @@ class Refusal(Exception):
 
     def said(self, lang: str) -> str | None:
         """The reason in ``lang``."""
-        if self.reason is None:
-            return None
-        return self.reason[0] if lang == "zh" else self.reason[1]
+        return None if self.reason is None else self.reason[0 if lang == "zh" else 1]
 
 
 def unsupported(

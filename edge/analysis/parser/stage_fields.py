@@ -1,11 +1,7 @@
 """The third stage of the rule parser's plan: the fields of its intent.
 
-Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after :mod:`.stage_measure`: a
-compare's groups or periods, a co-occurrence's pair and window (:mod:`.pairs`), a ranking's N,
-the grouping of a breakdown / ranking / series, a series' time bucket (the one named, else the
-largest that still gives :data:`_MIN_BUCKETS` points over the asked range), a forecast's horizon
-and a retrieval's event types and descriptive query. :func:`effect_within` is the one rewrite
-run once the filters are set: a ranking of stores by the change a weather brings.
+Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after :mod:`.stage_measure`: compare,
+pair (:mod:`.pairs`), top-k, grouping, time bucket, horizon, a retrieval's types and query.
 """
 
 from __future__ import annotations
@@ -29,6 +25,8 @@ _TIME_DIMS = tuple(BUCKET_DIM.values())  # date, week, month, hour
 _MIN_BUCKETS = 8
 _BUCKET_DAYS = (("month", 365.25 / 12), ("week", 7.0), ("day", 1.0), ("hour", 1.0 / 24))
 _ANOMALY_DAYS = re.compile(r"日子|哪几天|哪天|哪些天|(?<![a-z])days?(?![a-z])")
+#: a time label's preposition, dropped with it from a retrieval's query
+_TIME_PREP = r"(?:(?<![a-z])(?:on|in|at|during|from|since|over|for|of)(?: the)? )?"
 _RETRIEVE_STRIP = re.compile(
     r"^(?:请|帮我|麻烦)?(?:找一下|找出|找找|查找|搜索|搜一下|调出|调取|给我看|找|查一下|查)|视频|录像|片段|画面|监控|截图|录音"
     r"|(?<![a-z])(?:show me|find me|find|search for|search|look up|get me|pull up|any|clips?|footage|videos?|recordings?|snapshots?)(?![a-z])"
@@ -36,8 +34,7 @@ _RETRIEVE_STRIP = re.compile(
 
 
 def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
-    """Set the plan's fields of the draft's intent; raises :class:`~.refusal.Refusal` for a
-    co-occurrence without two things to pair."""
+    """Set the plan's fields of the draft's intent; a co-occurrence with nothing to pair is refused."""
     intent, plan = d.intent, d.plan
     if d.compare is not None:
         plan["compare"] = d.compare
@@ -49,36 +46,31 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
     if intent == "top_k" and d.metric == "peak_hour":  # "the 3 busiest hours": footfall ranked by hour
         plan["target_metric"] = "footfall"
         dims = list(dict.fromkeys(["hour", *dims]))
-    if intent in ("breakdown", "top_k", "anomaly", "trend"):
-        group = _group_by(s, d, dims)
-        if group:
-            plan["group_by"] = group[:3]
-    if intent in ("trend", "anomaly"):
-        bucket = _series_bucket(s, dims, intent == "anomaly") or _auto_bucket(time_range(s.info), now)
-        if bucket:
-            plan["time_bucket"] = bucket
+    if intent in ("breakdown", "top_k", "anomaly", "trend") and (group := _group_by(s, d, dims)):
+        plan["group_by"] = group[:3]
+    if intent in ("trend", "anomaly") and (
+        bucket := _series_bucket(s, dims, intent == "anomaly") or _auto_bucket(time_range(s.info), now)
+    ):
+        plan["time_bucket"] = bucket
     if intent == "periodicity" and s.buckets:
         plan["time_bucket"] = "day" if s.buckets[0] in ("week", "month") else "hour"
     if intent == "forecast" and s.info.horizon:
         plan["horizon"] = s.info.horizon
     if intent == "retrieve":
-        types = list(dict.fromkeys(t.event_type for t in s.types))
-        if types:
-            d.filters["event_type"] = types
-        query = _semantic_query(s.text, s.info)
-        if query:
+        if s.types:
+            d.filters["event_type"] = list(dict.fromkeys(t.event_type for t in s.types))
+        if query := _semantic_query(s.text, s.info):
             plan["semantic_query"] = query
 
 
 def _pair(s: Slots, d: Draft) -> None:
     """A co-occurrence's pair and window; the values and ids paired are no filters."""
-    items = pairs.co_items(s.values, s.types, s.entities, s.text, s.metric_hits)
+    items = pairs.co_items(s)
     pair = pairs.pair(items, s.text)
     if pair is None:
         raise Refusal("no_pair")
     d.plan["pair"] = {"a": pair[0], "b": pair[1]}
-    window = pairs.co_window(s.text)
-    if window:
+    if window := pairs.co_window(s.text):
         d.plan["pair"]["window_seconds"] = window
     d.used_values = {
         i for i, v in enumerate(s.values) if any(v.start < it[1] and it[0] < v.end for it in items)
@@ -109,51 +101,37 @@ def _series_bucket(s: Slots, dims: list[str], anomaly: bool) -> str | None:
     return "day" if anomaly and _ANOMALY_DAYS.search(s.post_view) else None
 
 
-def _range_days(tr: dict[str, str] | None, now: datetime) -> float | None:
-    if not tr:
+def _auto_bucket(tr: dict[str, str] | None, now: datetime) -> str | None:
+    """The largest of month / week / day / hour giving ``_MIN_BUCKETS`` buckets over the asked range
+    (days for a month, weeks for three months); None without a range (the operator's default)."""
+    if not tr or not ("last" in tr or "since" in tr):
         return None
     if "last" in tr:
         m = re.fullmatch(r"P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?", tr["last"])
         if not m:
             return None
         y, mo, w, d = (int(g) if g else 0 for g in m.groups())
-        return y * 365.25 + mo * 365.25 / 12 + w * 7 + d
-    try:
-        since = datetime.fromisoformat(tr["since"]) if "since" in tr else None
-        until = datetime.fromisoformat(tr["until"]) if "until" in tr else now
-    except ValueError:
+        days = y * 365.25 + mo * 365.25 / 12 + w * 7 + d
+    else:
+        try:
+            since = datetime.fromisoformat(tr["since"])
+            until = datetime.fromisoformat(tr["until"]) if "until" in tr else now
+        except ValueError:
+            return None
+        if (since.tzinfo is None) != (until.tzinfo is None):  # a naive ``now`` is store-local
+            since, until = since.replace(tzinfo=None), until.replace(tzinfo=None)
+        days = (until - since).total_seconds() / 86400.0
+    if days <= 0:
         return None
-    if since is None:
-        return None
-    if (since.tzinfo is None) != (until.tzinfo is None):  # a naive ``now`` is store-local
-        since, until = since.replace(tzinfo=None), until.replace(tzinfo=None)
-    return max((until - since).total_seconds() / 86400.0, 0.0)
+    return next((name for name, length in _BUCKET_DAYS if days / length >= _MIN_BUCKETS - 1e-9), "hour")
 
 
-def _auto_bucket(tr: dict[str, str] | None, now: datetime) -> str | None:
-    """The largest of month / week / day / hour that still gives at least ``_MIN_BUCKETS``
-    buckets over the asked range (days for a month, weeks for three months); None without a
-    range (the operator's default)."""
-    days = _range_days(tr, now)
-    if days is None or days <= 0:
-        return None
-    for name, length in _BUCKET_DAYS:
-        if days / length >= _MIN_BUCKETS - 1e-9:
-            return name
-    return "hour"
-
-
-def _semantic_query(question_norm: str, info: TimeInfo) -> str | None:
-    """The descriptive rest of a retrieval question: no time words, verbs of finding, media words."""
-    text = question_norm
+def _semantic_query(text: str, info: TimeInfo) -> str | None:
+    """The descriptive rest of a (normalised) retrieval question: no time, finding or media words."""
     for label in (
         [r.label for r in info.ranges] + [h.label for h in info.hours] + [d.label for d in info.days]
     ):
-        text = re.sub(
-            r"(?:(?<![a-z])(?:on|in|at|during|from|since|over|for|of)(?: the)? )?" + re.escape(label),
-            " ",
-            text,
-        )
+        text = re.sub(_TIME_PREP + re.escape(label), " ", text)
     text = _RETRIEVE_STRIP.sub(" ", text)
     text = re.sub(r"[?？!！。.,，、]+", " ", text)
     text = re.sub(r"\s+", " ", text).strip()
@@ -166,10 +144,9 @@ def _semantic_query(question_norm: str, info: TimeInfo) -> str | None:
 
 def effect_within(plan: dict[str, Any], cue: Set[str], vocab: Vocabulary) -> None:
     """ "Which store's rainy-day order value rose most": a ranking of stores by the change one
-    weather brings. Rewritten (in place) to a compare of that weather against a baseline weather
-    within each store (``group_by: [store_id]``, which the compare operator ranks by effect). The
-    baseline is the memory's own clear-sky label when it has one, else its most frequent other
-    weather (:func:`edge.analysis.labels.baseline`)."""
+    weather brings, rewritten (in place, once the filters are set) to a compare of that weather
+    against a baseline (:func:`edge.analysis.labels.baseline`) within each store, which the compare
+    operator ranks."""
     f = plan.get("filters") or {}
     attrs = f.get("attributes") or {}
     cond = attrs.get("weather")
@@ -188,6 +165,6 @@ def effect_within(plan: dict[str, Any], cue: Set[str], vocab: Vocabulary) -> Non
     if not f:
         plan.pop("filters", None)
     plan.pop("top_k", None)
-    plan["intent"] = "compare"
-    plan["compare"] = {"dimension": "weather", "groups": [cond, base]}
-    plan["group_by"] = ["store_id"]
+    plan.update(
+        intent="compare", compare={"dimension": "weather", "groups": [cond, base]}, group_by=["store_id"]
+    )

@@ -1,10 +1,8 @@
 """The fourth stage of the rule parser's plan: its filters, and the stored values it matched.
 
-Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after :mod:`.stage_fields`. Filters
-on what the question names and the plan does not compare by: stores, entity ids, the time range
-(:func:`time_range`; a compare of periods carries its own), hours, weekdays, stored values and a
-promotion (a forecast keeps none of these values: it forecasts the store, not the rainy days).
-Every stored value read becomes an :class:`~.result.AttributeMatch` of the result.
+Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after :mod:`.stage_fields`: filters on
+what the question names and the plan does not compare by; each stored value read is an
+:class:`~.result.AttributeMatch` of the result.
 """
 
 from __future__ import annotations
@@ -38,8 +36,8 @@ def fill_filters(s: Slots, d: Draft) -> None:
         filters["store_id"] = list(s.stores)
     if d.entities:
         filters["entities"] = list(dict.fromkeys(d.entities))
-    tr = time_range(s.info)
-    if tr and not (d.compare and "periods" in d.compare):  # periods carry their own windows
+    # a compare of periods carries its own windows
+    if (tr := time_range(s.info)) and not (d.compare and "periods" in d.compare):
         filters["time_range"] = tr
     hours = sorted({h for m in s.info.hours for h in m.hours})
     if by == "hour" and s.info.hours:
@@ -54,12 +52,10 @@ def fill_filters(s: Slots, d: Draft) -> None:
     days = sorted({x for m in s.info.days for x in m.days})
     if days and by != "is_weekend":
         filters["days_of_week"] = days
-    if intent != "forecast":
-        attrs = _attributes(s, d)
-        if attrs:
-            filters["attributes"] = attrs
-    for i in d.used_values:
-        d.matches.extend(_match(s.values[i], val) for val in s.values[i].values)
+    # a forecast keeps no stored value: it forecasts the store, not the rainy days
+    if intent != "forecast" and (attrs := _attributes(s, d)):
+        filters["attributes"] = attrs
+    d.matches += [_match(s.values[i], val) for i in d.used_values for val in s.values[i].values]
     if filters:
         d.plan["filters"] = filters
     d.plan["language"] = s.lang
@@ -74,14 +70,10 @@ def _attributes(s: Slots, d: Draft) -> dict[str, Any]:
             continue
         for val in v.values:
             d.matches.append(_match(v, val))
-            existing = attrs.get(v.key)
-            if existing is None:
-                attrs[v.key] = val
-            elif isinstance(existing, list):
-                if val not in existing:
-                    existing.append(val)
-            elif existing != val:
-                attrs[v.key] = [existing, val]
+            old = attrs.get(v.key)
+            vals = [] if old is None else old if isinstance(old, list) else [old]
+            if val not in vals:  # one value as itself, several as a list
+                attrs[v.key] = val if old is None else [*vals, val]
     if d.intent != "compare" and s.promo_hits:
         attrs.setdefault("promotion", str(s.promo_hits[0].value))
     return attrs

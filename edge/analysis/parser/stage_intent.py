@@ -1,13 +1,8 @@
 """The first stage of the rule parser's plan: whether the question is answered, and its intent.
 
-Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` on the :class:`~.slots.Slots`.
-Refuses (:class:`~.refusal.Refusal`) a date no calendar has, a question not about the store's
-data and a stored word of two fields; then the intent is the classifier's when forced, else the
-one the cues name (:attr:`~.slots.Slots.hint`; a correlation of two things that are not
-measures is a co-occurrence, :mod:`.pairs`), else a compare when the question names groups or
-periods to set side by side (:func:`compare_spec`), else the ranking, breakdown, trend, outliers
-or value the question's words ask for (:func:`_fallback_intent`). Returns the
-:class:`~.slots.Draft` the later stages fill.
+Owned by :mod:`edge.analysis.parser`; called by :mod:`.core`. The intent is the classifier's when
+forced, else the one the cues name, else a compare of the groups or periods named
+(:func:`compare_spec`), else what the words ask for (:func:`_fallback_intent`).
 """
 
 from __future__ import annotations
@@ -24,18 +19,9 @@ from edge.analysis.parser.timecal import pivot_periods
 from edge.analysis.parser.valuekeys import two_fields_reason
 
 #: stats keys that are plan dimensions too (compare / group by them directly)
-_KEY_DIMENSIONS = {
-    "weather",
-    "zone",
-    "product_category",
-    "product_id",
-    "staff_id",
-    "promotion",
-    "speech_emotion",
-    "source",
-    "event_type",
-    "store_id",
-}
+_KEY_DIMENSIONS = frozenset(
+    "weather zone product_category product_id staff_id promotion speech_emotion source event_type store_id".split()
+)
 _OUT_OF_DOMAIN = re.compile(
     r"股票|股价|基金|彩票|写一首|作诗|写诗|讲个笑话|笑话|翻译|天气预报|"
     r"(?<![a-z])(?:poem|poetry|joke|stock price|stock market|translate|weather forecast|write me|bitcoin|recipe)(?![a-z])"
@@ -53,11 +39,18 @@ Compare = tuple[dict[str, Any] | None, str | None, set[int]]
 
 def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draft:
     """The draft with its intent (and compare); raises :class:`~.refusal.Refusal`."""
-    _refuse_unreadable(s)
+    # refused whatever the intent
+    if s.info.errors:  # a date, week, month or span no calendar has: say so, never re-read it
+        en, zh = s.info.errors[0]
+        raise Refusal((zh, en[:1].upper() + en[1:]))
+    if _OUT_OF_DOMAIN.search(s.text):
+        raise Refusal("out_of_domain", final=True)
+    if s.two_fields is not None:  # one word, two fields, and the measure's events do not decide
+        raise Refusal(two_fields_reason(s.two_fields), final=True)
     intent = s.hint
     if intent == "correlation_single":
         # "is there a link between rain and inquiries": non-metric sides are a co-occurrence
-        things = [it for it in co_items(s.values, s.types, s.entities, s.text, s.metric_hits) if it[3] > 0]
+        things = [it for it in co_items(s) if it[3] > 0]
         if pair(things, s.text) is not None:
             intent = "co_occurrence"
     compare: dict[str, Any] | None = None
@@ -97,80 +90,52 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
             intent = _fallback_intent(s)
             weak = intent == "aggregate" and "aggregate" not in s.cue
 
-    if (
-        intent == "breakdown"
-        and not s.dims
-        and not s.buckets
-        and s.metrics
-        and s.metrics[0].endswith("_rate")
-    ):
+    if intent == "breakdown" and not (s.dims or s.buckets) and s.metrics and s.metrics[0].endswith("_rate"):
         intent = "aggregate"  # "what share of staff actions were mistakes": the rate itself
     if intent is None:
         raise Refusal()
     if intent == "forecast" and not s.metrics and not FORECAST_SUBJECT.search(s.text):
         raise Refusal("no_forecast_metric")
-    return Draft(
-        intent,
-        {"intent": intent},
-        list(s.entities),
-        compare=compare,
-        compare_from=compare_from,
-        used_values=used,
-        weak=weak,
-    )
-
-
-def _refuse_unreadable(s: Slots) -> None:
-    """Refuse a date no calendar has, a question not about the store's data and a stored word of
-    two fields nothing decides, whatever the intent."""
-    if s.info.errors:  # a date, week, month or span no calendar has: say so, never re-read it
-        en, zh = s.info.errors[0]
-        raise Refusal((zh, en[:1].upper() + en[1:]))
-    if _OUT_OF_DOMAIN.search(s.text):
-        raise Refusal("out_of_domain", final=True)
-    if s.two_fields is not None:  # one word, two fields, and the measure's events do not decide
-        raise Refusal(two_fields_reason(s.two_fields), final=True)
+    return Draft(intent, {"intent": intent}, list(s.entities), compare, compare_from, used, weak)
 
 
 def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
     """The ``compare`` object when the question compares groups or periods (else None), what it
     compares by, and the indexes of the values that are its groups."""
-    info, values, promo_hits, stores, dims = s.info, s.values, s.promo_hits, s.stores, s.dims
     by_key: dict[str, list[int]] = {}
-    for i, v in enumerate(values):
+    for i, v in enumerate(s.values):
         by_key.setdefault(v.key, []).append(i)
-    categorical = bool(promo_hits) or "weather" in by_key or bool({"promotion", "weather"} & set(dims))
-    effect = "effect" in cue and categorical and not info.ranges
+    categorical = bool(s.promo_hits) or "weather" in by_key or bool({"promotion", "weather"} & set(s.dims))
+    effect = "effect" in cue and categorical and not s.info.ranges
     wants = "compare" in cue or hint == "correlation_single" or effect
-    if len(stores) >= 2 and wants:
-        return {"dimension": "store_id", "groups": list(stores)}, "store_id", set()
+    if len(s.stores) >= 2 and wants:
+        return {"dimension": "store_id", "groups": list(s.stores)}, "store_id", set()
     for key, idx in by_key.items():
-        vals = list(dict.fromkeys(values[i].values[0] for i in idx))
+        vals = list(dict.fromkeys(s.values[i].values[0] for i in idx))
         if len(vals) >= 2 and key in _KEY_DIMENSIONS:
             return {"dimension": key, "groups": vals}, key, set(idx)
-    weekend = list(dict.fromkeys(d.weekend for d in info.days if d.weekend is not None))
-    if len(weekend) >= 2 or (weekend and wants):
-        spec: dict[str, Any] = {"dimension": "is_weekend"}
-        if len(weekend) >= 2:
-            spec["groups"] = weekend
-        return spec, "is_weekend", set()
-    named = list(dict.fromkeys(d.days[0] for d in info.days if d.weekend is None and len(d.days) == 1))
-    if len(named) >= 2 and wants:
-        return {"dimension": "day_of_week", "groups": named}, "day_of_week", set()
-    promos = list(dict.fromkeys(str(h.value) for h in promo_hits))
-    if len(promos) >= 2 or (promos and wants):
-        spec = {"dimension": "promotion"}
-        if len(promos) >= 2:
-            spec["groups"] = promos
-        return spec, "promotion", set()
+    weekend = list(dict.fromkeys(d.weekend for d in s.info.days if d.weekend is not None))
+    named = list(dict.fromkeys(d.days[0] for d in s.info.days if d.weekend is None and len(d.days) == 1))
+    promos = list(dict.fromkeys(str(h.value) for h in s.promo_hits))
+    # weekend and promotion days are compared by themselves; one of them when a compare is asked
+    # (against the rest); named weekdays only when a compare is asked
+    for dim, groups, alone in (
+        ("is_weekend", weekend, True),
+        ("day_of_week", named, False),
+        ("promotion", promos, True),
+    ):
+        if len(groups) >= 2 and (alone or wants):
+            return {"dimension": dim, "groups": groups}, dim, set()
+        if groups and alone and wants:
+            return {"dimension": dim}, dim, set()
     if not wants:
         return None, None, set()
-    if len(info.ranges) >= 2:
-        periods = [{"label": r.label, "time_range": dict(r.time_range)} for r in info.ranges]
+    if len(s.info.ranges) >= 2:
+        periods = [{"label": r.label, "time_range": dict(r.time_range)} for r in s.info.ranges]
         return {"periods": periods}, "period", set()
-    if len(info.hours) >= 2 or (info.hours and any(h.kind == "daypart" for h in info.hours)):
+    if len(s.info.hours) >= 2 or (s.info.hours and any(h.kind == "daypart" for h in s.info.hours)):
         return {"dimension": "hour"}, "hour", set()
-    for d in dims:
+    for d in s.dims:
         if d != "date":  # a value of the compared field is one of its groups, never a filter
             return {"dimension": d}, d, set(by_key.get(d, ()))
     for key, idx in by_key.items():

@@ -1,11 +1,8 @@
 """The second stage of the rule parser's plan: the measure it computes.
 
-Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after :mod:`.stage_intent`. The
-measure is the first metric word (both of a correlation), the peak hour of a "tends to be later"
-trend, a count of the named event types, or a count of events for a series or outliers of things
-named without a measure; a question that asks "how many" of a rate's events (staff mistakes,
-angry customers) gets the count of those events, not the rate. Refuses
-(:class:`~.refusal.Refusal`) a question with no measure it can compute.
+Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after :mod:`.stage_intent`: the first
+metric word (both of a correlation), the peak hour of a "tends to be later" trend, else a count of
+events; "how many" of a rate's events (staff mistakes) is their count, not the rate.
 """
 
 from __future__ import annotations
@@ -30,28 +27,22 @@ _RATE_ASKED = re.compile(r"率|比例|比率|占比|(?<![a-z])(?:rate|share|perc
 
 
 def choose_measure(s: Slots, d: Draft) -> None:
-    """Set the draft's metric, the plan's ``target_metric`` (and ``second_metric``) and the event
-    filters the measure needs; raises :class:`~.refusal.Refusal`."""
+    """Set the draft's metric, the plan's target (and second) metric and the measure's filters."""
     intent, filters = d.intent, d.filters
-    named_types = list(dict.fromkeys(t.event_type for t in s.types))
     metric = s.metrics[0] if s.metrics else None
     if intent == "trend" and TENDENCY.search(s.text) and s.info.hours:
         metric = "peak_hour"
+    # the named event types counted: when asked for, or as the measure of a question with none
+    counted_types = "event_count" in s.metrics or (metric is None and intent != "forecast")
     if intent in ("retrieve", "co_occurrence"):
         metric = None
-    elif "event_count" in s.metrics and s.types and intent != "correlation":
+    elif s.types and intent != "correlation" and counted_types:
         metric = "event_count"
-        filters["event_type"] = named_types
-    if intent == "correlation":
-        d.plan["target_metric"], d.plan["second_metric"] = s.metrics[0], s.metrics[1]
-    elif metric is None and intent not in ("retrieve", "co_occurrence", "forecast"):
-        if s.types:
-            metric = "event_count"
-            filters["event_type"] = named_types
-        elif intent in ("anomaly", "periodicity") or (intent == "trend" and (s.entities or s.values)):
-            metric = "event_count"
-        else:
+        filters["event_type"] = list(dict.fromkeys(t.event_type for t in s.types))
+    elif metric is None and intent not in ("correlation", "forecast"):
+        if not (intent in ("anomaly", "periodicity") or (intent == "trend" and (s.entities or s.values))):
             raise Refusal("no_metric")
+        metric = "event_count"
     if (
         metric in _COUNT_OF
         and intent in ("aggregate", "trend", "compare", "top_k", "breakdown", "anomaly")
@@ -66,6 +57,8 @@ def choose_measure(s: Slots, d: Draft) -> None:
             filters["event_type"] = list(dict.fromkeys([*filters.get("event_type", []), *counted]))
         else:
             filters.setdefault("attributes", {})[key] = list(counted) if len(counted) > 1 else counted[0]
-    if metric is not None and intent != "correlation":
+    if intent == "correlation":
+        d.plan["target_metric"], d.plan["second_metric"] = s.metrics[0], s.metrics[1]
+    elif metric is not None:
         d.plan["target_metric"] = metric
     d.metric = metric

@@ -1,11 +1,9 @@
 """Which field a stored word of several fields means: the one the question or the measure names.
 
-Owned by :mod:`edge.analysis.parser`; called when the slots are built (:mod:`.slots`), and on
-the LLM parser's plans (:func:`guessed_field`, :mod:`edge.llm`). A phrase
-that names stored values of more than one key (a zone and a product category both called
-"premium") becomes the key the question names by it ("premium zone"), else the one key the
-measure's events carry; when they carry several, none, or the memory does not say, no key is
-guessed and the question is refused with :func:`two_fields_reason`.
+Owned by :mod:`edge.analysis.parser`; called by :mod:`.slots` and on the LLM parser's plans
+(:func:`guessed_field`). A phrase naming values of several keys (a zone and a product category both
+called "premium") is the key named beside it ("premium zone"), else the one key the measure's events
+carry; otherwise no key is guessed and the question is refused (:func:`two_fields_reason`).
 """
 
 from __future__ import annotations
@@ -37,35 +35,27 @@ def _measure_events(
 ) -> tuple[str, ...]:
     """The event types the question's measure reads: its metric's (both of a correlation's), the
     named types for a count of events or a question with no metric, every type otherwise."""
-    named = list(dict.fromkeys(types))
+    named = tuple(dict.fromkeys(types))
     every = tuple(vocab.event_types) or tuple(sorted(set(vocab.keys_by_type)))
-    chosen = (
-        []
-        if intent_hint in ("retrieve", "co_occurrence")
-        else metrics[: 2 if intent_hint == "correlation" else 1]
-    )
-    if not chosen:
-        return tuple(named) or every
-    out: list[str] = []
-    for m in chosen:
-        own = METRIC_EVENT_TYPES.get(m, ())
-        out += own if own else (named or list(every))
-    return tuple(dict.fromkeys(out))
+    if intent_hint in ("retrieve", "co_occurrence") or not metrics:
+        return named or every
+    chosen = metrics[: 2 if intent_hint == "correlation" else 1]
+    return tuple(dict.fromkeys(t for m in chosen for t in METRIC_EVENT_TYPES.get(m, ()) or named or every))
 
 
 def _named_field(text: str, start: int, end: int, keys: set[str]) -> set[str]:
     """The keys among ``keys`` whose dimension word stands right by the phrase at ``start:end``
     ("premium zone", "zone premium", "premium 品类"): the question names the field itself."""
     after, before = text[end : end + 16], text[max(0, start - 16) : start]
-    found: set[str] = set()
-    for pattern, dim in DIMENSIONS:
-        if dim not in keys:
-            continue
-        if any(not after[:start].strip(" 的") for start, _ in pattern.spans(after)):
-            found.add(str(dim))
-        if any(not before[end:].strip(" 的") for _, end in pattern.spans(before)):
-            found.add(str(dim))
-    return found
+    return {
+        str(dim)
+        for pattern, dim in DIMENSIONS
+        if dim in keys
+        and (
+            any(not after[:i].strip(" 的") for i, _ in pattern.spans(after))
+            or any(not before[j:].strip(" 的") for _, j in pattern.spans(before))
+        )
+    }
 
 
 def _fitting(
@@ -88,9 +78,8 @@ def resolve_fields(
     types: Sequence[TypeHit],
     intent_hint: str | None,
 ) -> tuple[list[ValueHit], TwoFields | None]:
-    """Each phrase of several keys resolved to one (said on the hit: :attr:`ValueHit.set_aside`,
-    :attr:`ValueHit.by_events`); the first that cannot be is returned as a :class:`TwoFields`
-    (and left out of the values)."""
+    """Each phrase of several keys resolved to one (said in :attr:`ValueHit.set_aside` and
+    :attr:`ValueHit.by_events`); the first that cannot be is left out, returned as a :class:`TwoFields`."""
     out: list[ValueHit] = []
     unresolved: TwoFields | None = None
     events = _measure_events(vocab, metrics, [t.event_type for t in types], intent_hint)
@@ -105,35 +94,29 @@ def resolve_fields(
             key, value = fits[0]
             on = () if named else tuple(t for t in events if key in vocab.keys_by_type.get(t, ()))
             aside = tuple(k for k, _ in cands if k != key)
-            out.append(
-                dataclasses.replace(
-                    v, key=key, values=(value,), alternatives=(), set_aside=aside, by_events=on
-                )
+            v = dataclasses.replace(
+                v, key=key, values=(value,), alternatives=(), set_aside=aside, by_events=on
             )
-            continue
-        if unresolved is None:
+            out.append(v)
+        elif unresolved is None:
             unresolved = TwoFields(v.phrase, tuple(k for k, _ in cands), events, state)
     return out, unresolved
 
 
 def guessed_field(text: str, plan: dict[str, Any], vocab: Vocabulary) -> TwoFields | None:
-    """For a plan written by something other than the rules (the LLM parser): the first stored
-    word its attribute filters or compared groups put in one field while the memory holds it in
-    several, and neither the question (a field word beside the word in ``text``, the normalised
-    question) nor the measure's events pick that field alone, as :func:`resolve_fields` would
-    decide it; None when every such word is read as the rules read it."""
+    """For a plan not written by the rules (the LLM parser's): the first stored word its filters or
+    groups put in one field of several that neither the question (``text``, normalised) nor the
+    measure's events pick alone, as :func:`resolve_fields` decides; None when there is none."""
     filters = plan.get("filters") or {}
     used: list[tuple[str, str]] = [
-        (str(k), str(v))
+        (str(k), v)
         for k, vals in (filters.get("attributes") or {}).items()
         for v in (vals if isinstance(vals, list) else [vals])
         if isinstance(v, str)
     ]
     compare = plan.get("compare") or {}
-    if compare.get("dimension") in vocab.attributes:
-        used += [
-            (str(compare["dimension"]), str(g)) for g in compare.get("groups") or [] if isinstance(g, str)
-        ]
+    if (dim := compare.get("dimension")) in vocab.attributes:
+        used += [(str(dim), g) for g in compare.get("groups") or [] if isinstance(g, str)]
     metrics = [str(m) for m in (plan.get("target_metric"), plan.get("second_metric")) if m]
     types = [str(t) for t in filters.get("event_type") or []]
     events = _measure_events(vocab, metrics, types, str(plan.get("intent")))
@@ -152,21 +135,19 @@ def guessed_field(text: str, plan: dict[str, Any], vocab: Vocabulary) -> TwoFiel
 
 
 def two_fields_reason(tf: TwoFields) -> tuple[str, str]:
-    """Why a word of two fields is not read, as (zh, en): the fields, and what the measure's
-    events carry."""
-    zh_events = "、".join(value_label("event_type", t, "zh") for t in tf.events[:4])
-    zh_events += "等" if len(tf.events) > 4 else ""
-    en_events = ", ".join(value_label("event_type", t, "en") for t in tf.events[:4])
-    en_events += ", ..." if len(tf.events) > 4 else ""
-    zh_why = {
-        True: f"要计算的事件（{zh_events}）都带有",
-        False: f"要计算的事件（{zh_events}）都不带",
-        None: "门店数据没有说明要计算的事件带有哪一个",
-    }[tf.carried]
-    en_why = {
-        True: f"the measure's events ({en_events}) carry both",
-        False: f"the measure's events ({en_events}) carry neither",
-        None: "the memory does not say which of them the measure's events carry",
+    """Why a word of two fields is not read, as (zh, en): the fields, what the events carry."""
+    zh_events, en_events = (
+        sep.join(value_label("event_type", t, lang) for t in tf.events[:4])
+        + (more if len(tf.events) > 4 else "")
+        for lang, sep, more in (("zh", "、", "等"), ("en", ", ", ", ..."))
+    )
+    zh_why, en_why = {
+        True: (f"要计算的事件（{zh_events}）都带有", f"the measure's events ({en_events}) carry both"),
+        False: (f"要计算的事件（{zh_events}）都不带", f"the measure's events ({en_events}) carry neither"),
+        None: (
+            "门店数据没有说明要计算的事件带有哪一个",
+            "the memory does not say which of them the measure's events carry",
+        ),
     }[tf.carried]
     zh_fields = "，也是".join(f"{dimension_label(k, 'zh')}的取值" for k in tf.keys)
     en_fields = " and ".join(f"a {dimension_label(k, 'en')}" for k in tf.keys)
