@@ -369,9 +369,16 @@ def test_the_count_of_a_ranking_before_what_is_ranked(question: str, n: int, gro
 @pytest.mark.parametrize(
     "question", ["staff_03和staff_05谁出错率更高", "Who makes more mistakes, staff_03 or staff_05?"]
 )
-def test_ids_compared_with_each_other_are_refused_not_summed(question: str) -> None:
-    """One figure over both ids (what the plan could say) answers nothing the question asked."""
-    status, plan, _ = _parse(question)
+def test_ids_of_one_field_compared_are_its_groups(question: str) -> None:
+    """Never one figure over both ids: the ids are the groups of their field, and no filter."""
+    status, plan, words = _parse(question)
+    assert status == "ok", words
+    assert plan["compare"] == {"dimension": "staff_id", "groups": ["staff_03", "staff_05"]}
+    assert "entities" not in (plan.get("filters") or {})
+
+
+def test_ids_of_no_field_compared_are_refused_not_summed() -> None:
+    status, plan, _ = _parse("customer_123和customer_472谁的客单价高")
     assert status == "unsupported" and not plan
 
 

@@ -96,7 +96,9 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         raise Refusal()
     if intent == "forecast" and not s.metrics and not FORECAST_SUBJECT.search(s.text):
         raise Refusal("no_forecast_metric")
-    return Draft(intent, {"intent": intent}, list(s.entities), compare, compare_from, used, weak)
+    grouped = set((compare or {}).get("groups") or ())  # ids compared are groups, not a filter
+    entities = [e for e in s.entities if e not in grouped]
+    return Draft(intent, {"intent": intent}, entities, compare, compare_from, used, weak)
 
 
 def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
@@ -110,6 +112,12 @@ def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
     wants = "compare" in cue or hint == "correlation_single" or effect
     if len(s.stores) >= 2 and wants:
         return {"dimension": "store_id", "groups": list(s.stores)}, "store_id", set()
+    by_id: dict[str, list[str]] = {}  # staff_03 and staff_05: ids of one field (staff_id)
+    for e in s.entities:
+        by_id.setdefault(re.split(r"[_\-0-9]", e.lower(), maxsplit=1)[0] + "_id", []).append(e)
+    for key, ids in by_id.items():
+        if len(ids) >= 2 and wants and key in _KEY_DIMENSIONS:
+            return {"dimension": key, "groups": ids}, key, set()
     for key, idx in by_key.items():
         vals = list(dict.fromkeys(s.values[i].values[0] for i in idx))
         if len(vals) >= 2 and key in _KEY_DIMENSIONS:
