@@ -645,3 +645,28 @@ def test_a_comparison_word_of_a_plan_that_compares_nothing_is_named(question: st
 def test_colloquial_days_and_numbers(question: str, window: dict[str, str]) -> None:
     status, plan, words = _parse(question)
     assert (status, plan["filters"]["time_range"]) == ("ok", window), words
+
+
+@pytest.mark.parametrize(
+    ("question", "group"),
+    [
+        ("quietest day last week", ["date"]),
+        ("highest revenue day last month", ["date"]),
+        ("the day with the most complaints", ["date"]),
+        ("what was our best-selling day last month", ["date"]),
+        ("who sold the most", ["staff_id"]),
+        ("who made the most errors", ["staff_id"]),
+    ],
+)
+def test_a_superlative_ranks_what_it_is_said_of(question: str, group: list[str]) -> None:
+    """ "the day with the most complaints" is a ranking of days, never the month's total."""
+    status, plan, words = _parse(question)
+    assert (status, plan.get("intent"), plan.get("group_by")) == ("ok", "top_k", group), words
+
+
+@pytest.mark.parametrize(
+    "question", ["customers who made the most purchases", "what was the highest queue length last week"]
+)
+def test_a_superlative_no_plan_ranks_is_named(question: str) -> None:
+    status, plan, words = _parse(question)
+    assert status != "ok" and any(w in words for w in ("most", "highest")), (plan, words)

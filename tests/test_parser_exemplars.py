@@ -485,7 +485,7 @@ NEAR_MISSES = [
     ("这个周末客流会不会更多", "forecast", "footfall"),
     ("客流越多越好吗", "aggregate", "footfall"),  # 越…越好 is an idiom, not a correlation
     ("把所有门店汇总一起看销售额", "aggregate", "revenue"),  # 汇总 is not a co-occurrence
-    ("what was our best-selling day last month", "aggregate", "order_count"),  # a day, not products
+    ("what was our best-selling day last month", "top_k", "order_count"),  # days ranked, not products
     ("热销产品的销售额趋势", "trend", "revenue"),  # a trend stays a trend
     # shifts of staff (parts of the day), not a shifting trend
     ("footfall across shifts", "breakdown", "footfall"),

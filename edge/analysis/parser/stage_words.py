@@ -85,6 +85,7 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
                 *_condition_clauses(plan, s.text),
                 *_forecast_values(d.intent, s),
                 *_unasked_groups(d.intent, s),
+                *_unranked_superlatives(plan, s),
                 *(
                     m.span()
                     for m in _SIDE_BY_SIDE.finditer(s.text)
@@ -212,6 +213,15 @@ def _unasked_groups(intent: str, s: Slots) -> list[tuple[int, int]]:
     if s.forced != intent or intent not in _ASKS_FOR or _ASKS_FOR[intent] & s.cue:
         return []
     return [(h.start, h.end) for h in s.dim_hits]
+
+
+def _unranked_superlatives(plan: dict[str, Any], s: Slots) -> list[tuple[int, int]]:
+    """A value that ranks nothing ("the day with the most complaints", "highest revenue day" as the
+    month's total): the words of the ranking it does not make are named (the peak hour is itself
+    a superlative: "the busiest hour")."""
+    if plan.get("intent") != "aggregate" or plan.get("target_metric") == "peak_hour":
+        return []
+    return [m.span() for m in CUES["top_rank"].finditer(s.text)]
 
 
 def _forecast_values(intent: str, s: Slots) -> list[tuple[int, int]]:
