@@ -670,3 +670,19 @@ def test_a_superlative_ranks_what_it_is_said_of(question: str, group: list[str])
 def test_a_superlative_no_plan_ranks_is_named(question: str) -> None:
     status, plan, words = _parse(question)
     assert status != "ok" and any(w in words for w in ("most", "highest")), (plan, words)
+
+
+@pytest.mark.parametrize(("question", "named"), [("两周内的投诉", "两周内"), ("三天内的营业额", "三天内")])
+def test_a_window_around_no_date_is_named(question: str, named: str) -> None:
+    """三天内 sets a window around a date; with none, the whole memory's total is not its answer."""
+    status, _plan, words = _parse(question)
+    assert status != "ok" and named in words, words
+
+
+@pytest.mark.parametrize(
+    ("question", "group"),
+    [("最忙的一周", ["week"]), ("上个月营业额最高的那天", ["date"]), ("出错最多的是谁", ["staff_id"])],
+)
+def test_a_superlative_ranks_what_it_is_said_of_in_chinese(question: str, group: list[str]) -> None:
+    status, plan, words = _parse(question)
+    assert (status, plan.get("intent"), plan.get("group_by")) == ("ok", "top_k", group), words

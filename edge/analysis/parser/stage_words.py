@@ -28,6 +28,7 @@ from edge.analysis.parser.stage_intent import FORECAST_SUBJECT, WHICH_DAYS
 from edge.analysis.parser.stage_measure import TENDENCY
 from edge.analysis.parser.text import Hit
 from edge.analysis.parser.timecal import TimeInfo
+from edge.analysis.parser.timekinds import WINDOW
 from edge.analysis.parser.vocabmatch import TypeHit
 
 logger = logging.getLogger(__name__)
@@ -86,6 +87,7 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
                 *_forecast_values(d.intent, s),
                 *_unasked_groups(d.intent, s),
                 *_unranked_superlatives(plan, s),
+                *_unused_window(plan, s),
                 *(
                     m.span()
                     for m in _SIDE_BY_SIDE.finditer(s.text)
@@ -222,6 +224,15 @@ def _unranked_superlatives(plan: dict[str, Any], s: Slots) -> list[tuple[int, in
     if plan.get("intent") != "aggregate" or plan.get("target_metric") == "peak_hour":
         return []
     return [m.span() for m in CUES["top_rank"].finditer(s.text)]
+
+
+def _unused_window(plan: dict[str, Any], s: Slots) -> list[tuple[int, int]]:
+    """A window around a date (一周内, "the week after") that sets no periods: 三天内的营业额 is not the
+    whole memory's revenue, so the window is named."""
+    if not s.info.window_days or (plan.get("compare") or {}).get("periods"):
+        return []
+    # 一天里 / 一周里 is the day's or the week's course (几点人最多), not a window
+    return [m.span() for m in WINDOW.finditer(s.text) if not m.group(0).endswith("里")]
 
 
 def _forecast_values(intent: str, s: Slots) -> list[tuple[int, int]]:

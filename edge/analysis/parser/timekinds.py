@@ -437,7 +437,7 @@ class Months(TimeKind, name="months", slot="a month without a year (10月, in Ma
                 r.calendar(m, r.month_range(None, month, m.group(0)))
 
 
-_WINDOW = _any(
+WINDOW = _any(
     rf"(?:前后\s?)?(?P<n>{CN_NUM})?\s?(?:个)?(?P<u>天|周|星期|月)(?:内|之内|里|以内)",
     rf"前后\s?(?P<n4>{CN_NUM})?\s?(?:个)?(?P<u4>天|周|星期|月)",
     word(rf"(?:the|a|(?P<n2>{EN_NUM})) (?P<u2>day|week|month)s? (?:after|before|following|prior)"),
@@ -448,7 +448,7 @@ _UNIT_DAYS = {"D": 1, "W": 7, "M": 30, "Y": 365}
 
 class Windows(TimeKind, name="windows", slot="window_days around a date (一周内, the week after)"):
     def read(self, r: Reading) -> None:
-        for m in r.each(_WINDOW):
+        for m in r.each(WINDOW):
             n = parse_number(_first(m, "n", "n2", "n3", "n4") or "1") or 1
             r.info.window_days = n * _UNIT_DAYS[_UNITS[_first(m, "u", "u2", "u3", "u4") or ""]]
             r.take(m)
