@@ -686,3 +686,18 @@ def test_a_window_around_no_date_is_named(question: str, named: str) -> None:
 def test_a_superlative_ranks_what_it_is_said_of_in_chinese(question: str, group: list[str]) -> None:
     status, plan, words = _parse(question)
     assert (status, plan.get("intent"), plan.get("group_by")) == ("ok", "top_k", group), words
+
+
+@pytest.mark.parametrize(
+    ("question", "hours"),
+    [
+        ("revenue after 6pm", list(range(18, 24))),
+        ("footfall before noon", list(range(0, 12))),
+        ("晚上6点以后的营业额", list(range(18, 24))),
+        ("10点以前的订单", list(range(0, 10))),
+    ],
+)
+def test_hours_open_on_one_side(question: str, hours: list[int]) -> None:
+    """ "after 6pm" is every hour from six, never the one hour at six; "before noon" the morning."""
+    status, plan, words = _parse(question)
+    assert (status, plan["filters"]["hours"]) == ("ok", hours), words

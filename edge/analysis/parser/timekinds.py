@@ -281,6 +281,14 @@ _CLOCK_RANGE_EN = _any(
     ),
     r"(?P<h3>[0-9]{1,2}):00 ?(?:-|–|to|~) ?(?P<h4>[0-9]{1,2}):00",
 )
+#: hours open on one side: after 6pm, before noon, 晚上6点以后, 中午之前
+_CLOCK_OPEN = _any(
+    word(
+        r"(?P<w1>after|since|from|before|until|till|up to) (?:(?P<h1>[0-9]{1,2})(?::00)? ?(?P<a1>am|pm)|(?P<noon1>noon|midday))"
+    ),
+    rf"(?:(?P<p2>{_DAY_PART})?(?P<h2>{_H})\s?(?:点|时)(?:钟)?|(?P<noon2>中午(?:12点)?))(?P<w2>以后|之后|后|以前|之前|前)",
+)
+_AFTER = {"after", "since", "from", "以后", "之后", "后"}
 #: not the 一点 of 高一点 / 多一点 / 快一点 ("a bit"), nor 有一点 / 差一点
 _CLOCK_ONE = _any(
     rf"(?<![高低多少快慢好差大小长短贵宜有些])(?P<p1>{_DAY_PART})?(?P<h1>{_H})点(?:钟)?",
@@ -320,6 +328,12 @@ class ClockHours(TimeKind, name="clock_hours", slot="clock hours and ranges (晚
             h2 = _hour(_first(m, "h2", "h4") or "", None, a2)
             if h1 is not None and h2 is not None:
                 r.hours(m, _hour_span(h1, h2), "clock")
+        for m in r.each(_CLOCK_OPEN):  # open on one side: to the day's end or from its start
+            noon = bool(_first(m, "noon1", "noon2"))
+            h = 12 if noon else _hour(_first(m, "h1", "h2") or "", m.group("p2"), m.group("a1"))
+            if h is not None:
+                after = _first(m, "w1", "w2") in _AFTER
+                r.hours(m, list(range(h, 24)) if after else list(range(0, h)), "clock")
         for m in r.each(_CLOCK_ONE):
             h = _hour(_first(m, "h1", "h2") or "", m.group("p1"), m.group("a2"))
             if h is not None:
