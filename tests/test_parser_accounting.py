@@ -538,9 +538,20 @@ def test_since_the_start_of_a_month_is_open(question: str, window: dict[str, str
     assert (status, plan["filters"]["time_range"]) == ("ok", window), words
 
 
-def test_the_start_of_a_month_is_not_the_month() -> None:
-    status, _plan, words = _parse("revenue at the start of november")
-    assert status != "ok" and "start" in words
+@pytest.mark.parametrize(
+    ("question", "window"),
+    [
+        ("revenue at the start of november", ("2025-11-01", "2025-11-11")),
+        ("revenue in the first week of November", ("2025-11-01", "2025-11-08")),
+        ("footfall in mid-November", ("2025-11-11", "2025-11-21")),
+        ("11月上旬的营业额", ("2025-11-01", "2025-11-11")),
+        ("10月底的客流", ("2025-10-21", "2025-11-01")),
+    ],
+)
+def test_a_part_of_a_month_is_its_days_not_the_month(question: str, window: tuple[str, str]) -> None:
+    status, plan, words = _parse(question)
+    tr = plan["filters"]["time_range"]
+    assert (status, tr["since"][:10], tr["until"][:10]) == ("ok", *window), words
 
 
 @pytest.mark.parametrize(

@@ -85,7 +85,7 @@ _HORIZON = _any(
     word(rf"next (?:(?P<n2>{EN_NUM}) )?(?P<u2>day|week|month|year)s?|tomorrow|coming (?P<u3>week|month)"),
     word(rf"(?:in|within) (?:the )?(?P<n4>{EN_NUM}) (?P<u4>day|week|month)s?(?: time)?"),
     # what is left of the month or the year: its days
-    r"(?<!上)(?<!上个)(?:到|这个|本)?(?P<left>月|年)底",
+    r"(?<![上0-9一二三四五六七八九十])(?<!上个)(?:到|这个|本)?(?P<left>月|年)底",
     word(
         r"(?:the )?rest of (?:the |this )?(?P<left2>month|year)|by the end of (?:the |this )?(?P<left3>month|year)"
     ),
@@ -174,6 +174,41 @@ _YEAR = _any(
 def _month(m: re.Match[str], cn: str, en: str) -> int:
     """The month a Chinese (number) or English (name) group of ``m`` names."""
     return parse_number(m.group(cn)) or 0 if m.group(cn) else month_number(m.group(en))
+
+
+#: a part of a month (11月上旬, 月底 of a named month, early / mid / late November, the first week
+#: of May): its days, the month the latest begun; never the open edge of a range ("since the
+#: start of November" is the calendar's)
+_MONTH_PART = _any(
+    rf"(?:(?P<y>{YYYY})年)?(?P<m>{_CN_MONTH})月(?:份)?的?(?P<zp>上旬|中旬|下旬|初|底|末)",
+    word(
+        rf"(?<!since )(?<!from )(?<!until )(?<!till )(?<!through )(?<!to )(?P<ep>early|mid|late|"
+        rf"the (?:start|beginning|middle|end|first week|last week) of)[- ](?P<em>{EN_MONTH})"
+    ),
+)
+_PART_DAYS = {"上旬": (1, 11), "初": (1, 11), "early": (1, 11), "the start of": (1, 11),
+              "the beginning of": (1, 11), "中旬": (11, 21), "mid": (11, 21),
+              "the middle of": (11, 21), "下旬": (21, 0), "底": (21, 0), "末": (21, 0), "late": (21, 0),
+              "the end of": (21, 0), "the first week of": (1, 8), "the last week of": (-7, 0)}  # fmt: skip
+
+
+class MonthParts(
+    TimeKind, name="month_parts", slot="a part of a month (11月上旬, early November, the first week of May)"
+):
+    def read(self, r: Reading) -> None:
+        for m in r.each(_MONTH_PART):
+            en = m.group("em")
+            month = month_number(en) if en else parse_number(m.group("m"))
+            y = int(m.group("y")) if m.group("y") else None
+            days = r.month_range(y, month, m.group(0)) if month is not None else None
+            if days is None:
+                r.take(m)
+                continue
+            first, end = days  # end: the next month's first day
+            a, b = _PART_DAYS[_first(m, "zp", "ep") or ""]
+            since = first + timedelta(days=a - 1) if a > 0 else end + timedelta(days=a)
+            until = first + timedelta(days=b - 1) if b > 0 else end
+            r.range(m, r.span(since, until), "calendar")
 
 
 class NamedPeriods(TimeKind, name="named_periods", slot="named months, ISO weeks, years and month spans"):
