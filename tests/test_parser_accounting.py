@@ -712,3 +712,32 @@ def test_hours_open_on_one_side(question: str, hours: list[int]) -> None:
     """ "after 6pm" is every hour from six, never the one hour at six; "before noon" the morning."""
     status, plan, words = _parse(question)
     assert (status, plan["filters"]["hours"]) == ("ok", hours), words
+
+
+@pytest.mark.parametrize(
+    ("question", "expect"),
+    [
+        ("revenue before and after november 1", {"intent": "compare"}),
+        ("rain vs no rain footfall", {"intent": "compare", "compare": {"dimension": "weather"}}),
+        (
+            "周一和周五哪天营业额高",
+            {"intent": "compare", "compare": {"dimension": "day_of_week", "groups": [0, 4]}},
+        ),
+    ],
+)
+def test_around_a_date_the_rest_of_a_field_and_which_of_two_days(
+    question: str, expect: dict[str, object]
+) -> None:
+    status, plan, words = _parse(question)
+    assert status == "ok", words
+    assert {k: plan.get(k) for k in expect} == expect
+    if question.startswith("revenue before"):
+        assert [p["label"] for p in plan["compare"]["periods"]] == ["before", "after"]
+
+
+@pytest.mark.parametrize(
+    "question", ["revenue on days that were not rainy", "it's not raining, how is footfall"]
+)
+def test_a_negated_value_is_never_a_filter(question: str) -> None:
+    status, plan, _words = _parse(question)
+    assert status != "ok" and "attributes" not in (plan.get("filters") or {})

@@ -27,7 +27,7 @@ from edge.analysis.parser.spelling import correct
 from edge.analysis.parser.text import Hit, MaskedText, has_cjk, normalize
 from edge.analysis.parser.timecal import TimeInfo
 from edge.analysis.parser.valuekeys import TwoFields, resolve_fields
-from edge.analysis.parser.vocabmatch import TypeHit, ValueHit
+from edge.analysis.parser.vocabmatch import NEGATED, TypeHit, ValueHit
 
 PEAK_SHIFT = re.compile(
     r"提前|推后|推迟|延后|往后推|往前推|变早|变晚|早了|晚了|前移|后移|往前|往后|挪|移动|变化|变了|"
@@ -204,8 +204,8 @@ def _whole_content(text: str, start: int, end: int) -> bool:
     words ("check", 特别高), not a fragment cut across a known word (气下 of 天气下, 品下单 of
     商品下单) and not the field a question asks by (哪个货架区)."""
     phrase = text[start:end]
-    if _ASKS_BY.search(text[:start].rstrip()):
-        return False
+    if _ASKS_BY.search(text[:start].rstrip()) or NEGATED.search(text[:start]):
+        return False  # 哪个货架区 asks by the field; 不下雨, "no rain" name the other values
     if not has_cjk(phrase):
         return not all(w in EN_FUNCTION for w in re.findall(r"[a-z0-9']+", phrase))
     if all(zh_function_taken(phrase)) or phrase[0] in _PARTICLES or phrase[-1] in _PARTICLES:
@@ -218,6 +218,9 @@ def _whole_content(text: str, start: int, end: int) -> bool:
                 return False
             i = text.find(w, i + 1)
     return True
+
+
+_AROUND = re.compile(r"(?<![a-z])before and after(?![a-z])")
 
 
 def _cues(pre_view: str, post_view: str, text: str, metrics: Sequence[str]) -> tuple[set[str], bool]:
@@ -233,7 +236,10 @@ def _cues(pre_view: str, post_view: str, text: str, metrics: Sequence[str]) -> t
         cue -= {"compare", "change", "pivot", "correlation"}
         cue.add("trend")
     if (
-        CUES["compare"].search(post_view) or MORE_LESS.search(post_view) or _BI_MORE.search(pre_view)
+        CUES["compare"].search(post_view)
+        or MORE_LESS.search(post_view)
+        or _BI_MORE.search(pre_view)
+        or _AROUND.search(text)  # "before and after November 1": its date was read as a range
     ) and not THAN_BEFORE.search(text):  # "longer than they used to": over time, not two groups
         cue.add("compare")
     return cue, peak_shift

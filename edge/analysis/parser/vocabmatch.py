@@ -190,10 +190,18 @@ def match_event_types(mt: MaskedText, vocab: Vocabulary) -> list[TypeHit]:
     return [TypeHit(str(h.value), h.start, h.end) for h in hits]
 
 
+#: a negation just before a value: "no rain", 不下雨, "non-promotion" name the other values
+NEGATED = re.compile(r"(?:(?<![a-z])(?:no|not|without|non)[ -]|不|没有?|非)$")
+
+
 def match_values(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
-    """Stored stats values named literally or by a synonym (consumed), in question order."""
-    hits = mt.find(compiled(vocab).values)
-    return [replace(cast(ValueHit, h.value), phrase=h.text, start=h.start, end=h.end) for h in hits]
+    """Stored stats values named literally or by a synonym (consumed), in question order; never
+    one a negation stands before (left for the words that name the rest)."""
+    hits = mt.find(compiled(vocab).values, consume=False)
+    kept = [h for h in hits if not NEGATED.search(mt.text[: h.start])]
+    for h in kept:
+        mt.consume(h.start, h.end)
+    return [replace(cast(ValueHit, h.value), phrase=h.text, start=h.start, end=h.end) for h in kept]
 
 
 def _is_lexical(text: str) -> bool:
