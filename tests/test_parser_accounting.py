@@ -741,3 +741,17 @@ def test_around_a_date_the_rest_of_a_field_and_which_of_two_days(
 def test_a_negated_value_is_never_a_filter(question: str) -> None:
     status, plan, _words = _parse(question)
     assert status != "ok" and "attributes" not in (plan.get("filters") or {})
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        ("list staff_07's errors this month", "retrieve"),
+        ("What has customer_123 bought since October?", "retrieve"),
+        ("do complaints tend to come with long queues", "co_occurrence"),
+        ("Does a promo broadcast usually come with a queue right after, within 10 min?", "co_occurrence"),
+    ],
+)
+def test_listing_a_persons_events_and_pairs_in_everyday_words(question: str, intent: str) -> None:
+    status, plan, words = _parse(question)
+    assert (status, plan.get("intent")) == ("ok", intent), words

@@ -27,9 +27,10 @@ METRIC_ITEM = {
 CONJ = re.compile(r"和|与|跟|同|及|以及|还有|(?<![a-z])(?:and|with|vs\.?|versus|&)(?![a-z])")
 CO_WINDOW = re.compile(
     r"(?P<n>[0-9]+|[一二两三四五六七八九十]+|同一)\s?(?:个)?(?P<u>分钟|小时|秒)(?:内|之内|以内|里)?"
-    r"|(?<![a-z])(?:within|in|during) (?:(?P<n2>[0-9]+|an?|one|two|three|five|ten|fifteen|thirty|the same) )?(?P<u2>minute|hour|second)s?(?![a-z])"
+    r"|(?<![a-z])(?:within|in|during) (?:(?P<n2>[0-9]+|an?|one|two|three|five|ten|fifteen|thirty|the same) )?(?P<u2>minute|min|hour|hr|second|sec)s?(?![a-z])"
 )
-_UNIT_SECONDS = {"分钟": 60, "小时": 3600, "秒": 1, "minute": 60, "hour": 3600, "second": 1}
+_UNIT_SECONDS = {"分钟": 60, "小时": 3600, "秒": 1, "minute": 60, "min": 60, "hour": 3600, "hr": 3600}
+_UNIT_SECONDS |= {"second": 1, "sec": 1}
 
 #: (start, end, item, rank): rank 0 a metric word, 1 an event type, 2 a stored value, 3 an entity
 Item = tuple[int, int, str, int]

@@ -276,8 +276,10 @@ def _intent_hint(
         return "forecast"
     # "show me every complaint customer_123 made": a person's events are listed, not counted; so are
     # the events a retrieval verb names with no word of a figure ("pull up the complaints about X")
-    listed = events and not cue & _FIGURE_CUES
-    if "retrieve_media" in cue or ("retrieve_verb" in cue and (not metrics or entities or listed)):
+    figure = bool(cue & _FIGURE_CUES)
+    if "retrieve_media" in cue or (
+        "retrieve_verb" in cue and (entities or not figure and (events or not metrics))
+    ):
         return "retrieve"
     if ("correlation" in cue or "conditional" in cue) and len(metrics) >= 2:
         return "correlation"  # two measures "correlated", "moving together": not events paired
