@@ -230,3 +230,12 @@ def test_the_answer_says_a_word_read_by_its_meaning(embed: Callable[[Sequence[st
     p = answer("total revenue from fruit", src, now=datetime(2025, 12, 5, 12, tzinfo=UTC), embed=embed)
     assert p["interpretation"]["filters"]["attributes"] == {"product_category": "obst"}, p["interpretation"]
     assert "“fruit” read as “obst”" in p["interpretation"]["text"]
+
+
+@pytest.mark.parametrize("question", ["生鲜区客流", "Z9区的停留时长"])
+def test_a_breakdown_the_classifier_decides_needs_a_word_of_one(
+    embed: Callable[[Sequence[str]], np.ndarray], question: str
+) -> None:
+    """A value of one zone is not a breakdown of it: with no word asking for one, the rules' reading."""
+    res = parse_question(question, VOCABULARY, datetime(2025, 12, 15, 10), embed=embed)
+    assert res.plan.get("intent") == "aggregate", res.plan

@@ -57,3 +57,18 @@ def test_the_answer_says_what_a_slip_was_read_as() -> None:
     assert "“revnue” read as “revenue”" in p["interpretation"]["text"]
     p = answer("上个月的revnue", _source(), now=datetime(2025, 12, 5, 12, tzinfo=UTC))
     assert "“revnue”按“revenue”理解" in p["interpretation"]["text"]
+
+
+def test_umlauts_are_folded_on_both_sides() -> None:
+    """A German store's Getränke is the same word written getraenke, in a question or in the memory."""
+    from edge.analysis.parser.text import normalize
+
+    assert normalize("Getränke Größe Öl Übung") == "getraenke groesse oel uebung"
+    for stored in ("getränke", "getraenke"):
+        vocab = dataclasses.replace(
+            VOCABULARY, attributes={**VOCABULARY.attributes, "product_category": (stored,)}
+        )
+        for question in ("Getränke revenue", "getraenke revenue"):
+            res = parse_question(question, vocab, NOW)
+            assert res.status == "ok", res.not_understood
+            assert res.plan["filters"]["attributes"] == {"product_category": stored}

@@ -15,6 +15,7 @@ import string
 
 from edge.analysis.parser import lexicon as lx
 from edge.analysis.parser.accounting import literal, stem
+from edge.analysis.parser.text import FOLD
 from edge.analysis.parser.timecal import MONTH_NAMES
 from edge.analysis.source import Vocabulary
 
@@ -56,7 +57,7 @@ def _table_words() -> frozenset[str]:
 def _vocab_words(vocab: Vocabulary) -> frozenset[str]:
     """The words of the memory's own ids and values (``fresh_meat``: fresh, meat)."""
     names = [*vocab.store_ids, *vocab.event_types, *(str(v) for vs in vocab.attributes.values() for v in vs)]
-    return frozenset(w for n in names for w in re.findall(r"[a-z]{2,}", n.lower()))
+    return frozenset(w for n in names for w in re.findall(r"[a-z]{2,}", n.lower().translate(FOLD)))
 
 
 def _one_edit(word: str) -> set[str]:

@@ -62,6 +62,8 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         # a range in the past is not a forecast, nor a question with no word of the future (a
         # forecast's words are never checked against the plan: its reading must name one)
         raise Refusal()
+    if forced in ("top_k", "breakdown") and not s.cue & {"top_rank", "which", "breakdown", "breakdown_by"}:
+        raise Refusal()  # a ranking or breakdown needs a word of one ("revenue of getraenke" is a value)
     if forced is not None and forced != "compare":
         intent = forced
         if forced == "correlation" and len(s.metrics) < 2:

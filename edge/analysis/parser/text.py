@@ -26,10 +26,15 @@ _CN_DIGITS = {c: n for n, c in enumerate("零一二三四五六七八九")} | {"
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000}
 
 
+#: German letters as a keyboard without them writes them (Getränke, getraenke: one word)
+FOLD = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss"})
+
+
 def normalize(question: str) -> str:
-    """NFKC (full-width digits and punctuation become ASCII), lower case, single spaces."""
+    """NFKC (full-width digits and punctuation become ASCII), lower case (umlauts folded: ä is
+    ae), single spaces."""
     text = unicodedata.normalize("NFKC", question)
-    text = "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+    text = "".join(c.lower() if len(c.lower()) == 1 else c for c in text).translate(FOLD)
     return re.sub(r"\s+", " ", text).strip()
 
 

@@ -23,7 +23,7 @@ from edge.analysis.parser.lexicon import (
     STOP_SPLIT,
     VALUE_WORDS,
 )
-from edge.analysis.parser.text import MaskedText, Matcher, has_cjk, parse_number, word
+from edge.analysis.parser.text import FOLD, MaskedText, Matcher, has_cjk, parse_number, word
 from edge.analysis.source import Vocabulary
 
 logger = logging.getLogger(__name__)
@@ -89,8 +89,9 @@ def _usable(value: str) -> bool:
 
 
 def _variants(value: str) -> list[str]:
-    """How a stored value may be written in a question: as is, and with ``_``/``-`` as spaces."""
-    v = value.lower()
+    """How a stored value may be written in a question (as the question is normalised: umlauts
+    folded): as is, and with ``_``/``-`` as spaces."""
+    v = value.lower().translate(FOLD)
     spaced = re.sub(r"[_-]+", " ", v)
     return [v, spaced, spaced + "s"] if spaced != v else [v]
 
