@@ -755,3 +755,11 @@ def test_a_negated_value_is_never_a_filter(question: str) -> None:
 def test_listing_a_persons_events_and_pairs_in_everyday_words(question: str, intent: str) -> None:
     status, plan, words = _parse(question)
     assert (status, plan.get("intent")) == ("ok", intent), words
+
+
+def test_a_count_of_events_names_the_measures_of_other_events() -> None:
+    """ "staff errors and complaints" counted as staff errors alone would drop the complaints."""
+    status, plan, words = _parse("how many staff errors and complaints yesterday")
+    assert status != "ok" and "complaints" in words, (plan, words)
+    status, plan, words = _parse("投诉和员工失误一共多少次")
+    assert status == "ok" and sorted(plan["filters"]["event_type"]) == ["complaint", "staff_error"], words

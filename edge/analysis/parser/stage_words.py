@@ -192,8 +192,9 @@ def _unused_metric_spans(
     used = {plan.get("target_metric"), plan.get("second_metric"), counted}
     if plan.get("target_metric") == "footfall" and "hour" in (plan.get("group_by") or []):
         used.add("peak_hour")  # "the 3 busiest hours": footfall ranked by hour
-    if plan.get("target_metric") == "event_count":
-        used |= set(METRIC_ITEM)  # "how many complaints" counted as events of that type
+    if plan.get("target_metric") == "event_count":  # "how many complaints": events of that type
+        types = set((plan.get("filters") or {}).get("event_type") or ())
+        used |= {m for m, t in METRIC_ITEM.items() if not types or t in types}
     return [(h.start, h.end) for h in hits if str(h.value) not in used]
 
 
