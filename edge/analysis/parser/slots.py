@@ -85,7 +85,6 @@ class Slots:
     dims: tuple[str, ...]  # dimension words, less a measure's own (店员差错率)
     understood: tuple[str, ...]  # what was read, as said in a refusal
     read_as: tuple[tuple[str, str], ...] = ()  # slips of typing read as words (:mod:`.spelling`)
-    forced: str | None = None  # the intent the exemplar classifier decided, when it did
 
 
 @dataclass
@@ -171,7 +170,6 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
         dims=tuple(dims),
         understood=_understood(lang, metrics, info, stores, entities, values, types),
         read_as=read_as,
-        forced=force.intent if force is not None else None,
     )
 
 

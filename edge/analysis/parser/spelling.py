@@ -17,13 +17,13 @@ from edge.analysis.parser import lexicon as lx
 from edge.analysis.parser.accounting import literal, stem
 from edge.analysis.parser.text import FOLD
 from edge.analysis.parser.timecal import MONTH_NAMES
+from edge.analysis.parser.timekinds import WEEKDAYS_EN
 from edge.analysis.source import Vocabulary
 
 #: the shortest word read as a slip of another
 MIN_LENGTH = 6
 _WORD = re.compile(rf"(?<![a-z0-9_'\-])[a-z]{{{MIN_LENGTH},}}(?![a-z0-9_'\-])")
 _ENDINGS = ("s", "es", "d", "ed", "ing", "ly")
-_DAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 
 
 @functools.lru_cache(maxsize=1)
@@ -51,7 +51,7 @@ def _table_words() -> frozenset[str]:
     for w in (w for src in _sources() for w in re.findall(r"[a-z]{2,}\??", literal(src))):
         words |= {w[:-1], w[:-2]} if w.endswith("?") else {w}  # revenues? spells revenue(s)
     words |= lx.EN_FUNCTION | lx.EN_STOPWORDS | {w for _, en in lx.MEASURE_CONTEXT.values() for w in en}
-    return frozenset(words | {m.lower() for m in MONTH_NAMES} | set(_DAYS))
+    return frozenset(words | {m.lower() for m in MONTH_NAMES} | set(WEEKDAYS_EN.split("|")))
 
 
 def _vocab_words(vocab: Vocabulary) -> frozenset[str]:

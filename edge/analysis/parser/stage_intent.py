@@ -63,7 +63,9 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         # forecast's words are never checked against the plan: its reading must name one)
         raise Refusal()
     if forced in ("top_k", "breakdown") and not s.cue & {"top_rank", "which", "breakdown", "breakdown_by"}:
-        raise Refusal()  # a ranking or breakdown needs a word of one ("revenue of getraenke" is a value)
+        # a ranking or breakdown needs a word of one: "revenue in the bakery aisle" is a value, not
+        # revenue ranked by zone, nor "生鲜区客流" a breakdown of one zone
+        raise Refusal()
     if forced is not None and forced != "compare":
         intent = forced
         if forced == "correlation" and len(s.metrics) < 2:

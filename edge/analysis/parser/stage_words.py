@@ -85,14 +85,9 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
                 *_unused_range_spans(plan, s.info, s.text),
                 *_condition_clauses(plan, s.text),
                 *_forecast_values(d.intent, s),
-                *_unasked_groups(d.intent, s),
                 *_unranked_superlatives(plan, s),
                 *_unused_window(plan, s),
-                *(
-                    m.span()
-                    for m in _SIDE_BY_SIDE.finditer(s.text)
-                    if d.intent not in ("compare", "correlation")
-                ),
+                *_side_by_side(plan, s.text),
             ],
         )
         if words:
@@ -144,9 +139,8 @@ def cues_for(plan: dict[str, Any]) -> tuple[re.Pattern[str], ...]:
         cues = tuple(p for p in cues if p is not CUES["conditional"])
     if plan.get("target_metric") != "peak_hour":  # 挪, "pushed back": a peak moving
         cues = tuple(p for p in cues if p is not PEAK_SHIFT)
-    if intent != "co_occurrence" and not (
-        (plan.get("compare") or {}).get("periods") or (plan.get("filters") or {}).get("time_range")
-    ):  # 之后 what? no date, no pivot (a co-occurrence's 之后 is "followed by")
+    if intent != "co_occurrence" and not _dated(plan):
+        # 之后 what? no date, no pivot (a co-occurrence's 之后 is "followed by")
         cues = tuple(p for p in cues if p is not CUES["pivot"])
     if intent in INTENT_CONTEXT:
         cues = (*cues, INTENT_CONTEXT[intent])
@@ -206,16 +200,16 @@ _CONDITION_CLAUSE = re.compile(
 )
 
 
-#: the cues a ranking or a breakdown needs in the question itself
-_ASKS_FOR = {"top_k": {"top_rank", "which"}, "breakdown": {"breakdown", "breakdown_by"}}
+def _dated(plan: dict[str, Any]) -> bool:
+    """The plan reads a date: a range, or periods around one (what 之后 / "since we moved" need)."""
+    return bool((plan.get("compare") or {}).get("periods") or (plan.get("filters") or {}).get("time_range"))
 
 
-def _unasked_groups(intent: str, s: Slots) -> list[tuple[int, int]]:
-    """A ranking or breakdown the classifier decided on a question that asks for none ("revenue in
-    the bakery aisle" is not revenue ranked by zone): the dimension words it groups by are named."""
-    if s.forced != intent or intent not in _ASKS_FOR or _ASKS_FOR[intent] & s.cue:
+def _side_by_side(plan: dict[str, Any], text: str) -> list[tuple[int, int]]:
+    """Words that set two things side by side, in a plan that compares nothing: named."""
+    if plan.get("intent") in ("compare", "correlation"):
         return []
-    return [(h.start, h.end) for h in s.dim_hits]
+    return [m.span() for m in _SIDE_BY_SIDE.finditer(text)]
 
 
 def _unranked_superlatives(plan: dict[str, Any], s: Slots) -> list[tuple[int, int]]:
@@ -248,7 +242,7 @@ def _forecast_values(intent: str, s: Slots) -> list[tuple[int, int]]:
 
 def _condition_clauses(plan: dict[str, Any], text: str) -> list[tuple[int, int]]:
     """Condition clauses of a plan with no date to set them at: named, never dropped."""
-    if (plan.get("compare") or {}).get("periods") or (plan.get("filters") or {}).get("time_range"):
+    if _dated(plan):
         return []
     return [m.span() for m in _CONDITION_CLAUSE.finditer(text)]
 

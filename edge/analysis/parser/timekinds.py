@@ -32,10 +32,10 @@ from edge.analysis.source import Vocabulary
 _UNITS = dict(
     zip("天 日 周 星期 礼拜 月 年 季度 day week month year quarter".split(), "DDWWWMYQDWMYQ", strict=True)
 )
-_WEEKDAYS_EN = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+WEEKDAYS_EN = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 #: a weekday's number (Monday: 0) by its Chinese (周一) or English name
 _WEEKDAYS = dict(zip("一二三四五六日天七", [0, 1, 2, 3, 4, 5, 6, 6, 6], strict=True)) | {
-    d: i for i, d in enumerate(_WEEKDAYS_EN.split("|"))
+    d: i for i, d in enumerate(WEEKDAYS_EN.split("|"))
 }
 #: the time kinds in the order they claim
 TIME_KINDS: dict[str, TimeKind] = {}
@@ -377,7 +377,7 @@ class ClockHours(TimeKind, name="clock_hours", slot="clock hours and ranges (晚
 
 _WEEK_DAY = _any(
     r"(?P<w>上上|上|本|这)(?:个)?(?:周|星期|礼拜)(?P<d>[一二三四五六日天末])",
-    word(rf"(?P<ew>last|this) (?P<ed>{_WEEKDAYS_EN}|weekend)"),
+    word(rf"(?P<ew>last|this) (?P<ed>{WEEKDAYS_EN}|weekend)"),
 )
 _WEEK_OFFSETS = {"上上": -2, "上": -1, "本": 0, "这": 0, "last": -1, "this": 0}
 
@@ -530,7 +530,7 @@ _WEEKDAY = re.compile(
     r"工作日|平日|周中|(?<!by )(?<!per )(?<!each )(?<!across )"
     + word(r"weekdays?|work ?days?|working days?|business days?")
 )
-_NAMED_DAY = _any(r"(?:周|星期|礼拜)(?P<d>[一二三四五六日天])", word(rf"(?P<e>{_WEEKDAYS_EN})s?"))
+_NAMED_DAY = _any(r"(?:周|星期|礼拜)(?P<d>[一二三四五六日天])", word(rf"(?P<e>{WEEKDAYS_EN})s?"))
 
 
 class DaysOfWeek(TimeKind, name="days_of_week", slot="days of the week kept (周末, weekdays, 周一, Mondays)"):
