@@ -201,6 +201,38 @@ def test_breakdown_of_a_ratio_says_its_shares_are_of_the_events(full: tuple[Memo
     assert sum(x["share"] for x in p["result"]["parts"]) == pytest.approx(1.0, abs=1e-3)
 
 
+@pytest.mark.parametrize(
+    ("intent", "metric", "group_by", "filters"),
+    [
+        ("breakdown", "revenue", None, {"attributes": {"product_category": "bakery"}}),  # the default
+        ("breakdown", "footfall", ["zone"], {"attributes": {"zone": ["entrance"]}}),
+        ("top_k", "revenue", ["day_of_week"], {"days_of_week": [5]}),
+        ("top_k", "footfall", ["hour"], {"hours": [18]}),
+    ],
+)
+def test_a_split_by_a_field_the_filters_hold_to_one_value_is_not_answered(
+    full: tuple[Memory, Any], intent: str, metric: str, group_by: list[str] | None, filters: dict[str, Any]
+) -> None:
+    """Its one part would be the whole of what is left (the bakery's share of the bakery is 100%)."""
+    plan: dict[str, Any] = {"intent": intent, "target_metric": metric, "filters": filters}
+    if group_by:
+        plan["group_by"] = group_by
+    p = ask(full, plan)
+    assert p["status"] == "insufficient_data", p["summary"]
+    assert p["result"] == {} and any("share of itself" in m for m in p["missing"]), p["missing"]
+
+
+def test_a_split_between_two_held_values_is_answered(full: tuple[Memory, Any]) -> None:
+    plan = {
+        "intent": "top_k",
+        "target_metric": "footfall",
+        "group_by": ["hour"],
+        "filters": {"hours": [18, 19]},
+    }
+    p = ask(full, plan)
+    assert p["status"] == "ok" and {i["key"] for i in p["result"]["items"]} == {18, 19}, p["result"]
+
+
 def test_top_k_matches_direct_recomputation(full: tuple[Memory, Any]) -> None:
     mem = full[0]
     p = ask(full, {"intent": "top_k", "target_metric": "order_count", "group_by": ["product_id"], "top_k": 3})

@@ -7,6 +7,7 @@ from typing import Any
 
 from edge.analysis import metrics as M
 from edge.analysis.honesty import say
+from edge.analysis.operators import _words as W
 from edge.analysis.operators.base import (
     Context,
     EvidenceSpec,
@@ -43,6 +44,40 @@ def peak_hour_per_hour(ctx: Context, metric: str, keys: list[str]) -> Outcome | 
             )
         ]
     )
+
+
+#: the filter that holds each groupable field that is not a stats key
+_FILTER_OF = {
+    "hour": "hours",
+    "day_of_week": "days_of_week",
+    "store_id": "store_id",
+    "event_type": "event_type",
+}
+
+
+def pinned_group(ctx: Context, keys: list[str]) -> Outcome | None:
+    """Grouping by a field the plan's filters hold to one value: its one part would be all of
+    what is left ("the share of revenue from the bakery", filtered to the bakery, is 100%). What to
+    ask instead, else None."""
+    flt = ctx.plan.get("filters") or {}
+    for key in keys:
+        held = flt.get(_FILTER_OF[key]) if key in _FILTER_OF else (flt.get("attributes") or {}).get(key)
+        if held is None or (isinstance(held, list) and len(held) != 1):
+            continue
+        value = held[0] if isinstance(held, list) else held
+        dim_en, dim_zh = W.dimension_label(key, "en"), W.dimension_label(key, "zh")
+        return insufficient(
+            [
+                say(
+                    ctx.language,
+                    f"every {dim_en} to split by, not the one the question keeps ({dim_en} = {value}: its "
+                    f"share of itself is the whole); ask for the {dim_en}s without keeping one",
+                    f"拆分用的全部{dim_zh}，而不是问题限定的那一个（{dim_zh} = {value}，它占自己的全部）；"
+                    f"可以不限定{dim_zh}再问",
+                )
+            ]
+        )
+    return None
 
 
 def grouped(ctx: Context, metric: str) -> tuple[list[str], list[dict[str, Any]]]:

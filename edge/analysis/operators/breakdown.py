@@ -9,7 +9,14 @@ from typing import Any
 from edge.analysis import metrics as M
 from edge.analysis.honesty import say
 from edge.analysis.operators import _words as W
-from edge.analysis.operators._grouped import evidence_for, group_keys, grouped, peak_hour_per_hour, public
+from edge.analysis.operators._grouped import (
+    evidence_for,
+    group_keys,
+    grouped,
+    peak_hour_per_hour,
+    pinned_group,
+    public,
+)
 from edge.analysis.operators.base import Context, Operator, Outcome, fmt, insufficient, key_text
 
 logger = logging.getLogger(__name__)
@@ -39,7 +46,7 @@ class BreakdownOperator(Operator):
 
     def compute(self, ctx: Context) -> Outcome:
         metric = ctx.metric or "revenue"
-        refused = peak_hour_per_hour(ctx, metric, group_keys(ctx))
+        refused = peak_hour_per_hour(ctx, metric, group_keys(ctx)) or pinned_group(ctx, group_keys(ctx))
         if refused is not None:
             return refused
         keys, parts = grouped(ctx, metric)
