@@ -233,6 +233,15 @@ def test_a_split_between_two_held_values_is_answered(full: tuple[Memory, Any]) -
     assert p["status"] == "ok" and {i["key"] for i in p["result"]["items"]} == {18, 19}, p["result"]
 
 
+@pytest.mark.parametrize("intent", ["top_k", "breakdown"])
+def test_the_interpretation_names_the_grouping_an_operator_chose(full: tuple[Memory, Any], intent: str) -> None:
+    """A plan that leaves the grouping to the operator is told with the grouping it got."""
+    p = ask(full, {"intent": intent, "target_metric": "revenue"})
+    assert p["status"] == "ok"
+    assert p["interpretation"]["groups"] == ["product_category"], p["interpretation"]
+    assert "product category" in p["interpretation"]["text"], p["interpretation"]["text"]
+
+
 def test_top_k_matches_direct_recomputation(full: tuple[Memory, Any]) -> None:
     mem = full[0]
     p = ask(full, {"intent": "top_k", "target_metric": "order_count", "group_by": ["product_id"], "top_k": 3})

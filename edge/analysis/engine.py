@@ -296,7 +296,7 @@ def run_plan(
             started=started,
         )
     out["interpretation"] = _interpretation(
-        plan, source, now, lang, tz, resolved=_resolved(matches), read_as=read_as
+        op.as_run(plan), source, now, lang, tz, resolved=_resolved(matches), read_as=read_as
     )
     return out
 

@@ -107,6 +107,18 @@ class Operator(ABC):
     def summarize(self, ctx: Context, result: Mapping[str, Any]) -> str:
         """One or two sentences in ``ctx.language``; every number taken from ``result``."""
 
+    def as_run(self, plan: dict[str, Any]) -> dict[str, Any]:
+        """``plan`` as :meth:`compute` runs it: a grouping it leaves to this operator's default
+        (``default_params``: ``group_by``, ``dimension``) filled in, for the interpretation to say."""
+        groups = self.default_params.get("group_by")
+        if groups and not [g for g in plan.get("group_by") or [] if g != "period"]:
+            return {**plan, "group_by": list(groups)}
+        cmp = plan.get("compare") or {}
+        dim = self.default_params.get("dimension")
+        if dim and not (cmp.get("dimension") or cmp.get("periods")):
+            return {**plan, "compare": {**cmp, "dimension": dim}}
+        return plan
+
     def required_event_types(self) -> dict[str, list[str]]:
         """Per metric, the event types the operator needs (CONTRACT.md section 2)."""
         return {m: list(t) for m, t in M.METRIC_EVENT_TYPES.items()}

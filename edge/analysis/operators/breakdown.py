@@ -10,6 +10,7 @@ from edge.analysis import metrics as M
 from edge.analysis.honesty import say
 from edge.analysis.operators import _words as W
 from edge.analysis.operators._grouped import (
+    DEFAULT_DIMENSION,
     evidence_for,
     group_keys,
     grouped,
@@ -30,7 +31,7 @@ class BreakdownOperator(Operator):
     output_keys = ("parts", "top_contributor")
     group_keys = None
     min_evidence = {"events": "min_events_per_group in total"}
-    default_params = {"group_by": ["product_category"], "target_metric": "revenue"}
+    default_params = {"group_by": [DEFAULT_DIMENSION], "target_metric": "revenue"}
     confidence_method = "n/(n+decay_base), n = smaller n of the top two parts"
     templates = {
         "zh": "按{dims}拆解{metric}：贡献最大的是 {top}，为 {value}，占 {share}。",
@@ -85,7 +86,7 @@ class BreakdownOperator(Operator):
         metric = ctx.metric or "revenue"
         top = result["parts"][0]
         lang = "zh" if ctx.language == "zh" else "en"
-        dims = [str(d) for d in ctx.plan.get("group_by") or [] if d != "period"][:3] or ["product_category"]
+        dims = group_keys(ctx)
         template = self.templates[lang] if metric in M.ADDITIVE else self.ratio_templates[lang]
         return template.format(
             dims=W.dimensions_label(dims, lang),

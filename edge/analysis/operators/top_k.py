@@ -10,6 +10,7 @@ from edge.analysis import metrics as M
 from edge.analysis.honesty import say
 from edge.analysis.operators import _words as W
 from edge.analysis.operators._grouped import (
+    DEFAULT_DIMENSION,
     evidence_for,
     group_keys,
     grouped,
@@ -33,7 +34,7 @@ class TopKOperator(Operator):
     output_keys = ("items",)
     group_keys = None
     min_evidence = {"events_per_group": "min_events_per_group for ratios and means"}
-    default_params = {"top_k": 5, "group_by": ["product_id"], "target_metric": "order_count"}
+    default_params = {"top_k": 5, "group_by": [DEFAULT_DIMENSION], "target_metric": "order_count"}
     confidence_method = "n/(n+decay_base), n = smallest n among the listed items"
     templates = {
         "zh": "按{metric}排名靠前的{dims}：{items}。",
@@ -82,7 +83,7 @@ class TopKOperator(Operator):
         metric = ctx.metric or "order_count"
         lang = "zh" if ctx.language == "zh" else "en"
         items = result["items"]
-        dims = [str(d) for d in ctx.plan.get("group_by") or [] if d != "period"][:3] or ["product_category"]
+        dims = group_keys(ctx)
         if lang == "zh":
             text = "，".join(f"{W.keys_label(dims, i['key'], lang)}（{fmt(i['value'])}）" for i in items)
         else:
