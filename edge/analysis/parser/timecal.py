@@ -94,8 +94,9 @@ class Clock:
             self.zone = ZoneInfo(tz)
         except Exception:  # an unknown zone name must not break parsing
             self.zone = ZoneInfo("UTC")
-        self.now = now.replace(tzinfo=self.zone) if now.tzinfo is None else now.astimezone(self.zone)
-        self.today = self.now.date()
+        self.today = (
+            now.replace(tzinfo=self.zone) if now.tzinfo is None else now.astimezone(self.zone)
+        ).date()
         self.errors: list[tuple[str, str]] = []
 
     def at(self, d: date) -> str:
@@ -128,22 +129,6 @@ class Clock:
     def latest_year(self, month: int) -> int:
         """The year of the latest ``month`` that has begun by now."""
         return self.today.year if month <= self.today.month else self.today.year - 1
-
-    def infer_year(self, month: int, day: int) -> date | None:
-        """The latest month/day not in the future (February 29th: the last leap year's), else an error."""
-        for back in range(0, 9):
-            try:
-                d = date(self.today.year - back, month, day)
-            except ValueError:
-                continue
-            if d <= self.today + timedelta(days=1):
-                return d
-        month_name = MONTH_NAMES[month - 1] if 1 <= month <= 12 else f"month {month}"
-        self.impossible(f"{month_name} {day}", f"{month}月{day}日")
-        return None
-
-    def impossible(self, en: str, zh: str) -> None:
-        self.errors.append((f"there is no such date as {en}", f"没有 {zh} 这个日期"))
 
     def backwards(self, text: str) -> None:
         self.errors.append((f"'{text}' ends before it starts", f"“{text}”的结束早于开始"))

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from edge.analysis.parser.extraction import Context, Extractor
 from edge.analysis.parser.text import CN_NUM, EN_NUM, MaskedText, parse_number, word
 from edge.analysis.parser.timecal import (
+    MONTH_NAMES,
     Clock,
     Days,
     DaysMention,
@@ -84,13 +85,9 @@ def _year_month(m: re.Match[str], prefix: str = "") -> tuple[int | None, int]:
     return (int(y) if y else None), month
 
 
-def _duration(n: int, unit: str) -> str:
-    """``PnU``; quarters (Q, not an ISO unit) become months."""
-    return f"P{3 * n}M" if unit == "Q" else f"P{n}{unit}"
-
-
 class Reading(Clock):
-    """One time kind's pass over the question on the store's calendar: the text and what it found."""
+    """One time kind's pass over the question on the store's calendar: the text, what it found, and
+    its readers of a match (``read_<name>``, named by ``read`` in the table)."""
 
     def __init__(self, mt: MaskedText, ctx: Context) -> None:
         super().__init__(ctx.now, ctx.vocab.timezone)
@@ -133,118 +130,165 @@ class Reading(Clock):
         self.info.ranges.append(RangeMention(view[start:stop], window, start, kind))
         self.mt.consume(start, stop)
 
-    def read_date(self, m: re.Match[str], prefix: str = "") -> date | None:
-        """The date a ``DATE`` match names (its groups prefixed with ``prefix``), else an error."""
+    def date_of(self, m: re.Match[str], prefix: str = "") -> date | None:
+        """The date a ``DATE`` match names (its groups prefixed with ``prefix``; no year: the latest
+        not in the future, February 29th the last leap year's), else an error."""
         (y, mo), dy = _year_month(m, prefix), parse_number(group(m, prefix + "d") or "") or 0
-        if y is None:
-            return self.infer_year(mo, dy)
+        for year in [y] if y is not None else range(self.today.year, self.today.year - 9, -1):
+            try:
+                d = date(year, mo, dy)
+            except ValueError:
+                continue
+            if y is not None or d <= self.today + timedelta(days=1):
+                return d
+        named = f"{MONTH_NAMES[mo - 1] if 1 <= mo <= 12 else f'month {mo}'} {dy}"
+        en, zh = (
+            (f"{y:04d}-{mo:02d}-{dy:02d}", f"{y}年{mo}月{dy}日")
+            if y is not None
+            else (named, f"{mo}月{dy}日")
+        )
+        self.errors.append((f"there is no such date as {en}", f"没有 {zh} 这个日期"))
+        return None
+
+    def read_horizon(self, m: re.Match[str]) -> None:
+        """A forecast's horizon, the first named; what is left of the month or the year: its days."""
+        if self.info.horizon is None and (left := group(m, "left")):
+            end = add_months(self.today, 13 - self.today.month if left in ("年", "year") else 1)
+            self.info.horizon = f"P{max((end - self.today).days - 1, 1)}D"
+        elif self.info.horizon is None:
+            # a word without a unit of its own (下个月, 明年) names one; else a day (明天, tomorrow)
+            named = next((u for u in ("月", "周", "星期", "年") if u in m.group(0)), "天")
+            n = parse_number(group(m, "n") or "1") or 1
+            self.info.horizon = f"P{n}{_UNITS[group(m, 'u') or named]}"
+        self.take(m)
+
+    def read_bad_count(self, m: re.Match[str]) -> None:
+        """A count of units that is none (the last 0 days): an error."""
+        text, unit = m.group(0), m.group("u")
+        en = f"'{text}' is not a span of time: ask for at least one {unit}"
+        self.errors.append((en, f"“{text}”不是一个时间范围：至少要问一个{unit}"))
+        self.take(m)
+
+    def read_month(self, m: re.Match[str], months: int = 1) -> None:
+        """A named month (no year: the latest begun) or the ``months`` from it (a year), or an open
+        range from or up to it."""
+        self.calendar(m, self.month_range(*_year_month(m), m.group(0), months), group(m, "open"))
+
+    def read_month_part(self, m: re.Match[str], parts: dict[str, list[int]]) -> None:
+        """A part of a month: from day a to day b of it (``parts``; 0: its end, -7: a week before)."""
+        days = self.month_range(*_year_month(m), m.group(0))
+        if days is None:
+            self.take(m)
+            return
+        first, end = days  # end: the next month's first day
+        a, b = parts[group(m, "part") or ""]
+        since = first + timedelta(days=a - 1) if a > 0 else end + timedelta(days=a)
+        self.range(m, self.span(since, first + timedelta(days=b - 1) if b > 0 else end), "calendar")
+
+    def read_month_span(self, m: re.Match[str]) -> None:
+        """A span of months (a_ to b_); a year named on one side only is the other's too."""
+        text = m.group(0)
+        (y1, mo1), (y2, mo2) = _year_month(m, "a_"), _year_month(m, "b_")
+        if y1 is None and y2 is None and 1 <= mo2 <= 12:
+            y2 = self.latest_year(mo2)
+        if y1 is None and y2 is not None:
+            y1 = y2 if mo1 <= mo2 else y2 - 1
+        elif y2 is None and y1 is not None:
+            y2 = y1 if mo2 >= mo1 else y1 + 1
+        ma, mb = self.month_range(y1, mo1, text), self.month_range(y2, mo2, text)
+        if ma and mb and mb[1] <= ma[0]:
+            self.backwards(text)
+        elif ma and mb:
+            self.info.ranges.append(RangeMention(text, self.span(ma[0], mb[1]), m.start(), "span"))
+        self.take(m)
+
+    def read_iso_week(self, m: re.Match[str]) -> None:
+        """A numbered ISO week (without a year: the latest begun by now)."""
+        wk, y_text = parse_number(group(m, "w") or "") or 0, group(m, "y")
+        y = int(y_text) if y_text else self.today.isocalendar()[0]
+        note = " (ISO weeks are 1-52 or 53)", "（ISO 周为 1-52 或 53）"
         try:
-            return date(y, mo, dy)
-        except ValueError:
-            self.impossible(f"{y:04d}-{mo:02d}-{dy:02d}", f"{y}年{mo}月{dy}日")
-            return None
-
-
-def _horizon(r: Reading, m: re.Match[str]) -> None:
-    """A forecast's horizon, the first named; what is left of the month or the year: its days."""
-    if r.info.horizon is None and (left := group(m, "left")):
-        end = (
-            date(r.today.year + 1, 1, 1) if left in ("年", "year") else add_months(r.today.replace(day=1), 1)
-        )
-        r.info.horizon = f"P{max((end - r.today).days - 1, 1)}D"
-    elif r.info.horizon is None:
-        # a word without a unit of its own (下个月, 明年) names one; else a day (明天, tomorrow)
-        named = next((u for u in ("月", "周", "星期", "年") if u in m.group(0)), "天")
-        n = parse_number(group(m, "n") or "1") or 1
-        r.info.horizon = f"P{n}{_UNITS[group(m, 'u') or named]}"
-    r.take(m)
-
-
-def _bad_count(r: Reading, m: re.Match[str]) -> None:
-    """A count of units that is none (the last 0 days): an error."""
-    text, unit = m.group(0), m.group("u")
-    r.errors.append(
-        (
-            f"'{text}' is not a span of time: ask for at least one {unit}",
-            f"“{text}”不是一个时间范围：至少要问一个{unit}",
-        )
-    )
-    r.take(m)
-
-
-def _month_days(r: Reading, m: re.Match[str], months: int = 1) -> Days | None:
-    """The ``months`` from the month a match names (no year: the latest begun), else an error."""
-    y, month = _year_month(m)
-    return r.month_range(y, month, m.group(0), months)
-
-
-def _month(r: Reading, m: re.Match[str], months: int = 1) -> None:
-    """A named month (or ``months`` from it: a year), or an open range from or up to it."""
-    r.calendar(m, _month_days(r, m, months), group(m, "open"))
-
-
-def _month_part(r: Reading, m: re.Match[str], parts: dict[str, list[int]]) -> None:
-    """A part of a month: from day a to day b of it (``parts``; 0: its end, -7: a week before)."""
-    days = _month_days(r, m)
-    if days is None:
-        r.take(m)
-        return
-    first, end = days  # end: the next month's first day
-    a, b = parts[group(m, "part") or ""]
-    since = first + timedelta(days=a - 1) if a > 0 else end + timedelta(days=a)
-    r.range(m, r.span(since, first + timedelta(days=b - 1) if b > 0 else end), "calendar")
-
-
-def _month_span(r: Reading, m: re.Match[str]) -> None:
-    """A span of months (a_ to b_); a year named on one side only is the other's too."""
-    text = m.group(0)
-    (y1, mo1), (y2, mo2) = _year_month(m, "a_"), _year_month(m, "b_")
-    if y1 is None and y2 is None and 1 <= mo2 <= 12:
-        y2 = r.latest_year(mo2)
-    if y1 is None and y2 is not None:
-        y1 = y2 if mo1 <= mo2 else y2 - 1
-    elif y2 is None and y1 is not None:
-        y2 = y1 if mo2 >= mo1 else y1 + 1
-    ma, mb = r.month_range(y1, mo1, text), r.month_range(y2, mo2, text)
-    if ma and mb and mb[1] <= ma[0]:
-        r.backwards(text)
-    elif ma and mb:
-        r.info.ranges.append(RangeMention(text, r.span(ma[0], mb[1]), m.start(), "span"))
-    r.take(m)
-
-
-def _iso_week(r: Reading, m: re.Match[str]) -> None:
-    """A numbered ISO week (without a year: the latest begun by now)."""
-    wk, y_text = parse_number(group(m, "w") or "") or 0, group(m, "y")
-    y = int(y_text) if y_text else r.today.isocalendar()[0]
-    note = " (ISO weeks are 1-52 or 53)", "（ISO 周为 1-52 或 53）"
-    try:
-        monday = date.fromisocalendar(y, wk, 1)
-        if not y_text and monday > r.today:
-            y, note = y - 1, ("", "")
             monday = date.fromisocalendar(y, wk, 1)
-    except ValueError:
-        r.errors.append((f"there is no week {wk} in {y}{note[0]}", f"{y} 年没有第 {wk} 周{note[1]}"))
-        r.take(m)
-        return
-    r.calendar(m, (monday, monday + timedelta(days=7)))
+            if not y_text and monday > self.today:
+                y, note = y - 1, ("", "")
+                monday = date.fromisocalendar(y, wk, 1)
+        except ValueError:
+            self.errors.append((f"there is no week {wk} in {y}{note[0]}", f"{y} 年没有第 {wk} 周{note[1]}"))
+            self.take(m)
+            return
+        self.calendar(m, (monday, monday + timedelta(days=7)))
 
+    def read_span(self, m: re.Match[str]) -> None:
+        """A span of two dates (a_ to b_), the last day in it."""
+        a, b = self.date_of(m, "a_"), self.date_of(m, "b_")
+        if a and b and b >= a:
+            self.range(m, self.span(a, b + timedelta(days=1)), "span")
+        elif a and b and _SPAN_WORD.search(m.group(0)):
+            self.backwards(m.group(0))
+            self.take(m)
 
-def _span(r: Reading, m: re.Match[str]) -> None:
-    """A span of two dates (a_ to b_), the last day in it."""
-    a, b = r.read_date(m, "a_"), r.read_date(m, "b_")
-    if a and b and b >= a:
-        r.range(m, r.span(a, b + timedelta(days=1)), "span")
-    elif a and b and _SPAN_WORD.search(m.group(0)):
-        r.backwards(m.group(0))
-        r.take(m)
+    def read_date(self, m: re.Match[str], edge: str | None = None) -> None:
+        """A single day, or with a word before or after it (pre, suf) the ``edge`` of an open range."""
+        d = self.date_of(m) if not edge or group(m, "pre") or group(m, "suf") else None
+        if d:
+            self.range(m, {edge: self.at(d)} if edge else self.day(d), edge or "day", pivot=d)
 
+    def read_clock(self, m: re.Match[str]) -> None:
+        """Clock hours: h (with its part of the day p, am/pm a) up to another (to), open on one side
+        (w: after, before; to the day's end or from its start), or one hour."""
+        p, to, a_to = group(m, "p"), group(m, "to"), group(m, "ato")
+        h = 12 if group(m, "noon") else _hour(group(m, "h"), p, group(m, "a") or a_to)
+        if h is not None and to:
+            h2 = _hour(to, group(m, "pto") or p, a_to)
+            if h2 is None:
+                return
+            if p and not group(m, "pto") and h2 < h and h2 + 12 > h and h2 < 12:
+                h2 += 12
+            self.hours(m, [x % 24 for x in range(h, h2 if h2 > h else h2 + 24)] if h != h2 else [h], "clock")
+        elif h is not None and (w := group(m, "w")):
+            self.hours(m, list(range(h, 24)) if w in _AFTER else list(range(0, h)), "clock")
+        elif h is not None:
+            self.hours(m, [h], "clock")
 
-def _date(r: Reading, m: re.Match[str], edge: str | None = None) -> None:
-    """A single day, or with a word before or after it (pre, suf) the ``edge`` of an open range."""
-    d = r.read_date(m) if not edge or group(m, "pre") or group(m, "suf") else None
-    if d:
-        r.range(m, {edge: r.at(d)} if edge else r.day(d), edge or "day", pivot=d)
+    def read_week_day(self, m: re.Match[str], weeks: dict[str, int]) -> None:
+        """A day (d) or the weekend of a named week (w)."""
+        monday, name = self.monday(weeks[group(m, "w") or ""]), group(m, "d") or ""
+        if name in ("末", "weekend"):
+            self.range(m, self.span(monday + timedelta(days=5), monday + timedelta(days=7)), "day")
+        else:
+            self.range(m, self.day(monday + timedelta(days=_WEEKDAYS[name])), "day")
+
+    def read_half(self, m: re.Match[str], last: dict[str, str]) -> None:
+        """Half a unit back (最近半年): its duration by the unit named."""
+        self.range(m, {"last": last[group(m, "u") or ""]}, "last")
+
+    def read_last(self, m: re.Match[str], zh: bool = False) -> None:
+        """The last n units (none: one; quarters in months); in Chinese a bare 这周 or 天 and a count
+        of none are no span."""
+        n_text, unit = group(m, "n"), _UNITS[group(m, "u") or ""]
+        n = (_FEW.get(n_text) or parse_number(n_text)) if n_text else 1
+        if zh and (n is None or n <= 0 or not n_text and (m.group(0).startswith("这") or unit == "D")):
+            return
+        n = n or 1
+        self.range(m, {"last": f"P{3 * n}M" if unit == "Q" else f"P{n}{unit}"}, "last")
+
+    def read_period(self, m: re.Match[str], unit: str, offset: int) -> None:
+        self.range(m, self.period(unit, offset), "calendar")
+
+    def read_window(self, m: re.Match[str]) -> None:
+        """The window of days around a pivot date (the last named wins)."""
+        n = parse_number(group(m, "n") or "1") or 1
+        self.info.window_days = n * _UNIT_DAYS[_UNITS[group(m, "u") or ""]]
+        self.take(m)
+
+    def read_hours(self, m: re.Match[str], hours: list[int]) -> None:
+        self.hours(m, list(hours), "daypart")
+
+    def read_days(self, m: re.Match[str], days: list[int] | None = None, weekend: bool | None = None) -> None:
+        """Days of the week kept: ``days`` (the weekend, weekdays) or the day named (d)."""
+        kept = list(days) if days else [_WEEKDAYS[group(m, "d") or ""]]
+        self.info.days.append(DaysMention(kept, weekend, m.group(0), m.start()))
+        self.take(m)
 
 
 def _hour(token: str | None, prefix: str | None, ampm: str | None = None) -> int | None:
@@ -257,91 +301,7 @@ def _hour(token: str | None, prefix: str | None, ampm: str | None = None) -> int
     return 0 if ampm == "am" and h == 12 else h % 24
 
 
-def _clock(r: Reading, m: re.Match[str]) -> None:
-    """Clock hours: h (with its part of the day p, am/pm a) up to another (to), open on one side
-    (w: after, before; to the day's end or from its start), or one hour."""
-    p, to, a_to = group(m, "p"), group(m, "to"), group(m, "ato")
-    h = 12 if group(m, "noon") else _hour(group(m, "h"), p, group(m, "a") or a_to)
-    if h is not None and to:
-        h2 = _hour(to, group(m, "pto") or p, a_to)
-        if h2 is None:
-            return
-        if p and not group(m, "pto") and h2 < h and h2 + 12 > h and h2 < 12:
-            h2 += 12
-        r.hours(m, [x % 24 for x in range(h, h2 if h2 > h else h2 + 24)] if h != h2 else [h], "clock")
-    elif h is not None and (w := group(m, "w")):
-        r.hours(m, list(range(h, 24)) if w in _AFTER else list(range(0, h)), "clock")
-    elif h is not None:
-        r.hours(m, [h], "clock")
-
-
-def _week_day(r: Reading, m: re.Match[str], weeks: dict[str, int]) -> None:
-    """A day (d) or the weekend of a named week (w)."""
-    monday, name = r.monday(weeks[group(m, "w") or ""]), group(m, "d") or ""
-    if name in ("末", "weekend"):
-        r.range(m, r.span(monday + timedelta(days=5), monday + timedelta(days=7)), "day")
-    else:
-        r.range(m, r.day(monday + timedelta(days=_WEEKDAYS[name])), "day")
-
-
-def _half(r: Reading, m: re.Match[str], last: dict[str, str]) -> None:
-    """Half a unit back (最近半年): its duration by the unit named."""
-    r.range(m, {"last": last[group(m, "u") or ""]}, "last")
-
-
-def _last(r: Reading, m: re.Match[str], zh: bool = False) -> None:
-    """The last n units (none: one); in Chinese a bare 这周 or 天 and a count of none are no span."""
-    n_text, unit = group(m, "n"), _UNITS[group(m, "u") or ""]
-    n = (_FEW.get(n_text) or parse_number(n_text)) if n_text else 1
-    if zh and (n is None or n <= 0 or not n_text and (m.group(0).startswith("这") or unit == "D")):
-        return
-    r.range(m, {"last": _duration(n or 1, unit)}, "last")
-
-
-def _period(r: Reading, m: re.Match[str], unit: str, offset: int) -> None:
-    r.range(m, r.period(unit, offset), "calendar")
-
-
-def _window(r: Reading, m: re.Match[str]) -> None:
-    """The window of days around a pivot date (the last named wins)."""
-    n = parse_number(group(m, "n") or "1") or 1
-    r.info.window_days = n * _UNIT_DAYS[_UNITS[group(m, "u") or ""]]
-    r.take(m)
-
-
-def _hours(r: Reading, m: re.Match[str], hours: list[int]) -> None:
-    r.hours(m, list(hours), "daypart")
-
-
-def _days(r: Reading, m: re.Match[str], days: list[int] | None = None, weekend: bool | None = None) -> None:
-    """Days of the week kept: ``days`` (the weekend, weekdays) or the day named (d)."""
-    kept = list(days) if days else [_WEEKDAYS[group(m, "d") or ""]]
-    r.info.days.append(DaysMention(kept, weekend, m.group(0), m.start()))
-    r.take(m)
-
-
 Reader = Callable[..., None]
-_READERS: dict[str, Reader] = {
-    f.__name__.lstrip("_"): f
-    for f in (
-        _horizon,
-        _bad_count,
-        _month,
-        _month_part,
-        _month_span,
-        _iso_week,
-        _span,
-        _date,
-        _clock,
-        _week_day,
-        _half,
-        _last,
-        _period,
-        _window,
-        _hours,
-        _days,
-    )
-}
 
 
 class TimeKind(Extractor):
@@ -360,7 +320,10 @@ class TimeKind(Extractor):
 
 def _kind(name: str, slot: str, passes: list[dict[str, Any]]) -> TimeKind:
     """The time kind ``name`` of the table's passes ({re, read, and the reader's arguments})."""
-    table = [(re.compile(_pattern(p.pop("re"), _PIECES)), _READERS[p.pop("read")], p) for p in passes]
+    table = [
+        (re.compile(_pattern(p.pop("re"), _PIECES)), getattr(Reading, "read_" + p.pop("read")), p)
+        for p in passes
+    ]
     return type(name.title().replace("_", ""), (TimeKind,), {"name": name, "slot": slot, "passes": table})()
 
 
