@@ -38,9 +38,8 @@ _UNITS = dict(
 )
 WEEKDAYS_EN: str = _DATA["pieces"]["WEEKDAYS_EN"]
 #: a weekday's number (Monday: 0) by its Chinese (周一) or English name
-_WEEKDAYS = dict(zip("一二三四五六日天七", [0, 1, 2, 3, 4, 5, 6, 6, 6], strict=True)) | {
-    d: i for i, d in enumerate(WEEKDAYS_EN.split("|"))
-}
+_WEEKDAYS = dict(zip("一二三四五六日天七", [0, 1, 2, 3, 4, 5, 6, 6, 6], strict=True))
+_WEEKDAYS |= {d: i for i, d in enumerate(WEEKDAYS_EN.split("|"))}
 #: "a few" / 几 in a span ("the last few weeks", 这几个月) is read as 3, and the answer says so
 _FEW = {"几": 3, "few": 3, "several": 3, "couple of": 2}
 _AFTER = {"after", "since", "from", "以后", "之后", "后"}
@@ -73,15 +72,15 @@ for _name, _piece in _DATA["pieces"].items():
 _PIECES |= {f"DATE_{p.upper()}": _PIECES["DATE"].replace("(?P<", f"(?P<{p}_") for p in "ab"}
 
 
-def group(m: re.Match[str], name: str) -> str | None:
+def _group(m: re.Match[str], name: str) -> str | None:
     """The group ``name`` or ``name`` with a number (y, y2, y3: one group in other alternatives)."""
     return next((v for k, v in m.groupdict().items() if v and k.rstrip("0123456789") == name), None)
 
 
 def _year_month(m: re.Match[str], prefix: str = "") -> tuple[int | None, int]:
     """The year (None: not named) and month of a match: groups y, m (a number) or mn (a name)."""
-    y, name = group(m, prefix + "y"), group(m, prefix + "mn")
-    month = month_number(name) if name else parse_number(group(m, prefix + "m") or "1") or 0
+    y, name = _group(m, prefix + "y"), _group(m, prefix + "mn")
+    month = month_number(name) if name else parse_number(_group(m, prefix + "m") or "1") or 0
     return (int(y) if y else None), month
 
 
@@ -133,7 +132,7 @@ class Reading(Clock):
     def date_of(self, m: re.Match[str], prefix: str = "") -> date | None:
         """The date a ``DATE`` match names (its groups prefixed with ``prefix``; no year: the latest
         not in the future, February 29th the last leap year's), else an error."""
-        (y, mo), dy = _year_month(m, prefix), parse_number(group(m, prefix + "d") or "") or 0
+        (y, mo), dy = _year_month(m, prefix), parse_number(_group(m, prefix + "d") or "") or 0
         for year in [y] if y is not None else range(self.today.year, self.today.year - 9, -1):
             try:
                 d = date(year, mo, dy)
@@ -141,25 +140,22 @@ class Reading(Clock):
                 continue
             if y is not None or d <= self.today + timedelta(days=1):
                 return d
-        named = f"{MONTH_NAMES[mo - 1] if 1 <= mo <= 12 else f'month {mo}'} {dy}"
-        en, zh = (
-            (f"{y:04d}-{mo:02d}-{dy:02d}", f"{y}年{mo}月{dy}日")
-            if y is not None
-            else (named, f"{mo}月{dy}日")
-        )
+        named = MONTH_NAMES[mo - 1] if 1 <= mo <= 12 else f"month {mo}"
+        en = f"{y:04d}-{mo:02d}-{dy:02d}" if y is not None else f"{named} {dy}"
+        zh = (f"{y}年" if y is not None else "") + f"{mo}月{dy}日"
         self.errors.append((f"there is no such date as {en}", f"没有 {zh} 这个日期"))
         return None
 
     def read_horizon(self, m: re.Match[str]) -> None:
         """A forecast's horizon, the first named; what is left of the month or the year: its days."""
-        if self.info.horizon is None and (left := group(m, "left")):
+        if self.info.horizon is None and (left := _group(m, "left")):
             end = add_months(self.today, 13 - self.today.month if left in ("年", "year") else 1)
             self.info.horizon = f"P{max((end - self.today).days - 1, 1)}D"
         elif self.info.horizon is None:
             # a word without a unit of its own (下个月, 明年) names one; else a day (明天, tomorrow)
             named = next((u for u in ("月", "周", "星期", "年") if u in m.group(0)), "天")
-            n = parse_number(group(m, "n") or "1") or 1
-            self.info.horizon = f"P{n}{_UNITS[group(m, 'u') or named]}"
+            n = parse_number(_group(m, "n") or "1") or 1
+            self.info.horizon = f"P{n}{_UNITS[_group(m, 'u') or named]}"
         self.take(m)
 
     def read_bad_count(self, m: re.Match[str]) -> None:
@@ -172,7 +168,7 @@ class Reading(Clock):
     def read_month(self, m: re.Match[str], months: int = 1) -> None:
         """A named month (no year: the latest begun) or the ``months`` from it (a year), or an open
         range from or up to it."""
-        self.calendar(m, self.month_range(*_year_month(m), m.group(0), months), group(m, "open"))
+        self.calendar(m, self.month_range(*_year_month(m), m.group(0), months), _group(m, "open"))
 
     def read_month_part(self, m: re.Match[str], parts: dict[str, list[int]]) -> None:
         """A part of a month: from day a to day b of it (``parts``; 0: its end, -7: a week before)."""
@@ -181,7 +177,7 @@ class Reading(Clock):
             self.take(m)
             return
         first, end = days  # end: the next month's first day
-        a, b = parts[group(m, "part") or ""]
+        a, b = parts[_group(m, "part") or ""]
         since = first + timedelta(days=a - 1) if a > 0 else end + timedelta(days=a)
         self.range(m, self.span(since, first + timedelta(days=b - 1) if b > 0 else end), "calendar")
 
@@ -204,7 +200,7 @@ class Reading(Clock):
 
     def read_iso_week(self, m: re.Match[str]) -> None:
         """A numbered ISO week (without a year: the latest begun by now)."""
-        wk, y_text = parse_number(group(m, "w") or "") or 0, group(m, "y")
+        wk, y_text = parse_number(_group(m, "w") or "") or 0, _group(m, "y")
         y = int(y_text) if y_text else self.today.isocalendar()[0]
         note = " (ISO weeks are 1-52 or 53)", "（ISO 周为 1-52 或 53）"
         try:
@@ -229,30 +225,30 @@ class Reading(Clock):
 
     def read_date(self, m: re.Match[str], edge: str | None = None) -> None:
         """A single day, or with a word before or after it (pre, suf) the ``edge`` of an open range."""
-        d = self.date_of(m) if not edge or group(m, "pre") or group(m, "suf") else None
+        d = self.date_of(m) if not edge or _group(m, "pre") or _group(m, "suf") else None
         if d:
             self.range(m, {edge: self.at(d)} if edge else self.day(d), edge or "day", pivot=d)
 
     def read_clock(self, m: re.Match[str]) -> None:
         """Clock hours: h (with its part of the day p, am/pm a) up to another (to), open on one side
         (w: after, before; to the day's end or from its start), or one hour."""
-        p, to, a_to = group(m, "p"), group(m, "to"), group(m, "ato")
-        h = 12 if group(m, "noon") else _hour(group(m, "h"), p, group(m, "a") or a_to)
+        p, to, a_to = _group(m, "p"), _group(m, "to"), _group(m, "ato")
+        h = 12 if _group(m, "noon") else _hour(_group(m, "h"), p, _group(m, "a") or a_to)
         if h is not None and to:
-            h2 = _hour(to, group(m, "pto") or p, a_to)
+            h2 = _hour(to, _group(m, "pto") or p, a_to)
             if h2 is None:
                 return
-            if p and not group(m, "pto") and h2 < h and h2 + 12 > h and h2 < 12:
+            if p and not _group(m, "pto") and h2 < h and h2 + 12 > h and h2 < 12:
                 h2 += 12
             self.hours(m, [x % 24 for x in range(h, h2 if h2 > h else h2 + 24)] if h != h2 else [h], "clock")
-        elif h is not None and (w := group(m, "w")):
+        elif h is not None and (w := _group(m, "w")):
             self.hours(m, list(range(h, 24)) if w in _AFTER else list(range(0, h)), "clock")
         elif h is not None:
             self.hours(m, [h], "clock")
 
     def read_week_day(self, m: re.Match[str], weeks: dict[str, int]) -> None:
         """A day (d) or the weekend of a named week (w)."""
-        monday, name = self.monday(weeks[group(m, "w") or ""]), group(m, "d") or ""
+        monday, name = self.monday(weeks[_group(m, "w") or ""]), _group(m, "d") or ""
         if name in ("末", "weekend"):
             self.range(m, self.span(monday + timedelta(days=5), monday + timedelta(days=7)), "day")
         else:
@@ -260,12 +256,12 @@ class Reading(Clock):
 
     def read_half(self, m: re.Match[str], last: dict[str, str]) -> None:
         """Half a unit back (最近半年): its duration by the unit named."""
-        self.range(m, {"last": last[group(m, "u") or ""]}, "last")
+        self.range(m, {"last": last[_group(m, "u") or ""]}, "last")
 
     def read_last(self, m: re.Match[str], zh: bool = False) -> None:
         """The last n units (none: one; quarters in months); in Chinese a bare 这周 or 天 and a count
         of none are no span."""
-        n_text, unit = group(m, "n"), _UNITS[group(m, "u") or ""]
+        n_text, unit = _group(m, "n"), _UNITS[_group(m, "u") or ""]
         n = (_FEW.get(n_text) or parse_number(n_text)) if n_text else 1
         if zh and (n is None or n <= 0 or not n_text and (m.group(0).startswith("这") or unit == "D")):
             return
@@ -277,8 +273,8 @@ class Reading(Clock):
 
     def read_window(self, m: re.Match[str]) -> None:
         """The window of days around a pivot date (the last named wins)."""
-        n = parse_number(group(m, "n") or "1") or 1
-        self.info.window_days = n * _UNIT_DAYS[_UNITS[group(m, "u") or ""]]
+        n = parse_number(_group(m, "n") or "1") or 1
+        self.info.window_days = n * _UNIT_DAYS[_UNITS[_group(m, "u") or ""]]
         self.take(m)
 
     def read_hours(self, m: re.Match[str], hours: list[int]) -> None:
@@ -286,7 +282,7 @@ class Reading(Clock):
 
     def read_days(self, m: re.Match[str], days: list[int] | None = None, weekend: bool | None = None) -> None:
         """Days of the week kept: ``days`` (the weekend, weekdays) or the day named (d)."""
-        kept = list(days) if days else [_WEEKDAYS[group(m, "d") or ""]]
+        kept = list(days) if days else [_WEEKDAYS[_group(m, "d") or ""]]
         self.info.days.append(DaysMention(kept, weekend, m.group(0), m.start()))
         self.take(m)
 
@@ -301,14 +297,11 @@ def _hour(token: str | None, prefix: str | None, ampm: str | None = None) -> int
     return 0 if ampm == "am" and h == 12 else h % 24
 
 
-Reader = Callable[..., None]
-
-
 class TimeKind(Extractor):
     """One kind of time mention: its passes, each a pattern, the reader of each of its matches (in
     the text as the pass begins) and the reader's arguments."""
 
-    passes: ClassVar[list[tuple[re.Pattern[str], Reader, dict[str, Any]]]]
+    passes: ClassVar[list[tuple[re.Pattern[str], Callable[..., None], dict[str, Any]]]]
 
     def extract(self, mt: MaskedText, ctx: Context) -> TimeInfo:
         r = Reading(mt, ctx)
