@@ -18,12 +18,10 @@ from edge.analysis.metrics import METRIC_EVENT_TYPES
 from edge.analysis.parser.accounting import OWN_DIMENSION, fields_used, residual
 from edge.analysis.parser.intents import CORRELATION_FORM, CUES, QUESTION_TAG, WILL_IT
 from edge.analysis.parser.lexicon import INTENT_CONTEXT
-from edge.analysis.parser.pairs import CO_WINDOW, CONJ, METRIC_ITEM
 from edge.analysis.parser.result import ParseResult
 from edge.analysis.parser.slots import MORE_LESS, PEAK_SHIFT, SELLERS, Draft, Slots
-from edge.analysis.parser.stage_fields import BUCKET_DIM
-from edge.analysis.parser.stage_intent import FORECAST_SUBJECT, WHICH_DAYS
-from edge.analysis.parser.stage_measure import TENDENCY
+from edge.analysis.parser.stage_fields import BUCKET_DIM, CO_WINDOW
+from edge.analysis.parser.stage_intent import CONJ, FORECAST_SUBJECT, METRIC_ITEM, TENDENCY, WHICH_DAYS
 from edge.analysis.parser.text import Hit
 from edge.analysis.parser.timekinds import WINDOW
 
