@@ -111,14 +111,13 @@ def _series_bucket(s: Slots, dims: list[str], anomaly: bool) -> str | None:
 def _auto_bucket(tr: dict[str, str] | None, now: datetime) -> str | None:
     """The largest of month / week / day / hour giving ``_MIN_BUCKETS`` buckets over the asked range
     (days for a month, weeks for three months); None without a range (the operator's default)."""
-    if not tr or not ("last" in tr or "since" in tr):
-        return None
-    if "last" in tr:
-        m = re.fullmatch(r"P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?", tr["last"])
-        if not m:
+    if tr and "last" in tr:
+        if not (m := re.fullmatch(r"P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?", tr["last"])):
             return None
         y, mo, w, d = (int(g) if g else 0 for g in m.groups())
         days = y * 365.25 + mo * 365.25 / 12 + w * 7 + d
+    elif not tr or "since" not in tr:
+        return None
     else:
         try:
             since = datetime.fromisoformat(tr["since"])
@@ -160,10 +159,10 @@ def effect_within(plan: dict[str, Any], cue: Set[str], vocab: Vocabulary) -> Non
     ranks_stores = (plan.get("intent") == "top_k" and plan.get("group_by") == ["store_id"]) or (
         plan.get("intent") == "compare" and plan.get("compare") == {"dimension": "store_id"}
     )
-    if not (ranks_stores and isinstance(cond, str) and "change" in cue and plan.get("target_metric")):
-        return
     known = [str(v) for v in vocab.attributes.get("weather", ()) if str(v) != cond]
-    if not known:
+    if not (
+        ranks_stores and isinstance(cond, str) and "change" in cue and plan.get("target_metric") and known
+    ):
         return
     base = labels.baseline("weather", cond, known) or known[0]
     del attrs["weather"]
@@ -181,12 +180,10 @@ def time_range(info: TimeInfo) -> dict[str, str] | None:
     """The asked range: the first named, with a since/until pair merged into one."""
     if not info.ranges:
         return None
-    first = dict(info.ranges[0].time_range)
-    if info.ranges[0].kind in ("since", "until"):
-        for r in info.ranges[1:]:
-            if r.kind in ("since", "until"):
-                for k, v in r.time_range.items():
-                    first.setdefault(k, v)
+    first, pair_kinds = dict(info.ranges[0].time_range), ("since", "until")
+    for r in info.ranges[1:] if info.ranges[0].kind in pair_kinds else ():
+        if r.kind in pair_kinds:
+            first |= {k: v for k, v in r.time_range.items() if k not in first}
     return first
 
 

@@ -60,6 +60,8 @@ METRIC_ITEM = {
 #: a joining word (和, with, vs): the two things a co-occurrence pairs stand on either side of it
 CONJ = re.compile(r"和|与|跟|同|及|以及|还有|(?<![a-z])(?:and|with|vs\.?|versus|&)(?![a-z])")
 
+#: the cues a ranking or breakdown the classifier decided needs
+_RANKING = frozenset({"top_rank", "which", "breakdown", "breakdown_by"})
 Compare = tuple[dict[str, Any] | None, str | None, set[int]]
 #: (start, end, item, rank): rank 0 a metric word, 1 an event type, 2 a stored value, 3 an entity
 Item = tuple[int, int, str, int]
@@ -84,15 +86,8 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
             # a range in the past is not a forecast, nor a question with no word of the future (a
             # forecast's words are never checked against the plan: its reading must name one)
             raise Refusal()
-        if forced in ("top_k", "breakdown") and not s.cue & {
-            "top_rank",
-            "which",
-            "breakdown",
-            "breakdown_by",
-        }:
-            # a ranking or breakdown needs a word of one: "revenue in the bakery aisle" is a value,
-            # not revenue ranked by zone, nor "生鲜区客流" a breakdown of one zone
-            raise Refusal()
+        if forced in ("top_k", "breakdown") and not s.cue & _RANKING:
+            raise Refusal()  # "revenue in the bakery aisle" is a value, "生鲜区客流" no breakdown
         if forced == "correlation" and len(s.metrics) < 2:
             raise Refusal("two_metrics")
         intent = forced
