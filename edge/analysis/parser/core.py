@@ -2,28 +2,25 @@
 
 Owned by :mod:`edge.analysis.parser` (re-exported as :func:`~edge.analysis.parser.parse_question`);
 called by ``adamm ask``, the hub and :class:`edge.llm.LLMPlanParser`. The rules read the slots once
-(:mod:`.slots`) and build the plan in stages (``stage_intent`` -> ``stage_measure`` ->
-``stage_fields`` -> ``stage_filters`` -> ``stage_words``); a stage that cannot go on raises a
-:class:`~.refusal.Refusal` and the question is ``unsupported``: the parser never guesses.
+(:mod:`.slots`) and build the plan in stages (``stage_intent`` -> ``stage_fields`` -> ``stage_words``);
+a stage that cannot go on raises a :class:`~.refusal.Refusal` and the question is ``unsupported``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from edge.analysis.parser.accounting import residual
 from edge.analysis.parser.exemplars import Guess, classify
 from edge.analysis.parser.extractors import Context
-from edge.analysis.parser.refusal import Refusal, unsupported
+from edge.analysis.parser.refusal import Refusal
 from edge.analysis.parser.result import ParseResult
 from edge.analysis.parser.slots import Force, read_slots
-from edge.analysis.parser.stage_fields import effect_within, fill_fields
-from edge.analysis.parser.stage_filters import fill_filters
-from edge.analysis.parser.stage_intent import choose_intent
-from edge.analysis.parser.stage_measure import choose_measure
+from edge.analysis.parser.stage_fields import effect_within, fill_fields, fill_filters
+from edge.analysis.parser.stage_intent import choose_intent, choose_measure
 from edge.analysis.parser.stage_words import CUE_PATTERNS, account
 from edge.analysis.parser.text import has_cjk
 from edge.analysis.parser.vocabmatch import Embed
@@ -136,10 +133,38 @@ def _parse_rules(question: str, ctx: Context, force: Force | None) -> _Rules:
             logger.error("rule parser built an invalid plan for %r: %s (%s)", question, errors, d.plan)
             raise Refusal("internal")
         result = account(question, s, d)
-    except Refusal as refusal:
-        result = unsupported(lang, question, s.understood, refusal.said(lang))
-        # refused before a plan was built: still name the words nothing could use
-        if words := residual(s.mt, CUE_PATTERNS, {}):
-            result = dataclasses.replace(result, not_understood=tuple(words))
+    except Refusal as refusal:  # refused before a plan was built: still name the words nothing could use
+        words = tuple(residual(s.mt, CUE_PATTERNS, {}))
+        result = unsupported(lang, question, s.understood, refusal.said(lang), words)
         return _Rules(result, refusal.final, s.read_metrics, False, s.hinted)
     return _Rules(result, False, s.read_metrics, d.weak, s.hinted)
+
+
+def unsupported(
+    lang: str,
+    question: str,
+    understood: Sequence[str],
+    reason: str | None = None,
+    words: tuple[str, ...] = (),
+) -> ParseResult:
+    """The ``unsupported`` result: the reason, what was understood, what can be asked; ``words``
+    the question's words nothing could use."""
+    if lang == "zh":
+        got = "、".join(understood) if understood else "没有识别出可以计算的指标或问题类型"
+        why = f"{reason}。" if reason else ""
+        text = (
+            f"这个问题我还不能回答。{why}我理解到的：{got}。"
+            "我能回答门店数据的问题：客流、销售额、客单价、订单数、转化率、停留时长、排队、投诉、负面情绪、员工失误率、高峰时段，"
+            "问它们的数值、趋势、对比、异常、周期、拆解、排名、相关性、同时出现，或查找录像片段。"
+        )
+    else:
+        got = ", ".join(understood) if understood else "no metric or kind of question I can compute"
+        why = f"{reason}. " if reason else ""
+        text = (
+            f"I cannot answer this question yet. {why}What I understood: {got}. "
+            "I answer questions about the store's data: footfall, revenue, average order value, orders, conversion, "
+            "dwell time, queues, complaints, negative emotion, staff error rate, peak hour - their value, trend, "
+            "comparison, anomalies, cycles, breakdown, ranking, correlation, co-occurrence - or find video clips."
+        )
+    logger.info("unsupported question %r: %s", question, reason or "nothing understood")
+    return ParseResult(plan={}, status="unsupported", explanation=text, language=lang, not_understood=words)

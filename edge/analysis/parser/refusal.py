@@ -1,17 +1,10 @@
-"""Why the rule parser refuses a question, in both languages, and the ``unsupported`` result.
+"""Why the rule parser refuses a question, in both languages.
 
-Owned by :mod:`edge.analysis.parser`: the stages (:mod:`.slots`, ``stage_*``) raise
-:class:`Refusal`; :mod:`.core` turns it into the result of :func:`unsupported`.
+Owned by :mod:`edge.analysis.parser`: the stages (:mod:`.slots`, ``stage_*``) raise :class:`Refusal`;
+:mod:`.core` turns it into an ``unsupported`` result.
 """
 
 from __future__ import annotations
-
-import logging
-from collections.abc import Sequence
-
-from edge.analysis.parser.result import ParseResult
-
-logger = logging.getLogger(__name__)
 
 #: the refusals' reasons as (zh, en), by name
 REASONS: dict[str, tuple[str, str]] = {
@@ -46,28 +39,3 @@ class Refusal(Exception):
     def said(self, lang: str) -> str | None:
         """The reason in ``lang``."""
         return None if self.reason is None else self.reason[0 if lang == "zh" else 1]
-
-
-def unsupported(
-    lang: str, question: str, understood: Sequence[str], reason: str | None = None
-) -> ParseResult:
-    """The ``unsupported`` result: the reason, what was understood, what can be asked."""
-    if lang == "zh":
-        got = "、".join(understood) if understood else "没有识别出可以计算的指标或问题类型"
-        why = f"{reason}。" if reason else ""
-        text = (
-            f"这个问题我还不能回答。{why}我理解到的：{got}。"
-            "我能回答门店数据的问题：客流、销售额、客单价、订单数、转化率、停留时长、排队、投诉、负面情绪、员工失误率、高峰时段，"
-            "问它们的数值、趋势、对比、异常、周期、拆解、排名、相关性、同时出现，或查找录像片段。"
-        )
-    else:
-        got = ", ".join(understood) if understood else "no metric or kind of question I can compute"
-        why = f"{reason}. " if reason else ""
-        text = (
-            f"I cannot answer this question yet. {why}What I understood: {got}. "
-            "I answer questions about the store's data: footfall, revenue, average order value, orders, conversion, "
-            "dwell time, queues, complaints, negative emotion, staff error rate, peak hour - their value, trend, "
-            "comparison, anomalies, cycles, breakdown, ranking, correlation, co-occurrence - or find video clips."
-        )
-    logger.info("unsupported question %r: %s", question, reason or "nothing understood")
-    return ParseResult(plan={}, status="unsupported", explanation=text, language=lang)

@@ -1,7 +1,9 @@
-"""The third stage of the rule parser's plan: the fields of its intent.
+"""The later stages of the rule parser's plan: the fields of its intent, then its filters.
 
-Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after :mod:`.stage_measure`: compare,
-pair (:mod:`.pairs`), top-k, grouping, time bucket, horizon, a retrieval's types and query.
+Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after the measure: compare, pair,
+top-k, grouping, time bucket, horizon, a retrieval's types and query (:func:`fill_fields`); then
+filters on what the question names and the plan does not compare by, each stored value read an
+:class:`~.result.AttributeMatch` of the result (:func:`fill_filters`).
 """
 
 from __future__ import annotations
@@ -12,11 +14,13 @@ from datetime import datetime
 from typing import Any
 
 from edge.analysis import labels
-from edge.analysis.parser import pairs
 from edge.analysis.parser.refusal import Refusal
+from edge.analysis.parser.result import AttributeMatch
 from edge.analysis.parser.slots import Draft, Slots
-from edge.analysis.parser.stage_filters import time_range
+from edge.analysis.parser.stage_intent import TENDENCY, co_items, pair
+from edge.analysis.parser.text import parse_number
 from edge.analysis.parser.timecal import TimeInfo
+from edge.analysis.parser.vocabmatch import ValueHit
 from edge.analysis.source import Vocabulary
 
 BUCKET_DIM = {"day": "date", "week": "week", "month": "month", "hour": "hour"}
@@ -31,6 +35,13 @@ _RETRIEVE_STRIP = re.compile(
     r"^(?:请|帮我|麻烦)?(?:找一下|找出|找找|查找|搜索|搜一下|调出|调取|给我看|找|查一下|查)|视频|录像|片段|画面|监控|截图|录音"
     r"|(?<![a-z])(?:show me|find me|find|search for|search|look up|get me|pull up|any|clips?|footage|videos?|recordings?|snapshots?)(?![a-z])"
 )
+#: the window a co-occurrence pairs within ("within 10 minutes", 同一小时内)
+CO_WINDOW = re.compile(
+    r"(?P<n>[0-9]+|[一二两三四五六七八九十]+|同一)\s?(?:个)?(?P<u>分钟|小时|秒)(?:内|之内|以内|里)?"
+    r"|(?<![a-z])(?:within|in|during) (?:(?P<n2>[0-9]+|an?|one|two|three|five|ten|fifteen|thirty|the same) )?(?P<u2>minute|min|hour|hr|second|sec)s?(?![a-z])"
+)
+_UNIT_SECONDS = {"分钟": 60, "小时": 3600, "秒": 1, "minute": 60, "min": 60, "hour": 3600, "hr": 3600}
+_UNIT_SECONDS |= {"second": 1, "sec": 1}
 
 
 def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
@@ -38,8 +49,19 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
     intent, plan = d.intent, d.plan
     if d.compare is not None:
         plan["compare"] = d.compare
-    if intent == "co_occurrence":
-        _pair(s, d)
+    if intent == "co_occurrence":  # the pair and its window; the values and ids paired are no filters
+        items = co_items(s)
+        if (two := pair(items, s.text)) is None:
+            raise Refusal("no_pair")
+        plan["pair"] = {"a": two[0], "b": two[1]}
+        if m := CO_WINDOW.search(s.text):
+            n = m.group("n") or m.group("n2") or "1"
+            n_units = 1 if n in ("同一", "the same") else (parse_number(n) or 1)
+            plan["pair"]["window_seconds"] = n_units * _UNIT_SECONDS[m.group("u") or m.group("u2")]
+        d.used_values = {
+            i for i, v in enumerate(s.values) if any(v.start < it[1] and it[0] < v.end for it in items)
+        }
+        d.entities = [e for e in d.entities if e not in two]
     dims = list(s.dims)
     if intent == "top_k" and s.top_n is not None:
         plan["top_k"] = s.top_n
@@ -61,21 +83,6 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
             d.filters["event_type"] = list(dict.fromkeys(t.event_type for t in s.types))
         if query := _semantic_query(s.text, s.info):
             plan["semantic_query"] = query
-
-
-def _pair(s: Slots, d: Draft) -> None:
-    """A co-occurrence's pair and window; the values and ids paired are no filters."""
-    items = pairs.co_items(s)
-    pair = pairs.pair(items, s.text)
-    if pair is None:
-        raise Refusal("no_pair")
-    d.plan["pair"] = {"a": pair[0], "b": pair[1]}
-    if window := pairs.co_window(s.text):
-        d.plan["pair"]["window_seconds"] = window
-    d.used_values = {
-        i for i, v in enumerate(s.values) if any(v.start < it[1] and it[0] < v.end for it in items)
-    }
-    d.entities = [e for e in d.entities if e not in pair]
 
 
 def _group_by(s: Slots, d: Draft, dims: list[str]) -> list[str]:
@@ -104,14 +111,13 @@ def _series_bucket(s: Slots, dims: list[str], anomaly: bool) -> str | None:
 def _auto_bucket(tr: dict[str, str] | None, now: datetime) -> str | None:
     """The largest of month / week / day / hour giving ``_MIN_BUCKETS`` buckets over the asked range
     (days for a month, weeks for three months); None without a range (the operator's default)."""
-    if not tr or not ("last" in tr or "since" in tr):
-        return None
-    if "last" in tr:
-        m = re.fullmatch(r"P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?", tr["last"])
-        if not m:
+    if tr and "last" in tr:
+        if not (m := re.fullmatch(r"P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?", tr["last"])):
             return None
         y, mo, w, d = (int(g) if g else 0 for g in m.groups())
         days = y * 365.25 + mo * 365.25 / 12 + w * 7 + d
+    elif not tr or "since" not in tr:
+        return None
     else:
         try:
             since = datetime.fromisoformat(tr["since"])
@@ -153,10 +159,10 @@ def effect_within(plan: dict[str, Any], cue: Set[str], vocab: Vocabulary) -> Non
     ranks_stores = (plan.get("intent") == "top_k" and plan.get("group_by") == ["store_id"]) or (
         plan.get("intent") == "compare" and plan.get("compare") == {"dimension": "store_id"}
     )
-    if not (ranks_stores and isinstance(cond, str) and "change" in cue and plan.get("target_metric")):
-        return
     known = [str(v) for v in vocab.attributes.get("weather", ()) if str(v) != cond]
-    if not known:
+    if not (
+        ranks_stores and isinstance(cond, str) and "change" in cue and plan.get("target_metric") and known
+    ):
         return
     base = labels.baseline("weather", cond, known) or known[0]
     del attrs["weather"]
@@ -168,3 +174,61 @@ def effect_within(plan: dict[str, Any], cue: Set[str], vocab: Vocabulary) -> Non
     plan.update(
         intent="compare", compare={"dimension": "weather", "groups": [cond, base]}, group_by=["store_id"]
     )
+
+
+def time_range(info: TimeInfo) -> dict[str, str] | None:
+    """The asked range: the first named, with a since/until pair merged into one."""
+    if not info.ranges:
+        return None
+    first, pair_kinds = dict(info.ranges[0].time_range), ("since", "until")
+    for r in info.ranges[1:] if info.ranges[0].kind in pair_kinds else ():
+        if r.kind in pair_kinds:
+            first |= {k: v for k, v in r.time_range.items() if k not in first}
+    return first
+
+
+def fill_filters(s: Slots, d: Draft) -> None:
+    """Set the plan's ``filters`` and ``language`` and the draft's matches."""
+    intent, filters, by = d.intent, d.filters, d.compare_from
+    if s.stores and by != "store_id":
+        filters["store_id"] = list(s.stores)
+    if d.entities:
+        filters["entities"] = list(dict.fromkeys(d.entities))
+    # a compare of periods carries its own windows
+    if (tr := time_range(s.info)) and not (d.compare and "periods" in d.compare):
+        filters["time_range"] = tr
+    hours = sorted({h for m in s.info.hours for h in m.hours})
+    if by == "hour" and s.info.hours:
+        # "7-9 pm vs daytime": the first named range is the group under test, the engine compares
+        # it against the other hours (the schema has no way to write hour ranges as groups)
+        explicit = [m for m in s.info.hours if m.kind != "daypart"] or list(s.info.hours)
+        filters["hours"] = sorted(set(explicit[0].hours))
+    elif hours and not (
+        intent == "trend" and d.metric == "peak_hour" and (TENDENCY.search(s.text) or s.peak_shift)
+    ):
+        filters["hours"] = hours
+    days = sorted({x for m in s.info.days for x in m.days})
+    if days and by != "is_weekend":
+        filters["days_of_week"] = days
+    if intent != "forecast":  # a forecast keeps no stored value: it forecasts the store, not the rainy days
+        # the stored values no compare or pair uses, by key: one value as itself, several as a list
+        attrs: dict[str, Any] = dict(filters.get("attributes") or {})
+        for v in [v for i, v in enumerate(s.values) if i not in d.used_values]:
+            for val in v.values:
+                d.matches.append(_match(v, val))
+                old = attrs.get(v.key)
+                vals = [] if old is None else old if isinstance(old, list) else [old]
+                if val not in vals:
+                    attrs[v.key] = val if old is None else [*vals, val]
+        if intent != "compare" and s.promo_hits:  # a promotion day outside a compare
+            attrs.setdefault("promotion", str(s.promo_hits[0].value))
+        if attrs:
+            filters["attributes"] = attrs
+    d.matches += [_match(s.values[i], val) for i in d.used_values for val in s.values[i].values]
+    if filters:
+        d.plan["filters"] = filters
+    d.plan["language"] = s.lang
+
+
+def _match(v: ValueHit, value: str) -> AttributeMatch:
+    return AttributeMatch(v.phrase, v.key, value, v.method, v.score, v.set_aside, v.by_events)

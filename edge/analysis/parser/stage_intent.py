@@ -1,8 +1,9 @@
-"""The first stage of the rule parser's plan: whether the question is answered, and its intent.
+"""The first stages of the rule parser's plan: whether the question is answered, its intent, its measure.
 
 Owned by :mod:`edge.analysis.parser`; called by :mod:`.core`. The intent is the classifier's when
-forced, else the one the cues name, else a compare of the groups or periods named
-(:func:`compare_spec`), else what the words ask for (:func:`_fallback_intent`).
+forced, else the one the cues name, else a compare of the groups or periods named (:func:`compare_spec`),
+else what the words ask for (:func:`_fallback_intent`). The measure is the first metric word (both of
+a correlation), the peak hour of a "tends to be later" trend, else a count of events.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from collections.abc import Set
 from datetime import datetime
 from typing import Any
 
-from edge.analysis.parser.pairs import co_items, pair
 from edge.analysis.parser.refusal import Refusal
 from edge.analysis.parser.slots import Draft, Force, Slots
 from edge.analysis.parser.timecal import pivot_periods
@@ -33,13 +33,42 @@ FORECAST_SUBJECT = re.compile(
 WHICH_DAYS = re.compile(
     r"哪几天|哪天|哪些天|哪一天|哪些日子|(?<![a-z])(?:which|what) (?:days?|dates?)(?![a-z])"
 )
+TENDENCY = re.compile(
+    r"倾向|偏向|更常|更爱|喜欢在|习惯|更晚|更早|(?<![a-z])(?:tend|prefer|later|earlier|habit)"
+)
+#: the events a rate counts (its numerator): asked "how many", the count of these is answered
+_COUNT_OF: dict[str, tuple[str, tuple[str, ...]]] = {
+    "staff_error_rate": ("event_type", ("staff_error",)),
+    "negative_emotion_rate": ("speech_emotion", ("negative", "angry")),
+}
+_COUNT_ASKED = re.compile(
+    r"多少次|几次|多少起|多少个|多少回|几回|(?<![a-z])(?:how many|number of|count of|how often)(?![a-z])"
+)
+_RATE_ASKED = re.compile(r"率|比例|比率|占比|(?<![a-z])(?:rate|share|percent\w*|proportion|ratio)(?![a-z])")
+#: what a metric word stands for when it is one side of a co-occurrence
+METRIC_ITEM = {
+    "complaint_count": "complaint",
+    "queue_length": "checkout_queue",
+    "footfall": "customer_enter",
+    "order_count": "purchase",
+    "revenue": "purchase",
+    "avg_order_value": "purchase",
+    "dwell_time": "dwell",
+    "staff_error_rate": "staff_error",
+    "negative_emotion_rate": "speech_emotion=negative",
+}
+#: a joining word (和, with, vs): the two things a co-occurrence pairs stand on either side of it
+CONJ = re.compile(r"和|与|跟|同|及|以及|还有|(?<![a-z])(?:and|with|vs\.?|versus|&)(?![a-z])")
 
+#: the cues a ranking or breakdown the classifier decided needs
+_RANKING = frozenset({"top_rank", "which", "breakdown", "breakdown_by"})
 Compare = tuple[dict[str, Any] | None, str | None, set[int]]
+#: (start, end, item, rank): rank 0 a metric word, 1 an event type, 2 a stored value, 3 an entity
+Item = tuple[int, int, str, int]
 
 
 def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draft:
     """The draft with its intent (and compare); raises :class:`~.refusal.Refusal`."""
-    # refused whatever the intent
     if s.info.errors:  # a date, week, month or span no calendar has: say so, never re-read it
         en, zh = s.info.errors[0]
         raise Refusal((zh, en[:1].upper() + en[1:]))
@@ -47,43 +76,34 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         raise Refusal("out_of_domain", final=True)
     if s.two_fields is not None:  # one word, two fields, and the measure's events do not decide
         raise Refusal(two_fields_reason(s.two_fields), final=True)
-    intent = s.hint
-    if intent == "correlation_single":
-        # "is there a link between rain and inquiries": non-metric sides are a co-occurrence
-        things = [it for it in co_items(s) if it[3] > 0]
-        if pair(things, s.text) is not None:
-            intent = "co_occurrence"
-    compare: dict[str, Any] | None = None
-    compare_from: str | None = None
-    used: set[int] = set()
+    intent, forced = s.hint, force.intent if force is not None else None
+    if intent == "correlation_single" and pair([it for it in co_items(s) if it[3] > 0], s.text):
+        intent = "co_occurrence"  # "a link between rain and inquiries": non-metric sides co-occur
+    spec: Compare = (None, None, set())
     weak = False
-    forced = force.intent if force is not None else None
-    if forced == "forecast" and not s.info.horizon and (s.info.ranges or "forecast" not in s.cue):
-        # a range in the past is not a forecast, nor a question with no word of the future (a
-        # forecast's words are never checked against the plan: its reading must name one)
-        raise Refusal()
-    if forced in ("top_k", "breakdown") and not s.cue & {"top_rank", "which", "breakdown", "breakdown_by"}:
-        # a ranking or breakdown needs a word of one: "revenue in the bakery aisle" is a value, not
-        # revenue ranked by zone, nor "生鲜区客流" a breakdown of one zone
-        raise Refusal()
     if forced is not None and forced != "compare":
-        intent = forced
+        if forced == "forecast" and not s.info.horizon and (s.info.ranges or "forecast" not in s.cue):
+            # a range in the past is not a forecast, nor a question with no word of the future (a
+            # forecast's words are never checked against the plan: its reading must name one)
+            raise Refusal()
+        if forced in ("top_k", "breakdown") and not s.cue & _RANKING:
+            raise Refusal()  # "revenue in the bakery aisle" is a value, "生鲜区客流" no breakdown
         if forced == "correlation" and len(s.metrics) < 2:
             raise Refusal("two_metrics")
+        intent = forced
     elif forced == "compare" and intent != "compare_periods":
-        compare, compare_from, used = compare_spec(s, s.cue | {"compare"}, None)
-        if compare is None or not (compare.get("groups") or compare.get("periods")):
+        spec = compare_spec(s, s.cue | {"compare"}, None)
+        if spec[0] is None or not (spec[0].get("groups") or spec[0].get("periods")):
             raise Refusal("no_groups")
         intent = "compare"
     elif intent == "compare_periods":
-        pivot = s.info.pivot_dates[0][0]
-        compare = {"periods": pivot_periods(pivot, s.info.window_days or 7, now, tz)}
-        intent = "compare"
+        periods = pivot_periods(s.info.pivot_dates[0][0], s.info.window_days or 7, now, tz)
+        spec, intent = ({"periods": periods}, None, set()), "compare"
     elif intent is None and s.top_n is not None:
         intent = "top_k"
     elif intent in (None, "correlation_single"):
-        compare, compare_from, used = compare_spec(s, s.cue, intent)
-        if compare is not None:
+        spec = compare_spec(s, s.cue, intent)
+        if spec[0] is not None:
             intent = "compare"
         elif intent == "correlation_single":
             raise Refusal("two_metrics")
@@ -93,16 +113,14 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         else:
             intent = _fallback_intent(s)
             weak = intent == "aggregate" and "aggregate" not in s.cue
-
     if intent == "breakdown" and not (s.dims or s.buckets) and s.metrics and s.metrics[0].endswith("_rate"):
         intent = "aggregate"  # "what share of staff actions were mistakes": the rate itself
     if intent is None:
         raise Refusal()
     if intent == "forecast" and not s.metrics and not FORECAST_SUBJECT.search(s.text):
         raise Refusal("no_forecast_metric")
-    grouped = set((compare or {}).get("groups") or ())  # ids compared are groups, not a filter
-    entities = [e for e in s.entities if e not in grouped]
-    return Draft(intent, {"intent": intent}, entities, compare, compare_from, used, weak)
+    grouped = set((spec[0] or {}).get("groups") or ())  # ids compared are groups, not a filter
+    return Draft(intent, {"intent": intent}, [e for e in s.entities if e not in grouped], *spec, weak)
 
 
 def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
@@ -112,30 +130,29 @@ def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
     for i, v in enumerate(s.values):
         by_key.setdefault(v.key, []).append(i)
     categorical = bool(s.promo_hits) or "weather" in by_key or bool({"promotion", "weather"} & set(s.dims))
-    effect = "effect" in cue and categorical and not s.info.ranges
-    wants = "compare" in cue or hint == "correlation_single" or effect
-    if len(s.stores) >= 2 and wants:
-        return {"dimension": "store_id", "groups": list(s.stores)}, "store_id", set()
+    wants = (
+        "compare" in cue
+        or hint == "correlation_single"
+        or ("effect" in cue and categorical and not s.info.ranges)
+    )
     by_id: dict[str, list[str]] = {}  # staff_03 and staff_05: ids of one field (staff_id)
     for e in s.entities:
         by_id.setdefault(re.split(r"[_\-0-9]", e.lower(), maxsplit=1)[0] + "_id", []).append(e)
-    for key, ids in by_id.items():
+    for key, ids in [("store_id", list(s.stores)), *by_id.items()]:
         if len(ids) >= 2 and wants and key in _KEY_DIMENSIONS:
             return {"dimension": key, "groups": ids}, key, set()
     for key, idx in by_key.items():
         vals = list(dict.fromkeys(s.values[i].values[0] for i in idx))
         if len(vals) >= 2 and key in _KEY_DIMENSIONS:
             return {"dimension": key, "groups": vals}, key, set(idx)
-    weekend = list(dict.fromkeys(d.weekend for d in s.info.days if d.weekend is not None))
-    named = list(dict.fromkeys(d.days[0] for d in s.info.days if d.weekend is None and len(d.days) == 1))
-    promos = list(dict.fromkeys(str(h.value) for h in s.promo_hits))
     # weekend and promotion days are compared by themselves; one of them when a compare is asked
     # (against the rest); named weekdays only when a compare is asked
-    for dim, groups, alone in (
-        ("is_weekend", weekend, True),
-        ("day_of_week", named, False),
-        ("promotion", promos, True),
+    for dim, named, alone in (
+        ("is_weekend", [d.weekend for d in s.info.days if d.weekend is not None], True),
+        ("day_of_week", [d.days[0] for d in s.info.days if d.weekend is None and len(d.days) == 1], False),
+        ("promotion", [str(h.value) for h in s.promo_hits], True),
     ):
+        groups = list(dict.fromkeys(named))
         if len(groups) >= 2 and (alone or wants):
             return {"dimension": dim, "groups": groups}, dim, set()
         if groups and alone and wants:
@@ -147,31 +164,97 @@ def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
         return {"periods": periods}, "period", set()
     if len(s.info.hours) >= 2 or (s.info.hours and any(h.kind == "daypart" for h in s.info.hours)):
         return {"dimension": "hour"}, "hour", set()
-    for d in s.dims:
-        if d != "date":  # a value of the compared field is one of its groups, never a filter
-            return {"dimension": d}, d, set(by_key.get(d, ()))
-    for key, idx in by_key.items():
-        if key in _KEY_DIMENSIONS:
-            return {"dimension": key}, key, set(idx)
-    return None, None, set()
+    # a value of the compared field is one of its groups, never a filter
+    by = [d for d in s.dims if d != "date"] + [k for k in by_key if k in _KEY_DIMENSIONS]
+    return ({"dimension": by[0]}, by[0], set(by_key.get(by[0], ()))) if by else (None, None, set())
 
 
 def _fallback_intent(s: Slots) -> str | None:
     """The intent of a question no cue decided and that compares nothing: a ranking, a breakdown,
     a trend, outliers or a value, by the words that ask for them; None without a measure."""
-    measured = bool(s.metrics or s.types)
-    if "top_rank" in s.cue and ("which" in s.cue or s.dims):
-        return "top_k"
-    if "breakdown_by" in s.cue and s.dims and not s.buckets and measured and "trend" not in s.cue:
-        return "breakdown"
-    if s.buckets == ("hour",) and measured and "trend" not in s.cue:
-        return "breakdown"
-    if "trend" in s.cue or (s.buckets and measured):
-        return "trend"
-    if s.metrics or (s.types and "aggregate" in s.cue):
-        if WHICH_DAYS.search(s.text):
-            return "anomaly"  # "which days was revenue low": the days that stood out
-        if "change" in s.cue and any(r.kind in ("since", "last") for r in s.info.ranges):
-            return "trend"  # "has X improved since October / in the last 2 months": its course
-        return "aggregate"
+    measured, trend = bool(s.metrics or s.types), "trend" in s.cue
+    valued = bool(s.metrics or (s.types and "aggregate" in s.cue))
+    since = "change" in s.cue and any(r.kind in ("since", "last") for r in s.info.ranges)
+    for intent, when in (
+        ("top_k", "top_rank" in s.cue and ("which" in s.cue or s.dims)),
+        ("breakdown", "breakdown_by" in s.cue and s.dims and not s.buckets and measured and not trend),
+        ("breakdown", s.buckets == ("hour",) and measured and not trend),
+        ("trend", trend or (s.buckets and measured)),
+        ("anomaly", valued and WHICH_DAYS.search(s.text)),  # "which days was revenue low": outliers
+        ("trend", valued and since),  # "has X improved since October / in the last 2 months": its course
+        ("aggregate", valued),
+    ):
+        if when:
+            return intent
     return None
+
+
+def choose_measure(s: Slots, d: Draft) -> None:
+    """Set the draft's metric, the plan's target (and second) metric and the measure's filters;
+    "how many" of a rate's events (staff mistakes) is their count, not the rate."""
+    intent, filters = d.intent, d.filters
+    metric = s.metrics[0] if s.metrics else None
+    if intent == "trend" and TENDENCY.search(s.text) and s.info.hours:
+        metric = "peak_hour"
+    # the named event types counted: when asked for, or as the measure of a question with none
+    counted_types = "event_count" in s.metrics or (metric is None and intent != "forecast")
+    if intent in ("retrieve", "co_occurrence"):
+        metric = None
+    elif s.types and intent != "correlation" and counted_types:
+        metric = "event_count"
+        filters["event_type"] = list(dict.fromkeys(t.event_type for t in s.types))
+    elif metric is None and intent not in ("correlation", "forecast"):
+        if not (intent in ("anomaly", "periodicity") or (intent == "trend" and (s.entities or s.values))):
+            raise Refusal("no_metric")
+        metric = "event_count"
+    if (
+        metric in _COUNT_OF
+        and intent in ("aggregate", "trend", "compare", "top_k", "breakdown", "anomaly")
+        and _COUNT_ASKED.search(s.text)
+        and not _RATE_ASKED.search(s.text)
+    ):
+        key, counted = _COUNT_OF[str(metric)]
+        d.counted, metric = metric, "event_count"
+        if key == "event_type":
+            filters["event_type"] = list(dict.fromkeys([*filters.get("event_type", []), *counted]))
+        else:
+            filters.setdefault("attributes", {})[key] = list(counted) if len(counted) > 1 else counted[0]
+    if intent == "correlation":
+        d.plan["target_metric"], d.plan["second_metric"] = s.metrics[0], s.metrics[1]
+    elif metric is not None:
+        d.plan["target_metric"] = metric
+    d.metric = metric
+
+
+def co_items(s: Slots) -> list[Item]:
+    """The things the question names that a co-occurrence may pair (metric words as the events they
+    stand for, stored values, event types, ids), in question order; of overlapping spans the
+    longer wins, then the more specific."""
+    items: list[Item] = [
+        (h.start, h.end, METRIC_ITEM[str(h.value)], 0) for h in s.metric_hits if str(h.value) in METRIC_ITEM
+    ]
+    items += [(v.start, v.end, f"{v.key}={v.values[0]}", 2) for v in s.values]
+    items += [(t.start, t.end, t.event_type, 1) for t in s.types]
+    for e in s.entities:
+        pos = max(s.text.find(e.lower()), 0)
+        items.append((pos, pos + len(e), e, 3))
+    kept: list[Item] = []
+    for it in sorted(items, key=lambda it: (-(it[1] - it[0]), -it[3])):
+        if all(it[1] <= k[0] or it[0] >= k[1] for k in kept):
+            kept.append(it)
+    return sorted(kept, key=lambda it: it[0])
+
+
+def pair(items: list[Item], text: str) -> tuple[str, str] | None:
+    """The two items a joining word stands between (the most specific on each side), else the
+    first two different items; None with fewer than two."""
+    for m in CONJ.finditer(text):
+        left = [it for it in items if it[1] <= m.start()]
+        right = [it for it in items if it[0] >= m.end()]
+        if left and right:
+            a = max(left, key=lambda it: (it[3], it[0]))
+            b = max(right, key=lambda it: (it[3], -it[0]))
+            if a[2] != b[2]:
+                return a[2], b[2]
+    names = list(dict.fromkeys(it[2] for it in items))
+    return (names[0], names[1]) if len(names) >= 2 else None
