@@ -9,7 +9,8 @@ and with the text encoder, and writes one JSON line per (question, world, backen
     python3 scripts/parser_snapshot.py after.jsonl       # on the new code
     python3 scripts/parser_snapshot.py --diff before.jsonl after.jsonl
 
-``--diff`` prints each question whose result changed and exits 1 if any did. Progress and
+``--diff`` prints each question whose result changed and exits 1 if any did (questions in only
+one snapshot, from edited tests, are counted apart). Progress and
 timings go to stderr.
 """
 
@@ -148,16 +149,21 @@ def diff(a: Path, b: Path) -> int:
 
     ra, rb = load(a), load(b)
     changed = 0
-    for key in sorted(set(ra) | set(rb)):
-        x, y = ra.get(key), rb.get(key)
+    for key in sorted(set(ra) & set(rb)):
+        x, y = ra[key], rb[key]
         if x != y:
             changed += 1
             print(f"== {key[0]!r} [{key[1]}/{key[2]}]")
-            for field in sorted(set(x or {}) | set(y or {})):
-                if (x or {}).get(field) != (y or {}).get(field):
-                    print(f"  {field}:\n    - {json.dumps((x or {}).get(field), ensure_ascii=False)}")
-                    print(f"    + {json.dumps((y or {}).get(field), ensure_ascii=False)}")
-    print(f"{changed} of {len(set(ra) | set(rb))} results changed", file=sys.stderr)
+            for field in sorted(set(x) | set(y)):
+                if x.get(field) != y.get(field):
+                    print(f"  {field}:\n    - {json.dumps(x.get(field), ensure_ascii=False)}")
+                    print(f"    + {json.dumps(y.get(field), ensure_ascii=False)}")
+    only_a, only_b = len(set(ra) - set(rb)), len(set(rb) - set(ra))
+    print(
+        f"{changed} of {len(set(ra) & set(rb))} results changed"
+        f" ({only_a} only before, {only_b} only after: questions added or removed)",
+        file=sys.stderr,
+    )
     return 1 if changed else 0
 
 
