@@ -1,15 +1,8 @@
 """Every word of a question accounted for: what no extractor claimed and is not a function word.
 
-Owned by :mod:`edge.analysis.parser`; called by the rule parser (:mod:`.core`) after every slot
-extractor has claimed its spans of the question (ids, times, top-k counts, event types, metric
-words, stored values, buckets, dimensions) through the shared :class:`~.text.MaskedText`. What is
-left is read here: intent cue words that shaped the plan, the words that only ask (function
-words), and punctuation are claimed; anything else is content the plan does not use and comes
-back as ``not_understood`` (CONTRACT.md section 4: such a question is never answered ``ok``).
-
-Conditions are not cue words: "after the training", 促销期间, "when the manager was away" name
-something the plan must honour, so a condition noun is claimed only when the plan has the pivot
-it stands for (a before/after comparison around a date).
+After the extractors (:mod:`.slots`), :func:`residual` claims the intent cue words that shaped the
+plan, function words and punctuation; anything else comes back as ``not_understood`` (CONTRACT.md
+section 4). A condition ("after the training", 促销期间) is claimed only with the pivot it stands for.
 """
 
 from __future__ import annotations
@@ -22,12 +15,17 @@ from typing import Any
 from edge.analysis.parser.lexicon import (
     CONDITION_EN,
     CONDITION_ZH,
+    CUES,
+    DIMENSIONS,
     EN_FUNCTION,
+    EVENT_TYPE_WORDS,
     MEASURE_CONTEXT,
     METRICS,
+    PROMOTION_VALUES,
+    VALUE_WORDS,
     ZH_FUNCTION,
 )
-from edge.analysis.parser.text import MaskedText, word
+from edge.analysis.parser.text import MaskedText, overlaps, word
 
 #: a pivot's condition nouns: claimed only when the plan compares periods around a date
 CONDITION = re.compile(CONDITION_ZH + "|" + word(CONDITION_EN))
@@ -56,8 +54,7 @@ _GAP = re.compile(r"(?:\.|\[\^[^\]]*\])(?:\{\d*,\d*\}|[*+])\??")
 
 @functools.lru_cache(maxsize=256)
 def _gapped(pattern: re.Pattern[str]) -> re.Pattern[str]:
-    """``pattern`` with each wildcard stretch in a group named ``_gapN`` (``pattern`` itself
-    when it has none)."""
+    """``pattern`` with each wildcard stretch in a group named ``_gapN``."""
     if not _GAP.search(pattern.pattern):
         return pattern
     count = 0
@@ -89,18 +86,12 @@ def _blank(mt: MaskedText, patterns: Iterable[re.Pattern[str]]) -> None:
 
 def _zh_taken(pieces: str, measure_words: Iterable[str]) -> list[bool]:
     """Per character of the question: claimed by an extractor (or punctuation), or inside a
-    function word or a word of the plan's measure (longest first within each CJK run)."""
-    taken = [c == "\u0000" for c in pieces]
-    words = sorted({*ZH_FUNCTION, *measure_words}, key=len, reverse=True)
-    for m in _CJK_RUN.finditer(pieces):
-        run = m.group(0)
-        for w in words:
-            i = run.find(w)
-            while i >= 0:
-                taken[m.start() + i : m.start() + i + len(w)] = [True] * len(w)
-                i = run.find(w, i + len(w))
-            run = run.replace(w, "\u0000" * len(w))
-    return taken
+    function word or a word of the plan's measure (longest first; a word of CJK characters only
+    is never found across a run's end)."""
+    for w in sorted({*ZH_FUNCTION, *measure_words}, key=len, reverse=True):
+        if _CJK_RUN.fullmatch(w):
+            pieces = pieces.replace(w, "\u0000" * len(w))
+    return [c == "\u0000" for c in pieces]
 
 
 def zh_function_taken(text: str) -> list[bool]:
@@ -115,19 +106,14 @@ def _zh_rest(text: str, start: int, end: int, taken: list[bool], measure_words: 
     counts, so an unknown word is still named."""
     if all(taken[start:end]):
         return []
-    whole = {*known_zh(), *measure_words}
     done: set[int] = set()
-    for w in whole:
-        if len(w) < 2:
-            continue
-        i = text.find(w, max(0, start - len(w) + 1))
-        while 0 <= i < end:
+    for w in (w for w in {*known_zh(), *measure_words} if len(w) > 1):
+        for i in overlaps(text, w, start, end):
             span = range(i, i + len(w))
             inside = [k for k in span if start <= k < end and not taken[k]]
             outside = [k for k in span if k not in inside]
             if inside and outside and all(taken[k] for k in outside):
                 done.update(k for k in inside if not _negates(text, k))
-            i = text.find(w, i + 1)
     rest = "".join("\u0000" if taken[i] or i in done else text[i] for i in range(start, end))
     return [part for part in rest.split("\u0000") if part]
 
@@ -152,16 +138,13 @@ def literal(pattern: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def known_zh() -> frozenset[str]:
-    """Every Chinese word the parser knows: in its function words, its lexicon tables and its
-    intent cues (words of two or more characters in their patterns)."""
-    from edge.analysis.parser import intents, lexicon
-
+    """Every Chinese word (two or more characters) of the function words, the lexicon's tables and
+    the intent cues."""
     sources: list[str] = [*ZH_FUNCTION]
-    for table in (lexicon.METRICS, lexicon.DIMENSIONS, lexicon.EVENT_TYPE_WORDS, lexicon.PROMOTION_VALUES):
+    for table in (METRICS, DIMENSIONS, EVENT_TYPE_WORDS, PROMOTION_VALUES):
         sources += [p.pattern for p, _ in table]
-    for groups in lexicon.VALUE_WORDS.values():
-        sources += [p for p, _ in groups]
-    sources += [p.pattern for p in intents.CUES.values()]
+    sources += [p for groups in VALUE_WORDS.values() for p, _ in groups]
+    sources += [p.pattern for p in CUES.values()]
     return frozenset(w for src in sources for w in re.findall(r"[\u3400-\u9fff]{2,}", literal(src)))
 
 

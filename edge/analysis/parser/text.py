@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -62,6 +62,14 @@ def parse_number(token: str) -> int | None:
         else:
             return None
     return total + section + current
+
+
+def overlaps(text: str, w: str, start: int, end: int) -> Iterator[int]:
+    """Where ``w`` occurs in ``text`` overlapping ``text[start:end]``."""
+    i = text.find(w, max(0, start - len(w) + 1))
+    while 0 <= i < end:
+        yield i
+        i = text.find(w, i + 1)
 
 
 def word(pattern: str) -> str:
