@@ -8,31 +8,21 @@ section 4). A condition ("after the training", 促销期间) is claimed only wit
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Iterable
 from typing import Any
 
-from edge.analysis.parser.lexicon import (
-    CONDITION_EN,
-    CONDITION_ZH,
-    CUES,
-    DIMENSIONS,
-    EN_FUNCTION,
-    EVENT_TYPE_WORDS,
-    MEASURE_CONTEXT,
-    METRICS,
-    PROMOTION_VALUES,
-    VALUE_WORDS,
-    ZH_FUNCTION,
-)
-from edge.analysis.parser.text import MaskedText, overlaps, word
+from edge.analysis.parser import lexicon as lx
+from edge.analysis.parser.text import CJK, MaskedText, overlaps, word
 
 #: a pivot's condition nouns: claimed only when the plan compares periods around a date
-CONDITION = re.compile(CONDITION_ZH + "|" + word(CONDITION_EN))
+CONDITION = re.compile(lx.CONDITION_ZH + "|" + word(lx.CONDITION_EN))
 #: the name of a pivot's event: its condition noun with the few words before it that name it
 #: ("the new cashier training", 收银员培训)
 CONDITION_NAME = re.compile(
-    r"[\u3400-\u9fff\u0000]{0,6}?(?:" + CONDITION_ZH + r")|(?:[a-z0-9'\-\u0000]+ ){0,3}" + word(CONDITION_EN)
+    rf"[\u3400-\u9fff\u0000]{{0,6}}?(?:{lx.CONDITION_ZH})"
+    rf"|(?:[a-z0-9'\-\u0000]+ ){{0,3}}{word(lx.CONDITION_EN)}"
 )
 _PUNCT = re.compile(r"[\s\u0000?？!！。.,，、;；:：'\"“”‘’()（）\[\]【】《》<>/\\|~`@#$%^&*+=_-]+")
 #: a negation is never the rest of a word (没 of 没有 when 有 was a function word): it is named
@@ -44,7 +34,7 @@ def _negates(text: str, k: int) -> bool:
     return text[k] in _NEGATION and not (0 < k < len(text) - 1 and text[k - 1] == text[k + 1])
 
 
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_CJK_RUN = re.compile(CJK + "+")
 
 
 #: a cue's wildcard stretch (比.{0,12}高, "when [^?.]{1,40}? is high"): what it spans is not
@@ -57,14 +47,10 @@ def _gapped(pattern: re.Pattern[str]) -> re.Pattern[str]:
     """``pattern`` with each wildcard stretch in a group named ``_gapN``."""
     if not _GAP.search(pattern.pattern):
         return pattern
-    count = 0
-
-    def group(m: re.Match[str]) -> str:
-        nonlocal count
-        count += 1
-        return f"(?P<_gap{count}>{m.group(0)})"
-
-    return re.compile(_GAP.sub(group, pattern.pattern), pattern.flags)
+    count = itertools.count(1)
+    return re.compile(
+        _GAP.sub(lambda m: f"(?P<_gap{next(count)}>{m.group(0)})", pattern.pattern), pattern.flags
+    )
 
 
 def _blank(mt: MaskedText, patterns: Iterable[re.Pattern[str]]) -> None:
@@ -88,7 +74,7 @@ def _zh_taken(pieces: str, measure_words: Iterable[str]) -> list[bool]:
     """Per character of the question: claimed by an extractor (or punctuation), or inside a
     function word or a word of the plan's measure (longest first; a word of CJK characters only
     is never found across a run's end)."""
-    for w in sorted({*ZH_FUNCTION, *measure_words}, key=len, reverse=True):
+    for w in sorted({*lx.ZH_FUNCTION, *measure_words}, key=len, reverse=True):
         if _CJK_RUN.fullmatch(w):
             pieces = pieces.replace(w, "\u0000" * len(w))
     return [c == "\u0000" for c in pieces]
@@ -101,9 +87,8 @@ def zh_function_taken(text: str) -> list[bool]:
 
 def _zh_rest(text: str, start: int, end: int, taken: list[bool], measure_words: Iterable[str]) -> list[str]:
     """The content left of the CJK run ``text[start:end]``: its characters not taken, less those
-    that finish a word whose other characters were taken (客 of 客人 when 人最多 was claimed, 间
-    of 时间 when 时 was a function word), never a negation. Only a word actually in the question
-    counts, so an unknown word is still named."""
+    that finish a known word in the question whose other characters were taken (客 of 客人 when
+    人最多 was claimed, 间 of 时间 when 时 was a function word), never a negation."""
     if all(taken[start:end]):
         return []
     done: set[int] = set()
@@ -140,11 +125,11 @@ def literal(pattern: str) -> str:
 def known_zh() -> frozenset[str]:
     """Every Chinese word (two or more characters) of the function words, the lexicon's tables and
     the intent cues."""
-    sources: list[str] = [*ZH_FUNCTION]
-    for table in (METRICS, DIMENSIONS, EVENT_TYPE_WORDS, PROMOTION_VALUES):
+    sources: list[str] = [*lx.ZH_FUNCTION]
+    for table in (lx.METRICS, lx.DIMENSIONS, lx.EVENT_TYPE_WORDS, lx.PROMOTION_VALUES):
         sources += [p.pattern for p, _ in table]
-    sources += [p for groups in VALUE_WORDS.values() for p, _ in groups]
-    sources += [p.pattern for p in CUES.values()]
+    sources += [p for groups in lx.VALUE_WORDS.values() for p, _ in groups]
+    sources += [p.pattern for p in lx.CUES.values()]
     return frozenset(w for src in sources for w in re.findall(r"[\u3400-\u9fff]{2,}", literal(src)))
 
 
@@ -169,14 +154,13 @@ def fields_used(plan: dict[str, Any]) -> set[str]:
 
 
 def _measure_words(plan: dict[str, Any]) -> tuple[frozenset[str], tuple[str, ...]]:
-    """The words of the plan's own measures in the lexicon (English stems, Chinese words): an
-    inflection of a measure's word ("how many people visit" for visitors) is that measure's. The
-    words describing a measure's events (:data:`MEASURE_CONTEXT`) also belong to a plan that uses
-    the field those events carry ("angry voices" paired with complaints: speech emotions)."""
+    """The words of the plan's measures (English stems: "people visit" is visitors', Chinese words),
+    with the words describing a measure's events (``MEASURE_CONTEXT``) when the plan uses the field
+    they carry ("angry voices" paired with complaints: speech emotions)."""
     wanted = {plan.get("target_metric"), plan.get("second_metric")} - {None}
     en: set[str] = set()
     zh: set[str] = set()
-    for pattern, metric in METRICS:
+    for pattern, metric in lx.METRICS:
         if metric in wanted:
             spelt = literal(pattern.pattern)
             en |= {stem(w) for w in re.findall(r"[a-z]{3,}", spelt)}
@@ -184,7 +168,7 @@ def _measure_words(plan: dict[str, Any]) -> tuple[frozenset[str], tuple[str, ...
     used = fields_used(plan)
     wanted |= {m for m, key in OWN_DIMENSION.items() if key in used}
     for metric in wanted:
-        zh_words, en_words = MEASURE_CONTEXT.get(str(metric), ((), ()))
+        zh_words, en_words = lx.MEASURE_CONTEXT.get(str(metric), ((), ()))
         zh |= set(zh_words)
         en |= {stem(w) for w in en_words} | set(en_words)
     return frozenset(en), tuple(zh)
@@ -199,13 +183,11 @@ def residual(
     unclaimed: Iterable[tuple[int, int]] = (),
     asked: Iterable[tuple[int, int]] = (),
 ) -> list[str]:
-    """The question's content words that nothing claimed, in question order, as they were typed
-    (normalised). ``mt`` is the parse's masked text (left as it is); ``claimed``: spans the plan
-    uses that no extractor consumed (event-type words, which several slots may share);
-    ``unclaimed``: spans an extractor consumed that the plan does not use (a dimension word of a
-    question whose plan groups by nothing); ``asked``: such spans the question asks the answer to
-    be given by ("which store", 每个门店): named even when the word alone would be a function word.
-    ``cue_patterns`` are the intent cues."""
+    """The question's content words nothing claimed (``mt`` is left as it is), in question order,
+    as typed (normalised). ``claimed``: spans the plan uses that no extractor consumed (event-type
+    words); ``unclaimed``: spans consumed that the plan does not use (a dimension it does not group
+    by); ``asked``: such spans the answer is to be given by ("which store"), named even when a
+    function word; ``cue_patterns``: the intent cues."""
     work = mt.copy()
     for start, end in unclaimed:  # read by an extractor, but the plan does not use it
         work._chars[start:end] = mt.text[start:end]
@@ -232,8 +214,8 @@ def residual(
         if _CJK_RUN.fullmatch(token):
             words += _zh_rest(mt.text, m.start(), m.end(), taken, zh_measure)
         elif (
-            token not in EN_FUNCTION
-            and not (token.endswith("s") and token[:-1] in EN_FUNCTION)
+            token not in lx.EN_FUNCTION
+            and not (token.endswith("s") and token[:-1] in lx.EN_FUNCTION)
             and stem(token) not in en_known
         ):
             words.append(token)

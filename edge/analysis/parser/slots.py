@@ -12,17 +12,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from edge.analysis.parser import lexicon as lx
 from edge.analysis.parser.accounting import OWN_DIMENSION, known_zh, zh_function_taken
 from edge.analysis.parser.extraction import Context, Reader
-from edge.analysis.parser.lexicon import (
-    CUES,
-    DIMENSIONS,
-    EN_FUNCTION,
-    FORMS,
-    METRICS,
-    PROMOTION_VALUES,
-    TIME_BUCKETS,
-)
 from edge.analysis.parser.refusal import Refusal
 from edge.analysis.parser.result import AttributeMatch
 from edge.analysis.parser.spelling import correct
@@ -57,30 +49,14 @@ from edge.analysis.source import Vocabulary
 #: answered as another kind when the rules cannot build it); 会不会, which asks about the future
 #: unless it compares (会不会更…, 会不会比); a comparison with the past (a course over time); a
 #: question tag after a verb (客流涨了没有: it asks, it does not negate)
-CORRELATION_FORM = FORMS["correlation_form"]
-WILL_IT = FORMS["will_it"]
-CONDITIONAL_MORE = FORMS["conditional_more"]
-THAN_BEFORE = FORMS["than_before"]
-QUESTION_TAG = FORMS["question_tag"]
-PEAK_SHIFT = re.compile(
-    r"提前|推后|推迟|延后|往后推|往前推|变早|变晚|早了|晚了|前移|后移|往前|往后|挪|移动|变化|变了|"
-    r"(?<![a-z])(?:earlier|later|sooner|mov(?:ed|ing|es?)|shift(?:ed|ing|s)?|pushed (?:back|forward)|brought forward|drift\w*)(?![a-z])"
-)
-MORE_LESS = re.compile(
-    r"更(?:高|低|多|少|好|差|大|小|长|短|久|快|慢)|(?<![a-z])(?:higher|lower|more|less|better|worse|bigger|smaller|longer|shorter)(?![a-z])"
-)
-#: "A 比 B 人多": 比 with a word of more or less after it, read before the metric words are taken
-#: (人多 is a footfall word too); not 比例 / 比率 / 比重 / 比较 / 比起
-_BI_MORE = re.compile(r"比(?!例|率|重|较|起)[^比，。？?]{0,12}?(?:高|低|多|少|好|差|大|小|长|短|久|快|慢)")
-#: words that rank products by themselves (a best seller is a product)
-SELLERS = re.compile(r"畅销|热销|卖得最好|(?<![a-z])(?:best|top)[- ]?sell(?:ers?|ing)(?![a-z])")
-#: best-selling said of something that is not a product (a day, a store, a salesperson) or counted
-_SELLER_NOT_PRODUCT = re.compile(
-    r"(?:best|top)[- ]?selling (?:day|week|month|hour|time|year|season|store|shop|branch|location)s?"
-    r"|sales ?(?:person|people|rep)s?|staff|cashiers?|employees?|店员|员工|收银|门店|"
-    r"how many (?:best|top)[- ]?sellers|多少(?:个|款|种)?畅销"
-)
-
+CORRELATION_FORM = lx.FORMS["correlation_form"]
+WILL_IT = lx.FORMS["will_it"]
+CONDITIONAL_MORE = lx.FORMS["conditional_more"]
+THAN_BEFORE = lx.FORMS["than_before"]
+QUESTION_TAG = lx.FORMS["question_tag"]
+PEAK_SHIFT = lx.SHAPES["peak_shift"]
+MORE_LESS = lx.SHAPES["more_less"]
+SELLERS = lx.SHAPES["sellers"]
 
 _CN_N = r"(?P<n>" + CN_NUM + r")"
 _EN_FEW = r"(?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten)"
@@ -144,12 +120,12 @@ REGISTRY: dict[str, Reader] = {
         Reader("top_k", "the N of 前N / top N", lambda mt, ctx: find_top_k(mt)),
         # reads without claiming: a measure word (投诉, queues) may name an event type too
         Reader("event_types", "event types named (not consumed)", _in_vocab(match_event_types)),
-        Reader("measures", "measure words", lambda mt, ctx: mt.find(METRICS)),
+        Reader("measures", "measure words", lambda mt, ctx: mt.find(lx.METRICS)),
         Reader("values", "stored values named literally or by a synonym", _in_vocab(match_values)),
-        Reader("promotions", "promotion-day words", lambda mt, ctx: mt.find(PROMOTION_VALUES)),
+        Reader("promotions", "promotion-day words", lambda mt, ctx: mt.find(lx.PROMOTION_VALUES)),
         Reader("similar_values", "stored values by the text encoder's similarity", _similar_values),
-        Reader("buckets", "time buckets (daily, 每小时)", lambda mt, ctx: mt.find(TIME_BUCKETS)),
-        Reader("dimensions", "dimension words (zone, 品类)", lambda mt, ctx: mt.find(DIMENSIONS)),
+        Reader("buckets", "time buckets (daily, 每小时)", lambda mt, ctx: mt.find(lx.TIME_BUCKETS)),
+        Reader("dimensions", "dimension words (zone, 品类)", lambda mt, ctx: mt.find(lx.DIMENSIONS)),
     )
 }
 ORDER: tuple[str, ...] = tuple(REGISTRY)
@@ -260,7 +236,7 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
     buckets = tuple(dict.fromkeys(str(h.value) for h in run("buckets")))
     dim_hits: list[Hit] = run("dimensions")
     dims = list(dict.fromkeys(str(h.value) for h in dim_hits))
-    if SELLERS.search(text) and "trend" not in cue and not _SELLER_NOT_PRODUCT.search(text):
+    if SELLERS.search(text) and "trend" not in cue and not lx.SHAPES["seller_not_product"].search(text):
         cue.add("top_rank")  # best-selling ranks ...
         if not dims and not buckets:
             dims = ["product_id"]  # ... the products, when nothing else is named ("our best sellers")
@@ -297,7 +273,7 @@ def _similar(mt: MaskedText, ctx: Context) -> list[ValueHit]:
     """Stored values read by similarity in what no extractor and no intent cue claimed (负相关 is
     a correlation's word, never the negative speech emotion); their spans are claimed."""
     shielded = mt.copy()
-    for pattern in CUES.values():
+    for pattern in lx.CUES.values():
         for m in pattern.finditer(shielded.view):
             shielded.consume(*m.span())
     hits: list[ValueHit] = REGISTRY["similar_values"].extract(shielded, ctx)
@@ -307,26 +283,16 @@ def _similar(mt: MaskedText, ctx: Context) -> list[ValueHit]:
     return hits
 
 
-#: a word just before a phrase that asks by its field ("哪个货架区", "which shelf"): not one value
-_ASKS_BY = re.compile(r"(?:哪个|哪些|哪|各个|各|每个|每|(?<![a-z])(?:which|each|every|per) )$")
-
-
-#: particles, pronouns and verbs of direction: never the first or last character of a stored value's name
-_PARTICLES = frozenset(
-    "的地得了着过吗呢吧啊呀嘛么哦哈啦咯嗯是都也还就又再才在和与跟及或而并但对从到自至向往我你他她它这那其些请给来去把被"
-)
-
-
 def _whole_content(text: str, start: int, end: int) -> bool:
     """A phrase a similarity reading may take as a stored value: content of its own, not function
     words ("check", 特别高), not a fragment cut across a known word (气下 of 天气下, 品下单 of
     商品下单) and not the field a question asks by (哪个货架区)."""
     phrase = text[start:end]
-    if _ASKS_BY.search(text[:start].rstrip()) or NEGATED.search(text[:start]):
+    if lx.SHAPES["asks_by"].search(text[:start].rstrip()) or NEGATED.search(text[:start]):
         return False  # 哪个货架区 asks by the field; 不下雨, "no rain" name the other values
     if not has_cjk(phrase):
-        return not all(w in EN_FUNCTION for w in re.findall(r"[a-z0-9']+", phrase))
-    if all(zh_function_taken(phrase)) or phrase[0] in _PARTICLES or phrase[-1] in _PARTICLES:
+        return not all(w in lx.EN_FUNCTION for w in re.findall(r"[a-z0-9']+", phrase))
+    if all(zh_function_taken(phrase)) or phrase[0] in lx.VALUE_EDGES or phrase[-1] in lx.VALUE_EDGES:
         return False  # 特别高; 铁口过 of 从地铁口过来: a phrase does not begin or end on a particle
     for w in known_zh():
         for i in overlaps(text, w, start, end):
@@ -336,19 +302,18 @@ def _whole_content(text: str, start: int, end: int) -> bool:
     return True
 
 
-_AROUND = re.compile(r"(?<![a-z])before and after(?![a-z])")
 _KINDS_OF_DOES = frozenset({"periodicity", "co_occurrence", "correlation", "anomaly"})
 
 
 def _cues(pre_view: str, post_view: str, text: str, metrics: Sequence[str]) -> tuple[set[str], bool]:
     """The intent cues' names (read before the measure words were claimed; a compare's, after the
     stored values were) and whether a peak hour moves."""
-    cue = {name for name, p in CUES.items() if p.search(pre_view) and name != "compare"}
+    cue = {name for name, p in lx.CUES.items() if p.search(pre_view) and name != "compare"}
     if CORRELATION_FORM.search(pre_view):
         cue.add("correlation")
     if WILL_IT.search(pre_view) and not CONDITIONAL_MORE.search(pre_view) and not cue & _KINDS_OF_DOES:
         cue.add("forecast")  # 会不会 asks "will", unless it compares or asks "does" (repeat weekly?)
-    if "breakdown" in cue and not CUES["breakdown"].search(post_view):
+    if "breakdown" in cue and not lx.CUES["breakdown"].search(post_view):
         cue.discard("breakdown")  # 占比 / share of was part of a metric's name (负面情绪占比)
     peak_shift = "peak_hour" in metrics and bool(PEAK_SHIFT.search(text))
     if peak_shift:
@@ -356,10 +321,10 @@ def _cues(pre_view: str, post_view: str, text: str, metrics: Sequence[str]) -> t
         cue -= {"compare", "change", "pivot", "correlation"}
         cue.add("trend")
     if (
-        CUES["compare"].search(post_view)
+        lx.CUES["compare"].search(post_view)
         or MORE_LESS.search(post_view)
-        or _BI_MORE.search(pre_view)
-        or _AROUND.search(text)  # "before and after November 1": its date was read as a range
+        or lx.SHAPES["bi_more"].search(pre_view)
+        or lx.SHAPES["around"].search(text)
     ) and not THAN_BEFORE.search(text):  # "longer than they used to": over time, not two groups
         cue.add("compare")
     return cue, peak_shift
