@@ -70,19 +70,13 @@ def _blank(mt: MaskedText, patterns: Iterable[re.Pattern[str]]) -> None:
             mt.consume(pos, m.end())
 
 
-def _zh_taken(pieces: str, measure_words: Iterable[str]) -> list[bool]:
-    """Per character of the question: claimed by an extractor (or punctuation), or inside a
-    function word or a word of the plan's measure (longest first; a word of CJK characters only
-    is never found across a run's end)."""
+def zh_taken(pieces: str, measure_words: Iterable[str] = ()) -> list[bool]:
+    """Per character of ``pieces``: blank (claimed, punctuation) or inside a function word or one of
+    ``measure_words`` (longest first; only words of CJK characters, never found across a run's end)."""
     for w in sorted({*lx.ZH_FUNCTION, *measure_words}, key=len, reverse=True):
         if _CJK_RUN.fullmatch(w):
             pieces = pieces.replace(w, "\u0000" * len(w))
     return [c == "\u0000" for c in pieces]
-
-
-def zh_function_taken(text: str) -> list[bool]:
-    """Per character of ``text``: inside a function word (longest first)."""
-    return _zh_taken(text, ())
 
 
 def _zh_rest(text: str, start: int, end: int, taken: list[bool], measure_words: Iterable[str]) -> list[str]:
@@ -207,7 +201,7 @@ def residual(
     view = work.view
     en_known, zh_measure = _measure_words(plan)
     pieces = _PUNCT.sub(lambda p: "\u0000" * len(p.group(0)), view)
-    taken = _zh_taken(pieces, zh_measure)
+    taken = zh_taken(pieces, zh_measure)
     words: list[str] = []
     for m in re.finditer(r"[a-z0-9][a-z0-9'\-.]*|[\u3400-\u9fff]+", pieces):
         token = m.group(0).strip(".'-")

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from edge.analysis.parser import lexicon as lx
-from edge.analysis.parser.accounting import OWN_DIMENSION, known_zh, zh_function_taken
+from edge.analysis.parser import vocabmatch as vm
+from edge.analysis.parser.accounting import OWN_DIMENSION, known_zh, zh_taken
 from edge.analysis.parser.extraction import Context, Reader
 from edge.analysis.parser.refusal import Refusal
 from edge.analysis.parser.result import AttributeMatch
@@ -32,17 +33,7 @@ from edge.analysis.parser.text import (
 from edge.analysis.parser.timecal import TimeInfo
 from edge.analysis.parser.timekinds import extract_time
 from edge.analysis.parser.valuekeys import TwoFields, resolve_fields
-from edge.analysis.parser.vocabmatch import (
-    NEGATED,
-    TypeHit,
-    ValueHit,
-    match_event_types,
-    match_ids,
-    match_named,
-    match_place_stores,
-    match_values,
-    similar_values,
-)
+from edge.analysis.parser.vocabmatch import NEGATED, TypeHit, ValueHit
 from edge.analysis.source import Vocabulary
 
 #: question shapes (``FORMS`` of ``lexicon.toml``): 越 X 越 Y (a correlation, refused rather than
@@ -105,7 +96,7 @@ def _in_vocab(match: Callable[[MaskedText, Vocabulary], Any]) -> Callable[[Maske
 def _similar_values(mt: MaskedText, ctx: Context) -> list[ValueHit]:
     if ctx.embed is None or not ctx.vocab.attributes:
         return []
-    return similar_values(mt, ctx.vocab, ctx.embed, ctx.similarity_threshold)
+    return vm.similar_values(mt, ctx.vocab, ctx.embed, ctx.similarity_threshold)
 
 
 #: the slot extractors in the order they run, each reading only what the earlier ones left: time
@@ -113,15 +104,15 @@ def _similar_values(mt: MaskedText, ctx: Context) -> list[ValueHit]:
 REGISTRY: dict[str, Reader] = {
     r.name: r
     for r in (
-        Reader("ids", "(store ids, entity ids) named literally", _in_vocab(match_ids)),
-        Reader("named", "(zone/product hits, store ids) named by a code (Z9, 7号店)", _in_vocab(match_named)),
-        Reader("places", "store ids named by a place (南京路店)", _in_vocab(match_place_stores)),
+        Reader("ids", "(store ids, entity ids) named literally", _in_vocab(vm.match_ids)),
+        Reader("named", "(zone/product hits, store ids) named by a code (7号店)", _in_vocab(vm.match_named)),
+        Reader("places", "store ids named by a place (南京路店)", _in_vocab(vm.match_place_stores)),
         Reader("time", "TimeInfo", lambda mt, ctx: extract_time(mt, ctx.now, ctx.vocab.timezone)),
         Reader("top_k", "the N of 前N / top N", lambda mt, ctx: find_top_k(mt)),
         # reads without claiming: a measure word (投诉, queues) may name an event type too
-        Reader("event_types", "event types named (not consumed)", _in_vocab(match_event_types)),
+        Reader("event_types", "event types named (not consumed)", _in_vocab(vm.match_event_types)),
         Reader("measures", "measure words", lambda mt, ctx: mt.find(lx.METRICS)),
-        Reader("values", "stored values named literally or by a synonym", _in_vocab(match_values)),
+        Reader("values", "stored values named literally or by a synonym", _in_vocab(vm.match_values)),
         Reader("promotions", "promotion-day words", lambda mt, ctx: mt.find(lx.PROMOTION_VALUES)),
         Reader("similar_values", "stored values by the text encoder's similarity", _similar_values),
         Reader("buckets", "time buckets (daily, 每小时)", lambda mt, ctx: mt.find(lx.TIME_BUCKETS)),
@@ -168,7 +159,7 @@ class Slots:
 
     @property
     def hinted(self) -> str | None:
-        """ "correlation" when the question's shape names it (越…越), else None."""
+        """The intent the question's shape names (越…越: correlation), else None."""
         return "correlation" if CORRELATION_FORM.search(self.text) else None
 
     @property
@@ -292,7 +283,7 @@ def _whole_content(text: str, start: int, end: int) -> bool:
         return False  # 哪个货架区 asks by the field; 不下雨, "no rain" name the other values
     if not has_cjk(phrase):
         return not all(w in lx.EN_FUNCTION for w in re.findall(r"[a-z0-9']+", phrase))
-    if all(zh_function_taken(phrase)) or phrase[0] in lx.VALUE_EDGES or phrase[-1] in lx.VALUE_EDGES:
+    if all(zh_taken(phrase)) or phrase[0] in lx.VALUE_EDGES or phrase[-1] in lx.VALUE_EDGES:
         return False  # 特别高; 铁口过 of 从地铁口过来: a phrase does not begin or end on a particle
     for w in known_zh():
         for i in overlaps(text, w, start, end):
