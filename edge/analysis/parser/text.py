@@ -74,9 +74,13 @@ def overlaps(text: str, w: str, start: int, end: int) -> Iterator[int]:
         i = text.find(w, i + 1)
 
 
+_WORD_HEAD = r"(?<![a-z0-9_])(?:"
+_WORD_TAIL = r")(?![a-z0-9_])"
+
+
 def word(pattern: str) -> str:
     """``pattern`` bounded so that it does not match inside a longer Latin word or id."""
-    return rf"(?<![a-z0-9_])(?:{pattern})(?![a-z0-9_])"
+    return _WORD_HEAD + pattern + _WORD_TAIL
 
 
 @dataclass
@@ -140,10 +144,6 @@ class MaskedText:
     def runs(self) -> list[tuple[int, str]]:
         """The unconsumed stretches of text as ``(start, text)``."""
         return [(m.start(), m.group(0)) for m in re.finditer(r"[^\u0000]+", self.view)]
-
-
-_WORD_HEAD = r"(?<![a-z0-9_])(?:"
-_WORD_TAIL = r")(?![a-z0-9_])"
 
 
 def alternatives(pattern: str) -> list[str]:
