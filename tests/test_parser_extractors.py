@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from edge.analysis.parser.exemplars import load_bank
-from edge.analysis.parser.extraction import Extractor
-from edge.analysis.parser.extractors import ORDER, REGISTRY, Context
+from edge.analysis.parser.extraction import Context, Extractor
+from edge.analysis.parser.slots import ORDER, REGISTRY
 from edge.analysis.parser.text import MaskedText, normalize
 from edge.analysis.parser.timekinds import TIME_KINDS
 from edge.sim.catalog import VOCABULARY

@@ -1,40 +1,28 @@
 """Every word of a question accounted for: what no extractor claimed and is not a function word.
 
-Owned by :mod:`edge.analysis.parser`; called by the rule parser (:mod:`.core`) after every slot
-extractor has claimed its spans of the question (ids, times, top-k counts, event types, metric
-words, stored values, buckets, dimensions) through the shared :class:`~.text.MaskedText`. What is
-left is read here: intent cue words that shaped the plan, the words that only ask (function
-words), and punctuation are claimed; anything else is content the plan does not use and comes
-back as ``not_understood`` (CONTRACT.md section 4: such a question is never answered ``ok``).
-
-Conditions are not cue words: "after the training", 促销期间, "when the manager was away" name
-something the plan must honour, so a condition noun is claimed only when the plan has the pivot
-it stands for (a before/after comparison around a date).
+After the extractors (:mod:`.slots`), :func:`residual` claims the intent cue words that shaped the
+plan, function words and punctuation; anything else comes back as ``not_understood`` (CONTRACT.md
+section 4). A condition ("after the training", 促销期间) is claimed only with the pivot it stands for.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections.abc import Iterable
 from typing import Any
 
-from edge.analysis.parser.lexicon import (
-    CONDITION_EN,
-    CONDITION_ZH,
-    EN_FUNCTION,
-    MEASURE_CONTEXT,
-    METRICS,
-    ZH_FUNCTION,
-)
-from edge.analysis.parser.text import MaskedText, word
+from edge.analysis.parser import lexicon as lx
+from edge.analysis.parser.text import CJK, MaskedText, overlaps, word
 
 #: a pivot's condition nouns: claimed only when the plan compares periods around a date
-CONDITION = re.compile(CONDITION_ZH + "|" + word(CONDITION_EN))
+CONDITION = re.compile(lx.CONDITION_ZH + "|" + word(lx.CONDITION_EN))
 #: the name of a pivot's event: its condition noun with the few words before it that name it
 #: ("the new cashier training", 收银员培训)
 CONDITION_NAME = re.compile(
-    r"[\u3400-\u9fff\u0000]{0,6}?(?:" + CONDITION_ZH + r")|(?:[a-z0-9'\-\u0000]+ ){0,3}" + word(CONDITION_EN)
+    rf"[\u3400-\u9fff\u0000]{{0,6}}?(?:{lx.CONDITION_ZH})"
+    rf"|(?:[a-z0-9'\-\u0000]+ ){{0,3}}{word(lx.CONDITION_EN)}"
 )
 _PUNCT = re.compile(r"[\s\u0000?？!！。.,，、;；:：'\"“”‘’()（）\[\]【】《》<>/\\|~`@#$%^&*+=_-]+")
 #: a negation is never the rest of a word (没 of 没有 when 有 was a function word): it is named
@@ -46,7 +34,7 @@ def _negates(text: str, k: int) -> bool:
     return text[k] in _NEGATION and not (0 < k < len(text) - 1 and text[k - 1] == text[k + 1])
 
 
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_CJK_RUN = re.compile(CJK + "+")
 
 
 #: a cue's wildcard stretch (比.{0,12}高, "when [^?.]{1,40}? is high"): what it spans is not
@@ -56,18 +44,13 @@ _GAP = re.compile(r"(?:\.|\[\^[^\]]*\])(?:\{\d*,\d*\}|[*+])\??")
 
 @functools.lru_cache(maxsize=256)
 def _gapped(pattern: re.Pattern[str]) -> re.Pattern[str]:
-    """``pattern`` with each wildcard stretch in a group named ``_gapN`` (``pattern`` itself
-    when it has none)."""
+    """``pattern`` with each wildcard stretch in a group named ``_gapN``."""
     if not _GAP.search(pattern.pattern):
         return pattern
-    count = 0
-
-    def group(m: re.Match[str]) -> str:
-        nonlocal count
-        count += 1
-        return f"(?P<_gap{count}>{m.group(0)})"
-
-    return re.compile(_GAP.sub(group, pattern.pattern), pattern.flags)
+    count = itertools.count(1)
+    return re.compile(
+        _GAP.sub(lambda m: f"(?P<_gap{next(count)}>{m.group(0)})", pattern.pattern), pattern.flags
+    )
 
 
 def _blank(mt: MaskedText, patterns: Iterable[re.Pattern[str]]) -> None:
@@ -87,47 +70,29 @@ def _blank(mt: MaskedText, patterns: Iterable[re.Pattern[str]]) -> None:
             mt.consume(pos, m.end())
 
 
-def _zh_taken(pieces: str, measure_words: Iterable[str]) -> list[bool]:
-    """Per character of the question: claimed by an extractor (or punctuation), or inside a
-    function word or a word of the plan's measure (longest first within each CJK run)."""
-    taken = [c == "\u0000" for c in pieces]
-    words = sorted({*ZH_FUNCTION, *measure_words}, key=len, reverse=True)
-    for m in _CJK_RUN.finditer(pieces):
-        run = m.group(0)
-        for w in words:
-            i = run.find(w)
-            while i >= 0:
-                taken[m.start() + i : m.start() + i + len(w)] = [True] * len(w)
-                i = run.find(w, i + len(w))
-            run = run.replace(w, "\u0000" * len(w))
-    return taken
-
-
-def zh_function_taken(text: str) -> list[bool]:
-    """Per character of ``text``: inside a function word (longest first)."""
-    return _zh_taken(text, ())
+def zh_taken(pieces: str, measure_words: Iterable[str] = ()) -> list[bool]:
+    """Per character of ``pieces``: blank (claimed, punctuation) or inside a function word or one of
+    ``measure_words`` (longest first; only words of CJK characters, never found across a run's end)."""
+    for w in sorted({*lx.ZH_FUNCTION, *measure_words}, key=len, reverse=True):
+        if _CJK_RUN.fullmatch(w):
+            pieces = pieces.replace(w, "\u0000" * len(w))
+    return [c == "\u0000" for c in pieces]
 
 
 def _zh_rest(text: str, start: int, end: int, taken: list[bool], measure_words: Iterable[str]) -> list[str]:
     """The content left of the CJK run ``text[start:end]``: its characters not taken, less those
-    that finish a word whose other characters were taken (客 of 客人 when 人最多 was claimed, 间
-    of 时间 when 时 was a function word), never a negation. Only a word actually in the question
-    counts, so an unknown word is still named."""
+    that finish a known word in the question whose other characters were taken (客 of 客人 when
+    人最多 was claimed, 间 of 时间 when 时 was a function word), never a negation."""
     if all(taken[start:end]):
         return []
-    whole = {*known_zh(), *measure_words}
     done: set[int] = set()
-    for w in whole:
-        if len(w) < 2:
-            continue
-        i = text.find(w, max(0, start - len(w) + 1))
-        while 0 <= i < end:
+    for w in (w for w in {*known_zh(), *measure_words} if len(w) > 1):
+        for i in overlaps(text, w, start, end):
             span = range(i, i + len(w))
             inside = [k for k in span if start <= k < end and not taken[k]]
             outside = [k for k in span if k not in inside]
             if inside and outside and all(taken[k] for k in outside):
                 done.update(k for k in inside if not _negates(text, k))
-            i = text.find(w, i + 1)
     rest = "".join("\u0000" if taken[i] or i in done else text[i] for i in range(start, end))
     return [part for part in rest.split("\u0000") if part]
 
@@ -152,16 +117,13 @@ def literal(pattern: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def known_zh() -> frozenset[str]:
-    """Every Chinese word the parser knows: in its function words, its lexicon tables and its
-    intent cues (words of two or more characters in their patterns)."""
-    from edge.analysis.parser import intents, lexicon
-
-    sources: list[str] = [*ZH_FUNCTION]
-    for table in (lexicon.METRICS, lexicon.DIMENSIONS, lexicon.EVENT_TYPE_WORDS, lexicon.PROMOTION_VALUES):
+    """Every Chinese word (two or more characters) of the function words, the lexicon's tables and
+    the intent cues."""
+    sources: list[str] = [*lx.ZH_FUNCTION]
+    for table in (lx.METRICS, lx.DIMENSIONS, lx.EVENT_TYPE_WORDS, lx.PROMOTION_VALUES):
         sources += [p.pattern for p, _ in table]
-    for groups in lexicon.VALUE_WORDS.values():
-        sources += [p for p, _ in groups]
-    sources += [p.pattern for p in intents.CUES.values()]
+    sources += [p for groups in lx.VALUE_WORDS.values() for p, _ in groups]
+    sources += [p.pattern for p in lx.CUES.values()]
     return frozenset(w for src in sources for w in re.findall(r"[\u3400-\u9fff]{2,}", literal(src)))
 
 
@@ -186,14 +148,13 @@ def fields_used(plan: dict[str, Any]) -> set[str]:
 
 
 def _measure_words(plan: dict[str, Any]) -> tuple[frozenset[str], tuple[str, ...]]:
-    """The words of the plan's own measures in the lexicon (English stems, Chinese words): an
-    inflection of a measure's word ("how many people visit" for visitors) is that measure's. The
-    words describing a measure's events (:data:`MEASURE_CONTEXT`) also belong to a plan that uses
-    the field those events carry ("angry voices" paired with complaints: speech emotions)."""
+    """The words of the plan's measures (English stems: "people visit" is visitors', Chinese words),
+    with the words describing a measure's events (``MEASURE_CONTEXT``) when the plan uses the field
+    they carry ("angry voices" paired with complaints: speech emotions)."""
     wanted = {plan.get("target_metric"), plan.get("second_metric")} - {None}
     en: set[str] = set()
     zh: set[str] = set()
-    for pattern, metric in METRICS:
+    for pattern, metric in lx.METRICS:
         if metric in wanted:
             spelt = literal(pattern.pattern)
             en |= {stem(w) for w in re.findall(r"[a-z]{3,}", spelt)}
@@ -201,7 +162,7 @@ def _measure_words(plan: dict[str, Any]) -> tuple[frozenset[str], tuple[str, ...
     used = fields_used(plan)
     wanted |= {m for m, key in OWN_DIMENSION.items() if key in used}
     for metric in wanted:
-        zh_words, en_words = MEASURE_CONTEXT.get(str(metric), ((), ()))
+        zh_words, en_words = lx.MEASURE_CONTEXT.get(str(metric), ((), ()))
         zh |= set(zh_words)
         en |= {stem(w) for w in en_words} | set(en_words)
     return frozenset(en), tuple(zh)
@@ -216,13 +177,11 @@ def residual(
     unclaimed: Iterable[tuple[int, int]] = (),
     asked: Iterable[tuple[int, int]] = (),
 ) -> list[str]:
-    """The question's content words that nothing claimed, in question order, as they were typed
-    (normalised). ``mt`` is the parse's masked text (left as it is); ``claimed``: spans the plan
-    uses that no extractor consumed (event-type words, which several slots may share);
-    ``unclaimed``: spans an extractor consumed that the plan does not use (a dimension word of a
-    question whose plan groups by nothing); ``asked``: such spans the question asks the answer to
-    be given by ("which store", 每个门店): named even when the word alone would be a function word.
-    ``cue_patterns`` are the intent cues."""
+    """The question's content words nothing claimed (``mt`` is left as it is), in question order,
+    as typed (normalised). ``claimed``: spans the plan uses that no extractor consumed (event-type
+    words); ``unclaimed``: spans consumed that the plan does not use (a dimension it does not group
+    by); ``asked``: such spans the answer is to be given by ("which store"), named even when a
+    function word; ``cue_patterns``: the intent cues."""
     work = mt.copy()
     for start, end in unclaimed:  # read by an extractor, but the plan does not use it
         work._chars[start:end] = mt.text[start:end]
@@ -242,15 +201,15 @@ def residual(
     view = work.view
     en_known, zh_measure = _measure_words(plan)
     pieces = _PUNCT.sub(lambda p: "\u0000" * len(p.group(0)), view)
-    taken = _zh_taken(pieces, zh_measure)
+    taken = zh_taken(pieces, zh_measure)
     words: list[str] = []
     for m in re.finditer(r"[a-z0-9][a-z0-9'\-.]*|[\u3400-\u9fff]+", pieces):
         token = m.group(0).strip(".'-")
         if _CJK_RUN.fullmatch(token):
             words += _zh_rest(mt.text, m.start(), m.end(), taken, zh_measure)
         elif (
-            token not in EN_FUNCTION
-            and not (token.endswith("s") and token[:-1] in EN_FUNCTION)
+            token not in lx.EN_FUNCTION
+            and not (token.endswith("s") and token[:-1] in lx.EN_FUNCTION)
             and stem(token) not in en_known
         ):
             words.append(token)

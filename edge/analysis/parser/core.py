@@ -15,7 +15,7 @@ from datetime import datetime
 
 from edge.analysis.parser.accounting import residual
 from edge.analysis.parser.exemplars import Guess, classify
-from edge.analysis.parser.extractors import Context
+from edge.analysis.parser.extraction import Context
 from edge.analysis.parser.refusal import Refusal
 from edge.analysis.parser.result import ParseResult
 from edge.analysis.parser.slots import Force, read_slots

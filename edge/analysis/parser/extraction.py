@@ -1,23 +1,17 @@
-"""The contract of the parser's slot extractors: what one may know besides the question
-(:class:`Context`) and what it does (:class:`Extractor`).
-
-Owned by :mod:`edge.analysis.parser`; the question's extractors (:mod:`.extractors`) and the kinds
-of time mention (:mod:`.timekinds`) are built on it, each family in its own ordered registry. The
-contract, checked for each of them by ``tests/test_parser_extractors.py``:
-
-- it only claims: characters it consumes become blank, none comes back, nothing else changes;
-- it claims only text that was free when it ran, inside the question;
-- on a question with everything already claimed it claims nothing and returns an empty slot;
-- the same question gives the same slot.
+"""The contract of the parser's slot extractors (:mod:`.slots`, :mod:`.timekinds`), checked for each
+by ``tests/test_parser_extractors.py``: it only blanks characters that were free, inside the
+question; on a question claimed whole it claims nothing and returns an empty slot; the same
+question gives the same slot.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from edge.analysis.parser.text import MaskedText
 from edge.analysis.parser.vocabmatch import Embed
@@ -36,11 +30,10 @@ class Context:
 
 
 class Extractor(ABC):
-    """One kind of slot: claims its spans of ``mt`` and returns them as its slot value."""
+    """One kind of slot (``slot`` says what it holds): claims its spans of ``mt`` and returns them."""
 
-    name: ClassVar[str]
-    #: what the slot holds (for the docs and the contract test's empty check)
-    slot: ClassVar[str]
+    name: str
+    slot: str
 
     @abstractmethod
     def extract(self, mt: MaskedText, ctx: Context) -> Any:
@@ -54,3 +47,15 @@ class Extractor(ABC):
         if dataclasses.is_dataclass(slot) and not isinstance(slot, type):
             return all(Extractor.is_empty(getattr(slot, f.name)) for f in dataclasses.fields(slot))
         return not isinstance(slot, (int, float, str, bool)) and not slot  # a number, text or flag is a slot
+
+
+@dataclass(frozen=True)
+class Reader(Extractor):
+    """An extractor whose slot is what ``read(mt, ctx)`` claims and returns."""
+
+    name: str
+    slot: str
+    read: Callable[[MaskedText, Context], Any]
+
+    def extract(self, mt: MaskedText, ctx: Context) -> Any:
+        return self.read(mt, ctx)

@@ -1,12 +1,8 @@
-"""The everyday words of a store, in Chinese and English: the parser's word tables, read from data.
-
-The words live in ``lexicon.toml`` (package data), so that a manager's vocabulary is edited without
-touching code. The file is read once at import; a bad entry stops the import with a
-:class:`LexiconError` naming its table, entry and fault. The shipped file, unchanged since it was
-checked whole (:data:`CHECKED`), is not checked again: its word tables compile as questions need
-them. Tables are regexes over the normalised (NFKC, lower-cased) question; the longest match wins.
-The metric and dimension names are the enums of ``plan.schema.json``; store-specific words (event
-types, stats values, ids) come from the memory's :class:`Vocabulary` at parse time.
+"""The everyday words of a store, in Chinese and English: the parser's word tables, read once at
+import from ``lexicon.toml`` (package data; its comments say what each table holds). A bad entry
+stops the import with a :class:`LexiconError` naming its table, entry and fault; the shipped file,
+unchanged since it was checked whole (:data:`CHECKED`), compiles its word tables as questions need
+them. Store-specific words (event types, stats values, ids) come from the memory's vocabulary.
 """
 
 from __future__ import annotations
@@ -31,38 +27,36 @@ class LexiconError(ValueError):
 
 @dataclass(frozen=True)
 class Lexicon:
-    """Every table of one lexicon file, checked and compiled."""
+    """Every table of one lexicon file, checked and compiled (named as its sections and keys)."""
 
-    metrics: Table  # words naming a metric
-    dimensions: Table  # words naming a dimension (what to group or compare by)
-    time_buckets: Table  # words that set a trend's time bucket
-    event_type_words: Table  # well-known event types of the MEV contract and the words for them
-    promotion_values: Table  # day-attribute values with a fixed meaning: promotion days
-    #: stats key -> [(question words, tokens a stored value may be made of)]: a stored value
-    #: matches when it equals one of the tokens or one of its ``_``-separated parts does
+    metrics: Table
+    dimensions: Table
+    time_buckets: Table
+    event_type_words: Table
+    promotion_values: Table
+    #: stats key -> [(question words, tokens a stored value may be made of)]
     value_words: dict[str, list[tuple[str, tuple[str, ...]]]]
-    #: metric -> (zh words, en words) describing its own events: claimed only when the plan
-    #: computes that measure, never a cue for it
+    #: metric -> (zh words, en words) describing its own events
     measure_context: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]
-    #: intent -> the words a question of that kind uses to say what it asks (a correlation's "when
-    #: X is high, is Y high too"): claimed only when the plan has that intent, never a cue for it
     intent_context: dict[str, re.Pattern[str]]
-    cues: dict[str, re.Pattern[str]]  # intent cue patterns by cue name (read by .intents)
-    forms: dict[str, re.Pattern[str]]  # question shapes that steer the intent, by name
-    stop_split: str  # characters and words that separate phrases (similarity candidates)
-    en_stopwords: frozenset[str]  # English words never a similarity candidate of their own
-    en_function: frozenset[str]  # words that ask, point or join: never content (.accounting)
+    cues: dict[str, re.Pattern[str]]
+    forms: dict[str, re.Pattern[str]]
+    shapes: dict[str, re.Pattern[str]]
+    stop_split: str
+    value_edges: frozenset[str]
+    en_stopwords: frozenset[str]
+    en_function: frozenset[str]
     zh_function: frozenset[str]
-    condition_zh: str  # a pivot's condition nouns (the English one not yet bounded as words)
+    condition_zh: str  # the English one not yet bounded as words
     condition_en: str
 
 
+@dataclass
 class _Reader:
     """The checks of one parsed lexicon file; every fault is raised naming ``where`` it is."""
 
-    def __init__(self, name: str, data: dict[str, Any]) -> None:
-        self.name = name
-        self.data = data
+    name: str
+    data: dict[str, Any]
 
     def fail(self, where: str, fault: str) -> LexiconError:
         return LexiconError(f"{self.name}: {where}: {fault}")
@@ -104,9 +98,9 @@ class _Reader:
                 break
         raise self.fail(where + key, f"bad regex {fault.pattern!r}: {fault}")
 
-    def regex(self, entry: dict[str, Any], key: str, where: str) -> str:
-        """``entry[key]`` as a pattern, checked."""
-        return self.compiled({}, f"{where}.{key}", self.text(entry, key, where)).pattern
+    def regex(self, entry: dict[str, Any], key: str, where: str) -> re.Pattern[str]:
+        """``entry[key]``, a pattern matched as written, compiled."""
+        return self.compiled({}, f"{where}.{key}", self.text(entry, key, where))
 
     def table(self, name: str, check: bool) -> Table:
         """A word table: each entry's alternatives, each compiled to check it when ``check``."""
@@ -140,8 +134,7 @@ class _Reader:
 
 
 #: package data: the :func:`digest` of the ``lexicon.toml`` whose word tables were last checked
-#: whole (``scripts/refresh_exemplars.py`` writes it); that file, unchanged, is read without
-#: compiling its word tables' patterns again, which compile when a question first needs them
+#: whole (``scripts/refresh_exemplars.py`` writes it)
 CHECKED = "lexicon.checked"
 
 
@@ -165,7 +158,8 @@ def load(path: Path | None = None) -> Lexicon:
     except OSError:
         check = True
     r = _Reader(source.name, data)
-    similarity, function, condition = (r.section(s) for s in ("SIMILARITY", "FUNCTION_WORDS", "CONDITION"))
+    sections = ("SHAPES", "SIMILARITY", "FUNCTION_WORDS", "CONDITION")
+    shapes, similarity, function, condition = (r.section(s) for s in sections)
     return Lexicon(
         metrics=r.table("METRICS", check),
         dimensions=r.table("DIMENSIONS", check),
@@ -183,16 +177,18 @@ def load(path: Path | None = None) -> Lexicon:
         intent_context=r.patterns("INTENT_CONTEXT"),
         cues=r.patterns("CUES"),
         forms=r.patterns("FORMS"),
-        stop_split=r.regex(similarity, "split", "SIMILARITY"),
+        shapes={k: r.regex(shapes, k, "SHAPES") for k in shapes},
+        stop_split=r.regex(similarity, "split", "SIMILARITY").pattern,
+        value_edges=frozenset(r.words(similarity, "edges", "SIMILARITY")),
         en_stopwords=frozenset(r.words(similarity, "stopwords", "SIMILARITY")),
         en_function=frozenset(r.words(function, "en", "FUNCTION_WORDS")),
         zh_function=frozenset(r.words(function, "zh", "FUNCTION_WORDS")),
-        condition_zh=r.regex(condition, "zh", "CONDITION"),
-        condition_en=r.regex(condition, "en", "CONDITION"),
+        condition_zh=r.regex(condition, "zh", "CONDITION").pattern,
+        condition_en=r.regex(condition, "en", "CONDITION").pattern,
     )
 
 
-#: the package's lexicon, its tables by name (documented on :class:`Lexicon`)
+#: the package's lexicon, its tables by name
 _LEXICON = load()
 METRICS = _LEXICON.metrics
 DIMENSIONS = _LEXICON.dimensions
@@ -204,7 +200,9 @@ MEASURE_CONTEXT = _LEXICON.measure_context
 INTENT_CONTEXT = _LEXICON.intent_context
 CUES = _LEXICON.cues
 FORMS = _LEXICON.forms
+SHAPES = _LEXICON.shapes
 STOP_SPLIT = _LEXICON.stop_split
+VALUE_EDGES = _LEXICON.value_edges
 EN_STOPWORDS = _LEXICON.en_stopwords
 EN_FUNCTION = _LEXICON.en_function
 ZH_FUNCTION = _LEXICON.zh_function

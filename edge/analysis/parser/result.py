@@ -1,8 +1,5 @@
-"""What the question parser returns: the plan, its status and how stored values were matched.
-
-Owned by :mod:`edge.analysis.parser`; re-exported there. Produced by the rule parser
-(:func:`edge.analysis.parser.parse_question`) and by :class:`edge.llm.LLMPlanParser`; read by
-``adamm ask``, the engine and the hub.
+"""What the question parser returns (re-exported by :mod:`edge.analysis.parser`): the plan, its
+status and how stored values were matched; also produced by :class:`edge.llm.LLMPlanParser`.
 """
 
 from __future__ import annotations

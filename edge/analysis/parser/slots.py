@@ -1,52 +1,125 @@
 """What a question says, read once: the slots of every extractor and the cues derived from them.
 
-Owned by :mod:`edge.analysis.parser`; :func:`read_slots` is the first step of the rule parser
-(:mod:`.core`). It runs the slot extractors of :mod:`.extractors` in their :data:`~.extractors.ORDER`
-over one :class:`~.text.MaskedText` (ids, named codes, places, time, top-k, event types, measure
-words, stored values, promotions, similar values, buckets, dimension words), derives the intent
-cues (:mod:`.intents`) and the intent they name by themselves, resolves stored words of several
-fields (:mod:`.valuekeys`) and returns them as one frozen :class:`Slots`. The stages that build the
-plan read it and fill a :class:`Draft`: ``stage_intent`` -> ``stage_measure`` -> ``stage_fields``
--> ``stage_filters`` -> ``stage_words``.
+:func:`read_slots`, the rule parser's first step (:mod:`.core`), runs the slot extractors of
+:data:`REGISTRY` in order over one :class:`~.text.MaskedText`, derives the intent cues and the intent
+they name by themselves, and returns a frozen :class:`Slots`; the stages fill a :class:`Draft`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from edge.analysis.parser.accounting import OWN_DIMENSION, known_zh, zh_function_taken
-from edge.analysis.parser.extractors import REGISTRY, Context
-from edge.analysis.parser.intents import CORRELATION_FORM, CUES, THAN_BEFORE, cues
-from edge.analysis.parser.lexicon import EN_FUNCTION
+from edge.analysis.parser import lexicon as lx
+from edge.analysis.parser import vocabmatch as vm
+from edge.analysis.parser.accounting import OWN_DIMENSION, known_zh, zh_taken
+from edge.analysis.parser.extraction import Context, Reader
 from edge.analysis.parser.refusal import Refusal
 from edge.analysis.parser.result import AttributeMatch
 from edge.analysis.parser.spelling import correct
-from edge.analysis.parser.text import Hit, MaskedText, has_cjk, normalize
+from edge.analysis.parser.text import (
+    CN_NUM,
+    EN_NUM,
+    Hit,
+    MaskedText,
+    has_cjk,
+    normalize,
+    overlaps,
+    parse_number,
+    word,
+)
 from edge.analysis.parser.timecal import TimeInfo
+from edge.analysis.parser.timekinds import extract_time
 from edge.analysis.parser.valuekeys import TwoFields, resolve_fields
 from edge.analysis.parser.vocabmatch import NEGATED, TypeHit, ValueHit
+from edge.analysis.source import Vocabulary
 
-PEAK_SHIFT = re.compile(
-    r"提前|推后|推迟|延后|往后推|往前推|变早|变晚|早了|晚了|前移|后移|往前|往后|挪|移动|变化|变了|"
-    r"(?<![a-z])(?:earlier|later|sooner|mov(?:ed|ing|es?)|shift(?:ed|ing|s)?|pushed (?:back|forward)|brought forward|drift\w*)(?![a-z])"
-)
-MORE_LESS = re.compile(
-    r"更(?:高|低|多|少|好|差|大|小|长|短|久|快|慢)|(?<![a-z])(?:higher|lower|more|less|better|worse|bigger|smaller|longer|shorter)(?![a-z])"
-)
-#: "A 比 B 人多": 比 with a word of more or less after it, read before the metric words are taken
-#: (人多 is a footfall word too); not 比例 / 比率 / 比重 / 比较 / 比起
-_BI_MORE = re.compile(r"比(?!例|率|重|较|起)[^比，。？?]{0,12}?(?:高|低|多|少|好|差|大|小|长|短|久|快|慢)")
-#: words that rank products by themselves (a best seller is a product)
-SELLERS = re.compile(r"畅销|热销|卖得最好|(?<![a-z])(?:best|top)[- ]?sell(?:ers?|ing)(?![a-z])")
-#: best-selling said of something that is not a product (a day, a store, a salesperson) or counted
-_SELLER_NOT_PRODUCT = re.compile(
-    r"(?:best|top)[- ]?selling (?:day|week|month|hour|time|year|season|store|shop|branch|location)s?"
-    r"|sales ?(?:person|people|rep)s?|staff|cashiers?|employees?|店员|员工|收银|门店|"
-    r"how many (?:best|top)[- ]?sellers|多少(?:个|款|种)?畅销"
-)
+#: question shapes (``FORMS`` of ``lexicon.toml``): 越 X 越 Y (a correlation, refused rather than
+#: answered as another kind when the rules cannot build it); 会不会, which asks about the future
+#: unless it compares (会不会更…, 会不会比); a comparison with the past (a course over time); a
+#: question tag after a verb (客流涨了没有: it asks, it does not negate)
+CORRELATION_FORM = lx.FORMS["correlation_form"]
+WILL_IT = lx.FORMS["will_it"]
+CONDITIONAL_MORE = lx.FORMS["conditional_more"]
+THAN_BEFORE = lx.FORMS["than_before"]
+QUESTION_TAG = lx.FORMS["question_tag"]
+PEAK_SHIFT = lx.SHAPES["peak_shift"]
+MORE_LESS = lx.SHAPES["more_less"]
+SELLERS = lx.SHAPES["sellers"]
+
+_CN_N = r"(?P<n>" + CN_NUM + r")"
+_EN_FEW = r"(?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten)"
+_UNIT = r"(?:个|名|家|款|种|位|样)"
+_TOPK = [
+    re.compile(p)
+    for p in (
+        rf"(?:排名?)?前\s?{_CN_N}\s?(?:个|名|家|款|种|位|大|样)?(?![天周月年日星小分季])",
+        rf"(?:最高|最多|最大|最好|最低|最少|最差|最长|最短|最久|最忙|最畅销|最受欢迎)的\s?{_CN_N}\s?{_UNIT}",
+        rf"{_CN_N}\s?{_UNIT}(?:最高|最多|最大|最好|最低|最少|最差|最畅销|最受欢迎)",
+        word(rf"top[- ]?(?P<n>{EN_NUM})"),
+        word(
+            rf"(?:the )?(?P<n>{EN_NUM}) (?:highest|best|most|largest|biggest|lowest|worst|least|busiest|top)"
+        ),
+        word(rf"(?:highest|best|most|lowest|worst|least|busiest) {_EN_FEW}"),
+        word(rf"which {_EN_FEW}"),
+        # "the 3 staff with the highest error rate", "the 5 days with the longest queues"
+        r"(?<![a-z0-9_])(?:the )?" + _EN_FEW + r" (?:[a-z]+ ){1,2}?"
+        r"(?=(?:with|that have|that had|where|when) (?:the )?(?:highest|most|longest|biggest|largest|lowest"
+        r"|fewest|least|shortest|worst|best|busiest)(?![a-z]))",
+        # 排队最长的5天, 客人最爱逗留的两个区域
+        r"最[^，。？?的\x00]{1,6}的" + _CN_N + r"(?=\s?(?:个|名|家|款|种|位|样|天|周|小时))",
+        rf"哪{_CN_N}\s?{_UNIT}",
+    )
+]
+
+
+def find_top_k(mt: MaskedText) -> int | None:
+    """The N of 前N / top N / 最高的N个 (consumed with its 前 / top / which and its unit), or None."""
+    for pattern in _TOPK:
+        m = pattern.search(mt.view)
+        n = parse_number(m.group("n")) if m else None
+        if m and n is not None and 1 <= n <= 1000:
+            start, end = m.span("n")
+            pre = re.search(r"(?:排名?)?前\s?$|top[- ]?$|which $|哪$", mt.view[:start])
+            post = re.match(r"\s?(?:个|名|家|款|种|位|大|样)", mt.view[end:])
+            mt.consume(pre.start() if pre else start, end + (post.end() if post else 0))
+            return n
+    return None
+
+
+def _in_vocab(match: Callable[[MaskedText, Vocabulary], Any]) -> Callable[[MaskedText, Context], Any]:
+    return lambda mt, ctx: match(mt, ctx.vocab)
+
+
+def _similar_values(mt: MaskedText, ctx: Context) -> list[ValueHit]:
+    if ctx.embed is None or not ctx.vocab.attributes:
+        return []
+    return vm.similar_values(mt, ctx.vocab, ctx.embed, ctx.similarity_threshold)
+
+
+#: the slot extractors in the order they run, each reading only what the earlier ones left: time
+#: before the measure words (下午 is a time), stored values after them (投诉 is the measure)
+REGISTRY: dict[str, Reader] = {
+    r.name: r
+    for r in (
+        Reader("ids", "(store ids, entity ids) named literally", _in_vocab(vm.match_ids)),
+        Reader("named", "(zone/product hits, store ids) named by a code (7号店)", _in_vocab(vm.match_named)),
+        Reader("places", "store ids named by a place (南京路店)", _in_vocab(vm.match_place_stores)),
+        Reader("time", "TimeInfo", lambda mt, ctx: extract_time(mt, ctx.now, ctx.vocab.timezone)),
+        Reader("top_k", "the N of 前N / top N", lambda mt, ctx: find_top_k(mt)),
+        # reads without claiming: a measure word (投诉, queues) may name an event type too
+        Reader("event_types", "event types named (not consumed)", _in_vocab(vm.match_event_types)),
+        Reader("measures", "measure words", lambda mt, ctx: mt.find(lx.METRICS)),
+        Reader("values", "stored values named literally or by a synonym", _in_vocab(vm.match_values)),
+        Reader("promotions", "promotion-day words", lambda mt, ctx: mt.find(lx.PROMOTION_VALUES)),
+        Reader("similar_values", "stored values by the text encoder's similarity", _similar_values),
+        Reader("buckets", "time buckets (daily, 每小时)", lambda mt, ctx: mt.find(lx.TIME_BUCKETS)),
+        Reader("dimensions", "dimension words (zone, 品类)", lambda mt, ctx: mt.find(lx.DIMENSIONS)),
+    )
+}
+ORDER: tuple[str, ...] = tuple(REGISTRY)
 
 
 @dataclass(frozen=True)
@@ -75,16 +148,32 @@ class Slots:
     values: tuple[ValueHit, ...]  # stored values, each of one field, in question order
     promo_hits: tuple[Hit, ...]
     post_view: str  # the question left once stored values and promotions were claimed
-    cue: frozenset[str]  # the intent cues' names (:func:`.intents.cues`, adjusted)
+    cue: frozenset[str]  # the intent cues' names (:func:`_cues`)
     peak_shift: bool  # a peak hour moving earlier or later
     hint: str | None  # the intent strong cues name by themselves (:func:`_intent_hint`)
     two_fields: TwoFields | None  # a stored word of two fields nothing decides
-    hinted: str | None  # "correlation" when the question's shape names it (越…越), else None
     buckets: tuple[str, ...]
     dim_hits: tuple[Hit, ...]
     dims: tuple[str, ...]  # dimension words, less a measure's own (店员差错率)
-    understood: tuple[str, ...]  # what was read, as said in a refusal
     read_as: tuple[tuple[str, str], ...] = ()  # slips of typing read as words (:mod:`.spelling`)
+
+    @property
+    def hinted(self) -> str | None:
+        """The intent the question's shape names (越…越: correlation), else None."""
+        return "correlation" if CORRELATION_FORM.search(self.text) else None
+
+    @property
+    def understood(self) -> tuple[str, ...]:
+        """What was read, one (zh, en)-labelled line per kind, as a refusal says it."""
+        read = (
+            ("指标", "metric", self.metrics),
+            ("时间", "time", [r.label for r in self.info.ranges]),
+            ("门店", "store", self.stores),
+            ("对象", "entity", self.entities),
+            ("属性", "attribute", [f"{v.key}={v.values[0]}" for v in self.values]),
+            ("事件", "event", list(dict.fromkeys(t.event_type for t in self.types))),
+        )
+        return tuple(f"{zh if self.lang == 'zh' else en} {', '.join(i)}" for zh, en, i in read if i)
 
 
 @dataclass
@@ -138,7 +227,7 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
     buckets = tuple(dict.fromkeys(str(h.value) for h in run("buckets")))
     dim_hits: list[Hit] = run("dimensions")
     dims = list(dict.fromkeys(str(h.value) for h in dim_hits))
-    if SELLERS.search(text) and "trend" not in cue and not _SELLER_NOT_PRODUCT.search(text):
+    if SELLERS.search(text) and "trend" not in cue and not lx.SHAPES["seller_not_product"].search(text):
         cue.add("top_rank")  # best-selling ranks ...
         if not dims and not buckets:
             dims = ["product_id"]  # ... the products, when nothing else is named ("our best sellers")
@@ -164,11 +253,9 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
         peak_shift=peak_shift,
         hint=hint,
         two_fields=two_fields,
-        hinted="correlation" if CORRELATION_FORM.search(text) else None,
         buckets=buckets,
         dim_hits=tuple(dim_hits),
         dims=tuple(dims),
-        understood=_understood(lang, metrics, info, stores, entities, values, types),
         read_as=read_as,
     )
 
@@ -177,7 +264,7 @@ def _similar(mt: MaskedText, ctx: Context) -> list[ValueHit]:
     """Stored values read by similarity in what no extractor and no intent cue claimed (负相关 is
     a correlation's word, never the negative speech emotion); their spans are claimed."""
     shielded = mt.copy()
-    for pattern in CUES.values():
+    for pattern in lx.CUES.values():
         for m in pattern.finditer(shielded.view):
             shielded.consume(*m.span())
     hits: list[ValueHit] = REGISTRY["similar_values"].extract(shielded, ctx)
@@ -187,46 +274,37 @@ def _similar(mt: MaskedText, ctx: Context) -> list[ValueHit]:
     return hits
 
 
-#: a word just before a phrase that asks by its field ("哪个货架区", "which shelf"): not one value
-_ASKS_BY = re.compile(r"(?:哪个|哪些|哪|各个|各|每个|每|(?<![a-z])(?:which|each|every|per) )$")
-
-
-#: particles, pronouns and verbs of direction: never the first or last character of a stored value's name
-_PARTICLES = frozenset(
-    "的地得了着过吗呢吧啊呀嘛么哦哈啦咯嗯是都也还就又再才在和与跟及或而并但对从到自至向往我你他她它这那其些请给来去把被"
-)
-
-
 def _whole_content(text: str, start: int, end: int) -> bool:
     """A phrase a similarity reading may take as a stored value: content of its own, not function
     words ("check", 特别高), not a fragment cut across a known word (气下 of 天气下, 品下单 of
     商品下单) and not the field a question asks by (哪个货架区)."""
     phrase = text[start:end]
-    if _ASKS_BY.search(text[:start].rstrip()) or NEGATED.search(text[:start]):
+    if lx.SHAPES["asks_by"].search(text[:start].rstrip()) or NEGATED.search(text[:start]):
         return False  # 哪个货架区 asks by the field; 不下雨, "no rain" name the other values
     if not has_cjk(phrase):
-        return not all(w in EN_FUNCTION for w in re.findall(r"[a-z0-9']+", phrase))
-    if all(zh_function_taken(phrase)) or phrase[0] in _PARTICLES or phrase[-1] in _PARTICLES:
+        return not all(w in lx.EN_FUNCTION for w in re.findall(r"[a-z0-9']+", phrase))
+    if all(zh_taken(phrase)) or phrase[0] in lx.VALUE_EDGES or phrase[-1] in lx.VALUE_EDGES:
         return False  # 特别高; 铁口过 of 从地铁口过来: a phrase does not begin or end on a particle
     for w in known_zh():
-        i = text.find(w, max(0, start - len(w) + 1))
-        while 0 <= i < end:
+        for i in overlaps(text, w, start, end):
             inside = i <= start and end <= i + len(w)  # 入口 of 入口处 is whole
             if not inside and (i < start < i + len(w) or i < end < i + len(w)):
                 return False
-            i = text.find(w, i + 1)
     return True
 
 
-_AROUND = re.compile(r"(?<![a-z])before and after(?![a-z])")
+_KINDS_OF_DOES = frozenset({"periodicity", "co_occurrence", "correlation", "anomaly"})
 
 
 def _cues(pre_view: str, post_view: str, text: str, metrics: Sequence[str]) -> tuple[set[str], bool]:
-    """The intent cues' names (:func:`.intents.cues` of the question before the measure words were
-    claimed, a compare's read after the stored values were), and whether a peak hour moves."""
-    cue = cues(pre_view)
-    cue.discard("compare")
-    if "breakdown" in cue and not CUES["breakdown"].search(post_view):
+    """The intent cues' names (read before the measure words were claimed; a compare's, after the
+    stored values were) and whether a peak hour moves."""
+    cue = {name for name, p in lx.CUES.items() if p.search(pre_view) and name != "compare"}
+    if CORRELATION_FORM.search(pre_view):
+        cue.add("correlation")
+    if WILL_IT.search(pre_view) and not CONDITIONAL_MORE.search(pre_view) and not cue & _KINDS_OF_DOES:
+        cue.add("forecast")  # 会不会 asks "will", unless it compares or asks "does" (repeat weekly?)
+    if "breakdown" in cue and not lx.CUES["breakdown"].search(post_view):
         cue.discard("breakdown")  # 占比 / share of was part of a metric's name (负面情绪占比)
     peak_shift = "peak_hour" in metrics and bool(PEAK_SHIFT.search(text))
     if peak_shift:
@@ -234,10 +312,10 @@ def _cues(pre_view: str, post_view: str, text: str, metrics: Sequence[str]) -> t
         cue -= {"compare", "change", "pivot", "correlation"}
         cue.add("trend")
     if (
-        CUES["compare"].search(post_view)
+        lx.CUES["compare"].search(post_view)
         or MORE_LESS.search(post_view)
-        or _BI_MORE.search(pre_view)
-        or _AROUND.search(text)  # "before and after November 1": its date was read as a range
+        or lx.SHAPES["bi_more"].search(pre_view)
+        or lx.SHAPES["around"].search(text)
     ) and not THAN_BEFORE.search(text):  # "longer than they used to": over time, not two groups
         cue.add("compare")
     return cue, peak_shift
@@ -245,17 +323,7 @@ def _cues(pre_view: str, post_view: str, text: str, metrics: Sequence[str]) -> t
 
 #: cues that ask for a figure of the events, not the events themselves
 _FIGURE_CUES = frozenset(
-    {
-        "aggregate",
-        "top_rank",
-        "which",
-        "trend",
-        "compare",
-        "anomaly",
-        "breakdown",
-        "periodicity",
-        "correlation",
-    }
+    "aggregate top_rank which trend compare anomaly breakdown periodicity correlation".split()
 )
 
 
@@ -288,31 +356,4 @@ def _intent_hint(
         return "compare_periods"
     if "correlation" in cue:
         return "correlation" if len(metrics) >= 2 else "correlation_single"
-    if "periodicity" in cue:
-        return "periodicity"
-    if "anomaly" in cue:
-        return "anomaly"
-    if "breakdown" in cue:
-        return "breakdown"
-    return None
-
-
-def _understood(
-    lang: str,
-    metrics: Sequence[str],
-    info: TimeInfo,
-    stores: Sequence[str],
-    entities: Sequence[str],
-    values: Sequence[ValueHit],
-    types: Sequence[TypeHit],
-) -> tuple[str, ...]:
-    """What was read, one (zh, en)-labelled line per kind, as a refusal says it."""
-    read = (
-        ("指标", "metric", metrics),
-        ("时间", "time", [r.label for r in info.ranges]),
-        ("门店", "store", stores),
-        ("对象", "entity", entities),
-        ("属性", "attribute", [f"{v.key}={v.values[0]}" for v in values]),
-        ("事件", "event", list(dict.fromkeys(t.event_type for t in types))),
-    )
-    return tuple(f"{zh if lang == 'zh' else en} {', '.join(items)}" for zh, en, items in read if items)
+    return next((c for c in ("periodicity", "anomaly", "breakdown") if c in cue), None)

@@ -16,10 +16,18 @@ from typing import Any
 
 from edge.analysis.metrics import METRIC_EVENT_TYPES
 from edge.analysis.parser.accounting import OWN_DIMENSION, fields_used, residual
-from edge.analysis.parser.intents import CORRELATION_FORM, CUES, QUESTION_TAG, WILL_IT
-from edge.analysis.parser.lexicon import INTENT_CONTEXT
+from edge.analysis.parser.lexicon import CUES, INTENT_CONTEXT
 from edge.analysis.parser.result import ParseResult
-from edge.analysis.parser.slots import MORE_LESS, PEAK_SHIFT, SELLERS, Draft, Slots
+from edge.analysis.parser.slots import (
+    CORRELATION_FORM,
+    MORE_LESS,
+    PEAK_SHIFT,
+    QUESTION_TAG,
+    SELLERS,
+    WILL_IT,
+    Draft,
+    Slots,
+)
 from edge.analysis.parser.stage_fields import BUCKET_DIM, CO_WINDOW
 from edge.analysis.parser.stage_intent import CONJ, FORECAST_SUBJECT, METRIC_ITEM, TENDENCY, WHICH_DAYS
 from edge.analysis.parser.text import Hit

@@ -1,17 +1,19 @@
 """Question text helpers for the rule parser: normalisation, numerals, masked matching.
 
-Every other parser module reads the question through a :class:`MaskedText`, so a span one stage
-has understood (a date, a metric word, an id) is not read again by a later stage.
+Every parser module reads the question through a :class:`MaskedText`, so a span one stage has
+understood (a date, a metric word, an id) is not read again by a later stage.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+CJK = r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
+_CJK = re.compile(CJK)
 
 #: Written-out numbers that count things (前五, 三个月, two weeks).
 CN_NUM = r"[0-9]+|[零〇一二两俩三四五六七八九十百千万]+"
@@ -64,9 +66,21 @@ def parse_number(token: str) -> int | None:
     return total + section + current
 
 
+def overlaps(text: str, w: str, start: int, end: int) -> Iterator[int]:
+    """Where ``w`` occurs in ``text`` overlapping ``text[start:end]``."""
+    i = text.find(w, max(0, start - len(w) + 1))
+    while 0 <= i < end:
+        yield i
+        i = text.find(w, i + 1)
+
+
+_WORD_HEAD = r"(?<![a-z0-9_])(?:"
+_WORD_TAIL = r")(?![a-z0-9_])"
+
+
 def word(pattern: str) -> str:
     """``pattern`` bounded so that it does not match inside a longer Latin word or id."""
-    return rf"(?<![a-z0-9_])(?:{pattern})(?![a-z0-9_])"
+    return _WORD_HEAD + pattern + _WORD_TAIL
 
 
 @dataclass
@@ -106,8 +120,8 @@ class MaskedText:
         return self.BLANK not in self._chars[start:end]
 
     def find(self, table: Iterable[tuple[Matcher, object]], *, consume: bool = True) -> list[Hit]:
-        """Longest-first, non-overlapping matches of every ``(pattern, value)`` of ``table``,
-        returned in question order. A dict ``value`` maps the matched text to the hit's value."""
+        """Longest-first, non-overlapping matches of every ``(pattern, value)`` of ``table``, in
+        question order (a dict ``value`` maps the matched text to the hit's value)."""
         view = self.view
         found: list[Hit] = []
         for p, value in table:
@@ -132,14 +146,9 @@ class MaskedText:
         return [(m.start(), m.group(0)) for m in re.finditer(r"[^\u0000]+", self.view)]
 
 
-_WORD_HEAD = r"(?<![a-z0-9_])(?:"
-_WORD_TAIL = r")(?![a-z0-9_])"
-
-
 def alternatives(pattern: str) -> list[str]:
-    """The top-level alternatives of ``pattern`` (a :func:`word`-bounded group's own
-    alternatives, each bounded again), so that a table finds the longest of them at a place,
-    not the first one written: 平均停留多长时间 is read whole, not as 平均停留."""
+    """The top-level alternatives of ``pattern`` (a :func:`word`-bounded group's, each bounded
+    again), so that a table finds the longest at a place: 平均停留多长时间, not 平均停留."""
     out: list[str] = []
     for part in _scan(pattern)[0]:
         inner = part[len(_WORD_HEAD) : -len(_WORD_TAIL)]
@@ -150,9 +159,8 @@ def alternatives(pattern: str) -> list[str]:
     return out
 
 
-#: a pattern's pieces: an escape, a class (a "]" first in it, as in "[]x]" or "[^]x]", is one of
-#: its characters; one left open runs to the end), a group's opening, its closing, a bar, a
-#: repeat, a run of plain characters, or any other one character
+#: a pattern's pieces: an escape, a class (a "]" first in it is one of its characters; one left
+#: open runs to the end), a group's opening, its closing, a bar, a repeat, plain characters, other
 _TOKEN = re.compile(
     r"(?P<esc>\\.)|(?P<cls>\[\^?\]?(?:\\.|[^\]\\])*\])|(?P<open>\[.*)"
     r"|(?P<group>\((?:\?(?::|=|!|<=|<!))?)|(?P<close>\))|(?P<bar>\|)"
@@ -169,7 +177,7 @@ def _tokens(pattern: str) -> list[Token]:
 
 def _scan(pattern: str) -> tuple[list[str], bool]:
     """``pattern`` cut at its top-level ``|``, and whether its groups and classes all close inside
-    it (read, not compiled: compiling each word group to check it was a sixth of the lexicon's load)."""
+    it (read, not compiled: compiling was a sixth of the lexicon's load)."""
     parts: list[str] = []
     depth = lowest = start = 0
     closed = True
@@ -188,19 +196,15 @@ def _scan(pattern: str) -> tuple[list[str], bool]:
     return parts, depth == lowest == 0 and closed
 
 
-#: what a word-bounded pattern must not touch on either side
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 _META = frozenset(".^$*+?{}[]\\|()")
 
 
 class Words:
     """One alternative of a word table, matched as its regex ``pattern`` would be, faster: a plain
-    word (bounded or not) is found with :meth:`str.find` and never compiled, and any other
-    pattern is searched only when the text holds a string that each of its matches holds
-    (:func:`needs`). A question names a few of the lexicon's 500 alternatives; searching every
-    one with :mod:`re` was most of the time a question took to parse."""
-
-    __slots__ = ("_literal", "_bounded", "_needs", "_regex", "pattern")
+    word (bounded or not) is found with :meth:`str.find` and never compiled, any other pattern is
+    searched only when the text holds one of its :func:`needs` (searching the lexicon's 500
+    alternatives with :mod:`re` was most of the time a question took to parse)."""
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
@@ -211,14 +215,11 @@ class Words:
         body = inner if self._bounded else pattern
         self._literal = body if body and not _META & set(body) else None
         self._needs = (self._literal,) if self._literal else needs(pattern)
-        self._regex: re.Pattern[str] | None = None
 
-    @property
+    @functools.cached_property
     def regex(self) -> re.Pattern[str]:
         """``pattern`` compiled (on first use)."""
-        if self._regex is None:
-            self._regex = re.compile(self.pattern)
-        return self._regex
+        return re.compile(self.pattern)
 
     def cut(self, text: str) -> str:
         """``text`` less every match (``pattern.sub("", text)``)."""
@@ -258,9 +259,8 @@ class _Unread(Exception):
 
 
 def needs(pattern: str) -> tuple[str, ...]:
-    """Strings of which every match of ``pattern`` holds one (empty: none known), read from the
-    pattern: a run of plain characters that each match takes whole, or each of the alternatives
-    of a group (the rarer of them is kept). A pattern this reading does not follow has none."""
+    """Strings of which every match of ``pattern`` holds one (empty: none known): a run of plain
+    characters each match takes whole, or one of each alternative of a group (the rarer kept)."""
     tokens = _tokens(pattern)
     try:
         need, i = _alternation(tokens, 0)
@@ -270,8 +270,8 @@ def needs(pattern: str) -> tuple[str, ...]:
 
 
 def _alternation(tokens: list[Token], i: int) -> tuple[tuple[str, ...], int]:
-    """What every match of the alternation from ``tokens[i]`` holds (none if one branch holds
-    none), and the index of the token that ends it (a ``)`` or the end)."""
+    """What every match of the alternation from ``tokens[i]`` holds (none if a branch holds none),
+    and the index of the token that ends it (a ``)`` or the end)."""
     out: list[str] = []
     every = True
     while True:
