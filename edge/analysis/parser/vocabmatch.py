@@ -62,11 +62,10 @@ class ValueHit:
     score: float
     start: int
     end: int
-    #: other (key, value) pairs the same phrase names: one stored word in two fields (a zone and a
-    #: product category both called "premium"); the parser resolves them by the measure's events
+    #: other (key, value) pairs the same phrase names (a zone and a category both "premium")
     alternatives: tuple[tuple[str, str], ...] = ()
-    #: set when a phrase of several fields was resolved: the keys set aside, and the measure's
-    #: event types that carry :attr:`key` and not them
+    #: once such a phrase is resolved (:mod:`.valuekeys`): the keys set aside, and the measure's
+    #: event types that carry :attr:`key` (none when the question names the field)
     set_aside: tuple[str, ...] = ()
     by_events: tuple[str, ...] = ()
 
@@ -82,9 +81,7 @@ class TypeHit:
 
 def _usable(value: str) -> bool:
     v = value.strip().lower()
-    if not v or v in _SKIP_VALUES or re.fullmatch(r"[0-9.\-:]+", v):
-        return False
-    return len(v) >= (2 if has_cjk(v) else 3)
+    return v not in _SKIP_VALUES and not re.fullmatch(r"[0-9.\-:]+", v) and len(v) >= (2 if has_cjk(v) else 3)
 
 
 def _variants(value: str) -> list[str]:
@@ -128,8 +125,7 @@ def _compile(
     types: list[tuple[Matcher, object]] = [*EVENT_TYPE_WORDS]  # the well-known event types
     types += _literal_table({w: t for t in event_types if _usable(t) for w in _variants(t)})
 
-    # a written form may name values of several keys (a zone and a category both "premium"):
-    # every one is kept, the first as the hit and the others as its alternatives
+    # a written form naming values of several keys is the first one's hit, the others its alternatives
     targets = tuple((k, v) for k, vals in attributes for v in vals if _usable(v))
     by_form: dict[str, dict[str, str]] = {}
     for attr_key, v in targets:
@@ -148,8 +144,7 @@ def _compile(
                 v for v in stored if any(p in tokens for p in (v.lower(), *re.split(r"[_\- ]", v.lower())))
             )
             if not chosen and attr_key == "weather":
-                # a weather the memory has never seen is still asked about: its canonical value,
-                # which then finds no events (the engine says which weathers it knows)
+                # a weather the memory has never seen is still asked: its canonical value (no events)
                 chosen = (tokens[0],)
             if chosen:
                 values.append((re.compile(pattern), ValueHit("", attr_key, chosen, "synonym", 1.0, 0, 0)))
@@ -198,11 +193,9 @@ def match_values(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
 def _is_lexical(text: str) -> bool:
     """True when a phrase is (almost) only metric/dimension words: not a candidate value."""
     rest = text
-    for table in (DIMENSIONS, METRICS):
-        for pattern, _ in table:
-            rest = pattern.cut(rest)
-    rest = re.sub(r"\s+", "", rest)
-    return len(rest) < 2
+    for pattern, _ in (*DIMENSIONS, *METRICS):
+        rest = pattern.cut(rest)
+    return len(re.sub(r"\s+", "", rest)) < 2
 
 
 _LATIN_WORD = re.compile(r"[a-z][a-z\-]+")
@@ -292,9 +285,8 @@ _PRODUCT_NAMED = (
     ),
 )
 
-#: a store named by its place ("the Xuhui store", "Pudong branch", "徐汇店", "静安门店"): matched to a
-#: known store id by one of its parts (sh_xuhui_01 <- "xuhui"), else kept as asked, so that an unknown
-#: store is answered as such instead of being dropped for the all-store figure
+#: a store named by its place ("the Xuhui store", "徐汇店"): a known store id by one of its parts
+#: (sh_xuhui_01 <- "xuhui"), else kept as asked (an unknown store is answered as such)
 _STORE_PLACE_EN = re.compile(
     r"(?<![a-z0-9_'-])(?P<v>[a-z][a-z'-]{2,}) (?:store|shop|branch|outlet)s?(?![a-z0-9_])"
 )
@@ -315,8 +307,7 @@ _NOT_A_PLACE_EN = frozenset(
     highest lowest average typical whole-store in-store instore own home
     rank ranks ranked ranking sort sorted order list show compare compared name find tell give""".split()
 )
-#: characters that make a two-character run before 店 a word, not a place: quantifiers and
-#: demonstratives (哪个店, 每家店, 这家店), verbs of coming and going (到店, 进店, 离店), kinds of shop
+#: characters that make a run before 店 a word, not a place (哪个店, 每家店, 到店, 进店, 便利店)
 _NOT_A_PLACE_ZH = frozenset(
     "哪每各这那本全该此其所个家两一二三几多少些的了在和与跟比门分总到进离出入回开关闭来去逛近远旗舰便利专卖连锁实体线上下网商书饭酒花药新老大小前后看按以"
 )
@@ -361,8 +352,7 @@ def _every_store(mt: MaskedText, vocab: Vocabulary) -> list[tuple[int, str]]:
     held = len(vocab.store_ids)
     for pattern in (_STORE_COUNT_EN, _STORE_COUNT_ZH):
         for m in pattern.finditer(mt.view):
-            number = m.group("n")
-            count = 2 if m.groupdict().get("both") else parse_number(number) if number else held
+            count = 2 if m.groupdict().get("both") else parse_number(m["n"]) if m["n"] else held
             if count != held or held < 2 or not mt.free(m.start(), m.end()):
                 continue
             # "combined" / 加起来: the stores as one, so the noun is no grouping either
@@ -372,29 +362,20 @@ def _every_store(mt: MaskedText, vocab: Vocabulary) -> list[tuple[int, str]]:
 
 
 def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
-    """Stores named by a place rather than an id, or every store counted ("both stores"); consumed.
-    Unknown ones stay as asked."""
+    """Stores named by a place rather than an id, or every store counted ("both stores"); consumed."""
     found: list[tuple[int, str]] = _every_store(mt, vocab)
-    for m in _STORE_PAIR_EN.finditer(mt.view):
-        if {m.group("v"), m.group("w")} & _NOT_A_PLACE_EN or not mt.free(m.start(), m.end()):
-            continue
-        found += [(m.start(g), _place_store(m.group(g), vocab.store_ids)) for g in ("v", "w")]
-        mt.consume(m.start(), m.end())
-    for m in _STORE_PLACE_EN.finditer(mt.view):
-        v = m.group("v")
-        if v in _NOT_A_PLACE_EN or not mt.free(m.start(), m.end()):
-            continue
-        found.append((m.start(), _place_store(v, vocab.store_ids)))
-        mt.consume(m.start(), m.end())
+    for pattern, groups in ((_STORE_PAIR_EN, ("v", "w")), (_STORE_PLACE_EN, ("v",))):
+        for m in pattern.finditer(mt.view):
+            if not {m[g] for g in groups} & _NOT_A_PLACE_EN and mt.free(m.start(), m.end()):
+                found += [(m.start(g), _place_store(m[g], vocab.store_ids)) for g in groups]
+                mt.consume(m.start(), m.end())
     for m in _STORE_PLACE_ZH.finditer(mt.view):
-        run, end = m.group("v"), m.end("v")
-        if run[-1] in "分门":  # 静安分店, 南京路门店
-            run, end = run[:-1], end - 1
+        run = m["v"][:-1] if m["v"][-1] in "分门" else m["v"]  # 静安分店, 南京路门店
         name = _place_name_zh(run)
-        if name is None or not mt.free(end - len(name), m.end()):
-            continue
-        found.append((end - len(name), _place_store(name, vocab.store_ids)))
-        mt.consume(end - len(name), m.end())
+        at = m.start("v") + len(run) - len(name or "")
+        if name and mt.free(at, m.end()):
+            found.append((at, _place_store(name, vocab.store_ids)))
+            mt.consume(at, m.end())
     return list(dict.fromkeys(s for _, s in sorted(found)))
 
 
