@@ -172,8 +172,7 @@ def match_ids(mt: MaskedText, vocab: Vocabulary) -> tuple[list[str], list[str]]:
 def match_event_types(mt: MaskedText, vocab: Vocabulary) -> list[TypeHit]:
     """Event types named in the question (literal names, or the everyday words of well-known
     types). Does not consume: metric words (投诉, 排队) may name an event type too."""
-    hits = mt.find(compiled(vocab).types, consume=False)
-    return [TypeHit(str(h.value), h.start, h.end) for h in hits]
+    return [TypeHit(str(h.value), h.start, h.end) for h in mt.find(compiled(vocab).types, consume=False)]
 
 
 #: a negation just before a value: "no rain", 不下雨, "non-promotion" name the other values
