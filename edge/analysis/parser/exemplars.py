@@ -1,11 +1,8 @@
 """A nearest-neighbour intent/metric classifier over a labelled bank of example questions.
 
-Used by :func:`.core.parse_question` next to the rules (which keep the slots: times, numbers,
-values, ids). The bank (``exemplars.jsonl``, package data) holds questions in both languages, each
-labelled with ``intent``, ``target_metric`` and ``second_metric``; its ``heldout`` split is never
-used here (``scripts/eval_parser.py`` measures on it). Vectors come from the injected ``embed``,
-once per encoder. The vote is weighted over the ``k`` nearest examples; a ``margin`` is the share
-of the vote the best label has over the second best, and the parser trusts only a wide one.
+Used by :func:`.core.parse_question` next to the rules, which keep the slots. The bank
+(``exemplars.jsonl``) is labelled with intent and metrics; its ``heldout`` split is never used here.
+Vectors come from the injected ``embed``, once per encoder; the parser trusts only a wide margin.
 """
 
 from __future__ import annotations
@@ -18,7 +15,7 @@ import logging
 import re
 import threading
 from collections import OrderedDict, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
@@ -43,17 +40,15 @@ _SHARPNESS = 0.1
 
 
 def intent_text(question: str) -> str:
-    """The question with its metric words cut out: what is asked, not about what (so examples
-    of one kind of question meet whatever metric they were written with)."""
+    """The question with its metric words cut out: what is asked, not about what."""
     text = normalize(question)
     for h in reversed(MaskedText(text).find(METRICS)):
         text = text[: h.start] + text[h.end :]
     return re.sub(r"\s+", " ", text).strip() or normalize(question)
 
 
-#: the train split's intent texts computed ahead (``scripts/refresh_exemplars.py``), so that a new
-#: process does not mask some 800 questions before its first answer; used only while they were
-#: masked with the lexicon's metric words of now (:func:`masking_key`), recomputed otherwise
+#: the train split's intent texts computed ahead (``scripts/refresh_exemplars.py``), used only
+#: while they were masked with the lexicon's metric words of now (:func:`masking_key`)
 INTENT_TEXTS = "exemplars_intent.json"
 #: bump when :func:`intent_text` itself changes: the stored texts are then recomputed
 _MASKING_VERSION = 1
@@ -71,14 +66,12 @@ def masking_key() -> str:
 def _stored_intent_texts() -> dict[str, str]:
     try:
         raw = json.loads(_DATA.joinpath(INTENT_TEXTS).read_text("utf-8"))
-    except (OSError, ValueError) as exc:
-        logger.info("no stored intent texts (%s): the exemplars are masked in process", exc)
-        return {}
-    if not isinstance(raw, dict) or raw.get("key") != masking_key():
+        if raw["key"] == masking_key():
+            return {str(k): str(v) for k, v in raw["texts"].items()}
         logger.info("stored intent texts are for other metric words: the exemplars are masked in process")
-        return {}
-    texts = raw.get("texts")
-    return {str(k): str(v) for k, v in texts.items()} if isinstance(texts, dict) else {}
+    except (OSError, ValueError, LookupError, TypeError, AttributeError) as exc:
+        logger.info("no stored intent texts (%s): the exemplars are masked in process", exc)
+    return {}
 
 
 def bank_intent_text(question: str) -> str:
@@ -144,9 +137,7 @@ def _vote(
 
 
 class ExemplarClassifier(NamedTuple):
-    """The bank's train split and its unit-norm vectors: of the raw texts and of the metric-masked
-    ones. Weighted k-nearest-neighbour votes over them give the intent (masked) and the metric with
-    the second metric of a correlation (raw)."""
+    """The bank's train split and the unit-norm vectors of its raw and metric-masked texts."""
 
     examples: tuple[Exemplar, ...]
     raw: np.ndarray
@@ -157,18 +148,10 @@ _CACHE: OrderedDict[object, ExemplarClassifier | None] = OrderedDict()
 _LOCK = threading.Lock()
 
 
-def _cache_key(embed: Embed) -> object:
-    try:
-        hash(embed)
-    except TypeError:
-        return id(embed)
-    return embed
-
-
 def classifier_for(embed: Embed) -> ExemplarClassifier | None:
     """The classifier over the bank's ``train`` split embedded with ``embed`` (once per encoder,
     kept for the process); None when the encoder gives no vectors."""
-    key = _cache_key(embed)
+    key = embed if isinstance(embed, Hashable) else id(embed)
     with _LOCK:
         if key in _CACHE:
             _CACHE.move_to_end(key)

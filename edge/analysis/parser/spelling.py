@@ -1,10 +1,6 @@
-"""Slips of typing in English words (revnue, Octobr, complants): a word no word table and no
-stored value knows, one edit (a letter dropped, added, changed or two swapped) from exactly one
-word they do know, is read as that word. The reading is said with the answer
-(:attr:`~.result.ParseResult.read_as`, the interpretation's sentence), so a misreading shows.
-
-Owned by :mod:`edge.analysis.parser`; called by :mod:`.slots` on the normalised question. Short
-words are never guessed: they are too near each other (sale and sales, stay and stays).
+"""Slips of typing in English words (revnue, Octobr): a word no word table and no stored value
+knows, one edit from exactly one word they do know, is read as that word (and said, in
+:attr:`~.result.ParseResult.read_as`). Short words are never guessed (sale and sales).
 """
 
 from __future__ import annotations
@@ -27,31 +23,21 @@ _ENDINGS = ("s", "es", "d", "ed", "ing", "ly")
 
 
 @functools.lru_cache(maxsize=1)
-def _sources() -> tuple[str, ...]:
-    sources = [
-        p.pattern for t in (lx.METRICS, lx.DIMENSIONS, lx.TIME_BUCKETS, lx.EVENT_TYPE_WORDS) for p, _ in t
-    ]
-    sources += [p.pattern for p, _ in lx.PROMOTION_VALUES]
+def _table_words() -> tuple[frozenset[str], tuple[str, ...]]:
+    """Every English word the word tables spell (their patterns less lookarounds), the function
+    words, the measures' context words, months and weekdays; and the tables' word beginnings
+    (correlat\\w*: every word they begin is known)."""
+    tables = (lx.METRICS, lx.DIMENSIONS, lx.TIME_BUCKETS, lx.EVENT_TYPE_WORDS, lx.PROMOTION_VALUES)
+    sources = [p.pattern for t in tables for p, _ in t]
     sources += [p for groups in lx.VALUE_WORDS.values() for p, _ in groups]
     sources += [p.pattern for p in (*lx.CUES.values(), *lx.FORMS.values(), *lx.INTENT_CONTEXT.values())]
-    return (*sources, lx.CONDITION_EN)
-
-
-@functools.lru_cache(maxsize=1)
-def _stems() -> tuple[str, ...]:
-    """The tables' word beginnings (correlat\\w*, contribut\\w*): every word they begin is known."""
-    return tuple({m for src in _sources() for m in re.findall(r"[a-z]{3,}(?=\\w)", src)})
-
-
-@functools.lru_cache(maxsize=1)
-def _table_words() -> frozenset[str]:
-    """Every English word the word tables spell (their patterns less lookarounds), the function
-    words, the measures' context words, months and weekdays."""
+    sources.append(lx.CONDITION_EN)
     words: set[str] = set()
-    for w in (w for src in _sources() for w in re.findall(r"[a-z]{2,}\??", literal(src))):
+    for w in (w for src in sources for w in re.findall(r"[a-z]{2,}\??", literal(src))):
         words |= {w[:-1], w[:-2]} if w.endswith("?") else {w}  # revenues? spells revenue(s)
     words |= lx.EN_FUNCTION | lx.EN_STOPWORDS | {w for _, en in lx.MEASURE_CONTEXT.values() for w in en}
-    return frozenset(words | {m.lower() for m in MONTH_NAMES} | set(WEEKDAYS_EN.split("|")))
+    words |= {m.lower() for m in MONTH_NAMES} | set(WEEKDAYS_EN.split("|"))
+    return frozenset(words), tuple({m for src in sources for m in re.findall(r"[a-z]{3,}(?=\\w)", src)})
 
 
 def _vocab_words(vocab: Vocabulary) -> frozenset[str]:
@@ -73,13 +59,14 @@ def _one_edit(word: str) -> set[str]:
 
 def correct(text: str, vocab: Vocabulary) -> tuple[str, tuple[tuple[str, str], ...]]:
     """``text`` with each slip read as its word, and the (slip, word) pairs read."""
-    known = _table_words() | _vocab_words(vocab)
+    table_words, stems = _table_words()
+    known = table_words | _vocab_words(vocab)
     read: list[tuple[str, str]] = []
 
     def fix(m: re.Match[str]) -> str:
         token = m.group(0)
         inflected = {token[: -len(x)] for x in _ENDINGS if token.endswith(x)}
-        if token in known or stem(token) in known or inflected & known or token.startswith(_stems()):
+        if token in known or stem(token) in known or inflected & known or token.startswith(stems):
             return token
         # a slip keeps the first letter (braised is not raised)
         near = {w for w in _one_edit(token) if w in known and len(w) >= MIN_LENGTH and w[0] == token[0]}

@@ -1,16 +1,14 @@
 """Which field a stored word of several fields means: the one the question or the measure names.
 
-Owned by :mod:`edge.analysis.parser`; called by :mod:`.slots` and on the LLM parser's plans
-(:func:`guessed_field`). A phrase naming values of several keys (a zone and a product category both
-called "premium") is the key named beside it ("premium zone"), else the one key the measure's events
-carry; otherwise no key is guessed and the question is refused (:func:`two_fields_reason`).
+A phrase naming values of several keys (a zone and a category both "premium") is the key named
+beside it ("premium zone"), else the one key the measure's events carry; otherwise none is guessed
+and the question is refused (:func:`two_fields_reason`). Also run on the LLM parser's plans.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from edge.analysis.metrics import METRIC_EVENT_TYPES
@@ -43,28 +41,24 @@ def _measure_events(
     return tuple(dict.fromkeys(t for m in chosen for t in METRIC_EVENT_TYPES.get(m, ()) or named or every))
 
 
-def _named_field(text: str, start: int, end: int, keys: set[str]) -> set[str]:
-    """The keys among ``keys`` whose dimension word stands right by the phrase at ``start:end``
-    ("premium zone", "zone premium", "premium 品类"): the question names the field itself."""
+def _fitting(
+    text: str, span: tuple[int, int] | None, keys: Sequence[str], events: Sequence[str], vocab: Vocabulary
+) -> tuple[set[str], set[str], bool | None]:
+    """Of the keys a phrase (at ``span`` of ``text``, if found) names values of: those whose
+    dimension word stands right by it ("premium zone", "premium 品类"), else those the measure's
+    ``events`` carry; the keys named; and what the events carry (:attr:`TwoFields.carried`)."""
+    start, end = span or (0, 0)
     after, before = text[end : end + 16], text[max(0, start - 16) : start]
-    return {
+    named = {
         str(dim)
         for pattern, dim in DIMENSIONS
-        if dim in keys
+        if span
+        and dim in keys
         and (
             any(not after[:i].strip(" 的") for i, _ in pattern.spans(after))
             or any(not before[j:].strip(" 的") for _, j in pattern.spans(before))
         )
     }
-
-
-def _fitting(
-    text: str, span: tuple[int, int] | None, keys: Sequence[str], events: Sequence[str], vocab: Vocabulary
-) -> tuple[set[str], set[str], bool | None]:
-    """Of the keys a phrase (at ``span`` of ``text``, if found) names values of: those the question
-    names beside it, else those the measure's ``events`` carry; the keys named; and what the events
-    carry (:attr:`TwoFields.carried`, were none or several to fit)."""
-    named = _named_field(text, *span, set(keys)) if span else set()
     carried = {k: vocab.carried_by(k, events) for k in keys}
     fit = {k for k in keys if (k in named if named else carried[k])}
     return fit, named, None if any(c is None for c in carried.values()) else bool(fit)
@@ -88,18 +82,16 @@ def resolve_fields(
             out.append(v)
             continue
         cands = [(v.key, v.values[0]), *[(k, x) for k, x in v.alternatives if k != v.key]]
-        fit, named, state = _fitting(text, (v.start, v.end), [k for k, _ in cands], events, vocab)
+        keys = tuple(k for k, _ in cands)
+        fit, named, state = _fitting(text, (v.start, v.end), keys, events, vocab)
         fits = [(k, x) for k, x in cands if k in fit]
         if len(fits) == 1:
             key, value = fits[0]
             on = () if named else tuple(t for t in events if key in vocab.keys_by_type.get(t, ()))
-            aside = tuple(k for k, _ in cands if k != key)
-            v = dataclasses.replace(
-                v, key=key, values=(value,), alternatives=(), set_aside=aside, by_events=on
-            )
-            out.append(v)
+            aside = tuple(k for k in keys if k != key)
+            out.append(replace(v, key=key, values=(value,), alternatives=(), set_aside=aside, by_events=on))
         elif unresolved is None:
-            unresolved = TwoFields(v.phrase, tuple(k for k, _ in cands), events, state)
+            unresolved = TwoFields(v.phrase, keys, events, state)
     return out, unresolved
 
 

@@ -1,7 +1,6 @@
 """Matching the question against the memory's own vocabulary (store ids, entities, event types,
-stats values), so that a new store's words work without code changes: ids and stored values named
-literally, values named by a synonym (:data:`~.lexicon.VALUE_WORDS`) or, given an ``embed``
-callable, by a phrase whose text-encoder vector is close to theirs; stores named by place or code.
+stats values): named literally, by a synonym (:data:`~.lexicon.VALUE_WORDS`), by a phrase whose
+text-encoder vector is close to theirs, or (stores, zones, products) by a place or a code.
 """
 
 from __future__ import annotations
@@ -11,7 +10,8 @@ import logging
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import cast
+from itertools import pairwise
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -33,16 +33,15 @@ Embed = Callable[[Sequence[str]], np.ndarray | None]
 
 
 def vectors(embed: Embed, texts: Sequence[str], use: str) -> np.ndarray | None:
-    """``embed(texts)``, one float32 row per text; None when the encoder gives none, fails or gives
-    another shape (logged: the encoder is an optional helper, never a reason to fail a parse)."""
+    """``embed(texts)``, one float32 row per text; None (logged) when the encoder gives none, fails
+    or gives another shape: the encoder is never a reason to fail a parse."""
     try:
         raw = embed(texts)
         vecs = None if raw is None else np.asarray(raw, dtype=np.float32)
+        if vecs is not None and (vecs.ndim != 2 or len(vecs) != len(texts)):
+            raise ValueError(f"unexpected vector shape {vecs.shape}")
     except Exception as exc:
         logger.warning("%s skipped: %s", use, exc)
-        return None
-    if vecs is not None and (vecs.ndim != 2 or len(vecs) != len(texts)):
-        logger.warning("%s skipped: unexpected vector shape %s", use, vecs.shape)
         return None
     return vecs
 
@@ -63,11 +62,10 @@ class ValueHit:
     score: float
     start: int
     end: int
-    #: other (key, value) pairs the same phrase names: one stored word in two fields (a zone and a
-    #: product category both called "premium"); the parser resolves them by the measure's events
+    #: other (key, value) pairs the same phrase names (a zone and a category both "premium")
     alternatives: tuple[tuple[str, str], ...] = ()
-    #: set when a phrase of several fields was resolved: the keys set aside, and the measure's
-    #: event types that carry :attr:`key` and not them
+    #: once such a phrase is resolved (:mod:`.valuekeys`): the keys set aside, and the measure's
+    #: event types that carry :attr:`key` (none when the question names the field)
     set_aside: tuple[str, ...] = ()
     by_events: tuple[str, ...] = ()
 
@@ -83,22 +81,18 @@ class TypeHit:
 
 def _usable(value: str) -> bool:
     v = value.strip().lower()
-    if not v or v in _SKIP_VALUES or re.fullmatch(r"[0-9.\-:]+", v):
-        return False
-    return len(v) >= (2 if has_cjk(v) else 3)
+    return v not in _SKIP_VALUES and not re.fullmatch(r"[0-9.\-:]+", v) and len(v) >= (2 if has_cjk(v) else 3)
 
 
 def _variants(value: str) -> list[str]:
-    """How a stored value may be written in a question (as the question is normalised: umlauts
-    folded): as is, and with ``_``/``-`` as spaces."""
+    """How a stored value may be written in a (normalised) question: as is, ``_``/``-`` as spaces."""
     v = value.lower().translate(FOLD)
     spaced = re.sub(r"[_-]+", " ", v)
     return [v, spaced, spaced + "s"] if spaced != v else [v]
 
 
 def _literal_table(names: dict[str, object]) -> list[tuple[re.Pattern[str], object]]:
-    """One alternation per script (Latin words bounded, CJK not) mapping each written form to
-    its value: a dict lookup on the matched text (see :meth:`MaskedText.find`)."""
+    """One alternation per script (Latin words bounded, CJK not) and its dict: written form -> value."""
     table: list[tuple[re.Pattern[str], object]] = []
     for latin in (True, False):
         if forms := {w: v for w, v in names.items() if has_cjk(w) != latin}:
@@ -107,8 +101,7 @@ def _literal_table(names: dict[str, object]) -> list[tuple[re.Pattern[str], obje
     return table
 
 
-@dataclass(frozen=True)
-class _Compiled:
+class _Compiled(NamedTuple):
     """The match tables of one vocabulary (a value's table holds its hit, placed when found)."""
 
     stores: list[tuple[re.Pattern[str], object]]
@@ -132,8 +125,7 @@ def _compile(
     types: list[tuple[Matcher, object]] = [*EVENT_TYPE_WORDS]  # the well-known event types
     types += _literal_table({w: t for t in event_types if _usable(t) for w in _variants(t)})
 
-    # a written form may name values of several keys (a zone and a category both "premium"):
-    # every one is kept, the first as the hit and the others as its alternatives
+    # a written form naming values of several keys is the first one's hit, the others its alternatives
     targets = tuple((k, v) for k, vals in attributes for v in vals if _usable(v))
     by_form: dict[str, dict[str, str]] = {}
     for attr_key, v in targets:
@@ -144,17 +136,15 @@ def _compile(
         (k0, v0), *others = named.items()
         literal[w] = ValueHit("", k0, (v0,), "exact", 1.0, 0, 0, tuple(others))
     values = _literal_table(literal)
-    stored_by_key = dict(attributes)
     for attr_key, groups in VALUE_WORDS.items():
-        stored = stored_by_key.get(attr_key, ())
+        stored = dict(attributes).get(attr_key, ())
         for pattern, tokens in groups:
             # a stored value is named when it, or one of its parts, is one of the tokens
             chosen = tuple(
                 v for v in stored if any(p in tokens for p in (v.lower(), *re.split(r"[_\- ]", v.lower())))
             )
             if not chosen and attr_key == "weather":
-                # a weather the memory has never seen is still asked about: its canonical value,
-                # which then finds no events (the engine says which weathers it knows)
+                # a weather the memory has never seen is still asked: its canonical value (no events)
                 chosen = (tokens[0],)
             if chosen:
                 values.append((re.compile(pattern), ValueHit("", attr_key, chosen, "synonym", 1.0, 0, 0)))
@@ -168,27 +158,21 @@ def compiled(vocab: Vocabulary) -> _Compiled:
 
 
 def match_ids(mt: MaskedText, vocab: Vocabulary) -> tuple[list[str], list[str]]:
-    """Store ids and entities named in the question (consumed), in question order. Unknown
-    ids with a digit that look like a person (customer_123, staff_07) are entities; other unknown
-    ids with a digit (sh_xuhui_01) are store ids."""
+    """Store ids and entities named in the question (consumed), in question order; an unknown id
+    with a digit is an entity when it looks like a person (customer_123), else a store id."""
     c = compiled(vocab)
-    found_stores = [(h.start, str(h.value)) for h in mt.find(c.stores)]
-    found_entities = [(h.start, str(h.value)) for h in mt.find(c.entities)]
+    stores, entities = ([(h.start, str(h.value)) for h in mt.find(t)] for t in (c.stores, c.entities))
     for m in _ID.finditer(mt.view):
-        token = m.group(0)
-        if token in c.known or not re.search(r"[0-9]", token):
-            continue
-        (found_entities if _ENTITY_PREFIX.match(token) else found_stores).append((m.start(), token))
-        mt.consume(m.start(), m.end())
-    stores, entities = ([*dict.fromkeys(n for _, n in sorted(f))] for f in (found_stores, found_entities))
-    return stores, entities
+        if (token := m.group(0)) not in c.known and re.search(r"[0-9]", token):
+            (entities if _ENTITY_PREFIX.match(token) else stores).append((m.start(), token))
+            mt.consume(m.start(), m.end())
+    return [*dict.fromkeys(n for _, n in sorted(stores))], [*dict.fromkeys(n for _, n in sorted(entities))]
 
 
 def match_event_types(mt: MaskedText, vocab: Vocabulary) -> list[TypeHit]:
     """Event types named in the question (literal names, or the everyday words of well-known
     types). Does not consume: metric words (投诉, 排队) may name an event type too."""
-    hits = mt.find(compiled(vocab).types, consume=False)
-    return [TypeHit(str(h.value), h.start, h.end) for h in hits]
+    return [TypeHit(str(h.value), h.start, h.end) for h in mt.find(compiled(vocab).types, consume=False)]
 
 
 #: a negation just before a value: "no rain", 不下雨, "non-promotion" name the other values
@@ -208,40 +192,31 @@ def match_values(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
 def _is_lexical(text: str) -> bool:
     """True when a phrase is (almost) only metric/dimension words: not a candidate value."""
     rest = text
-    for table in (DIMENSIONS, METRICS):
-        for pattern, _ in table:
-            rest = pattern.cut(rest)
-    rest = re.sub(r"\s+", "", rest)
-    return len(rest) < 2
+    for pattern, _ in (*DIMENSIONS, *METRICS):
+        rest = pattern.cut(rest)
+    return len(re.sub(r"\s+", "", rest)) < 2
+
+
+_LATIN_WORD = re.compile(r"[a-z][a-z\-]+")
 
 
 def _candidates(mt: MaskedText) -> list[tuple[int, int, str]]:
     """The longest phrases of the free text that may name a stored value: ``(start, end, text)``
     of runs of two to eight Chinese characters and of one or two adjacent English words."""
     out: list[tuple[int, int, str]] = []
-    split = re.compile(STOP_SPLIT)
     for start, run in mt.runs():
         # the run's pieces between stop words: (0, start1), (end1, start2) ... (endN, len)
-        bounds = [0, *(i for m in split.finditer(run) for i in m.span()), len(run)]
-        pieces = [(start + a, run[a:b]) for a, b in zip(bounds[::2], bounds[1::2], strict=True) if b > a]
-        for p_start, piece in pieces:
+        bounds = [0, *(i for m in re.finditer(STOP_SPLIT, run) for i in m.span()), len(run)]
+        for a0, b0 in zip(bounds[::2], bounds[1::2], strict=True):
+            piece, at = run[a0:b0], start + a0
             if has_cjk(piece):
                 n = len(piece)
-                out += [
-                    (p_start + a, p_start + b, piece[a:b])
-                    for a in range(n)
-                    for b in range(a + 2, min(n, a + 8) + 1)
-                ]
+                spans = [(a, b) for a in range(n) for b in range(a + 2, min(n, a + 8) + 1)]
             else:
-                words = re.finditer(r"[a-z][a-z\-]+", piece)
-                toks = [m.span() for m in words if m.group(0) not in EN_STOPWORDS]
-                # the gap is measured from the first word: a third word never joins (b > a + 1 breaks)
-                for a in range(len(toks)):
-                    for b in range(a, min(len(toks), a + 3)):
-                        if toks[b][0] - toks[a][1] > 1 and b > a:
-                            break
-                        s, e = p_start + toks[a][0], p_start + toks[b][1]
-                        out.append((s, e, mt.text[s:e]))
+                words = [m.span() for m in _LATIN_WORD.finditer(piece) if m.group(0) not in EN_STOPWORDS]
+                # each word, then it and the next one when only a space parts them
+                spans = sorted(words + [(a, e) for (a, b), (s, e) in pairwise(words) if s - b <= 1])
+            out += [(at + a, at + b, piece[a:b]) for a, b in spans]
     out = [c for c in out if not _is_lexical(c[2]) and (has_cjk(c[2]) or len(c[2]) >= 4)]
     out.sort(key=lambda c: -(c[1] - c[0]))
     return out[:96]
@@ -261,33 +236,28 @@ def similar_values(mt: MaskedText, vocab: Vocabulary, embed: Embed, threshold: f
         return []
     sims = cv @ tv.T
     scored = []
-    for i, (s, e, text) in enumerate(cands):
-        j = int(np.argmax(sims[i]))
-        score = float(sims[i, j])
+    for (s, e, text), row in zip(cands, sims, strict=True):
+        j = int(np.argmax(row))
         # short phrases (two CJK characters, one Latin word) match by chance more easily
         short = len(text) <= 2 if has_cjk(text) else " " not in text.strip()
-        if score >= (threshold + 0.1 if short else threshold):
-            scored.append((score, s, e, text, j))
+        if float(row[j]) >= (threshold + 0.1 if short else threshold):
+            scored.append((float(row[j]), s, e, text, j))
     scored.sort(key=lambda x: (-x[0], -(x[2] - x[1])))
     taken: list[ValueHit] = []
-    used_targets: set[tuple[str, str]] = set()
+    used: set[tuple[str, str]] = set()
     for score, s, e, text, j in scored:
-        target = targets[j]
-        if target in used_targets or any(not (e <= t.start or s >= t.end) for t in taken):
+        (key, value), written = targets[j], texts[j].lower()
+        if (key, value) in used or any(not (e <= t.start or s >= t.end) for t in taken):
             continue
         # the same text stored under other keys scores the same: those keys are alternatives
         alts = tuple(
-            (k, v)
-            for (k, v), written in zip(targets, texts, strict=True)
-            if target[0] != "event_type"
-            and k not in (target[0], "event_type")
-            and written.lower() == texts[j].lower()
+            t
+            for t, w in zip(targets, texts, strict=True)
+            if key != "event_type" and t[0] not in (key, "event_type") and w.lower() == written
         )
-        used_targets.add(target)
-        used_targets.update(alts)
-        taken.append(ValueHit(text, target[0], (target[1],), "similarity", round(score, 4), s, e, alts))
-    for h in taken:
-        mt.consume(h.start, h.end)
+        used.update({(key, value), *alts})
+        taken.append(ValueHit(text, key, (value,), "similarity", round(score, 4), s, e, alts))
+        mt.consume(s, e)
     return sorted(taken, key=lambda h: h.start)
 
 
@@ -314,9 +284,8 @@ _PRODUCT_NAMED = (
     ),
 )
 
-#: a store named by its place ("the Xuhui store", "Pudong branch", "徐汇店", "静安门店"): matched to a
-#: known store id by one of its parts (sh_xuhui_01 <- "xuhui"), else kept as asked, so that an unknown
-#: store is answered as such instead of being dropped for the all-store figure
+#: a store named by its place ("the Xuhui store", "徐汇店"): a known store id by one of its parts
+#: (sh_xuhui_01 <- "xuhui"), else kept as asked (an unknown store is answered as such)
 _STORE_PLACE_EN = re.compile(
     r"(?<![a-z0-9_'-])(?P<v>[a-z][a-z'-]{2,}) (?:store|shop|branch|outlet)s?(?![a-z0-9_])"
 )
@@ -337,8 +306,7 @@ _NOT_A_PLACE_EN = frozenset(
     highest lowest average typical whole-store in-store instore own home
     rank ranks ranked ranking sort sorted order list show compare compared name find tell give""".split()
 )
-#: characters that make a two-character run before 店 a word, not a place: quantifiers and
-#: demonstratives (哪个店, 每家店, 这家店), verbs of coming and going (到店, 进店, 离店), kinds of shop
+#: characters that make a run before 店 a word, not a place (哪个店, 每家店, 到店, 进店, 便利店)
 _NOT_A_PLACE_ZH = frozenset(
     "哪每各这那本全该此其所个家两一二三几多少些的了在和与跟比门分总到进离出入回开关闭来去逛近远旗舰便利专卖连锁实体线上下网商书饭酒花药新老大小前后看按以"
 )
@@ -354,13 +322,12 @@ def _place_store(name: str, store_ids: Sequence[str]) -> str:
 def _place_name_zh(run: str) -> str | None:
     """The place name at the end of a run of Chinese characters before 店: the longest tail of
     three or four characters that starts the run or follows a boundary word, else the last two."""
-    for n in (4, 3):
-        if len(run) >= n:
-            tail, before = run[-n:], run[-n - 1 : -n]
-            if (not before or before in _PLACE_BOUNDARY_ZH) and not any(c in _NOT_A_PLACE_ZH for c in tail):
-                return tail
-    tail = run[-2:]
-    return None if len(tail) < 2 or any(c in _NOT_A_PLACE_ZH for c in tail) else tail
+    for n in (4, 3, 2):
+        tail, before = run[-n:], run[-n - 1 : -n]
+        bounded = n == 2 or not before or before in _PLACE_BOUNDARY_ZH
+        if len(run) >= n and bounded and not _NOT_A_PLACE_ZH & set(tail):
+            return tail
+    return None
 
 
 #: every store counted ("both stores", 两家店加起来, "all our stores"): the count (``n``, none for
@@ -377,16 +344,14 @@ _STORE_COUNT_ZH = re.compile(
 
 
 def _every_store(mt: MaskedText, vocab: Vocabulary) -> list[tuple[int, str]]:
-    """Words that count every store of the memory ("both stores" where it holds two, 所有门店):
-    the count consumed, and the store noun too when "combined" follows (else it is the dimension
-    word's: 两个店的客流分别怎样 is by store), read as all its stores. A count the memory does not
-    hold (三家店 in a memory of two) is left unclaimed: it names stores the memory cannot tell."""
+    """Words that count every store of the memory ("both stores" where it holds two, 所有门店), read
+    as all its stores: the count consumed, the store noun too when "combined" follows (else it is
+    the dimension word's: 两个店的客流分别怎样). Another count (三家店 of two) is left unclaimed."""
     found: list[tuple[int, str]] = []
     held = len(vocab.store_ids)
     for pattern in (_STORE_COUNT_EN, _STORE_COUNT_ZH):
         for m in pattern.finditer(mt.view):
-            number = m.group("n")
-            count = 2 if m.groupdict().get("both") else parse_number(number) if number else held
+            count = 2 if m.groupdict().get("both") else parse_number(m["n"]) if m["n"] else held
             if count != held or held < 2 or not mt.free(m.start(), m.end()):
                 continue
             # "combined" / 加起来: the stores as one, so the noun is no grouping either
@@ -396,29 +361,20 @@ def _every_store(mt: MaskedText, vocab: Vocabulary) -> list[tuple[int, str]]:
 
 
 def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
-    """Stores named by a place rather than an id, or every store counted ("both stores"); consumed.
-    Unknown ones stay as asked."""
+    """Stores named by a place rather than an id, or every store counted ("both stores"); consumed."""
     found: list[tuple[int, str]] = _every_store(mt, vocab)
-    for m in _STORE_PAIR_EN.finditer(mt.view):
-        if {m.group("v"), m.group("w")} & _NOT_A_PLACE_EN or not mt.free(m.start(), m.end()):
-            continue
-        found += [(m.start(g), _place_store(m.group(g), vocab.store_ids)) for g in ("v", "w")]
-        mt.consume(m.start(), m.end())
-    for m in _STORE_PLACE_EN.finditer(mt.view):
-        v = m.group("v")
-        if v in _NOT_A_PLACE_EN or not mt.free(m.start(), m.end()):
-            continue
-        found.append((m.start(), _place_store(v, vocab.store_ids)))
-        mt.consume(m.start(), m.end())
+    for pattern, groups in ((_STORE_PAIR_EN, ("v", "w")), (_STORE_PLACE_EN, ("v",))):
+        for m in pattern.finditer(mt.view):
+            if not {m[g] for g in groups} & _NOT_A_PLACE_EN and mt.free(m.start(), m.end()):
+                found += [(m.start(g), _place_store(m[g], vocab.store_ids)) for g in groups]
+                mt.consume(m.start(), m.end())
     for m in _STORE_PLACE_ZH.finditer(mt.view):
-        run, end = m.group("v"), m.end("v")
-        if run[-1] in "分门":  # 静安分店, 南京路门店
-            run, end = run[:-1], end - 1
+        run = m["v"][:-1] if m["v"][-1] in "分门" else m["v"]  # 静安分店, 南京路门店
         name = _place_name_zh(run)
-        if name is None or not mt.free(end - len(name), m.end()):
-            continue
-        found.append((end - len(name), _place_store(name, vocab.store_ids)))
-        mt.consume(end - len(name), m.end())
+        at = m.start("v") + len(run) - len(name or "")
+        if name and mt.free(at, m.end()):
+            found.append((at, _place_store(name, vocab.store_ids)))
+            mt.consume(at, m.end())
     return list(dict.fromkeys(s for _, s in sorted(found)))
 
 
@@ -429,10 +385,8 @@ def _known(value: str, known: Sequence[str]) -> str:
 
 
 def match_named(mt: MaskedText, vocab: Vocabulary) -> tuple[list[ValueHit], list[str]]:
-    """Zones, products and stores named by an id-like code ("zone Z9", "Z9区", "store 7", "7号店",
-    "product P123", "商品P123"), consumed, whether or not the memory holds them: an unknown one
-    stays in the plan (and then finds no events) rather than being dropped. Returns the zone and
-    product hits and the store ids."""
+    """Zone and product hits and store ids named by a code ("zone Z9", "7号店", "商品P123"),
+    consumed; an unknown one stays in the plan (and finds no events) rather than being dropped."""
     hits: list[ValueHit] = []
     stores: list[str] = []
     for patterns, kind in ((_STORE_NAMED, "store"), (_PRODUCT_NAMED, "product_id"), (_ZONE_NAMED, "zone")):
