@@ -234,7 +234,9 @@ def test_a_split_between_two_held_values_is_answered(full: tuple[Memory, Any]) -
 
 
 @pytest.mark.parametrize("intent", ["top_k", "breakdown"])
-def test_the_interpretation_names_the_grouping_an_operator_chose(full: tuple[Memory, Any], intent: str) -> None:
+def test_the_interpretation_names_the_grouping_an_operator_chose(
+    full: tuple[Memory, Any], intent: str
+) -> None:
     """A plan that leaves the grouping to the operator is told with the grouping it got."""
     p = ask(full, {"intent": intent, "target_metric": "revenue"})
     assert p["status"] == "ok"
