@@ -22,6 +22,11 @@ REASONS: dict[str, tuple[str, str]] = {
     ),
     "no_metric": ("没有识别出要计算的指标", "I did not recognise which metric to compute"),
     "no_pair": ("需要两件事才能算同时出现", "co-occurrence needs two things to pair"),
+    "per_unit_average": (
+        "我还不能算一个总数的平均每天（每周、每月、每小时）值：可以问总数，或者按天看走势",
+        "I cannot compute the average per day (week, month, hour) of a total yet: ask for the total, "
+        "or for its day-by-day trend",
+    ),
     "internal": ("内部错误", "internal parser error"),
 }
 

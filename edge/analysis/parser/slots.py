@@ -315,6 +315,7 @@ def _cues(pre_view: str, post_view: str, text: str, metrics: Sequence[str]) -> t
         lx.CUES["compare"].search(post_view)
         or MORE_LESS.search(post_view)
         or lx.SHAPES["bi_more"].search(pre_view)
+        or lx.SHAPES["measure_more"].search(pre_view)
         or lx.SHAPES["around"].search(text)
     ) and not THAN_BEFORE.search(text):  # "longer than they used to": over time, not two groups
         cue.add("compare")

@@ -28,6 +28,8 @@ _TIME_DIMS = tuple(BUCKET_DIM.values())  # date, week, month, hour
 #: the largest bucket that still gives a series of at least this many points is chosen
 _MIN_BUCKETS = 8
 _BUCKET_DAYS = (("month", 365.25 / 12), ("week", 7.0), ("day", 1.0), ("hour", 1.0 / 24))
+#: a "which" just before a mention of days (which weekday, 哪个工作日): it asks for one of them
+_WHICH_BEFORE = re.compile(r"(?:哪个|哪一个|哪|(?<![a-z])(?:which|what))\s?$")
 _ANOMALY_DAYS = re.compile(r"日子|哪几天|哪天|哪些天|(?<![a-z])days?(?![a-z])")
 #: a time label's preposition, dropped with it from a retrieval's query
 _TIME_PREP = r"(?:(?<![a-z])(?:on|in|at|during|from|since|over|for|of)(?: the)? )?"
@@ -68,6 +70,12 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
     if intent == "top_k" and d.metric == "peak_hour":  # "the 3 busiest hours": footfall ranked by hour
         plan["target_metric"] = "footfall"
         dims = list(dict.fromkeys(["hour", *dims]))
+    if intent == "breakdown" and not dims and not s.buckets and s.values:
+        # the share of one part ("what share of revenue came from the bakery"): every part of its
+        # field, the one named among them; never a filter to it, which would make it the whole
+        key = s.values[0].key
+        d.used_values |= {i for i, v in enumerate(s.values) if v.key == key}
+        dims = [key]
     if intent in ("breakdown", "top_k", "anomaly", "trend") and (group := _group_by(s, d, dims)):
         plan["group_by"] = group[:3]
     if intent in ("trend", "anomaly") and (
@@ -94,6 +102,8 @@ def _group_by(s: Slots, d: Draft, dims: list[str]) -> list[str]:
     group = list(dict.fromkeys(group + [BUCKET_DIM[b] for b in s.buckets]))
     if not group and len({x.weekend for x in s.info.days if x.weekend is not None}) == 2:
         group, d.compare_from = ["is_weekend"], "is_weekend"
+    elif not group and any(_WHICH_BEFORE.search(s.text[: x.start]) for x in s.info.days if len(x.days) > 1):
+        group = ["day_of_week"]  # "which weekday", 哪个工作日: its days ranked, the days kept
     return group
 
 

@@ -13,6 +13,8 @@ from collections.abc import Set
 from datetime import datetime
 from typing import Any
 
+from edge.analysis.metrics import ADDITIVE
+from edge.analysis.parser import lexicon as lx
 from edge.analysis.parser.refusal import Refusal
 from edge.analysis.parser.slots import Draft, Force, Slots
 from edge.analysis.parser.timecal import pivot_periods
@@ -42,8 +44,11 @@ _COUNT_OF: dict[str, tuple[str, tuple[str, ...]]] = {
     "negative_emotion_rate": ("speech_emotion", ("negative", "angry")),
 }
 _COUNT_ASKED = re.compile(
-    r"多少次|几次|多少起|多少个|多少回|几回|(?<![a-z])(?:how many|number of|count of|how often)(?![a-z])"
+    r"多少次|几次|次数|多少起|多少个|多少回|几回|(?<![a-z])(?:how many|number of|counts?|how often)(?![a-z])"
 )
+#: the intents whose answer already is per day (a comparison: the mean per day of each group) or
+#: has no total to average
+_PER_DAY_OK = frozenset({"compare", "retrieve", "co_occurrence", "correlation", "forecast"})
 _RATE_ASKED = re.compile(r"率|比例|比率|占比|(?<![a-z])(?:rate|share|percent\w*|proportion|ratio)(?![a-z])")
 #: what a metric word stands for when it is one side of a co-occurrence
 METRIC_ITEM = {
@@ -219,6 +224,12 @@ def choose_measure(s: Slots, d: Draft) -> None:
             filters["event_type"] = list(dict.fromkeys([*filters.get("event_type", []), *counted]))
         else:
             filters.setdefault("attributes", {})[key] = list(counted) if len(counted) > 1 else counted[0]
+    if (
+        metric in ADDITIVE
+        and intent not in _PER_DAY_OK
+        and (lx.SHAPES["per_unit_average"].search(s.text) or lx.SHAPES["bare_average"].search(s.post_view))
+    ):
+        raise Refusal("per_unit_average", final=True)  # no plan computes the mean of a total per day
     if intent == "correlation":
         d.plan["target_metric"], d.plan["second_metric"] = s.metrics[0], s.metrics[1]
     elif metric is not None:

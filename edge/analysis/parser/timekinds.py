@@ -247,16 +247,77 @@ class Reading(Clock):
             self.hours(m, [h], "clock")
 
     def read_week_day(self, m: re.Match[str], weeks: dict[str, int]) -> None:
-        """A day (d) or the weekend of a named week (w)."""
-        monday, name = self.monday(weeks[_group(m, "w") or ""]), _group(m, "d") or ""
-        if name in ("末", "weekend"):
+        """A day (d) or the weekend of a named week (w), or the days from one to another (e, of the
+        week we, else of w)."""
+        week = weeks[_group(m, "w") or ""]
+        monday, name, end = self.monday(week), _group(m, "d") or "", _group(m, "e")
+        if end:
+            first = monday + timedelta(days=_WEEKDAYS[name])
+            last = self.monday(weeks.get(_group(m, "we") or "", week)) + timedelta(days=_WEEKDAYS[end])
+            if last < first:
+                self.backwards(m.group(0))
+                self.take(m)
+            else:
+                self.range(m, self.span(first, last + timedelta(days=1)), "span")
+        elif name in ("末", "weekend"):
             self.range(m, self.span(monday + timedelta(days=5), monday + timedelta(days=7)), "day")
         else:
             self.range(m, self.day(monday + timedelta(days=_WEEKDAYS[name])), "day")
 
-    def read_half(self, m: re.Match[str], last: dict[str, str]) -> None:
-        """Half a unit back (最近半年): its duration by the unit named."""
+    def read_fixed(self, m: re.Match[str], last: dict[str, str]) -> None:
+        """A span back of a set length by the unit named (最近半年: P6M; the last fortnight: P2W)."""
         self.range(m, {"last": last[_group(m, "u") or ""]}, "last")
+
+    def read_quarter(self, m: re.Match[str], ordinals: dict[str, int]) -> None:
+        """A named quarter, the latest begun when no year is named (the one now running: from its
+        start on, as "this quarter")."""
+        named, y = _group(m, "q") or "", _group(m, "y")
+        q = ordinals.get(named) or parse_number(named) or 1
+        year = int(y) if y else self.latest_year(3 * q - 2)
+        days = self.month_range(year, 3 * q - 2, m.group(0), 3)
+        if days is not None and days[0] <= self.today < days[1]:
+            self.range(m, self.period("quarter", 0), "calendar")
+        else:
+            self.calendar(m, days)
+
+    def read_month_weekday(self, m: re.Match[str], nth: dict[str, int]) -> None:
+        """The n-th (or the last) weekday of a month, the latest begun when no year is named."""
+        days = self.month_range(*_year_month(m), m.group(0))
+        named = _group(m, "n") or ""
+        n = nth.get(named) or parse_number(named) or 0
+        if days is not None:
+            weekday = _WEEKDAYS[_group(m, "d") or ""]
+            all_days = [
+                d
+                for i in range((days[1] - days[0]).days)
+                if (d := days[0] + timedelta(days=i)).weekday() == weekday
+            ]
+            if n == 0 or abs(n) > len(all_days) or n < -1:
+                text = m.group(0)
+                self.errors.append((f"there is no such day as '{text}'", f"没有“{text}”这一天"))
+            else:
+                d = all_days[n - 1 if n > 0 else n]
+                self.range(m, self.day(d), "day", pivot=d)
+                return
+        self.take(m)
+
+    def read_year_ago(self, m: re.Match[str]) -> None:
+        """The same period a year before another one: read when every kind has read (:func:`extract_time`)."""
+        self.info.year_ago = (m.group(0), m.start())
+        self.take(m)
+
+    def read_vague(self, m: re.Match[str], en: str, zh: str) -> None:
+        """A time too vague to read: named, never dropped."""
+        self.errors.append((en.format(text=m.group(0)), zh.format(text=m.group(0))))
+        self.take(m)
+
+    def read_day_span(self, m: re.Match[str]) -> None:
+        """A range of weekdays (周一到周五, Monday through Friday, Saturday to Monday): each day in it."""
+        a, b = _WEEKDAYS[_group(m, "a") or ""], _WEEKDAYS[_group(m, "b") or ""]
+        kept = sorted({(a + i) % 7 for i in range((b - a) % 7 + 1)})
+        weekend = {(0, 1, 2, 3, 4): False, (5, 6): True}.get(tuple(kept))
+        self.info.days.append(DaysMention(kept, weekend, m.group(0), m.start()))
+        self.take(m)
 
     def read_last(self, m: re.Match[str], zh: bool = False) -> None:
         """The last n units (none: one; quarters in months); in Chinese a bare 这周 or 天 and a count
@@ -335,4 +396,30 @@ def extract_time(mt: MaskedText, now: datetime, tz: str) -> TimeInfo:
     info = TimeInfo()
     for kind in TIME_KINDS.values():
         info.add(kind.extract(mt, ctx))
+    if info.year_ago:
+        _year_before(info, Clock(now, tz))
     return info.in_order()
+
+
+def _year_before(info: TimeInfo, clock: Clock) -> None:
+    """The same period a year before the one other calendar range named (its days a year back;
+    one open to now: up to today a year back); with none or several to choose from, an error."""
+    text, start = info.year_ago or ("", 0)
+    named = [r.time_range for r in info.ranges if "since" in r.time_range]
+    if len(named) != 1:
+        en = f"'{text}' is a period a year before another one: name that one too (this month against the same period last year), or the dates"
+        info.errors.append((en, f"“{text}”要和另一个时间段一起说（如“这个月和去年同期比”），或者直接说日期"))
+        return
+    since = datetime.fromisoformat(named[0]["since"]).date()
+    until = (
+        datetime.fromisoformat(named[0]["until"]).date()
+        if "until" in named[0]
+        else clock.today + timedelta(days=1)
+    )
+    info.ranges.append(
+        RangeMention(text, clock.span(_a_year_before(since), _a_year_before(until)), start, "calendar")
+    )
+
+
+def _a_year_before(d: date) -> date:
+    return d.replace(year=d.year - 1, day=28) if (d.month, d.day) == (2, 29) else d.replace(year=d.year - 1)

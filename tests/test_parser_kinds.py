@@ -1,0 +1,293 @@
+"""Kinds of question that came back ``ok`` for something else, or were refused, found by wordings
+written for this file (2026-12-05): ranges of weekdays, "which weekday", the same period a year
+ago, an average per day of a total, the share of one part, a comparative with no second side, named
+quarters, the n-th weekday of a month, a fortnight.
+
+Every expected date is derived from the calendar and ``NOW`` (a Monday), not copied from output.
+Each kind is checked on the simulator's vocabulary and, where the kind touches stored values, on a
+second store's vocabulary (German values, Europe/Berlin).
+"""
+
+from __future__ import annotations
+
+import calendar
+from datetime import date, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from edge.analysis.parser import parse_question
+from edge.analysis.source import Vocabulary
+from edge.sim.catalog import VOCABULARY
+
+NOW = datetime(2025, 12, 15, 10)  # a Monday
+assert NOW.weekday() == 0
+
+WORLD2 = Vocabulary(
+    timezone="Europe/Berlin",
+    store_ids=("de-ber-0042",),
+    event_types=("customer_enter", "dwell", "purchase", "checkout_queue", "complaint"),
+    attributes={
+        "weather": ("clear", "rainy", "overcast"),
+        "zone": ("eingang", "kasse", "obst", "kuehlregal", "getraenkemarkt"),
+        "product_category": ("backwaren", "getraenke", "molkerei", "obst_gemuese", "drogerie"),
+    },
+)
+
+
+def _ok(question: str, vocab: Vocabulary = VOCABULARY) -> dict[str, Any]:
+    r = parse_question(question, vocab, NOW)
+    assert r.status == "ok", (question, r.explanation, r.plan)
+    assert not r.not_understood, (question, r.not_understood)
+    return r.plan
+
+
+def _covered(plan: dict[str, Any], first: date, last: date) -> list[date]:
+    """The days from ``first`` to ``last`` the plan's time filters let through."""
+    f = plan.get("filters", {})
+    tr, dows = f.get("time_range", {}), f.get("days_of_week")
+    since = datetime.fromisoformat(tr["since"]).date() if "since" in tr else date.min
+    until = datetime.fromisoformat(tr["until"]).date() if "until" in tr else date.max
+    assert "last" not in tr, plan
+    out, d = [], first
+    while d <= last:
+        if since <= d < until and (dows is None or d.weekday() in dows):
+            out.append(d)
+        d += timedelta(days=1)
+    return out
+
+
+def _weekday_span(a: int, b: int) -> list[int]:
+    return sorted({(a + i) % 7 for i in range((b - a) % 7 + 1)})
+
+
+@pytest.mark.parametrize(
+    ("question", "a", "b"),
+    [
+        ("周一到周五的客流", 0, 4),
+        ("周一至周三的营业额", 0, 2),
+        ("Monday through Friday footfall", 0, 4),
+        ("footfall from Tuesday to Thursday", 1, 3),
+        ("星期五到星期天的客流", 4, 6),
+        ("revenue from Saturday to Monday", 5, 0),
+    ],
+)
+def test_a_range_of_weekdays_is_every_day_in_it(question: str, a: int, b: int) -> None:
+    plan = _ok(question)
+    assert plan["filters"]["days_of_week"] == _weekday_span(a, b), plan
+    assert "time_range" not in plan["filters"], plan
+
+
+@pytest.mark.parametrize(
+    ("question", "weeks_back", "a", "b"),
+    [
+        ("这周一到周三的营业额", 0, 0, 2),
+        ("上周一到周三的客流", 1, 0, 2),
+        ("footfall from last Tuesday to last Thursday", 1, 1, 3),
+    ],
+)
+def test_a_range_of_dated_weekdays_is_those_days(question: str, weeks_back: int, a: int, b: int) -> None:
+    monday = NOW.date() - timedelta(days=NOW.weekday() + 7 * weeks_back)
+    want = [monday + timedelta(days=i) for i in range(a, b + 1)]
+    plan = _ok(question)
+    assert _covered(plan, monday - timedelta(days=14), monday + timedelta(days=14)) == want, plan
+
+
+@pytest.mark.parametrize(
+    ("question", "days"),
+    [
+        ("Which weekday brings the most revenue?", None),
+        ("哪个工作日营业额最高", [0, 1, 2, 3, 4]),
+        ("which day of the week has the longest queues", None),
+    ],
+)
+def test_which_weekday_ranks_the_days_of_the_week(question: str, days: list[int] | None) -> None:
+    plan = _ok(question)
+    assert plan["intent"] == "top_k" and plan["group_by"] == ["day_of_week"], plan
+    assert plan.get("filters", {}).get("days_of_week") in (days, [0, 1, 2, 3, 4]), plan
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "revenue this time last year",
+        "footfall same period last year",
+        "去年同期的销售额",
+        "footfall at this time of day",
+    ],
+)
+def test_the_same_time_a_year_ago_is_never_the_whole_year(question: str) -> None:
+    """Alone it names no period: refused, saying which words (never the whole of last year)."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok", r.plan
+    said = r.explanation or ""
+    assert any(w in said for w in ("this time", "same period", "同期")), said
+
+
+@pytest.mark.parametrize(
+    ("question", "since", "until"),
+    [
+        (
+            "revenue this month vs the same period last year",
+            date(2024, 12, 1),
+            NOW.date() + timedelta(days=1),
+        ),
+        ("上个月的客流跟去年同期相比", date(2024, 11, 1), date(2025, 12, 1)),
+        ("revenue in November compared with the same month a year ago", date(2024, 11, 1), date(2025, 12, 1)),
+    ],
+)
+def test_the_same_period_a_year_before_another_is_those_days_a_year_back(
+    question: str, since: date, until: date
+) -> None:
+    plan = _ok(question)
+    first, second = plan["compare"]["periods"]
+    got = second["time_range"]
+    assert datetime.fromisoformat(got["since"]).date() == since, plan
+    # the first period's end a year back (one open to now: up to today, a year back)
+    want_until = until.replace(year=until.year - 1)
+    assert datetime.fromisoformat(got["until"]).date() == want_until, plan
+    assert datetime.fromisoformat(first["time_range"]["since"]).date() == since.replace(year=since.year + 1)
+
+
+@pytest.mark.parametrize(
+    "question", ["每小时平均订单数", "上个月平均订单数是多少", "average number of orders per hour"]
+)
+def test_an_average_number_of_orders_is_not_order_value(question: str) -> None:
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.plan.get("target_metric") != "avg_order_value", r.plan
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What was the average daily footfall last month?",
+        "上个月平均每天进店多少人",
+        "How many complaints per week on average?",
+        "日均营业额是多少",
+        "每个月平均营业额",
+    ],
+)
+def test_an_average_per_day_of_a_total_is_not_answered_as_something_else(question: str) -> None:
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok", r.plan
+    assert r.explanation
+
+
+def test_per_day_in_a_comparison_is_the_contracts_own_basis() -> None:
+    plan = _ok("Rain vs sun: which brings in more revenue per day?")
+    assert plan["intent"] == "compare" and plan["compare"]["dimension"] == "weather", plan
+
+
+@pytest.mark.parametrize(
+    ("question", "vocab", "field"),
+    [
+        ("What share of revenue came from the bakery last month?", VOCABULARY, "product_category"),
+        ("What percentage of complaints came from the checkout?", VOCABULARY, "zone"),
+        ("烘焙占销售额的比例是多少", VOCABULARY, "product_category"),
+        ("what share of revenue is backwaren", WORLD2, "product_category"),
+    ],
+)
+def test_the_share_of_one_part_is_a_breakdown_over_every_part(
+    question: str, vocab: Vocabulary, field: str
+) -> None:
+    plan = _ok(question, vocab)
+    assert plan["intent"] == "breakdown" and plan["group_by"] == [field], plan
+    # a filter to the part itself would make it 100% of what is left
+    assert field not in plan.get("filters", {}).get("attributes", {}), plan
+
+
+@pytest.mark.parametrize(
+    ("question", "dimension"),
+    [
+        ("下雨天客单价会高一点吗", "weather"),
+        ("周末人是不是多一些", "is_weekend"),
+        ("促销期间的转化率是不是高一些", "promotion"),
+        ("Are weekends a bit busier?", "is_weekend"),
+        ("Is the store busier when it rains?", "weather"),
+    ],
+)
+def test_a_comparative_with_no_second_side_compares_against_the_rest(question: str, dimension: str) -> None:
+    plan = _ok(question)
+    assert plan["intent"] == "compare" and plan["compare"]["dimension"] == dimension, plan
+
+
+def _quarter(year: int, q: int) -> tuple[date, date]:
+    start = date(year, 3 * q - 2, 1)
+    return start, date(year + (q == 4), 1 if q == 4 else 3 * q + 1, 1)
+
+
+@pytest.mark.parametrize(
+    ("question", "year", "q"),
+    [
+        ("Q3 revenue", 2025, 3),
+        ("第三季度的营业额", 2025, 3),
+        ("footfall in the first quarter", 2025, 1),
+        ("Q2 2024 revenue", 2024, 2),
+        ("2024年第四季度的客流", 2024, 4),
+    ],
+)
+def test_a_named_quarter_is_its_three_months(question: str, year: int, q: int) -> None:
+    start, end = _quarter(year, q)
+    plan = _ok(question)
+    tr = plan["filters"]["time_range"]
+    assert datetime.fromisoformat(tr["since"]).date() == start, plan
+    assert datetime.fromisoformat(tr["until"]).date() == end, plan
+
+
+def test_the_quarter_now_running_is_read_as_this_quarter() -> None:
+    assert _ok("Q4 revenue")["filters"] == _ok("revenue this quarter")["filters"]
+
+
+def _nth_weekday(year: int, month: int, weekday: int, n: int) -> date:
+    days = [
+        d
+        for d in range(1, calendar.monthrange(year, month)[1] + 1)
+        if date(year, month, d).weekday() == weekday
+    ]
+    return date(year, month, days[n if n < 0 else n - 1])
+
+
+@pytest.mark.parametrize(
+    ("question", "day"),
+    [
+        ("How many people came in on the last Saturday of November?", _nth_weekday(2025, 11, 5, -1)),
+        ("first Monday of November footfall", _nth_weekday(2025, 11, 0, 1)),
+        ("11月最后一个周六的客流", _nth_weekday(2025, 11, 5, -1)),
+        ("十月的第二个星期三营业额多少", _nth_weekday(2025, 10, 2, 2)),
+    ],
+)
+def test_the_nth_weekday_of_a_month_is_that_day(question: str, day: date) -> None:
+    plan = _ok(question)
+    assert _covered(plan, date(2025, 9, 1), date(2025, 12, 31)) == [day], plan
+
+
+def test_a_fortnight_is_two_weeks() -> None:
+    assert (
+        _ok("footfall over the last fortnight")["filters"]
+        == _ok("footfall over the last two weeks")["filters"]
+    )
+
+
+@pytest.mark.parametrize("question", ["revenue over 0 weeks", "footfall for the 00 months"])
+def test_a_span_of_no_units_is_refused_not_read_as_one(question: str) -> None:
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok", r.plan
+    assert "not a span of time" in (r.explanation or ""), r.explanation
+
+
+def test_the_xia_of_yixia_is_no_horizon() -> None:
+    """比较一下周末: 一下 ("a bit") then 周末, never 下周 (next week) as a forecast's horizon."""
+    plan = _ok("比较一下周末和工作日的客流哪个多")
+    assert plan["intent"] == "compare" and plan["compare"]["dimension"] == "is_weekend", plan
+
+
+@pytest.mark.parametrize(
+    ("question", "counted"),
+    [
+        ("staff_07出错次数", ["staff_error"]),
+        ("Staff error counts per staff member", ["staff_error"]),
+    ],
+)
+def test_a_count_of_a_rates_events_is_their_count(question: str, counted: list[str]) -> None:
+    plan = _ok(question)
+    assert plan["target_metric"] == "event_count" and plan["filters"]["event_type"] == counted, plan
