@@ -208,3 +208,16 @@ EN_FUNCTION = _LEXICON.en_function
 ZH_FUNCTION = _LEXICON.zh_function
 CONDITION_ZH = _LEXICON.condition_zh
 CONDITION_EN = _LEXICON.condition_en
+
+#: the package file again, for the sections read as written (vocabmatch.py's)
+_FILE = importlib.resources.files("edge.analysis.parser").joinpath("lexicon.toml")
+_RAW = _Reader(_FILE.name, tomllib.loads(_FILE.read_text("utf-8")))
+NAMED_BY_CODE = {
+    k: tuple(_RAW.regex({k: p}, k, "NAMED_BY_CODE") for p in v)
+    for k, v in _RAW.section("NAMED_BY_CODE").items()
+}
+NAMING = {k: _RAW.regex(_RAW.section("NAMING"), k, "NAMING") for k in _RAW.section("NAMING")}
+NAMING_WORDS = {
+    k: frozenset(_RAW.words(_RAW.section("NAMING_WORDS"), k, "NAMING_WORDS"))
+    for k in _RAW.section("NAMING_WORDS")
+}

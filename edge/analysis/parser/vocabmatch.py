@@ -15,14 +15,7 @@ from typing import NamedTuple, cast
 
 import numpy as np
 
-from edge.analysis.parser.lexicon import (
-    DIMENSIONS,
-    EN_STOPWORDS,
-    EVENT_TYPE_WORDS,
-    METRICS,
-    STOP_SPLIT,
-    VALUE_WORDS,
-)
+from edge.analysis.parser import lexicon as lx
 from edge.analysis.parser.text import FOLD, MaskedText, Matcher, has_cjk, parse_number, word
 from edge.analysis.source import Vocabulary
 
@@ -44,11 +37,6 @@ def vectors(embed: Embed, texts: Sequence[str], use: str) -> np.ndarray | None:
         logger.warning("%s skipped: %s", use, exc)
         return None
     return vecs
-
-
-_SKIP_VALUES = frozenset({"true", "false", "none", "null", "unknown", "yes", "no", "n/a", "other"})
-_ID = re.compile(r"(?<![a-z0-9_])[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+(?![a-z0-9_])")
-_ENTITY_PREFIX = re.compile(r"^(?:customer|cust|staff|emp|employee|member|user|person|visitor|guest|vip)[_-]")
 
 
 @dataclass(frozen=True)
@@ -81,7 +69,11 @@ class TypeHit:
 
 def _usable(value: str) -> bool:
     v = value.strip().lower()
-    return v not in _SKIP_VALUES and not re.fullmatch(r"[0-9.\-:]+", v) and len(v) >= (2 if has_cjk(v) else 3)
+    return (
+        v not in lx.NAMING_WORDS["skip_values"]
+        and not re.fullmatch(r"[0-9.\-:]+", v)
+        and len(v) >= (2 if has_cjk(v) else 3)
+    )
 
 
 def _variants(value: str) -> list[str]:
@@ -122,7 +114,7 @@ def _compile(
     stores = _literal_table({s.lower(): s for s in store_ids if len(s) >= 3})
     ents = _literal_table({e.lower(): e for e in entities if len(e) >= 3})
     known = frozenset({v.lower() for _, vals in attributes for v in vals} | {t.lower() for t in event_types})
-    types: list[tuple[Matcher, object]] = [*EVENT_TYPE_WORDS]  # the well-known event types
+    types: list[tuple[Matcher, object]] = [*lx.EVENT_TYPE_WORDS]  # the well-known event types
     types += _literal_table({w: t for t in event_types if _usable(t) for w in _variants(t)})
 
     # a written form naming values of several keys is the first one's hit, the others its alternatives
@@ -136,7 +128,7 @@ def _compile(
         (k0, v0), *others = named.items()
         literal[w] = ValueHit("", k0, (v0,), "exact", 1.0, 0, 0, tuple(others))
     values = _literal_table(literal)
-    for attr_key, groups in VALUE_WORDS.items():
+    for attr_key, groups in lx.VALUE_WORDS.items():
         stored = dict(attributes).get(attr_key, ())
         for pattern, tokens in groups:
             # a stored value is named when it, or one of its parts, is one of the tokens
@@ -162,9 +154,9 @@ def match_ids(mt: MaskedText, vocab: Vocabulary) -> tuple[list[str], list[str]]:
     with a digit is an entity when it looks like a person (customer_123), else a store id."""
     c = compiled(vocab)
     stores, entities = ([(h.start, str(h.value)) for h in mt.find(t)] for t in (c.stores, c.entities))
-    for m in _ID.finditer(mt.view):
+    for m in lx.NAMING["id"].finditer(mt.view):
         if (token := m.group(0)) not in c.known and re.search(r"[0-9]", token):
-            (entities if _ENTITY_PREFIX.match(token) else stores).append((m.start(), token))
+            (entities if lx.NAMING["person"].match(token) else stores).append((m.start(), token))
             mt.consume(m.start(), m.end())
     return [*dict.fromkeys(n for _, n in sorted(stores))], [*dict.fromkeys(n for _, n in sorted(entities))]
 
@@ -176,7 +168,7 @@ def match_event_types(mt: MaskedText, vocab: Vocabulary) -> list[TypeHit]:
 
 
 #: a negation just before a value: "no rain", 不下雨, "non-promotion" name the other values
-NEGATED = re.compile(r"(?:(?<![a-z])(?:no|not|without|non)[ -]|不|没有?|非)$")
+NEGATED = lx.NAMING["negated"]
 
 
 def match_values(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
@@ -192,7 +184,7 @@ def match_values(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
 def _is_lexical(text: str) -> bool:
     """True when a phrase is (almost) only metric/dimension words: not a candidate value."""
     rest = text
-    for pattern, _ in (*DIMENSIONS, *METRICS):
+    for pattern, _ in (*lx.DIMENSIONS, *lx.METRICS):
         rest = pattern.cut(rest)
     return len(re.sub(r"\s+", "", rest)) < 2
 
@@ -206,14 +198,14 @@ def _candidates(mt: MaskedText) -> list[tuple[int, int, str]]:
     out: list[tuple[int, int, str]] = []
     for start, run in mt.runs():
         # the run's pieces between stop words: (0, start1), (end1, start2) ... (endN, len)
-        bounds = [0, *(i for m in re.finditer(STOP_SPLIT, run) for i in m.span()), len(run)]
+        bounds = [0, *(i for m in re.finditer(lx.STOP_SPLIT, run) for i in m.span()), len(run)]
         for a0, b0 in zip(bounds[::2], bounds[1::2], strict=True):
             piece, at = run[a0:b0], start + a0
             if has_cjk(piece):
                 n = len(piece)
                 spans = [(a, b) for a in range(n) for b in range(a + 2, min(n, a + 8) + 1)]
             else:
-                words = [m.span() for m in _LATIN_WORD.finditer(piece) if m.group(0) not in EN_STOPWORDS]
+                words = [m.span() for m in _LATIN_WORD.finditer(piece) if m.group(0) not in lx.EN_STOPWORDS]
                 # each word, then it and the next one when only a space parts them
                 spans = sorted(words + [(a, e) for (a, b), (s, e) in pairwise(words) if s - b <= 1])
             out += [(at + a, at + b, piece[a:b]) for a, b in spans]
@@ -261,57 +253,6 @@ def similar_values(mt: MaskedText, vocab: Vocabulary, embed: Embed, threshold: f
     return sorted(taken, key=lambda h: h.start)
 
 
-_ZONE_NAMED = (
-    re.compile(word(r"(?:zone|area|aisle|section)\s?(?:#|no\.?\s?)?(?P<v>[a-z]?[0-9]+[a-z]?)")),
-    re.compile(r"(?<![a-z0-9_前第])(?P<v>[a-z]{0,2}[0-9]+[a-z]?|[a-z])\s?(?:号)?(?:区域|区)"),
-    re.compile(r"(?:区域|分区)\s?(?P<v>[a-z]{0,2}[0-9]+[a-z]?|[a-z])(?![a-z0-9_])"),
-)
-_STORE_NAMED = (
-    re.compile(word(r"(?:store|shop|branch|outlet)\s?(?:#|no\.?\s?)?(?P<v>[a-z]{0,3}[0-9]+[a-z0-9]*)")),
-    re.compile(r"(?<![a-z0-9_前第])(?P<v>[a-z]{0,3}[0-9]+[a-z0-9]*|[a-z])\s?(?:号)?(?:门店|分店|店)"),
-    # "门店7" is store 7, "门店10月" is October ("哪个门店10月的客流最多"): a number followed by a
-    # calendar or clock unit is a time, not a store
-    re.compile(
-        r"(?:门店|分店)\s?(?P<v>[a-z]{0,3}[0-9]+[a-z0-9]*|[a-z])(?![a-z0-9_]|\s?(?:月|日|号|点|时|年|周|天|个|小时|分钟))"
-    ),
-)
-_PRODUCT_NAMED = (
-    re.compile(
-        word(r"(?:product|item|sku|article)\s?(?:#|no\.?\s?|id\s?)?(?P<v>[a-z]{0,4}-?[0-9]+[a-z0-9-]*)")
-    ),
-    re.compile(
-        r"(?:商品|产品|单品|货号|sku)\s?(?:编号|号)?\s?(?P<v>[a-z]{0,4}-?[0-9]+[a-z0-9-]*)(?![a-z0-9_])"
-    ),
-)
-
-#: a store named by its place ("the Xuhui store", "徐汇店"): a known store id by one of its parts
-#: (sh_xuhui_01 <- "xuhui"), else kept as asked (an unknown store is answered as such)
-_STORE_PLACE_EN = re.compile(
-    r"(?<![a-z0-9_'-])(?P<v>[a-z][a-z'-]{2,}) (?:store|shop|branch|outlet)s?(?![a-z0-9_])"
-)
-#: two places before one plural noun ("the Xuhui and Chaoyang stores")
-_STORE_PAIR_EN = re.compile(
-    r"(?<![a-z0-9_'-])(?P<v>[a-z][a-z'-]{2,}) (?:and|&|or|vs\.?|versus) (?P<w>[a-z][a-z'-]{2,}) "
-    r"(?:stores|shops|branches|outlets)(?![a-z0-9_])"
-)
-_STORE_PLACE_ZH = re.compile(r"(?P<v>[\u4e00-\u9fff]{2,5})(?:门店|分店|店)(?![员长铺内面里主庆家堂])")
-#: a word that may stand right before a place name ("在南京路店", "和静安店比")
-_PLACE_BOUNDARY_ZH = frozenset("在的和与跟比是看对了问把从")
-_NOT_A_PLACE_EN = frozenset(
-    """the this that these those our my your their its his her each every which what whose all any
-    other same per one two three both whole entire single given particular main flagship new old
-    different another either neither some many most few one's a an in at of for to from by with and
-    or vs versus than across between among around coffee grocery retail convenience online physical
-    local department chain pop-up popup busiest best worst top bottom biggest smallest largest
-    highest lowest average typical whole-store in-store instore own home
-    rank ranks ranked ranking sort sorted order list show compare compared name find tell give""".split()
-)
-#: characters that make a run before 店 a word, not a place (哪个店, 每家店, 到店, 进店, 便利店)
-_NOT_A_PLACE_ZH = frozenset(
-    "哪每各这那本全该此其所个家两一二三几多少些的了在和与跟比门分总到进离出入回开关闭来去逛近远旗舰便利专卖连锁实体线上下网商书饭酒花药新老大小前后看按以"
-)
-
-
 def _place_store(name: str, store_ids: Sequence[str]) -> str:
     """The known store whose id has ``name`` as one of its parts, else ``name`` as asked."""
     key = re.sub(r"['-]", "", name.lower())
@@ -324,23 +265,10 @@ def _place_name_zh(run: str) -> str | None:
     three or four characters that starts the run or follows a boundary word, else the last two."""
     for n in (4, 3, 2):
         tail, before = run[-n:], run[-n - 1 : -n]
-        bounded = n == 2 or not before or before in _PLACE_BOUNDARY_ZH
-        if len(run) >= n and bounded and not _NOT_A_PLACE_ZH & set(tail):
+        bounded = n == 2 or not before or before in lx.NAMING_WORDS["place_boundary_zh"]
+        if len(run) >= n and bounded and not lx.NAMING_WORDS["not_a_place_zh"] & set(tail):
             return tail
     return None
-
-
-#: every store counted ("both stores", 两家店加起来, "all our stores"): the count (``n``, none for
-#: "all"), the store noun (``s``) and a "combined" after it (``x``)
-_STORE_COUNT_EN = re.compile(
-    r"(?<![a-z])(?:(?P<all>all(?: (?:of )?(?:the|our))?|every one of (?:the|our))|(?P<both>both(?: (?:the|our))?)"
-    r"|(?:the |our )?(?P<n>two|three|four|five|six|[2-9]))"
-    r" (?P<s>stores|shops|branches|outlets|locations)(?P<x> (?:combined|together|in total|altogether))?(?![a-z])"
-)
-_STORE_COUNT_ZH = re.compile(
-    r"(?:(?P<all>所有|全部|全体)的?|(?P<n>[两二三四五六七八九2-9])(?:家|个))(?P<s>门店|分店|店铺|店)"
-    r"(?P<x>加起来|合起来|合计|一起|总共)?"
-)
 
 
 def _every_store(mt: MaskedText, vocab: Vocabulary) -> list[tuple[int, str]]:
@@ -349,7 +277,7 @@ def _every_store(mt: MaskedText, vocab: Vocabulary) -> list[tuple[int, str]]:
     the dimension word's: 两个店的客流分别怎样). Another count (三家店 of two) is left unclaimed."""
     found: list[tuple[int, str]] = []
     held = len(vocab.store_ids)
-    for pattern in (_STORE_COUNT_EN, _STORE_COUNT_ZH):
+    for pattern in (lx.NAMING["count_en"], lx.NAMING["count_zh"]):
         for m in pattern.finditer(mt.view):
             count = 2 if m.groupdict().get("both") else parse_number(m["n"]) if m["n"] else held
             if count != held or held < 2 or not mt.free(m.start(), m.end()):
@@ -363,12 +291,13 @@ def _every_store(mt: MaskedText, vocab: Vocabulary) -> list[tuple[int, str]]:
 def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
     """Stores named by a place rather than an id, or every store counted ("both stores"); consumed."""
     found: list[tuple[int, str]] = _every_store(mt, vocab)
-    for pattern, groups in ((_STORE_PAIR_EN, ("v", "w")), (_STORE_PLACE_EN, ("v",))):
+    for pattern in (lx.NAMING["place_pair_en"], lx.NAMING["place_en"]):
         for m in pattern.finditer(mt.view):
-            if not {m[g] for g in groups} & _NOT_A_PLACE_EN and mt.free(m.start(), m.end()):
+            groups = tuple(pattern.groupindex)  # v, w: the places
+            if not {m[g] for g in groups} & lx.NAMING_WORDS["not_a_place_en"] and mt.free(m.start(), m.end()):
                 found += [(m.start(g), _place_store(m[g], vocab.store_ids)) for g in groups]
                 mt.consume(m.start(), m.end())
-    for m in _STORE_PLACE_ZH.finditer(mt.view):
+    for m in lx.NAMING["place_zh"].finditer(mt.view):
         run = m["v"][:-1] if m["v"][-1] in "分门" else m["v"]  # 静安分店, 南京路门店
         name = _place_name_zh(run)
         at = m.start("v") + len(run) - len(name or "")
@@ -389,7 +318,7 @@ def match_named(mt: MaskedText, vocab: Vocabulary) -> tuple[list[ValueHit], list
     consumed; an unknown one stays in the plan (and finds no events) rather than being dropped."""
     hits: list[ValueHit] = []
     stores: list[str] = []
-    for patterns, kind in ((_STORE_NAMED, "store"), (_PRODUCT_NAMED, "product_id"), (_ZONE_NAMED, "zone")):
+    for kind, patterns in lx.NAMED_BY_CODE.items():
         for pattern in patterns:
             for m in pattern.finditer(mt.view):
                 if not mt.free(m.start(), m.end()):
