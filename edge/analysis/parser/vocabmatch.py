@@ -69,11 +69,8 @@ class TypeHit:
 
 def _usable(value: str) -> bool:
     v = value.strip().lower()
-    return (
-        v not in lx.NAMING_WORDS["skip_values"]
-        and not re.fullmatch(r"[0-9.\-:]+", v)
-        and len(v) >= (2 if has_cjk(v) else 3)
-    )
+    short = len(v) < (2 if has_cjk(v) else 3)
+    return not (short or v in lx.NAMING_WORDS["skip_values"] or re.fullmatch(r"[0-9.\-:]+", v))
 
 
 def _variants(value: str) -> list[str]:
@@ -131,14 +128,10 @@ def _compile(
     for attr_key, groups in lx.VALUE_WORDS.items():
         stored = dict(attributes).get(attr_key, ())
         for pattern, tokens in groups:
-            # a stored value is named when it, or one of its parts, is one of the tokens
-            chosen = tuple(
-                v for v in stored if any(p in tokens for p in (v.lower(), *re.split(r"[_\- ]", v.lower())))
-            )
-            if not chosen and attr_key == "weather":
-                # a weather the memory has never seen is still asked: its canonical value (no events)
-                chosen = (tokens[0],)
-            if chosen:
+            # a stored value is named when it, or one of its parts, is one of the tokens; a weather the
+            # memory has never seen is still asked: its canonical value (no events)
+            hits = [v for v in stored if {v.lower(), *re.split(r"[_\- ]", v.lower())} & set(tokens)]
+            if chosen := tuple(hits) or ((tokens[0],) if attr_key == "weather" else ()):
                 values.append((re.compile(pattern), ValueHit("", attr_key, chosen, "synonym", 1.0, 0, 0)))
     return _Compiled(stores, ents, known, types, values, targets)
 
@@ -260,15 +253,20 @@ def _place_store(name: str, store_ids: Sequence[str]) -> str:
     return hits[0] if len(hits) == 1 else name
 
 
-def _place_name_zh(run: str) -> str | None:
-    """The place name at the end of a run of Chinese characters before 店: the longest tail of
-    three or four characters that starts the run or follows a boundary word, else the last two."""
+def _places(m: re.Match[str]) -> list[tuple[int, str]]:
+    """The places a match of a store-by-place pattern names, ``(start, name)``: its English words
+    unless one is no place; in Chinese the longest tail of three or four characters of the run
+    before 店 that starts it or follows a boundary word, else the last two."""
+    if not has_cjk(m["v"]):
+        found = [(m.start(g), m[g]) for g in m.re.groupindex]
+        return [] if {n for _, n in found} & lx.NAMING_WORDS["not_a_place_en"] else found
+    run = m["v"][:-1] if m["v"][-1] in "分门" else m["v"]  # 静安分店, 南京路门店
     for n in (4, 3, 2):
         tail, before = run[-n:], run[-n - 1 : -n]
         bounded = n == 2 or not before or before in lx.NAMING_WORDS["place_boundary_zh"]
         if len(run) >= n and bounded and not lx.NAMING_WORDS["not_a_place_zh"] & set(tail):
-            return tail
-    return None
+            return [(m.start("v") + len(run) - n, tail)]
+    return []
 
 
 def _every_store(mt: MaskedText, vocab: Vocabulary) -> list[tuple[int, str]]:
@@ -291,19 +289,11 @@ def _every_store(mt: MaskedText, vocab: Vocabulary) -> list[tuple[int, str]]:
 def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
     """Stores named by a place rather than an id, or every store counted ("both stores"); consumed."""
     found: list[tuple[int, str]] = _every_store(mt, vocab)
-    for pattern in (lx.NAMING["place_pair_en"], lx.NAMING["place_en"]):
+    for pattern in (lx.NAMING["place_pair_en"], lx.NAMING["place_en"], lx.NAMING["place_zh"]):
         for m in pattern.finditer(mt.view):
-            groups = tuple(pattern.groupindex)  # v, w: the places
-            if not {m[g] for g in groups} & lx.NAMING_WORDS["not_a_place_en"] and mt.free(m.start(), m.end()):
-                found += [(m.start(g), _place_store(m[g], vocab.store_ids)) for g in groups]
-                mt.consume(m.start(), m.end())
-    for m in lx.NAMING["place_zh"].finditer(mt.view):
-        run = m["v"][:-1] if m["v"][-1] in "分门" else m["v"]  # 静安分店, 南京路门店
-        name = _place_name_zh(run)
-        at = m.start("v") + len(run) - len(name or "")
-        if name and mt.free(at, m.end()):
-            found.append((at, _place_store(name, vocab.store_ids)))
-            mt.consume(at, m.end())
+            if (places := _places(m)) and mt.free(places[0][0], m.end()):
+                found += [(at, _place_store(name, vocab.store_ids)) for at, name in places]
+                mt.consume(places[0][0], m.end())
     return list(dict.fromkeys(s for _, s in sorted(found)))
 
 
