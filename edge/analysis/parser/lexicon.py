@@ -221,3 +221,7 @@ NAMING_WORDS = {
     k: frozenset(_RAW.words(_RAW.section("NAMING_WORDS"), k, "NAMING_WORDS"))
     for k in _RAW.section("NAMING_WORDS")
 }
+#: valuekeys.py's message on a word of two fields: language -> part -> template
+TWO_FIELDS = {
+    lang: {k: str(t) for k, t in parts.items()} for lang, parts in _RAW.section("TWO_FIELDS").items()
+}

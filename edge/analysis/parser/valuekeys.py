@@ -13,7 +13,7 @@ from typing import Any
 
 from edge.analysis.metrics import METRIC_EVENT_TYPES
 from edge.analysis.operators._words import dimension_label, value_label
-from edge.analysis.parser.lexicon import DIMENSIONS
+from edge.analysis.parser import lexicon as lx
 from edge.analysis.parser.vocabmatch import TypeHit, ValueHit
 from edge.analysis.source import Vocabulary
 
@@ -49,16 +49,11 @@ def _fitting(
     ``events`` carry; the keys named; and what the events carry (:attr:`TwoFields.carried`)."""
     start, end = span or (0, 0)
     after, before = text[end : end + 16], text[max(0, start - 16) : start]
-    named = {
-        str(dim)
-        for pattern, dim in DIMENSIONS
-        if span
-        and dim in keys
-        and (
-            any(not after[:i].strip(" 的") for i, _ in pattern.spans(after))
-            or any(not before[j:].strip(" 的") for _, j in pattern.spans(before))
-        )
-    }
+    named: set[str] = set()
+    for pattern, dim in lx.DIMENSIONS if span else []:
+        gaps = [after[:i] for i, _ in pattern.spans(after)] + [before[j:] for _, j in pattern.spans(before)]
+        if dim in keys and any(not gap.strip(" 的") for gap in gaps):
+            named.add(str(dim))
     carried = {k: vocab.carried_by(k, events) for k in keys}
     fit = {k for k in keys if (k in named if named else carried[k])}
     return fit, named, None if any(c is None for c in carried.values()) else bool(fit)
@@ -128,24 +123,13 @@ def guessed_field(text: str, plan: dict[str, Any], vocab: Vocabulary) -> TwoFiel
 
 def two_fields_reason(tf: TwoFields) -> tuple[str, str]:
     """Why a word of two fields is not read, as (zh, en): the fields, what the events carry."""
-    zh_events, en_events = (
-        sep.join(value_label("event_type", t, lang) for t in tf.events[:4])
-        + (more if len(tf.events) > 4 else "")
-        for lang, sep, more in (("zh", "、", "等"), ("en", ", ", ", ..."))
-    )
-    zh_why, en_why = {
-        True: (f"要计算的事件（{zh_events}）都带有", f"the measure's events ({en_events}) carry both"),
-        False: (f"要计算的事件（{zh_events}）都不带", f"the measure's events ({en_events}) carry neither"),
-        None: (
-            "门店数据没有说明要计算的事件带有哪一个",
-            "the memory does not say which of them the measure's events carry",
-        ),
-    }[tf.carried]
-    zh_fields = "，也是".join(f"{dimension_label(k, 'zh')}的取值" for k in tf.keys)
-    en_fields = " and ".join(f"a {dimension_label(k, 'en')}" for k in tf.keys)
-    return (
-        f"“{tf.phrase}”既是{zh_fields}，{zh_why}，我不替你选择；"
-        f"请说明是哪一个（例如“{tf.phrase}{dimension_label(tf.keys[0], 'zh')}”）",
-        f"'{tf.phrase}' is both {en_fields}, and {en_why}, so I will not pick one; "
-        f"say which (e.g. '{tf.phrase} {dimension_label(tf.keys[0], 'en')}')",
-    )
+    said = []
+    for lang in ("zh", "en"):
+        t = lx.TWO_FIELDS[lang]
+        named = [value_label("event_type", e, lang) for e in tf.events[:4]]
+        events = t["comma"].join(named) + (t["more"] if len(tf.events) > 4 else "")
+        why = t[{True: "all", False: "none", None: "unknown"}[tf.carried]].format(events=events)
+        fields = t["and"].join(t["field"].format(dimension_label(k, lang)) for k in tf.keys)
+        field = dimension_label(tf.keys[0], lang)
+        said.append(t["reason"].format(phrase=tf.phrase, fields=fields, why=why, field=field))
+    return said[0], said[1]
