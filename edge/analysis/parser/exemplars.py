@@ -13,10 +13,9 @@ import importlib.resources
 import json
 import logging
 import re
-import threading
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
 import numpy as np
@@ -144,36 +143,34 @@ class ExemplarClassifier(NamedTuple):
     masked: np.ndarray
 
 
-_CACHE: OrderedDict[object, ExemplarClassifier | None] = OrderedDict()
-_LOCK = threading.Lock()
+@dataclass(frozen=True)
+class _Encoder:
+    """An encoder as a cache key: itself, or its id when it cannot be hashed."""
+
+    key: object
+    embed: Embed = field(compare=False)
 
 
 def classifier_for(embed: Embed) -> ExemplarClassifier | None:
     """The classifier over the bank's ``train`` split embedded with ``embed`` (once per encoder,
-    kept for the process); None when the encoder gives no vectors."""
-    key = embed if isinstance(embed, Hashable) else id(embed)
-    with _LOCK:
-        if key in _CACHE:
-            _CACHE.move_to_end(key)
-            return _CACHE[key]
+    the last four kept); None when the encoder gives no vectors."""
+    return _classifier(_Encoder(embed if isinstance(embed, Hashable) else id(embed), embed))
+
+
+@functools.lru_cache(maxsize=4)
+def _classifier(encoder: _Encoder) -> ExemplarClassifier | None:
     train = tuple(e for e in load_bank() if e.split == "train")
     texts = [e.q for e in train] + [bank_intent_text(e.q) for e in train]
-    vecs, n = vectors(embed, texts, "exemplar classifier"), len(train)
-    clf = None if vecs is None else ExemplarClassifier(train, vecs[:n], vecs[n:])
-    with _LOCK:
-        _CACHE[key] = clf
-        while len(_CACHE) > 4:
-            _CACHE.popitem(last=False)
-    return clf
+    vecs, n = vectors(encoder.embed, texts, "exemplar classifier"), len(train)
+    return None if vecs is None else ExemplarClassifier(train, vecs[:n], vecs[n:])
 
 
 def classify(question: str, embed: Embed) -> Guess | None:
     """The classifier's guess for ``question``, or None without an encoder."""
     clf = classifier_for(embed)
-    if clf is None:
-        return None
-    vec = vectors(embed, [question.strip(), intent_text(question)], "exemplar classifier")
-    if vec is None or vec.shape[1] != clf.raw.shape[1]:
+    texts = [question.strip(), intent_text(question)]
+    vec = None if clf is None else vectors(embed, texts, "exemplar classifier")
+    if clf is None or vec is None or vec.shape[1] != clf.raw.shape[1]:
         return None
     s_raw, s_masked = clf.raw @ vec[0], clf.masked @ vec[1]
     intent, i_margin, _ = _vote(s_masked, clf.examples, lambda e: e.intent, K_INTENT)

@@ -210,12 +210,9 @@ def _candidates(mt: MaskedText) -> list[tuple[int, int, str]]:
 def similar_values(mt: MaskedText, vocab: Vocabulary, embed: Embed, threshold: float) -> list[ValueHit]:
     """Phrases of the question whose text vector is within ``threshold`` cosine of a stored value
     (rendered as text, ``high_margin_product`` -> ``high margin product``). Consumes the phrases."""
-    targets = compiled(vocab).targets
-    cands = _candidates(mt)
-    if not targets or not cands:
-        return []
+    targets, cands = compiled(vocab).targets, _candidates(mt)
     texts = [re.sub(r"[_\-]+", " ", v) for _, v in targets]
-    tv = vectors(embed, texts, "text-encoder similarity")
+    tv = vectors(embed, texts, "text-encoder similarity") if targets and cands else None
     cv = None if tv is None else vectors(embed, [c[2] for c in cands], "text-encoder similarity")
     if tv is None or cv is None or tv.shape[1] != cv.shape[1]:
         return []
@@ -232,14 +229,11 @@ def similar_values(mt: MaskedText, vocab: Vocabulary, embed: Embed, threshold: f
     used: set[tuple[str, str]] = set()
     for score, s, e, text, j in scored:
         (key, value), written = targets[j], texts[j].lower()
-        if (key, value) in used or any(not (e <= t.start or s >= t.end) for t in taken):
+        if (key, value) in used or not mt.free(s, e):  # the candidates were all free
             continue
         # the same text stored under other keys scores the same: those keys are alternatives
-        alts = tuple(
-            t
-            for t, w in zip(targets, texts, strict=True)
-            if key != "event_type" and t[0] not in (key, "event_type") and w.lower() == written
-        )
+        same = [t for t, w in zip(targets, texts, strict=True) if w.lower() == written]
+        alts = tuple(t for t in same if t[0] not in (key, "event_type")) if key != "event_type" else ()
         used.update({(key, value), *alts})
         taken.append(ValueHit(text, key, (value,), "similarity", round(score, 4), s, e, alts))
         mt.consume(s, e)
