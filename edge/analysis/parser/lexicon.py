@@ -143,6 +143,21 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+#: the word tables and the (zh, en) pattern tables, by section
+_WORD_TABLES = ("METRICS", "DIMENSIONS", "TIME_BUCKETS", "EVENT_TYPE_WORDS", "PROMOTION_VALUES")
+_PATTERN_TABLES = ("INTENT_CONTEXT", "CUES", "FORMS")
+#: the fields that are one key of a section: a pattern matched as written (its text), or words
+_KEYS = {
+    "stop_split": ("SIMILARITY", "split", "regex"),
+    "value_edges": ("SIMILARITY", "edges", "words"),
+    "en_stopwords": ("SIMILARITY", "stopwords", "words"),
+    "en_function": ("FUNCTION_WORDS", "en", "words"),
+    "zh_function": ("FUNCTION_WORDS", "zh", "words"),
+    "condition_zh": ("CONDITION", "zh", "regex"),
+    "condition_en": ("CONDITION", "en", "regex"),
+}
+
+
 def load(path: Path | None = None) -> Lexicon:
     """The lexicon of the TOML file at ``path`` (default: the package's ``lexicon.toml``, whose
     word tables are checked unless :data:`CHECKED` names it)."""
@@ -158,34 +173,21 @@ def load(path: Path | None = None) -> Lexicon:
     except OSError:
         check = True
     r = _Reader(source.name, data)
-    sections = ("SHAPES", "SIMILARITY", "FUNCTION_WORDS", "CONDITION")
-    shapes, similarity, function, condition = (r.section(s) for s in sections)
-    return Lexicon(
-        metrics=r.table("METRICS", check),
-        dimensions=r.table("DIMENSIONS", check),
-        time_buckets=r.table("TIME_BUCKETS", check),
-        event_type_words=r.table("EVENT_TYPE_WORDS", check),
-        promotion_values=r.table("PROMOTION_VALUES", check),
-        value_words={
-            key: [r.synonyms(e, f"VALUE_WORDS.{key}[{i}]") for i, e in enumerate(entries)]
-            for key, entries in r.section("VALUE_WORDS").items()
-        },
-        measure_context={
-            k: (r.words(e, "zh", f"MEASURE_CONTEXT.{k}"), r.words(e, "en", f"MEASURE_CONTEXT.{k}"))
-            for k, e in r.section("MEASURE_CONTEXT").items()
-        },
-        intent_context=r.patterns("INTENT_CONTEXT"),
-        cues=r.patterns("CUES"),
-        forms=r.patterns("FORMS"),
-        shapes={k: r.regex(shapes, k, "SHAPES") for k in shapes},
-        stop_split=r.regex(similarity, "split", "SIMILARITY").pattern,
-        value_edges=frozenset(r.words(similarity, "edges", "SIMILARITY")),
-        en_stopwords=frozenset(r.words(similarity, "stopwords", "SIMILARITY")),
-        en_function=frozenset(r.words(function, "en", "FUNCTION_WORDS")),
-        zh_function=frozenset(r.words(function, "zh", "FUNCTION_WORDS")),
-        condition_zh=r.regex(condition, "zh", "CONDITION").pattern,
-        condition_en=r.regex(condition, "en", "CONDITION").pattern,
-    )
+    fields: dict[str, Any] = {s.lower(): r.table(s, check) for s in _WORD_TABLES}
+    fields |= {s.lower(): r.patterns(s) for s in _PATTERN_TABLES}
+    for f, (s, k, kind) in _KEYS.items():
+        entry = r.section(s)
+        fields[f] = r.regex(entry, k, s).pattern if kind == "regex" else frozenset(r.words(entry, k, s))
+    fields["shapes"] = {k: r.regex(r.section("SHAPES"), k, "SHAPES") for k in r.section("SHAPES")}
+    fields["value_words"] = {
+        key: [r.synonyms(e, f"VALUE_WORDS.{key}[{i}]") for i, e in enumerate(entries)]
+        for key, entries in r.section("VALUE_WORDS").items()
+    }
+    fields["measure_context"] = {
+        k: (r.words(e, "zh", f"MEASURE_CONTEXT.{k}"), r.words(e, "en", f"MEASURE_CONTEXT.{k}"))
+        for k, e in r.section("MEASURE_CONTEXT").items()
+    }
+    return Lexicon(**fields)
 
 
 #: the package's lexicon, its tables by name
