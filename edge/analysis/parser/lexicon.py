@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edge.analysis.parser.text import Words, alternatives, word
+from edge.analysis.parser.text import CN_NUM, EN_NUM, Words, alternatives, word
 
 #: ``(pattern, value)`` rows, one per alternative of an entry (:func:`~.text.alternatives`).
 Table = list[tuple[Words, object]]
@@ -49,6 +49,7 @@ class Lexicon:
     zh_function: frozenset[str]
     condition_zh: str  # the English one not yet bounded as words
     condition_en: str
+    top_k: list[re.Pattern[str]]
 
 
 @dataclass
@@ -117,6 +118,20 @@ class _Reader:
             k: self.compiled(e, f"{name}.{k}", self.pattern(e, f"{name}.{k}"))
             for k, e in self.section(name).items()
         }
+
+    def ordered(self, name: str, key: str) -> list[re.Pattern[str]]:
+        """``[name].key``: patterns tried in order, each as written or (a table) a zh / en pattern,
+        ``{CN_NUM}`` and ``{EN_NUM}`` the numerals of :mod:`.text`."""
+        rows = self.section(name).get(key)
+        if not isinstance(rows, list):
+            raise self.fail(f"{name}.{key}", "missing patterns (a list)")
+        out = []
+        for i, e in enumerate(rows):
+            where = f"{name}.{key}[{i}]"
+            p = e if isinstance(e, str) else self.pattern(e, where)
+            p = p.replace("{CN_NUM}", CN_NUM).replace("{EN_NUM}", EN_NUM)
+            out.append(self.compiled(e if isinstance(e, dict) else {}, where, p))
+        return out
 
     def words(self, entry: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
         """``entry[key]``: plain words, a list or one whitespace-separated string."""
@@ -187,6 +202,7 @@ def load(path: Path | None = None) -> Lexicon:
         k: (r.words(e, "zh", f"MEASURE_CONTEXT.{k}"), r.words(e, "en", f"MEASURE_CONTEXT.{k}"))
         for k, e in r.section("MEASURE_CONTEXT").items()
     }
+    fields["top_k"] = r.ordered("TOP_K", "patterns")
     return Lexicon(**fields)
 
 
@@ -210,3 +226,4 @@ EN_FUNCTION = _LEXICON.en_function
 ZH_FUNCTION = _LEXICON.zh_function
 CONDITION_ZH = _LEXICON.condition_zh
 CONDITION_EN = _LEXICON.condition_en
+TOP_K = _LEXICON.top_k
