@@ -1,8 +1,7 @@
-"""The everyday words of a store, in Chinese and English: the parser's word tables, read once at
-import from ``lexicon.toml`` (package data; its comments say what each table holds). A bad entry
-stops the import with a :class:`LexiconError` naming its table, entry and fault; the shipped file,
-unchanged since it was checked whole (:data:`CHECKED`), compiles its word tables as questions need
-them. Store-specific words (event types, stats values, ids) come from the memory's vocabulary.
+"""The parser's word tables (a store's everyday words, zh and en), read once at import from
+``lexicon.toml`` (package data; its comments say what each table holds). A bad entry stops the import
+with a :class:`LexiconError` naming its table, entry and fault; the shipped file, checked whole ahead
+(:data:`CHECKED`), compiles its word tables as questions need them.
 """
 
 from __future__ import annotations
