@@ -27,19 +27,18 @@ CONDITION_NAME = re.compile(
 _PUNCT = re.compile(r"[\s\u0000?？!！。.,，、;；:：'\"“”‘’()（）\[\]【】《》<>/\\|~`@#$%^&*+=_-]+")
 #: a negation is never the rest of a word (没 of 没有 when 有 was a function word): it is named
 _NEGATION = frozenset("不没无未非")
+_CJK_RUN = re.compile(CJK + "+")
+#: a cue's wildcard stretch (比.{0,12}高, "when [^?.]{1,40}? is high"): what it spans is not
+#: the cue's word, so it is not claimed with it
+_GAP = re.compile(r"(?:\.|\[\^[^\]]*\])(?:\{\d*,\d*\}|[*+])\??")
+#: a measure whose events are told apart by one field of their own: its name holds the field's
+#: word (店员差错率 is not a grouping by staff), and its events' words describe that field's values
+OWN_DIMENSION = {"staff_error_rate": "staff_id", "negative_emotion_rate": "speech_emotion"}
 
 
 def _negates(text: str, k: int) -> bool:
     """``text[k]`` is a negation, not the middle of a question's A-not-A (多不多, 涨没涨)."""
     return text[k] in _NEGATION and not (0 < k < len(text) - 1 and text[k - 1] == text[k + 1])
-
-
-_CJK_RUN = re.compile(CJK + "+")
-
-
-#: a cue's wildcard stretch (比.{0,12}高, "when [^?.]{1,40}? is high"): what it spans is not
-#: the cue's word, so it is not claimed with it
-_GAP = re.compile(r"(?:\.|\[\^[^\]]*\])(?:\{\d*,\d*\}|[*+])\??")
 
 
 @functools.lru_cache(maxsize=256)
@@ -135,11 +134,6 @@ def stem(token: str) -> str:
     return token
 
 
-#: a measure whose events are told apart by one field of their own: its name holds the field's
-#: word (店员差错率 is not a grouping by staff), and its events' words describe that field's values
-OWN_DIMENSION = {"staff_error_rate": "staff_id", "negative_emotion_rate": "speech_emotion"}
-
-
 def fields_used(plan: dict[str, Any]) -> set[str]:
     """The stats keys a plan filters, pairs, compares or groups by."""
     f, compare, pair = plan.get("filters") or {}, plan.get("compare") or {}, plan.get("pair") or {}
@@ -187,14 +181,12 @@ def residual(
         work._chars[start:end] = mt.text[start:end]
     for start, end in claimed:
         work.consume(start, end)
-    if not (plan.get("compare") or {}).get("periods"):
-        # a condition the plan has no pivot for is content the plan does not use
-        kept = [(m.start(), m.end()) for m in CONDITION.finditer(work.view)]
-    else:
-        # the pivot's date is what is computed; the words naming its event are its label
-        kept = []
-        for m in CONDITION_NAME.finditer(work.view):
-            work.consume(m.start(), m.end())
+    # a condition the plan has no pivot for is content it does not use; with a pivot (its date is
+    # what is computed) the words naming its event are its label
+    pivot = bool((plan.get("compare") or {}).get("periods"))
+    kept = [] if pivot else [m.span() for m in CONDITION.finditer(work.view)]
+    for m in CONDITION_NAME.finditer(work.view) if pivot else ():
+        work.consume(*m.span())
     _blank(work, cue_patterns)
     for s, e in kept:  # un-claim the condition nouns a cue pattern swallowed
         work._chars[s:e] = mt.text[s:e]

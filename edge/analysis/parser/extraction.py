@@ -1,15 +1,13 @@
-"""The contract of the parser's slot extractors (:mod:`.slots`, :mod:`.timekinds`), checked for each
-by ``tests/test_parser_extractors.py``: it only blanks characters that were free, inside the
-question; on a question claimed whole it claims nothing and returns an empty slot; the same
-question gives the same slot.
+"""The contract of the parser's slot extractors (:mod:`.slots`, :mod:`.timekinds`), checked by
+``tests/test_parser_extractors.py``: an extractor only blanks free characters of the question, claims
+nothing (an empty slot) of a question claimed whole, and gives the same slot for the same question.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from datetime import datetime
 from typing import Any
 
@@ -44,8 +42,8 @@ class Extractor(ABC):
         """True when the slot holds nothing (the contract test's "claims nothing")."""
         if isinstance(slot, tuple):
             return all(Extractor.is_empty(s) for s in slot)
-        if dataclasses.is_dataclass(slot) and not isinstance(slot, type):
-            return all(Extractor.is_empty(getattr(slot, f.name)) for f in dataclasses.fields(slot))
+        if is_dataclass(slot) and not isinstance(slot, type):
+            return all(Extractor.is_empty(getattr(slot, f.name)) for f in fields(slot))
         return not isinstance(slot, (int, float, str, bool)) and not slot  # a number, text or flag is a slot
 
 

@@ -1,8 +1,7 @@
-"""The everyday words of a store, in Chinese and English: the parser's word tables, read once at
-import from ``lexicon.toml`` (package data; its comments say what each table holds). A bad entry
-stops the import with a :class:`LexiconError` naming its table, entry and fault; the shipped file,
-unchanged since it was checked whole (:data:`CHECKED`), compiles its word tables as questions need
-them. Store-specific words (event types, stats values, ids) come from the memory's vocabulary.
+"""The parser's word tables (a store's everyday words, zh and en), read once at import from
+``lexicon.toml`` (package data; its comments say what each table holds). A bad entry stops the import
+with a :class:`LexiconError` naming its table, entry and fault; the shipped file, checked whole ahead
+(:data:`CHECKED`), compiles its word tables as questions need them.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from edge.analysis.parser.text import Words, alternatives, word
+from edge.analysis.parser.text import CN_NUM, EN_NUM, Words, alternatives, word
 
 #: ``(pattern, value)`` rows, one per alternative of an entry (:func:`~.text.alternatives`).
 Table = list[tuple[Words, object]]
@@ -49,6 +48,7 @@ class Lexicon:
     zh_function: frozenset[str]
     condition_zh: str  # the English one not yet bounded as words
     condition_en: str
+    top_k: list[re.Pattern[str]]
 
 
 @dataclass
@@ -118,6 +118,20 @@ class _Reader:
             for k, e in self.section(name).items()
         }
 
+    def ordered(self, name: str, key: str) -> list[re.Pattern[str]]:
+        """``[name].key``: patterns tried in order, each as written or (a table) a zh / en pattern,
+        ``{CN_NUM}`` and ``{EN_NUM}`` the numerals of :mod:`.text`."""
+        rows = self.section(name).get(key)
+        if not isinstance(rows, list):
+            raise self.fail(f"{name}.{key}", "missing patterns (a list)")
+        out = []
+        for i, e in enumerate(rows):
+            where = f"{name}.{key}[{i}]"
+            p = e if isinstance(e, str) else self.pattern(e, where)
+            p = p.replace("{CN_NUM}", CN_NUM).replace("{EN_NUM}", EN_NUM)
+            out.append(self.compiled(e if isinstance(e, dict) else {}, where, p))
+        return out
+
     def words(self, entry: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
         """``entry[key]``: plain words, a list or one whitespace-separated string."""
         value = entry.get(key)
@@ -143,6 +157,21 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
+#: the word tables and the (zh, en) pattern tables, by section
+_WORD_TABLES = ("METRICS", "DIMENSIONS", "TIME_BUCKETS", "EVENT_TYPE_WORDS", "PROMOTION_VALUES")
+_PATTERN_TABLES = ("INTENT_CONTEXT", "CUES", "FORMS")
+#: the fields that are one key of a section: a pattern matched as written (its text), or words
+_KEYS = {
+    "stop_split": ("SIMILARITY", "split", "regex"),
+    "value_edges": ("SIMILARITY", "edges", "words"),
+    "en_stopwords": ("SIMILARITY", "stopwords", "words"),
+    "en_function": ("FUNCTION_WORDS", "en", "words"),
+    "zh_function": ("FUNCTION_WORDS", "zh", "words"),
+    "condition_zh": ("CONDITION", "zh", "regex"),
+    "condition_en": ("CONDITION", "en", "regex"),
+}
+
+
 def load(path: Path | None = None) -> Lexicon:
     """The lexicon of the TOML file at ``path`` (default: the package's ``lexicon.toml``, whose
     word tables are checked unless :data:`CHECKED` names it)."""
@@ -158,34 +187,22 @@ def load(path: Path | None = None) -> Lexicon:
     except OSError:
         check = True
     r = _Reader(source.name, data)
-    sections = ("SHAPES", "SIMILARITY", "FUNCTION_WORDS", "CONDITION")
-    shapes, similarity, function, condition = (r.section(s) for s in sections)
-    return Lexicon(
-        metrics=r.table("METRICS", check),
-        dimensions=r.table("DIMENSIONS", check),
-        time_buckets=r.table("TIME_BUCKETS", check),
-        event_type_words=r.table("EVENT_TYPE_WORDS", check),
-        promotion_values=r.table("PROMOTION_VALUES", check),
-        value_words={
-            key: [r.synonyms(e, f"VALUE_WORDS.{key}[{i}]") for i, e in enumerate(entries)]
-            for key, entries in r.section("VALUE_WORDS").items()
-        },
-        measure_context={
-            k: (r.words(e, "zh", f"MEASURE_CONTEXT.{k}"), r.words(e, "en", f"MEASURE_CONTEXT.{k}"))
-            for k, e in r.section("MEASURE_CONTEXT").items()
-        },
-        intent_context=r.patterns("INTENT_CONTEXT"),
-        cues=r.patterns("CUES"),
-        forms=r.patterns("FORMS"),
-        shapes={k: r.regex(shapes, k, "SHAPES") for k in shapes},
-        stop_split=r.regex(similarity, "split", "SIMILARITY").pattern,
-        value_edges=frozenset(r.words(similarity, "edges", "SIMILARITY")),
-        en_stopwords=frozenset(r.words(similarity, "stopwords", "SIMILARITY")),
-        en_function=frozenset(r.words(function, "en", "FUNCTION_WORDS")),
-        zh_function=frozenset(r.words(function, "zh", "FUNCTION_WORDS")),
-        condition_zh=r.regex(condition, "zh", "CONDITION").pattern,
-        condition_en=r.regex(condition, "en", "CONDITION").pattern,
-    )
+    fields: dict[str, Any] = {s.lower(): r.table(s, check) for s in _WORD_TABLES}
+    fields |= {s.lower(): r.patterns(s) for s in _PATTERN_TABLES}
+    for f, (s, k, kind) in _KEYS.items():
+        entry = r.section(s)
+        fields[f] = r.regex(entry, k, s).pattern if kind == "regex" else frozenset(r.words(entry, k, s))
+    fields["shapes"] = {k: r.regex(r.section("SHAPES"), k, "SHAPES") for k in r.section("SHAPES")}
+    fields["value_words"] = {
+        key: [r.synonyms(e, f"VALUE_WORDS.{key}[{i}]") for i, e in enumerate(entries)]
+        for key, entries in r.section("VALUE_WORDS").items()
+    }
+    fields["measure_context"] = {
+        k: (r.words(e, "zh", f"MEASURE_CONTEXT.{k}"), r.words(e, "en", f"MEASURE_CONTEXT.{k}"))
+        for k, e in r.section("MEASURE_CONTEXT").items()
+    }
+    fields["top_k"] = r.ordered("TOP_K", "patterns")
+    return Lexicon(**fields)
 
 
 #: the package's lexicon, its tables by name
@@ -208,6 +225,7 @@ EN_FUNCTION = _LEXICON.en_function
 ZH_FUNCTION = _LEXICON.zh_function
 CONDITION_ZH = _LEXICON.condition_zh
 CONDITION_EN = _LEXICON.condition_en
+TOP_K = _LEXICON.top_k
 
 #: the package file again, for the sections read as written (vocabmatch.py's)
 _FILE = importlib.resources.files("edge.analysis.parser").joinpath("lexicon.toml")

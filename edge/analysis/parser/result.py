@@ -10,14 +10,11 @@ from typing import Any
 
 @dataclass(frozen=True)
 class AttributeMatch:
-    """A question word mapped to a stored attribute value.
-
-    ``method`` is ``"exact"`` (the stored value itself), ``"synonym"`` (an everyday word for it,
-    e.g. 收银台 -> checkout) or ``"similarity"`` (text-encoder cosine ``score``). When the phrase
-    names stored values of several keys (a zone and a product category both called "premium"),
-    ``set_aside`` holds the other keys and ``by_events`` the measure's event types that carry
-    ``key`` and not them: how the word was resolved, said in the answer's ``interpretation``.
-    """
+    """A question word mapped to a stored attribute value: ``method`` ``"exact"`` (the value itself),
+    ``"synonym"`` (an everyday word for it: 收银台 -> checkout) or ``"similarity"`` (text-encoder
+    cosine ``score``). A phrase naming values of several keys (a zone and a category both "premium")
+    keeps the others in ``set_aside``, and in ``by_events`` the measure's event types that carry
+    ``key`` and not them: how the word was resolved, said in the answer's ``interpretation``."""
 
     phrase: str
     key: str

@@ -19,27 +19,14 @@ from edge.analysis.parser.extraction import Context, Reader
 from edge.analysis.parser.refusal import Refusal
 from edge.analysis.parser.result import AttributeMatch
 from edge.analysis.parser.spelling import correct
-from edge.analysis.parser.text import (
-    CN_NUM,
-    EN_NUM,
-    Hit,
-    MaskedText,
-    has_cjk,
-    normalize,
-    overlaps,
-    parse_number,
-    word,
-)
+from edge.analysis.parser.text import Hit, MaskedText, has_cjk, normalize, overlaps, parse_number
 from edge.analysis.parser.timecal import TimeInfo
 from edge.analysis.parser.timekinds import extract_time
 from edge.analysis.parser.valuekeys import TwoFields, resolve_fields
 from edge.analysis.parser.vocabmatch import NEGATED, TypeHit, ValueHit
 from edge.analysis.source import Vocabulary
 
-#: question shapes (``FORMS`` of ``lexicon.toml``): 越 X 越 Y (a correlation, refused rather than
-#: answered as another kind when the rules cannot build it); 会不会, which asks about the future
-#: unless it compares (会不会更…, 会不会比); a comparison with the past (a course over time); a
-#: question tag after a verb (客流涨了没有: it asks, it does not negate)
+#: question shapes (``FORMS`` and ``SHAPES`` of ``lexicon.toml``, whose comments say what each is)
 CORRELATION_FORM = lx.FORMS["correlation_form"]
 WILL_IT = lx.FORMS["will_it"]
 CONDITIONAL_MORE = lx.FORMS["conditional_more"]
@@ -49,35 +36,10 @@ PEAK_SHIFT = lx.SHAPES["peak_shift"]
 MORE_LESS = lx.SHAPES["more_less"]
 SELLERS = lx.SHAPES["sellers"]
 
-_CN_N = r"(?P<n>" + CN_NUM + r")"
-_EN_FEW = r"(?P<n>[0-9]+|two|three|four|five|six|seven|eight|nine|ten)"
-_UNIT = r"(?:个|名|家|款|种|位|样)"
-_TOPK = [
-    re.compile(p)
-    for p in (
-        rf"(?:排名?)?前\s?{_CN_N}\s?(?:个|名|家|款|种|位|大|样)?(?![天周月年日星小分季])",
-        rf"(?:最高|最多|最大|最好|最低|最少|最差|最长|最短|最久|最忙|最畅销|最受欢迎)的\s?{_CN_N}\s?{_UNIT}",
-        rf"{_CN_N}\s?{_UNIT}(?:最高|最多|最大|最好|最低|最少|最差|最畅销|最受欢迎)",
-        word(rf"top[- ]?(?P<n>{EN_NUM})"),
-        word(
-            rf"(?:the )?(?P<n>{EN_NUM}) (?:highest|best|most|largest|biggest|lowest|worst|least|busiest|top)"
-        ),
-        word(rf"(?:highest|best|most|lowest|worst|least|busiest) {_EN_FEW}"),
-        word(rf"which {_EN_FEW}"),
-        # "the 3 staff with the highest error rate", "the 5 days with the longest queues"
-        r"(?<![a-z0-9_])(?:the )?" + _EN_FEW + r" (?:[a-z]+ ){1,2}?"
-        r"(?=(?:with|that have|that had|where|when) (?:the )?(?:highest|most|longest|biggest|largest|lowest"
-        r"|fewest|least|shortest|worst|best|busiest)(?![a-z]))",
-        # 排队最长的5天, 客人最爱逗留的两个区域
-        r"最[^，。？?的\x00]{1,6}的" + _CN_N + r"(?=\s?(?:个|名|家|款|种|位|样|天|周|小时))",
-        rf"哪{_CN_N}\s?{_UNIT}",
-    )
-]
-
 
 def find_top_k(mt: MaskedText) -> int | None:
     """The N of 前N / top N / 最高的N个 (consumed with its 前 / top / which and its unit), or None."""
-    for pattern in _TOPK:
+    for pattern in lx.TOP_K:
         m = pattern.search(mt.view)
         n = parse_number(m.group("n")) if m else None
         if m and n is not None and 1 <= n <= 1000:
@@ -212,10 +174,8 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
     types: list[TypeHit] = run("event_types")
     metric_hits: list[Hit] = run("measures")
     read = tuple(dict.fromkeys(str(h.value) for h in metric_hits))
-    metrics = read
-    if force is not None and force.metrics:
-        chosen = force.metrics if force.intent == "correlation" else force.metrics[:1]
-        metrics = (*chosen, *(m for m in read if m not in chosen))
+    chosen = (force.metrics if force.intent == "correlation" else force.metrics[:1]) if force else ()
+    metrics = (*chosen, *(m for m in read if m not in chosen))
     values: list[ValueHit] = run("values")
     promo_hits: list[Hit] = run("promotions")
     post_view = mt.view

@@ -26,8 +26,6 @@ _EN_WORDS = dict(zip(EN_NUM.split("|")[2:22], range(1, 21), strict=True))
 _EN_WORDS |= {"a": 1, "an": 1, "thirty": 30, "fifty": 50, "hundred": 100}
 _CN_DIGITS = {c: n for n, c in enumerate("零一二三四五六七八九")} | {"〇": 0, "两": 2, "俩": 2}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000}
-
-
 #: German letters as a keyboard without them writes them (Getränke, getraenke: one word)
 FOLD = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss"})
 
@@ -196,58 +194,31 @@ def _scan(pattern: str) -> tuple[list[str], bool]:
     return parts, depth == lowest == 0 and closed
 
 
-_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
-_META = frozenset(".^$*+?{}[]\\|()")
-
-
 class Words:
-    """One alternative of a word table, matched as its regex ``pattern`` would be, faster: a plain
-    word (bounded or not) is found with :meth:`str.find` and never compiled, any other pattern is
-    searched only when the text holds one of its :func:`needs` (searching the lexicon's 500
-    alternatives with :mod:`re` was most of the time a question took to parse)."""
+    """One alternative of a word table, matched as its regex ``pattern`` would be, faster: it is
+    compiled and searched only when the text holds one of its :func:`needs` (searching the lexicon's
+    500 alternatives with :mod:`re` was most of the time a question took to parse)."""
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
-        inner = pattern[len(_WORD_HEAD) : -len(_WORD_TAIL)]
-        self._bounded = (
-            pattern.startswith(_WORD_HEAD) and pattern.endswith(_WORD_TAIL) and not _META & set(inner)
-        )
-        body = inner if self._bounded else pattern
-        self._literal = body if body and not _META & set(body) else None
-        self._needs = (self._literal,) if self._literal else needs(pattern)
+        self._needs = needs(pattern)
 
     @functools.cached_property
     def regex(self) -> re.Pattern[str]:
         """``pattern`` compiled (on first use)."""
         return re.compile(self.pattern)
 
+    def held(self, text: str) -> bool:
+        """Whether ``text`` holds one of :func:`needs` of the pattern (or it needs none known)."""
+        return not self._needs or any(n in text for n in self._needs)
+
     def cut(self, text: str) -> str:
         """``text`` less every match (``pattern.sub("", text)``)."""
-        pieces, at = [], 0
-        for start, end in self.spans(text):
-            pieces.append(text[at:start])
-            at = end
-        return "".join(pieces) + text[at:]
+        return self.regex.sub("", text) if self.held(text) else text
 
     def spans(self, text: str) -> list[tuple[int, int]]:
         """The ``(start, end)`` of each match of ``pattern.finditer(text)``."""
-        if self._literal is None:
-            if self._needs and not any(n in text for n in self._needs):
-                return []
-            return [m.span() for m in self.regex.finditer(text)]
-        word_, size, out = self._literal, len(self._literal), []
-        at = text.find(word_)
-        while at >= 0:
-            end = at + size
-            # (a slice past either end is "", no word character)
-            if not self._bounded or (
-                text[at - 1 : at] not in _WORD_CHARS and text[end : end + 1] not in _WORD_CHARS
-            ):
-                out.append((at, end))
-                at = text.find(word_, end)
-            else:
-                at = text.find(word_, at + 1)
-        return out
+        return [m.span() for m in self.regex.finditer(text)] if self.held(text) else []
 
 
 #: what finds a table row's words: a compiled regex (the vocabulary's tables) or a word-table alternative
