@@ -132,9 +132,6 @@ class Clock:
         """The year of the latest ``month`` that has begun by now."""
         return self.today.year if month <= self.today.month else self.today.year - 1
 
-    def backwards(self, text: str) -> None:
-        self.errors.append((f"'{text}' ends before it starts", f"“{text}”的结束早于开始"))
-
     def month_range(self, year: int | None, month: int, label: str, months: int = 1) -> Days | None:
         """A month and the ``months - 1`` after it (no year: the latest begun by now), else an error."""
         if not 1 <= month <= 12:
