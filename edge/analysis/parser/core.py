@@ -92,12 +92,9 @@ def _combine(question: str, ctx: Context, rules: _Rules, guess: Guess) -> ParseR
             return result
     if r_intent is not None or (res.not_understood and res.plan):
         return res  # a plain "metric + when" reading, or words no reading uses: nothing better
-    return _rephrase(res.language, question, res)
-
-
-def _rephrase(lang: str, question: str, res: ParseResult) -> ParseResult:
+    # neither the rules nor the classifier are sure: ask to rephrase, with what the rules could not use
     logger.info("question %r: neither the rules nor the examples are sure; asking to rephrase", question)
-    text = said("rephrase", lang)
+    text, lang = said("rephrase", res.language), res.language
     if res.status != "ok" and res.explanation:
         text = f"{text} {res.explanation}" if lang == "en" else f"{text}{res.explanation}"
     return ParseResult(

@@ -24,7 +24,7 @@ from edge.analysis.parser.vocabmatch import ValueHit
 from edge.analysis.source import Vocabulary
 
 BUCKET_DIM = {"day": "date", "week": "week", "month": "month", "hour": "hour"}
-_TIME_DIMS = tuple(BUCKET_DIM.values())  # date, week, month, hour
+_DIM_BUCKET = {v: k for k, v in BUCKET_DIM.items()}  # the time dimensions (date, week, month, hour)
 #: the largest bucket that still gives a series of at least this many points is chosen
 _MIN_BUCKETS = 8
 _BUCKET_DAYS = (("month", 365.25 / 12), ("week", 7.0), ("day", 1.0), ("hour", 1.0 / 24))
@@ -45,9 +45,8 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
             raise Refusal("no_pair")
         plan["pair"] = {"a": two[0], "b": two[1]}
         if m := PATTERNS["co_window"].search(s.text):
-            n = m.group("n") or m.group("n2") or "1"
-            n_units = 1 if n in ("同一", "the same") else (parse_number(n) or 1)
-            plan["pair"]["window_seconds"] = n_units * _UNIT_SECONDS[m.group("u") or m.group("u2")]
+            n = parse_number(m.group("n") or m.group("n2") or "") or 1  # 同一, the same: 1
+            plan["pair"]["window_seconds"] = n * _UNIT_SECONDS[m.group("u") or m.group("u2")]
         d.used_values = {
             i for i, v in enumerate(s.values) if any(v.start < it[1] and it[0] < v.end for it in items)
         }
@@ -86,7 +85,7 @@ def _group_by(s: Slots, d: Draft, dims: list[str]) -> list[str]:
     weekdays when both are named), or a series by (its dimensions that are not time)."""
     group = [x for x in dims if x != d.compare_from]
     if d.intent not in ("breakdown", "top_k"):
-        return [x for x in group if x not in _TIME_DIMS]
+        return [x for x in group if x not in _DIM_BUCKET]
     group = list(dict.fromkeys(group + [BUCKET_DIM[b] for b in s.buckets]))
     if not group and len({x.weekend for x in s.info.days if x.weekend is not None}) == 2:
         group, d.compare_from = ["is_weekend"], "is_weekend"
@@ -102,19 +101,16 @@ def _series_bucket(s: Slots, dims: list[str], anomaly: bool) -> str | None:
     off"), or days for outliers asked as days."""
     if s.buckets:
         return s.buckets[0]
-    named = next((x for x in dims if x in _TIME_DIMS), None)
-    if named is not None:
-        return "day" if named == "date" else named
-    return "day" if anomaly and PATTERNS["anomaly_days"].search(s.post_view) else None
+    named = next((_DIM_BUCKET[x] for x in dims if x in _DIM_BUCKET), None)
+    return named or ("day" if anomaly and PATTERNS["anomaly_days"].search(s.post_view) else None)
 
 
 def _auto_bucket(tr: dict[str, str] | None, now: datetime) -> str | None:
     """The largest of month / week / day / hour giving ``_MIN_BUCKETS`` buckets over the asked range
     (days for a month, weeks for three months); None without a range (the operator's default)."""
     if tr and "last" in tr:
-        if not (m := re.fullmatch(r"P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?", tr["last"])):
-            return None
-        y, mo, w, d = (int(g) if g else 0 for g in m.groups())
+        m = re.fullmatch(r"P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?", tr["last"])
+        y, mo, w, d = (int(g or 0) for g in m.groups()) if m else (0, 0, 0, 0)
         days = y * 365.25 + mo * 365.25 / 12 + w * 7 + d
     elif not tr or "since" not in tr:
         return None
@@ -192,18 +188,14 @@ def fill_filters(s: Slots, d: Draft) -> None:
     # a compare of periods carries its own windows
     if (tr := time_range(s.info)) and not (d.compare and "periods" in d.compare):
         filters["time_range"] = tr
-    hours = sorted({h for m in s.info.hours for h in m.hours})
+    hours, tends = sorted({h for m in s.info.hours for h in m.hours}), PATTERNS["tendency"].search(s.text)
     if by == "hour" and s.info.hours:
         # "7-9 pm vs daytime": the first named range is the group under test, the engine compares
         # it against the other hours (the schema has no way to write hour ranges as groups)
         explicit = [m for m in s.info.hours if m.kind != "daypart"] or list(s.info.hours)
         filters["hours"] = sorted(set(explicit[0].hours))
-    elif hours and not (
-        intent == "trend"
-        and d.metric == "peak_hour"
-        and (PATTERNS["tendency"].search(s.text) or s.peak_shift)
-    ):
-        filters["hours"] = hours
+    elif hours and not (intent == "trend" and d.metric == "peak_hour" and (s.peak_shift or tends)):
+        filters["hours"] = hours  # not the hours a peak moves in
     days = sorted({x for m in s.info.days for x in m.days})
     if days and by != "is_weekend":
         filters["days_of_week"] = days

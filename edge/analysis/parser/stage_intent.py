@@ -21,9 +21,7 @@ from edge.analysis.parser.timecal import pivot_periods
 from edge.analysis.parser.valuekeys import two_fields_reason
 
 #: stats keys that are plan dimensions too (compare / group by them directly)
-_KEY_DIMENSIONS = frozenset(
-    "weather zone product_category product_id staff_id promotion speech_emotion source event_type store_id".split()
-)
+_KEY_DIMENSIONS = frozenset(STAGES["key_dimensions"])
 #: "which days": asks for days, so only a plan that answers day by day uses it
 WHICH_DAYS = PATTERNS["which_days"]
 #: the intents whose answer already is per day (a comparison: the mean per day of each group) or

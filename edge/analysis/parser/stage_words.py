@@ -20,6 +20,7 @@ from edge.analysis.parser.accounting import OWN_DIMENSION, fields_used, residual
 from edge.analysis.parser.lexicon import CUES, INTENT_CONTEXT
 from edge.analysis.parser.refusal import PATTERNS, said
 from edge.analysis.parser.result import ParseResult
+from edge.analysis.parser.slots import Draft, Slots
 from edge.analysis.parser.stage_fields import BUCKET_DIM
 from edge.analysis.parser.stage_intent import METRIC_ITEM, WHICH_DAYS
 from edge.analysis.parser.text import Hit
@@ -39,7 +40,7 @@ _CHANGE_CUES = (CUES["trend"], CUES["change"], CUES["effect"], sl.PEAK_SHIFT)
 _LEVEL_INTENTS = frozenset({"aggregate", "top_k", "breakdown"})
 
 
-def account(question: str, s: sl.Slots, d: sl.Draft) -> ParseResult:
+def account(question: str, s: Slots, d: Draft) -> ParseResult:
     """The ``ok`` result, or the ``unsupported`` one that names the words the plan does not use."""
     plan, words = d.plan, []
     # a retrieval's free words are its query, when the question asks for events (a verb or a media
@@ -67,7 +68,7 @@ def account(question: str, s: sl.Slots, d: sl.Draft) -> ParseResult:
     )
 
 
-def _not_understood(s: sl.Slots, words: list[str]) -> str:
+def _not_understood(s: Slots, words: list[str]) -> str:
     """Why a reading that leaves words unused is not answered: another measure, period or value is
     never put in their place."""
     quoted = said("list", s.lang).join(said("quoted", s.lang, w=w) for w in words)
@@ -120,9 +121,7 @@ def _unused_dimension_spans(plan: dict[str, Any], dim_hits: Sequence[Hit]) -> li
     return [(h.start, h.end) for h in dim_hits if str(h.value) not in used]
 
 
-def _asked(
-    plan: dict[str, Any], s: sl.Slots, d: sl.Draft, unused: list[tuple[int, int]]
-) -> list[tuple[int, int]]:
+def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Words the plan leaves out that the question asks for: named even as function words."""
     intent, target, text, info = plan.get("intent"), plan.get("target_metric"), s.text, s.info
     periods = (plan.get("compare") or {}).get("periods")
@@ -143,10 +142,8 @@ def _asked(
             spans.append((pos, pos + len(r.label)))
     if not _dated(plan):  # condition clauses with no date to set them at
         spans += [m.span() for m in PATTERNS["condition_clause"].finditer(text)]
-    if d.intent == "forecast":  # of the store: the stored values and promotion days it names
-        subject = [
-            m.span() for m in PATTERNS["forecast_subject"].finditer(text)
-        ]  # 库存 / stock: what is forecast
+    if d.intent == "forecast":  # of the store: the stored values and promotion days it names, but
+        subject = [m.span() for m in PATTERNS["forecast_subject"].finditer(text)]  # 库存: what is forecast
         named = [(v.start, v.end) for v in s.values] + [(h.start, h.end) for h in s.promo_hits]
         spans += [(a, b) for a, b in named if not any(x < b and a < y for x, y in subject)]
     if intent == "aggregate" and target != "peak_hour":  # a value that ranks nothing: its superlative

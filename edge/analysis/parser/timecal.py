@@ -119,8 +119,7 @@ class Clock:
         if unit == "day":
             return self.day(self.today + timedelta(days=offset))
         if unit == "week":
-            first = self.monday(offset)
-            end = first + timedelta(weeks=1)
+            first, end = self.monday(offset), self.monday(offset + 1)
         else:
             months = {"month": 1, "quarter": 3, "year": 12}[unit]
             this = (self.today.month - 1) // months * months

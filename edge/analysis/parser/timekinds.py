@@ -16,38 +16,19 @@ from collections.abc import Callable
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from edge.analysis.parser import timecal as tc
 from edge.analysis.parser.extraction import Context, Reader
 from edge.analysis.parser.text import CN_NUM, EN_NUM, MaskedText, parse_number, word
-from edge.analysis.parser.timecal import (
-    MONTH_NAMES,
-    Clock,
-    Days,
-    DaysMention,
-    HoursMention,
-    RangeMention,
-    TimeInfo,
-    add_months,
-    month_number,
-)
 from edge.analysis.source import Vocabulary
 
 _DATA = tomllib.loads(
     importlib.resources.files("edge.analysis.parser").joinpath("timekinds.toml").read_text(encoding="utf-8")
 )
-_UNITS = dict(
-    zip("天 日 周 星期 礼拜 月 年 季度 day week month year quarter".split(), "DDWWWMYQDWMYQ", strict=True)
-)
+_WORDS = _DATA["words"]
 WEEKDAYS_EN: str = _DATA["pieces"]["WEEKDAYS_EN"]
 #: a weekday's number (Monday: 0) by its Chinese (周一) or English name
 _WEEKDAYS = dict(zip("一二三四五六日天七", [0, 1, 2, 3, 4, 5, 6, 6, 6], strict=True))
 _WEEKDAYS |= {d: i for i, d in enumerate(WEEKDAYS_EN.split("|"))}
-#: "a few" / 几 in a span ("the last few weeks", 这几个月) is read as 3, and the answer says so
-_FEW = {"几": 3, "few": 3, "several": 3, "couple of": 2}
-_AFTER = {"after", "since", "from", "以后", "之后", "后"}
-_PM_PREFIX = {"下午", "晚上", "傍晚", "晚间", "夜间", "夜里", "午后"}
-_UNIT_DAYS = {"D": 1, "W": 7, "M": 30, "Y": 365}
-#: a span that says it is one (not "Nov 10 - Nov 1" read as two dates)
-_SPAN_WORD = re.compile(r"到|至|~|从|自|(?<![a-z])(?:between|from|to|until|through|till)(?![a-z])")
 #: the open words of a calendar range (timekinds.toml) -> (the edge they set, whether at its end)
 _OPEN_WORDS = {
     w: tuple(v) for side in _DATA["open"].values() for ws, v in side.items() for w in ws.split("|")
@@ -79,18 +60,18 @@ def _group(m: re.Match[str], name: str) -> str | None:
 def _year_month(m: re.Match[str], prefix: str = "") -> tuple[int | None, int]:
     """The year (None: not named) and month of a match: groups y, m (a number) or mn (a name)."""
     y, name = _group(m, prefix + "y"), _group(m, prefix + "mn")
-    month = month_number(name) if name else parse_number(_group(m, prefix + "m") or "1") or 0
+    month = tc.month_number(name) if name else parse_number(_group(m, prefix + "m") or "1") or 0
     return (int(y) if y else None), month
 
 
-class Reading(Clock):
+class Reading(tc.Clock):
     """One time kind's pass over the question on the store's calendar: the text, what it found, and
     its readers of a match (``read_<name>``, named by ``read`` in the table)."""
 
     def __init__(self, mt: MaskedText, ctx: Context) -> None:
         super().__init__(ctx.now, ctx.vocab.timezone)
         self.mt = mt
-        self.info = TimeInfo(errors=self.errors)
+        self.info = tc.TimeInfo(errors=self.errors)
 
     def take(self, m: re.Match[str]) -> None:
         self.mt.consume(m.start(), m.end())
@@ -99,7 +80,7 @@ class Reading(Clock):
         """A time window named by ``m`` (claimed); ``pivot``: the one date it is read from."""
         if pivot:
             self.info.pivot_dates.append((pivot, m.start()))
-        self.info.ranges.append(RangeMention(m.group(0), window, m.start(), kind))
+        self.info.ranges.append(tc.RangeMention(m.group(0), window, m.start(), kind))
         self.take(m)
 
     def between(self, m: re.Match[str], first: date, end: date) -> None:
@@ -110,7 +91,7 @@ class Reading(Clock):
             self.errors.append((f"'{m.group(0)}' ends before it starts", f"“{m.group(0)}”的结束早于开始"))
             self.take(m)
 
-    def calendar(self, m: re.Match[str], days: Days | None, open_word: str | None = None) -> None:
+    def calendar(self, m: re.Match[str], days: tc.Days | None, open_word: str | None = None) -> None:
         """A named calendar range (None: one no calendar has, claimed all the same); an open word
         before or after it (since, before, 以来, 之前 ...) makes it the edge of an open range."""
         if days is None:
@@ -126,7 +107,7 @@ class Reading(Clock):
             window, kind = {edge: self.at(days[1] if at_end else days[0])}, edge
         else:
             window, kind = self.span(*days), "calendar"
-        self.info.ranges.append(RangeMention(view[start:stop], window, start, kind))
+        self.info.ranges.append(tc.RangeMention(view[start:stop], window, start, kind))
         self.mt.consume(start, stop)
 
     def date_of(self, m: re.Match[str], prefix: str = "") -> date | None:
@@ -140,7 +121,7 @@ class Reading(Clock):
                 continue
             if y is not None or d <= self.today + timedelta(days=1):
                 return d
-        named = MONTH_NAMES[mo - 1] if 1 <= mo <= 12 else f"month {mo}"
+        named = tc.MONTH_NAMES[mo - 1] if 1 <= mo <= 12 else f"month {mo}"
         en = f"{y:04d}-{mo:02d}-{dy:02d}" if y is not None else f"{named} {dy}"
         zh = (f"{y}年" if y is not None else "") + f"{mo}月{dy}日"
         self.errors.append((f"there is no such date as {en}", f"没有 {zh} 这个日期"))
@@ -149,13 +130,13 @@ class Reading(Clock):
     def read_horizon(self, m: re.Match[str]) -> None:
         """A forecast's horizon, the first named; what is left of the month or the year: its days."""
         if self.info.horizon is None and (left := _group(m, "left")):
-            end = add_months(self.today, 13 - self.today.month if left in ("年", "year") else 1)
+            end = tc.add_months(self.today, 13 - self.today.month if left in ("年", "year") else 1)
             self.info.horizon = f"P{max((end - self.today).days - 1, 1)}D"
         elif self.info.horizon is None:
             # a word without a unit of its own (下个月, 明年) names one; else a day (明天, tomorrow)
             named = next((u for u in ("月", "周", "星期", "年") if u in m.group(0)), "天")
             n = parse_number(_group(m, "n") or "1") or 1
-            self.info.horizon = f"P{n}{_UNITS[_group(m, 'u') or named]}"
+            self.info.horizon = f"P{n}{_WORDS['units'][_group(m, 'u') or named]}"
         self.take(m)
 
     def read_error(self, m: re.Match[str], en: str, zh: str) -> None:
@@ -216,7 +197,7 @@ class Reading(Clock):
     def read_span(self, m: re.Match[str]) -> None:
         """A span of two dates (a_ to b_), the last day in it."""
         a, b = self.date_of(m, "a_"), self.date_of(m, "b_")
-        if a and b and (b >= a or _SPAN_WORD.search(m.group(0))):
+        if a and b and (b >= a or re.search(_WORDS["span"], m.group(0))):
             self.between(m, a, b + timedelta(days=1))
 
     def read_date(self, m: re.Match[str], edge: str | None = None) -> None:
@@ -237,7 +218,7 @@ class Reading(Clock):
             h2 += 12
         hours = [x % 24 for x in range(h, h2 if h2 > h else h2 + 24)] if h != h2 else [h]
         if w := _group(m, "w"):
-            hours = list(range(h, 24)) if w in _AFTER else list(range(0, h))
+            hours = list(range(h, 24)) if w in _WORDS["after"] else list(range(0, h))
         self.read_hours(m, hours, "clock")
 
     def read_week_day(self, m: re.Match[str], weeks: dict[str, int]) -> None:
@@ -292,8 +273,8 @@ class Reading(Clock):
     def read_last(self, m: re.Match[str], zh: bool = False) -> None:
         """The last n units (none: one; quarters in months); in Chinese a bare 这周 or 天 and a count
         of none are no span."""
-        n_text, unit = _group(m, "n"), _UNITS[_group(m, "u") or ""]
-        n = (_FEW.get(n_text) or parse_number(n_text)) if n_text else 1
+        n_text, unit = _group(m, "n"), _WORDS["units"][_group(m, "u") or ""]
+        n = (_WORDS["few"].get(n_text) or parse_number(n_text)) if n_text else 1
         if zh and (n is None or n <= 0 or not n_text and (m.group(0).startswith("这") or unit == "D")):
             return
         n = n or 1
@@ -305,12 +286,12 @@ class Reading(Clock):
     def read_window(self, m: re.Match[str]) -> None:
         """The window of days around a pivot date (the last named wins)."""
         n = parse_number(_group(m, "n") or "1") or 1
-        self.info.window_days = n * _UNIT_DAYS[_UNITS[_group(m, "u") or ""]]
+        self.info.window_days = n * _WORDS["unit_days"][_WORDS["units"][_group(m, "u") or ""]]
         self.take(m)
 
     def read_hours(self, m: re.Match[str], hours: list[int], kind: str = "daypart") -> None:
         """Hours of the day: a part of the day's (``hours``) or clock hours (``kind`` clock)."""
-        self.info.hours.append(HoursMention(list(hours), m.group(0), m.start(), kind))
+        self.info.hours.append(tc.HoursMention(list(hours), m.group(0), m.start(), kind))
         self.take(m)
 
     def read_days(self, m: re.Match[str], days: list[int] | None = None) -> None:
@@ -322,7 +303,7 @@ class Reading(Clock):
             days = [(first + i) % 7 for i in range((last - first) % 7 + 1)]
         kept = sorted(set(days or [_WEEKDAYS[_group(m, "d") or ""]]))
         weekend = {(0, 1, 2, 3, 4): False, (5, 6): True}.get(tuple(kept))
-        self.info.days.append(DaysMention(kept, weekend, m.group(0), m.start()))
+        self.info.days.append(tc.DaysMention(kept, weekend, m.group(0), m.start()))
         self.take(m)
 
 
@@ -331,7 +312,7 @@ def _hour(token: str | None, prefix: str | None, ampm: str | None = None) -> int
     h = parse_number(token or "")
     if h is None or h > 24:
         return None
-    if (ampm == "pm" or prefix in _PM_PREFIX) and h < 12:
+    if (ampm == "pm" or prefix in _WORDS["pm"]) and h < 12:
         h += 12
     return 0 if ampm == "am" and h == 12 else h % 24
 
@@ -339,7 +320,7 @@ def _hour(token: str | None, prefix: str | None, ampm: str | None = None) -> int
 Pass = tuple[re.Pattern[str], Callable[..., None], dict[str, Any]]
 
 
-def _read(passes: list[Pass], mt: MaskedText, ctx: Context) -> TimeInfo:
+def _read(passes: list[Pass], mt: MaskedText, ctx: Context) -> tc.TimeInfo:
     """What one time kind reads: each pass's reader of each of its matches (in the text as the pass begins)."""
     r = Reading(mt, ctx)
     for pattern, read, args in passes:
@@ -367,19 +348,19 @@ TIME_KINDS = {
 WINDOW = _PASSES["windows"][0][0]
 
 
-def extract_time(mt: MaskedText, now: datetime, tz: str) -> TimeInfo:
+def extract_time(mt: MaskedText, now: datetime, tz: str) -> tc.TimeInfo:
     """Find and consume every time expression of ``mt``; return them in question order. (A time
     kind reads no more of its context than the clock and the zone ``tz``.)"""
     ctx = Context(Vocabulary(timezone=tz), now)
-    info = TimeInfo()
+    info = tc.TimeInfo()
     for kind in TIME_KINDS.values():
         info.add(kind.extract(mt, ctx))
     if info.year_ago:
-        _year_before(info, Clock(now, tz))
+        _year_before(info, tc.Clock(now, tz))
     return info.in_order()
 
 
-def _year_before(info: TimeInfo, clock: Clock) -> None:
+def _year_before(info: tc.TimeInfo, clock: tc.Clock) -> None:
     """The same period a year before the one other calendar range named (its days a year back;
     one open to now: up to today a year back); with none or several to choose from, an error."""
     text, start = info.year_ago or ("", 0)
@@ -391,7 +372,7 @@ def _year_before(info: TimeInfo, clock: Clock) -> None:
     tr = named[0]
     until = datetime.fromisoformat(tr["until"]).date() if "until" in tr else clock.today + timedelta(days=1)
     days = _a_year_before(datetime.fromisoformat(tr["since"]).date()), _a_year_before(until)
-    info.ranges.append(RangeMention(text, clock.span(*days), start, "calendar"))
+    info.ranges.append(tc.RangeMention(text, clock.span(*days), start, "calendar"))
 
 
 def _a_year_before(d: date) -> date:
