@@ -16,7 +16,7 @@ from datetime import datetime
 from edge.analysis.parser.accounting import residual
 from edge.analysis.parser.exemplars import Guess, classify
 from edge.analysis.parser.extraction import Context
-from edge.analysis.parser.refusal import Refusal
+from edge.analysis.parser.refusal import Refusal, said
 from edge.analysis.parser.result import ParseResult
 from edge.analysis.parser.slots import Force, read_slots
 from edge.analysis.parser.stage_fields import effect_within, fill_fields, fill_filters
@@ -92,23 +92,9 @@ def _combine(question: str, ctx: Context, rules: _Rules, guess: Guess) -> ParseR
             return result
     if r_intent is not None or (res.not_understood and res.plan):
         return res  # a plain "metric + when" reading, or words no reading uses: nothing better
-    return _rephrase(res.language, question, res)
-
-
-def _rephrase(lang: str, question: str, res: ParseResult) -> ParseResult:
+    # neither the rules nor the classifier are sure: ask to rephrase, with what the rules could not use
     logger.info("question %r: neither the rules nor the examples are sure; asking to rephrase", question)
-    if lang == "zh":
-        text = (
-            "我不确定这个问题要问什么，请换个说法再问一次，"
-            "说清楚要看的指标（如客流、销售额、客单价）和问题类型（多少、趋势、对比、异常、排名……），"
-            "例如“过去三个月客单价的趋势”。"
-        )
-    else:
-        text = (
-            "I am not sure what this question asks; please rephrase it, naming the metric "
-            "(footfall, revenue, average order value...) and the kind of answer (how much, trend, "
-            'comparison, anomalies, ranking...), e.g. "average order value trend over the last 3 months".'
-        )
+    text, lang = said("rephrase", res.language), res.language
     if res.status != "ok" and res.explanation:
         text = f"{text} {res.explanation}" if lang == "en" else f"{text}{res.explanation}"
     return ParseResult(
@@ -149,22 +135,7 @@ def unsupported(
 ) -> ParseResult:
     """The ``unsupported`` result: the reason, what was understood, what can be asked; ``words``
     the question's words nothing could use."""
-    if lang == "zh":
-        got = "、".join(understood) if understood else "没有识别出可以计算的指标或问题类型"
-        why = f"{reason}。" if reason else ""
-        text = (
-            f"这个问题我还不能回答。{why}我理解到的：{got}。"
-            "我能回答门店数据的问题：客流、销售额、客单价、订单数、转化率、停留时长、排队、投诉、负面情绪、员工失误率、高峰时段，"
-            "问它们的数值、趋势、对比、异常、周期、拆解、排名、相关性、同时出现，或查找录像片段。"
-        )
-    else:
-        got = ", ".join(understood) if understood else "no metric or kind of question I can compute"
-        why = f"{reason}. " if reason else ""
-        text = (
-            f"I cannot answer this question yet. {why}What I understood: {got}. "
-            "I answer questions about the store's data: footfall, revenue, average order value, orders, conversion, "
-            "dwell time, queues, complaints, negative emotion, staff error rate, peak hour - their value, trend, "
-            "comparison, anomalies, cycles, breakdown, ranking, correlation, co-occurrence - or find video clips."
-        )
+    got = said("list", lang).join(understood) if understood else said("nothing_computed", lang)
+    text = said("unsupported", lang, why=said("why", lang, why=reason) if reason else "", got=got)
     logger.info("unsupported question %r: %s", question, reason or "nothing understood")
     return ParseResult(plan={}, status="unsupported", explanation=text, language=lang, not_understood=words)

@@ -14,36 +14,24 @@ from datetime import datetime
 from typing import Any
 
 from edge.analysis import labels
-from edge.analysis.parser.refusal import Refusal
+from edge.analysis.parser.refusal import PATTERNS, STAGES, Refusal
 from edge.analysis.parser.result import AttributeMatch
 from edge.analysis.parser.slots import Draft, Slots
-from edge.analysis.parser.stage_intent import TENDENCY, co_items, pair
+from edge.analysis.parser.stage_intent import co_items, pair
 from edge.analysis.parser.text import parse_number
 from edge.analysis.parser.timecal import TimeInfo
 from edge.analysis.parser.vocabmatch import ValueHit
 from edge.analysis.source import Vocabulary
 
 BUCKET_DIM = {"day": "date", "week": "week", "month": "month", "hour": "hour"}
-_TIME_DIMS = tuple(BUCKET_DIM.values())  # date, week, month, hour
+_DIM_BUCKET = {v: k for k, v in BUCKET_DIM.items()}  # the time dimensions (date, week, month, hour)
 #: the largest bucket that still gives a series of at least this many points is chosen
 _MIN_BUCKETS = 8
 _BUCKET_DAYS = (("month", 365.25 / 12), ("week", 7.0), ("day", 1.0), ("hour", 1.0 / 24))
-#: a "which" just before a mention of days (which weekday, 哪个工作日): it asks for one of them
-_WHICH_BEFORE = re.compile(r"(?:哪个|哪一个|哪|(?<![a-z])(?:which|what))\s?$")
-_ANOMALY_DAYS = re.compile(r"日子|哪几天|哪天|哪些天|(?<![a-z])days?(?![a-z])")
-#: a time label's preposition, dropped with it from a retrieval's query
-_TIME_PREP = r"(?:(?<![a-z])(?:on|in|at|during|from|since|over|for|of)(?: the)? )?"
-_RETRIEVE_STRIP = re.compile(
-    r"^(?:请|帮我|麻烦)?(?:找一下|找出|找找|查找|搜索|搜一下|调出|调取|给我看|找|查一下|查)|视频|录像|片段|画面|监控|截图|录音"
-    r"|(?<![a-z])(?:show me|find me|find|search for|search|look up|get me|pull up|any|clips?|footage|videos?|recordings?|snapshots?)(?![a-z])"
-)
-#: the window a co-occurrence pairs within ("within 10 minutes", 同一小时内)
-CO_WINDOW = re.compile(
-    r"(?P<n>[0-9]+|[一二两三四五六七八九十]+|同一)\s?(?:个)?(?P<u>分钟|小时|秒)(?:内|之内|以内|里)?"
-    r"|(?<![a-z])(?:within|in|during) (?:(?P<n2>[0-9]+|an?|one|two|three|five|ten|fifteen|thirty|the same) )?(?P<u2>minute|min|hour|hr|second|sec)s?(?![a-z])"
-)
 _UNIT_SECONDS = {"分钟": 60, "小时": 3600, "秒": 1, "minute": 60, "min": 60, "hour": 3600, "hr": 3600}
 _UNIT_SECONDS |= {"second": 1, "sec": 1}
+#: a retrieval's query: the question less each of these in order
+_QUERY_CUTS = [(re.compile(cut), by) for cut, by in STAGES["query"]["cuts"]]
 
 
 def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
@@ -56,10 +44,9 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
         if (two := pair(items, s.text)) is None:
             raise Refusal("no_pair")
         plan["pair"] = {"a": two[0], "b": two[1]}
-        if m := CO_WINDOW.search(s.text):
-            n = m.group("n") or m.group("n2") or "1"
-            n_units = 1 if n in ("同一", "the same") else (parse_number(n) or 1)
-            plan["pair"]["window_seconds"] = n_units * _UNIT_SECONDS[m.group("u") or m.group("u2")]
+        if m := PATTERNS["co_window"].search(s.text):
+            n = parse_number(m.group("n") or m.group("n2") or "") or 1  # 同一, the same: 1
+            plan["pair"]["window_seconds"] = n * _UNIT_SECONDS[m.group("u") or m.group("u2")]
         d.used_values = {
             i for i, v in enumerate(s.values) if any(v.start < it[1] and it[0] < v.end for it in items)
         }
@@ -98,11 +85,13 @@ def _group_by(s: Slots, d: Draft, dims: list[str]) -> list[str]:
     weekdays when both are named), or a series by (its dimensions that are not time)."""
     group = [x for x in dims if x != d.compare_from]
     if d.intent not in ("breakdown", "top_k"):
-        return [x for x in group if x not in _TIME_DIMS]
+        return [x for x in group if x not in _DIM_BUCKET]
     group = list(dict.fromkeys(group + [BUCKET_DIM[b] for b in s.buckets]))
     if not group and len({x.weekend for x in s.info.days if x.weekend is not None}) == 2:
         group, d.compare_from = ["is_weekend"], "is_weekend"
-    elif not group and any(_WHICH_BEFORE.search(s.text[: x.start]) for x in s.info.days if len(x.days) > 1):
+    elif not group and any(
+        PATTERNS["which_before"].search(s.text[: x.start]) for x in s.info.days if len(x.days) > 1
+    ):
         group = ["day_of_week"]  # "which weekday", 哪个工作日: its days ranked, the days kept
     return group
 
@@ -112,19 +101,16 @@ def _series_bucket(s: Slots, dims: list[str], anomaly: bool) -> str | None:
     off"), or days for outliers asked as days."""
     if s.buckets:
         return s.buckets[0]
-    named = next((x for x in dims if x in _TIME_DIMS), None)
-    if named is not None:
-        return "day" if named == "date" else named
-    return "day" if anomaly and _ANOMALY_DAYS.search(s.post_view) else None
+    named = next((_DIM_BUCKET[x] for x in dims if x in _DIM_BUCKET), None)
+    return named or ("day" if anomaly and PATTERNS["anomaly_days"].search(s.post_view) else None)
 
 
 def _auto_bucket(tr: dict[str, str] | None, now: datetime) -> str | None:
     """The largest of month / week / day / hour giving ``_MIN_BUCKETS`` buckets over the asked range
     (days for a month, weeks for three months); None without a range (the operator's default)."""
     if tr and "last" in tr:
-        if not (m := re.fullmatch(r"P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?", tr["last"])):
-            return None
-        y, mo, w, d = (int(g) if g else 0 for g in m.groups())
+        m = re.fullmatch(r"P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?", tr["last"])
+        y, mo, w, d = (int(g or 0) for g in m.groups()) if m else (0, 0, 0, 0)
         days = y * 365.25 + mo * 365.25 / 12 + w * 7 + d
     elif not tr or "since" not in tr:
         return None
@@ -144,17 +130,12 @@ def _auto_bucket(tr: dict[str, str] | None, now: datetime) -> str | None:
 
 def _semantic_query(text: str, info: TimeInfo) -> str | None:
     """The descriptive rest of a (normalised) retrieval question: no time, finding or media words."""
-    for label in (
-        [r.label for r in info.ranges] + [h.label for h in info.hours] + [d.label for d in info.days]
-    ):
-        text = re.sub(_TIME_PREP + re.escape(label), " ", text)
-    text = _RETRIEVE_STRIP.sub(" ", text)
-    text = re.sub(r"[?？!！。.,，、]+", " ", text)
-    text = re.sub(r"\s+", " ", text).strip()
-    text = re.sub(r"^(?:(?:of|from|with|showing|where|that|the)\s+)+", "", text)
-    text = re.sub(r"(?:\s+(?:on|in|at|the|of|during))+$", "", text)
-    text = re.sub(r"^(?:一下|下|的)+|(?:的)+$", "", text)
-    text = re.sub(r"\s+", " ", text).strip(" 的")
+    labels = [r.label for r in info.ranges] + [h.label for h in info.hours] + [d.label for d in info.days]
+    for label in labels:
+        text = re.sub(PATTERNS["time_prep"].pattern + re.escape(label), " ", text)
+    text = PATTERNS["retrieve_strip"].sub(" ", text)
+    for cut, by in _QUERY_CUTS:
+        text = cut.sub(by, text)
     return text or None
 
 
@@ -207,16 +188,14 @@ def fill_filters(s: Slots, d: Draft) -> None:
     # a compare of periods carries its own windows
     if (tr := time_range(s.info)) and not (d.compare and "periods" in d.compare):
         filters["time_range"] = tr
-    hours = sorted({h for m in s.info.hours for h in m.hours})
+    hours, tends = sorted({h for m in s.info.hours for h in m.hours}), PATTERNS["tendency"].search(s.text)
     if by == "hour" and s.info.hours:
         # "7-9 pm vs daytime": the first named range is the group under test, the engine compares
         # it against the other hours (the schema has no way to write hour ranges as groups)
         explicit = [m for m in s.info.hours if m.kind != "daypart"] or list(s.info.hours)
         filters["hours"] = sorted(set(explicit[0].hours))
-    elif hours and not (
-        intent == "trend" and d.metric == "peak_hour" and (TENDENCY.search(s.text) or s.peak_shift)
-    ):
-        filters["hours"] = hours
+    elif hours and not (intent == "trend" and d.metric == "peak_hour" and (s.peak_shift or tends)):
+        filters["hours"] = hours  # not the hours a peak moves in
     days = sorted({x for m in s.info.days for x in m.days})
     if days and by != "is_weekend":
         filters["days_of_week"] = days

@@ -15,56 +15,20 @@ from typing import Any
 
 from edge.analysis.metrics import ADDITIVE
 from edge.analysis.parser import lexicon as lx
-from edge.analysis.parser.refusal import Refusal
+from edge.analysis.parser.refusal import PATTERNS, STAGES, Refusal
 from edge.analysis.parser.slots import Draft, Force, Slots
 from edge.analysis.parser.timecal import pivot_periods
 from edge.analysis.parser.valuekeys import two_fields_reason
 
 #: stats keys that are plan dimensions too (compare / group by them directly)
-_KEY_DIMENSIONS = frozenset(
-    "weather zone product_category product_id staff_id promotion speech_emotion source event_type store_id".split()
-)
-_OUT_OF_DOMAIN = re.compile(
-    r"股票|股价|基金|彩票|写一首|作诗|写诗|讲个笑话|笑话|翻译|天气预报|"
-    r"(?<![a-z])(?:poem|poetry|joke|stock price|stock market|translate|weather forecast|write me|bitcoin|recipe)(?![a-z])"
-)
-FORECAST_SUBJECT = re.compile(
-    r"趋势|库存|备.{0,3}货|进货|订货|补货|预测|(?<![a-z])(?:trend|stock|inventory|restock|order(?:ing)? more|forecast|predict\w*)(?![a-z])"
-)
+_KEY_DIMENSIONS = frozenset(STAGES["key_dimensions"])
 #: "which days": asks for days, so only a plan that answers day by day uses it
-WHICH_DAYS = re.compile(
-    r"哪几天|哪天|哪些天|哪一天|哪些日子|(?<![a-z])(?:which|what) (?:days?|dates?)(?![a-z])"
-)
-TENDENCY = re.compile(
-    r"倾向|偏向|更常|更爱|喜欢在|习惯|更晚|更早|(?<![a-z])(?:tend|prefer|later|earlier|habit)"
-)
-#: the events a rate counts (its numerator): asked "how many", the count of these is answered
-_COUNT_OF: dict[str, tuple[str, tuple[str, ...]]] = {
-    "staff_error_rate": ("event_type", ("staff_error",)),
-    "negative_emotion_rate": ("speech_emotion", ("negative", "angry")),
-}
-_COUNT_ASKED = re.compile(
-    r"多少次|几次|次数|多少起|多少个|多少回|几回|(?<![a-z])(?:how many|number of|counts?|how often)(?![a-z])"
-)
+WHICH_DAYS = PATTERNS["which_days"]
 #: the intents whose answer already is per day (a comparison: the mean per day of each group) or
 #: has no total to average
 _PER_DAY_OK = frozenset({"compare", "retrieve", "co_occurrence", "correlation", "forecast"})
-_RATE_ASKED = re.compile(r"率|比例|比率|占比|(?<![a-z])(?:rate|share|percent\w*|proportion|ratio)(?![a-z])")
 #: what a metric word stands for when it is one side of a co-occurrence
-METRIC_ITEM = {
-    "complaint_count": "complaint",
-    "queue_length": "checkout_queue",
-    "footfall": "customer_enter",
-    "order_count": "purchase",
-    "revenue": "purchase",
-    "avg_order_value": "purchase",
-    "dwell_time": "dwell",
-    "staff_error_rate": "staff_error",
-    "negative_emotion_rate": "speech_emotion=negative",
-}
-#: a joining word (和, with, vs): the two things a co-occurrence pairs stand on either side of it
-CONJ = re.compile(r"和|与|跟|同|及|以及|还有|(?<![a-z])(?:and|with|vs\.?|versus|&)(?![a-z])")
-
+METRIC_ITEM: dict[str, str] = STAGES["metric_item"]
 #: the cues a ranking or breakdown the classifier decided needs
 _RANKING = frozenset({"top_rank", "which", "breakdown", "breakdown_by"})
 Compare = tuple[dict[str, Any] | None, str | None, set[int]]
@@ -77,7 +41,7 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
     if s.info.errors:  # a date, week, month or span no calendar has: say so, never re-read it
         en, zh = s.info.errors[0]
         raise Refusal((zh, en[:1].upper() + en[1:]))
-    if _OUT_OF_DOMAIN.search(s.text):
+    if PATTERNS["out_of_domain"].search(s.text):
         raise Refusal("out_of_domain", final=True)
     if s.two_fields is not None:  # one word, two fields, and the measure's events do not decide
         raise Refusal(two_fields_reason(s.two_fields), final=True)
@@ -122,7 +86,7 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         intent = "aggregate"  # "what share of staff actions were mistakes": the rate itself
     if intent is None:
         raise Refusal()
-    if intent == "forecast" and not s.metrics and not FORECAST_SUBJECT.search(s.text):
+    if intent == "forecast" and not s.metrics and not PATTERNS["forecast_subject"].search(s.text):
         raise Refusal("no_forecast_metric")
     grouped = set((spec[0] or {}).get("groups") or ())  # ids compared are groups, not a filter
     return Draft(intent, {"intent": intent}, [e for e in s.entities if e not in grouped], *spec, weak)
@@ -199,7 +163,7 @@ def choose_measure(s: Slots, d: Draft) -> None:
     "how many" of a rate's events (staff mistakes) is their count, not the rate."""
     intent, filters = d.intent, d.filters
     metric = s.metrics[0] if s.metrics else None
-    if intent == "trend" and TENDENCY.search(s.text) and s.info.hours:
+    if intent == "trend" and PATTERNS["tendency"].search(s.text) and s.info.hours:
         metric = "peak_hour"
     # the named event types counted: when asked for, or as the measure of a question with none
     counted_types = "event_count" in s.metrics or (metric is None and intent != "forecast")
@@ -213,12 +177,12 @@ def choose_measure(s: Slots, d: Draft) -> None:
             raise Refusal("no_metric")
         metric = "event_count"
     if (
-        metric in _COUNT_OF
+        metric in STAGES["count_of"]
         and intent in ("aggregate", "trend", "compare", "top_k", "breakdown", "anomaly")
-        and _COUNT_ASKED.search(s.text)
-        and not _RATE_ASKED.search(s.text)
+        and PATTERNS["count_asked"].search(s.text)
+        and not PATTERNS["rate_asked"].search(s.text)
     ):
-        key, counted = _COUNT_OF[str(metric)]
+        key, counted = STAGES["count_of"][metric]
         d.counted, metric = metric, "event_count"
         if key == "event_type":
             filters["event_type"] = list(dict.fromkeys([*filters.get("event_type", []), *counted]))
@@ -259,7 +223,7 @@ def co_items(s: Slots) -> list[Item]:
 def pair(items: list[Item], text: str) -> tuple[str, str] | None:
     """The two items a joining word stands between (the most specific on each side), else the
     first two different items; None with fewer than two."""
-    for m in CONJ.finditer(text):
+    for m in PATTERNS["conj"].finditer(text):
         left = [it for it in items if it[1] <= m.start()]
         right = [it for it in items if it[0] >= m.end()]
         if left and right:

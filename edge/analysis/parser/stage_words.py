@@ -15,62 +15,29 @@ from collections.abc import Sequence
 from typing import Any
 
 from edge.analysis.metrics import METRIC_EVENT_TYPES
+from edge.analysis.parser import slots as sl
 from edge.analysis.parser.accounting import OWN_DIMENSION, fields_used, residual
 from edge.analysis.parser.lexicon import CUES, INTENT_CONTEXT
+from edge.analysis.parser.refusal import PATTERNS, said
 from edge.analysis.parser.result import ParseResult
-from edge.analysis.parser.slots import (
-    CORRELATION_FORM,
-    MORE_LESS,
-    PEAK_SHIFT,
-    QUESTION_TAG,
-    SELLERS,
-    WILL_IT,
-    Draft,
-    Slots,
-)
-from edge.analysis.parser.stage_fields import BUCKET_DIM, CO_WINDOW
-from edge.analysis.parser.stage_intent import CONJ, FORECAST_SUBJECT, METRIC_ITEM, TENDENCY, WHICH_DAYS
+from edge.analysis.parser.slots import Draft, Slots
+from edge.analysis.parser.stage_fields import BUCKET_DIM
+from edge.analysis.parser.stage_intent import METRIC_ITEM, WHICH_DAYS
 from edge.analysis.parser.text import Hit
 from edge.analysis.parser.timekinds import WINDOW
 
 logger = logging.getLogger(__name__)
 
-_DAYS = re.compile(r"日子|(?<![a-z])days?(?![a-z])")
 #: every cue the rules read: claimed words when the residual is taken (:mod:`.accounting`)
 CUE_PATTERNS = (
     *CUES.values(),
-    CORRELATION_FORM,
-    WILL_IT,
-    QUESTION_TAG,
-    PEAK_SHIFT,
-    TENDENCY,
-    CONJ,
-    SELLERS,
-    MORE_LESS,
-    _DAYS,
-    CO_WINDOW,
-    FORECAST_SUBJECT,
+    *(sl.CORRELATION_FORM, sl.WILL_IT, sl.QUESTION_TAG, sl.PEAK_SHIFT, sl.SELLERS, sl.MORE_LESS),
+    *(PATTERNS[k] for k in ("tendency", "conj", "days", "co_window", "forecast_subject")),
 )
 #: cue words of change over time: a plan of one level (a value, a ranking, a breakdown) does not
 #: use them ("which store's complaints rose most" is not the store with the most complaints)
-_CHANGE_CUES = (CUES["trend"], CUES["change"], CUES["effect"], PEAK_SHIFT)
+_CHANGE_CUES = (CUES["trend"], CUES["change"], CUES["effect"], sl.PEAK_SHIFT)
 _LEVEL_INTENTS = frozenset({"aggregate", "top_k", "breakdown"})
-#: words that set two things side by side ("compared to the day before", 同比去年): a plan that
-#: compares nothing does not use them
-_SIDE_BY_SIDE = re.compile(r"同比|环比|(?<![a-z])(?:compared (?:to|with)|in comparison (?:to|with))(?![a-z])")
-#: which way an outlier went ("abnormally low"): the anomaly operator reports each outlier's side
-_OUTLIER_SIDE = re.compile(
-    r"少|多|偏(?:高|低|多|少)|(?<![a-z])(?:low|high|up|down|dip(?:s|ped)?|drops?|dropped|jumps?|jumped)(?![a-z])"
-)
-_ASKED_BY = re.compile(
-    r"(?:哪|各|每|按|(?<![a-z])(?:which|each|every|per|by|rank|ranked|ranking)(?![a-z]))[^\u0000]{0,4}$"
-)
-#: a condition told as a clause ("since we moved the display", "after they changed the layout"):
-#: something that happened, which no event of the memory dates
-_CONDITION_CLAUSE = re.compile(
-    r"(?<![a-z])(?:ever since|since|after|before|once|following) (?:we|they|i|you|he|she|it|the|our|their)"
-    r"(?: [a-z']+){1,2}"
-)
 
 
 def account(question: str, s: Slots, d: Draft) -> ParseResult:
@@ -104,18 +71,9 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
 def _not_understood(s: Slots, words: list[str]) -> str:
     """Why a reading that leaves words unused is not answered: another measure, period or value is
     never put in their place."""
-    if s.lang == "zh":
-        got = "、".join(s.understood) if s.understood else "无"
-        return (
-            f"这个问题里有我不能用的内容：{'、'.join(f'“{w}”' for w in words)}"
-            f"（没有读懂，或者门店数据里没有）。我不会拿别的指标、时间或条件来代替。我读懂的：{got}。"
-        )
-    got = ", ".join(s.understood) if s.understood else "nothing"
-    return (
-        f"This question holds words I cannot use: {', '.join(repr(w) for w in words)} (not understood, "
-        f"or not in the store's data). I will not answer another measure, period or condition "
-        f"in their place. What I understood: {got}."
-    )
+    quoted = said("list", s.lang).join(said("quoted", s.lang, w=w) for w in words)
+    got = said("list", s.lang).join(s.understood) if s.understood else said("nothing", s.lang)
+    return said("not_understood", s.lang, words=quoted, got=got)
 
 
 def _dated(plan: dict[str, Any]) -> bool:
@@ -132,12 +90,16 @@ def cues_for(plan: dict[str, Any]) -> tuple[re.Pattern[str], ...]:
     if intent != "correlation":  # one measure the condition of another: a correlation's words
         dropped.add(CUES["conditional"])
     if plan.get("target_metric") != "peak_hour":  # 挪, "pushed back": a peak moving
-        dropped.add(PEAK_SHIFT)
+        dropped.add(sl.PEAK_SHIFT)
     if intent != "co_occurrence" and not _dated(plan):
         dropped.add(CUES["pivot"])  # 之后 what? no date, no pivot (a co-occurrence's 之后 is "followed by")
     anomaly = intent == "anomaly"
     days = anomaly or plan.get("time_bucket") == "day" or "date" in (plan.get("group_by") or ())
-    extra = (INTENT_CONTEXT.get(intent), _OUTLIER_SIDE if anomaly else None, WHICH_DAYS if days else None)
+    extra = (
+        INTENT_CONTEXT.get(intent),
+        PATTERNS["outlier_side"] if anomaly else None,
+        WHICH_DAYS if days else None,
+    )
     return (*(p for p in CUE_PATTERNS if p not in dropped), *(p for p in extra if p is not None))
 
 
@@ -164,7 +126,7 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     intent, target, text, info = plan.get("intent"), plan.get("target_metric"), s.text, s.info
     periods = (plan.get("compare") or {}).get("periods")
     # unused dimension words the answer is asked by ("which store", 各区域)
-    spans = [(a, b) for a, b in unused if _ASKED_BY.search(text[max(0, a - 10) : a])]
+    spans = [(a, b) for a, b in unused if PATTERNS["asked_by"].search(text[max(0, a - 10) : a])]
     if intent != "co_occurrence":  # measure words not computed (a co-occurrence's name its items)
         used = {target, plan.get("second_metric"), d.counted}
         if target == "footfall" and "hour" in (plan.get("group_by") or []):
@@ -179,9 +141,9 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
         if r.kind not in merged and (pos := text.find(r.label)) >= 0:
             spans.append((pos, pos + len(r.label)))
     if not _dated(plan):  # condition clauses with no date to set them at
-        spans += [m.span() for m in _CONDITION_CLAUSE.finditer(text)]
-    if d.intent == "forecast":  # of the store: the stored values and promotion days it names
-        subject = [m.span() for m in FORECAST_SUBJECT.finditer(text)]  # 库存 / stock: what is forecast
+        spans += [m.span() for m in PATTERNS["condition_clause"].finditer(text)]
+    if d.intent == "forecast":  # of the store: the stored values and promotion days it names, but
+        subject = [m.span() for m in PATTERNS["forecast_subject"].finditer(text)]  # 库存: what is forecast
         named = [(v.start, v.end) for v in s.values] + [(h.start, h.end) for h in s.promo_hits]
         spans += [(a, b) for a, b in named if not any(x < b and a < y for x, y in subject)]
     if intent == "aggregate" and target != "peak_hour":  # a value that ranks nothing: its superlative
@@ -189,5 +151,5 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     if info.window_days and not periods:  # a window (三天内) that sets no periods, but 一天里 (a course)
         spans += [m.span() for m in WINDOW.finditer(text) if not m.group(0).endswith("里")]
     if intent not in ("compare", "correlation"):  # words that set two things side by side
-        spans += [m.span() for m in _SIDE_BY_SIDE.finditer(text)]
+        spans += [m.span() for m in PATTERNS["side_by_side"].finditer(text)]
     return spans

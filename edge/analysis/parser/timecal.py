@@ -119,8 +119,7 @@ class Clock:
         if unit == "day":
             return self.day(self.today + timedelta(days=offset))
         if unit == "week":
-            first = self.monday(offset)
-            end = first + timedelta(weeks=1)
+            first, end = self.monday(offset), self.monday(offset + 1)
         else:
             months = {"month": 1, "quarter": 3, "year": 12}[unit]
             this = (self.today.month - 1) // months * months
@@ -131,9 +130,6 @@ class Clock:
     def latest_year(self, month: int) -> int:
         """The year of the latest ``month`` that has begun by now."""
         return self.today.year if month <= self.today.month else self.today.year - 1
-
-    def backwards(self, text: str) -> None:
-        self.errors.append((f"'{text}' ends before it starts", f"“{text}”的结束早于开始"))
 
     def month_range(self, year: int | None, month: int, label: str, months: int = 1) -> Days | None:
         """A month and the ``months - 1`` after it (no year: the latest begun by now), else an error."""

@@ -8,51 +8,31 @@ a :class:`~.timecal.TimeInfo` of only what it read and the errors it found (a da
 
 from __future__ import annotations
 
+import functools
 import importlib.resources
 import re
 import tomllib
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
-from typing import Any, ClassVar
+from typing import Any
 
-from edge.analysis.parser.extraction import Context, Extractor
+from edge.analysis.parser import timecal as tc
+from edge.analysis.parser.extraction import Context, Reader
 from edge.analysis.parser.text import CN_NUM, EN_NUM, MaskedText, parse_number, word
-from edge.analysis.parser.timecal import (
-    MONTH_NAMES,
-    Clock,
-    Days,
-    DaysMention,
-    HoursMention,
-    RangeMention,
-    TimeInfo,
-    add_months,
-    month_number,
-)
 from edge.analysis.source import Vocabulary
 
 _DATA = tomllib.loads(
     importlib.resources.files("edge.analysis.parser").joinpath("timekinds.toml").read_text(encoding="utf-8")
 )
-_UNITS = dict(
-    zip("天 日 周 星期 礼拜 月 年 季度 day week month year quarter".split(), "DDWWWMYQDWMYQ", strict=True)
-)
+_WORDS = _DATA["words"]
 WEEKDAYS_EN: str = _DATA["pieces"]["WEEKDAYS_EN"]
 #: a weekday's number (Monday: 0) by its Chinese (周一) or English name
 _WEEKDAYS = dict(zip("一二三四五六日天七", [0, 1, 2, 3, 4, 5, 6, 6, 6], strict=True))
 _WEEKDAYS |= {d: i for i, d in enumerate(WEEKDAYS_EN.split("|"))}
-#: "a few" / 几 in a span ("the last few weeks", 这几个月) is read as 3, and the answer says so
-_FEW = {"几": 3, "few": 3, "several": 3, "couple of": 2}
-_AFTER = {"after", "since", "from", "以后", "之后", "后"}
-_PM_PREFIX = {"下午", "晚上", "傍晚", "晚间", "夜间", "夜里", "午后"}
-_UNIT_DAYS = {"D": 1, "W": 7, "M": 30, "Y": 365}
-#: a span that says it is one (not "Nov 10 - Nov 1" read as two dates)
-_SPAN_WORD = re.compile(r"到|至|~|从|自|(?<![a-z])(?:between|from|to|until|through|till)(?![a-z])")
 #: the open words of a calendar range (timekinds.toml) -> (the edge they set, whether at its end)
 _OPEN_WORDS = {
     w: tuple(v) for side in _DATA["open"].values() for ws, v in side.items() for w in ws.split("|")
 }
-#: a long open word read as its first word (since the beginning of -> since)
-_OPEN_KEY = re.compile(r" the (?:start|beginning|end) of$")
 _OPEN_BEFORE = re.compile(rf"(?P<w>{'|'.join(_DATA['open']['before'])})\s?$")
 _OPEN_AFTER = re.compile(rf"^\s?(?P<w>{'|'.join(_DATA['open']['after'])})")
 
@@ -80,18 +60,18 @@ def _group(m: re.Match[str], name: str) -> str | None:
 def _year_month(m: re.Match[str], prefix: str = "") -> tuple[int | None, int]:
     """The year (None: not named) and month of a match: groups y, m (a number) or mn (a name)."""
     y, name = _group(m, prefix + "y"), _group(m, prefix + "mn")
-    month = month_number(name) if name else parse_number(_group(m, prefix + "m") or "1") or 0
+    month = tc.month_number(name) if name else parse_number(_group(m, prefix + "m") or "1") or 0
     return (int(y) if y else None), month
 
 
-class Reading(Clock):
+class Reading(tc.Clock):
     """One time kind's pass over the question on the store's calendar: the text, what it found, and
     its readers of a match (``read_<name>``, named by ``read`` in the table)."""
 
     def __init__(self, mt: MaskedText, ctx: Context) -> None:
         super().__init__(ctx.now, ctx.vocab.timezone)
         self.mt = mt
-        self.info = TimeInfo(errors=self.errors)
+        self.info = tc.TimeInfo(errors=self.errors)
 
     def take(self, m: re.Match[str]) -> None:
         self.mt.consume(m.start(), m.end())
@@ -100,33 +80,34 @@ class Reading(Clock):
         """A time window named by ``m`` (claimed); ``pivot``: the one date it is read from."""
         if pivot:
             self.info.pivot_dates.append((pivot, m.start()))
-        self.info.ranges.append(RangeMention(m.group(0), window, m.start(), kind))
+        self.info.ranges.append(tc.RangeMention(m.group(0), window, m.start(), kind))
         self.take(m)
 
-    def hours(self, m: re.Match[str], hours: list[int], kind: str) -> None:
-        self.info.hours.append(HoursMention(hours, m.group(0), m.start(), kind))
-        self.take(m)
+    def between(self, m: re.Match[str], first: date, end: date) -> None:
+        """The span of days from ``first`` up to ``end`` (not in it), else an error: it ends before it starts."""
+        if end > first:
+            self.range(m, self.span(first, end), "span")
+        else:
+            self.errors.append((f"'{m.group(0)}' ends before it starts", f"“{m.group(0)}”的结束早于开始"))
+            self.take(m)
 
-    def calendar(self, m: re.Match[str], days: Days | None, open_word: str | None = None) -> None:
+    def calendar(self, m: re.Match[str], days: tc.Days | None, open_word: str | None = None) -> None:
         """A named calendar range (None: one no calendar has, claimed all the same); an open word
         before or after it (since, before, 以来, 之前 ...) makes it the edge of an open range."""
         if days is None:
             self.take(m)
             return
         view, start, stop, kind = self.mt.view, m.start(), m.end(), open_word
-        if not kind:
-            pre = _OPEN_BEFORE.search(view[max(0, start - 24) : start])
-            suf = _OPEN_AFTER.match(view[stop : stop + 4])
-            if suf:
-                kind, stop = suf.group("w"), stop + suf.end()
-            elif pre:
-                kind, start = pre.group("w"), max(0, start - 24) + pre.start()
-        if opens := _OPEN_WORDS.get(_OPEN_KEY.sub("", kind or "")):
+        if not kind and (suf := _OPEN_AFTER.match(view[stop : stop + 4])):
+            kind, stop = suf.group("w"), stop + suf.end()
+        elif not kind and (pre := _OPEN_BEFORE.search(view[max(0, start - 24) : start])):
+            kind, start = pre.group("w"), max(0, start - 24) + pre.start()
+        if opens := _OPEN_WORDS.get(kind or ""):
             edge, at_end = opens
             window, kind = {edge: self.at(days[1] if at_end else days[0])}, edge
         else:
             window, kind = self.span(*days), "calendar"
-        self.info.ranges.append(RangeMention(view[start:stop], window, start, kind))
+        self.info.ranges.append(tc.RangeMention(view[start:stop], window, start, kind))
         self.mt.consume(start, stop)
 
     def date_of(self, m: re.Match[str], prefix: str = "") -> date | None:
@@ -140,7 +121,7 @@ class Reading(Clock):
                 continue
             if y is not None or d <= self.today + timedelta(days=1):
                 return d
-        named = MONTH_NAMES[mo - 1] if 1 <= mo <= 12 else f"month {mo}"
+        named = tc.MONTH_NAMES[mo - 1] if 1 <= mo <= 12 else f"month {mo}"
         en = f"{y:04d}-{mo:02d}-{dy:02d}" if y is not None else f"{named} {dy}"
         zh = (f"{y}年" if y is not None else "") + f"{mo}月{dy}日"
         self.errors.append((f"there is no such date as {en}", f"没有 {zh} 这个日期"))
@@ -149,20 +130,20 @@ class Reading(Clock):
     def read_horizon(self, m: re.Match[str]) -> None:
         """A forecast's horizon, the first named; what is left of the month or the year: its days."""
         if self.info.horizon is None and (left := _group(m, "left")):
-            end = add_months(self.today, 13 - self.today.month if left in ("年", "year") else 1)
+            end = tc.add_months(self.today, 13 - self.today.month if left in ("年", "year") else 1)
             self.info.horizon = f"P{max((end - self.today).days - 1, 1)}D"
         elif self.info.horizon is None:
             # a word without a unit of its own (下个月, 明年) names one; else a day (明天, tomorrow)
             named = next((u for u in ("月", "周", "星期", "年") if u in m.group(0)), "天")
             n = parse_number(_group(m, "n") or "1") or 1
-            self.info.horizon = f"P{n}{_UNITS[_group(m, 'u') or named]}"
+            self.info.horizon = f"P{n}{_WORDS['units'][_group(m, 'u') or named]}"
         self.take(m)
 
-    def read_bad_count(self, m: re.Match[str]) -> None:
-        """A count of units that is none (the last 0 days): an error."""
-        text, unit = m.group(0), m.group("u")
-        en = f"'{text}' is not a span of time: ask for at least one {unit}"
-        self.errors.append((en, f"“{text}”不是一个时间范围：至少要问一个{unit}"))
+    def read_error(self, m: re.Match[str], en: str, zh: str) -> None:
+        """A time no calendar has or too vague to read (the last 0 days, this time of day): named
+        (``en``, ``zh`` of ``{text}``, the words, and the match's groups), never dropped."""
+        fields = {"text": m.group(0), **m.groupdict()}
+        self.errors.append((en.format(**fields), zh.format(**fields)))
         self.take(m)
 
     def read_month(self, m: re.Match[str], months: int = 1) -> None:
@@ -192,11 +173,10 @@ class Reading(Clock):
         elif y2 is None and y1 is not None:
             y2 = y1 if mo2 >= mo1 else y1 + 1
         ma, mb = self.month_range(y1, mo1, text), self.month_range(y2, mo2, text)
-        if ma and mb and mb[1] <= ma[0]:
-            self.backwards(text)
-        elif ma and mb:
-            self.info.ranges.append(RangeMention(text, self.span(ma[0], mb[1]), m.start(), "span"))
-        self.take(m)
+        if ma and mb:
+            self.between(m, ma[0], mb[1])
+        else:
+            self.take(m)
 
     def read_iso_week(self, m: re.Match[str]) -> None:
         """A numbered ISO week (without a year: the latest begun by now)."""
@@ -217,11 +197,8 @@ class Reading(Clock):
     def read_span(self, m: re.Match[str]) -> None:
         """A span of two dates (a_ to b_), the last day in it."""
         a, b = self.date_of(m, "a_"), self.date_of(m, "b_")
-        if a and b and b >= a:
-            self.range(m, self.span(a, b + timedelta(days=1)), "span")
-        elif a and b and _SPAN_WORD.search(m.group(0)):
-            self.backwards(m.group(0))
-            self.take(m)
+        if a and b and (b >= a or re.search(_WORDS["span"], m.group(0))):
+            self.between(m, a, b + timedelta(days=1))
 
     def read_date(self, m: re.Match[str], edge: str | None = None) -> None:
         """A single day, or with a word before or after it (pre, suf) the ``edge`` of an open range."""
@@ -234,17 +211,15 @@ class Reading(Clock):
         (w: after, before; to the day's end or from its start), or one hour."""
         p, to, a_to = _group(m, "p"), _group(m, "to"), _group(m, "ato")
         h = 12 if _group(m, "noon") else _hour(_group(m, "h"), p, _group(m, "a") or a_to)
-        if h is not None and to:
-            h2 = _hour(to, _group(m, "pto") or p, a_to)
-            if h2 is None:
-                return
-            if p and not _group(m, "pto") and h2 < h and h2 + 12 > h and h2 < 12:
-                h2 += 12
-            self.hours(m, [x % 24 for x in range(h, h2 if h2 > h else h2 + 24)] if h != h2 else [h], "clock")
-        elif h is not None and (w := _group(m, "w")):
-            self.hours(m, list(range(h, 24)) if w in _AFTER else list(range(0, h)), "clock")
-        elif h is not None:
-            self.hours(m, [h], "clock")
+        h2 = _hour(to, _group(m, "pto") or p, a_to) if to else h
+        if h is None or h2 is None:
+            return
+        if p and not _group(m, "pto") and h2 < h < h2 + 12 and h2 < 12:
+            h2 += 12
+        hours = [x % 24 for x in range(h, h2 if h2 > h else h2 + 24)] if h != h2 else [h]
+        if w := _group(m, "w"):
+            hours = list(range(h, 24)) if w in _WORDS["after"] else list(range(0, h))
+        self.read_hours(m, hours, "clock")
 
     def read_week_day(self, m: re.Match[str], weeks: dict[str, int]) -> None:
         """A day (d) or the weekend of a named week (w), or the days from one to another (e, of the
@@ -254,11 +229,7 @@ class Reading(Clock):
         if end:
             first = monday + timedelta(days=_WEEKDAYS[name])
             last = self.monday(weeks.get(_group(m, "we") or "", week)) + timedelta(days=_WEEKDAYS[end])
-            if last < first:
-                self.backwards(m.group(0))
-                self.take(m)
-            else:
-                self.range(m, self.span(first, last + timedelta(days=1)), "span")
+            self.between(m, first, last + timedelta(days=1))
         elif name in ("末", "weekend"):
             self.range(m, self.span(monday + timedelta(days=5), monday + timedelta(days=7)), "day")
         else:
@@ -273,32 +244,25 @@ class Reading(Clock):
         start on, as "this quarter")."""
         named, y = _group(m, "q") or "", _group(m, "y")
         q = ordinals.get(named) or parse_number(named) or 1
-        year = int(y) if y else self.latest_year(3 * q - 2)
-        days = self.month_range(year, 3 * q - 2, m.group(0), 3)
+        days = self.month_range(int(y) if y else None, 3 * q - 2, m.group(0), 3)
         if days is not None and days[0] <= self.today < days[1]:
-            self.range(m, self.period("quarter", 0), "calendar")
+            self.range(m, {"since": self.at(days[0])}, "calendar")
         else:
             self.calendar(m, days)
 
     def read_month_weekday(self, m: re.Match[str], nth: dict[str, int]) -> None:
-        """The n-th (or the last) weekday of a month, the latest begun when no year is named."""
-        days = self.month_range(*_year_month(m), m.group(0))
-        named = _group(m, "n") or ""
-        n = nth.get(named) or parse_number(named) or 0
+        """The n-th (or the last: -1) weekday of a month, the latest begun when no year is named."""
+        days, named = self.month_range(*_year_month(m), m.group(0)), _group(m, "n") or ""
         if days is not None:
-            weekday = _WEEKDAYS[_group(m, "d") or ""]
-            all_days = [
-                d
-                for i in range((days[1] - days[0]).days)
-                if (d := days[0] + timedelta(days=i)).weekday() == weekday
-            ]
-            if n == 0 or abs(n) > len(all_days) or n < -1:
-                text = m.group(0)
-                self.errors.append((f"there is no such day as '{text}'", f"没有“{text}”这一天"))
-            else:
-                d = all_days[n - 1 if n > 0 else n]
+            first = days[0] + timedelta(days=(_WEEKDAYS[_group(m, "d") or ""] - days[0].weekday()) % 7)
+            count = ((days[1] - first).days + 6) // 7  # how many of that weekday the month has
+            n = nth.get(named) or parse_number(named) or 0
+            n = count if n == -1 else n  # the last
+            if 1 <= n <= count:
+                d = first + timedelta(weeks=n - 1)
                 self.range(m, self.day(d), "day", pivot=d)
                 return
+            self.errors.append((f"there is no such day as '{m.group(0)}'", f"没有“{m.group(0)}”这一天"))
         self.take(m)
 
     def read_year_ago(self, m: re.Match[str]) -> None:
@@ -306,24 +270,11 @@ class Reading(Clock):
         self.info.year_ago = (m.group(0), m.start())
         self.take(m)
 
-    def read_vague(self, m: re.Match[str], en: str, zh: str) -> None:
-        """A time too vague to read: named, never dropped."""
-        self.errors.append((en.format(text=m.group(0)), zh.format(text=m.group(0))))
-        self.take(m)
-
-    def read_day_span(self, m: re.Match[str]) -> None:
-        """A range of weekdays (周一到周五, Monday through Friday, Saturday to Monday): each day in it."""
-        a, b = _WEEKDAYS[_group(m, "a") or ""], _WEEKDAYS[_group(m, "b") or ""]
-        kept = sorted({(a + i) % 7 for i in range((b - a) % 7 + 1)})
-        weekend = {(0, 1, 2, 3, 4): False, (5, 6): True}.get(tuple(kept))
-        self.info.days.append(DaysMention(kept, weekend, m.group(0), m.start()))
-        self.take(m)
-
     def read_last(self, m: re.Match[str], zh: bool = False) -> None:
         """The last n units (none: one; quarters in months); in Chinese a bare 这周 or 天 and a count
         of none are no span."""
-        n_text, unit = _group(m, "n"), _UNITS[_group(m, "u") or ""]
-        n = (_FEW.get(n_text) or parse_number(n_text)) if n_text else 1
+        n_text, unit = _group(m, "n"), _WORDS["units"][_group(m, "u") or ""]
+        n = (_WORDS["few"].get(n_text) or parse_number(n_text)) if n_text else 1
         if zh and (n is None or n <= 0 or not n_text and (m.group(0).startswith("这") or unit == "D")):
             return
         n = n or 1
@@ -335,16 +286,24 @@ class Reading(Clock):
     def read_window(self, m: re.Match[str]) -> None:
         """The window of days around a pivot date (the last named wins)."""
         n = parse_number(_group(m, "n") or "1") or 1
-        self.info.window_days = n * _UNIT_DAYS[_UNITS[_group(m, "u") or ""]]
+        self.info.window_days = n * _WORDS["unit_days"][_WORDS["units"][_group(m, "u") or ""]]
         self.take(m)
 
-    def read_hours(self, m: re.Match[str], hours: list[int]) -> None:
-        self.hours(m, list(hours), "daypart")
+    def read_hours(self, m: re.Match[str], hours: list[int], kind: str = "daypart") -> None:
+        """Hours of the day: a part of the day's (``hours``) or clock hours (``kind`` clock)."""
+        self.info.hours.append(tc.HoursMention(list(hours), m.group(0), m.start(), kind))
+        self.take(m)
 
-    def read_days(self, m: re.Match[str], days: list[int] | None = None, weekend: bool | None = None) -> None:
-        """Days of the week kept: ``days`` (the weekend, weekdays) or the day named (d)."""
-        kept = list(days) if days else [_WEEKDAYS[_group(m, "d") or ""]]
-        self.info.days.append(DaysMention(kept, weekend, m.group(0), m.start()))
+    def read_days(self, m: re.Match[str], days: list[int] | None = None) -> None:
+        """Days of the week kept: ``days`` (the weekend, weekdays), the day named (d) or those from one
+        to another (a to b, 周一到周五); Monday to Friday are weekdays (not the weekend), Saturday and
+        Sunday the weekend."""
+        if a := _group(m, "a"):
+            first, last = _WEEKDAYS[a], _WEEKDAYS[_group(m, "b") or ""]
+            days = [(first + i) % 7 for i in range((last - first) % 7 + 1)]
+        kept = sorted(set(days or [_WEEKDAYS[_group(m, "d") or ""]]))
+        weekend = {(0, 1, 2, 3, 4): False, (5, 6): True}.get(tuple(kept))
+        self.info.days.append(tc.DaysMention(kept, weekend, m.group(0), m.start()))
         self.take(m)
 
 
@@ -353,55 +312,55 @@ def _hour(token: str | None, prefix: str | None, ampm: str | None = None) -> int
     h = parse_number(token or "")
     if h is None or h > 24:
         return None
-    if (ampm == "pm" or prefix in _PM_PREFIX) and h < 12:
+    if (ampm == "pm" or prefix in _WORDS["pm"]) and h < 12:
         h += 12
     return 0 if ampm == "am" and h == 12 else h % 24
 
 
-class TimeKind(Extractor):
-    """One kind of time mention: its passes, each a pattern, the reader of each of its matches (in
-    the text as the pass begins) and the reader's arguments."""
-
-    passes: ClassVar[list[tuple[re.Pattern[str], Callable[..., None], dict[str, Any]]]]
-
-    def extract(self, mt: MaskedText, ctx: Context) -> TimeInfo:
-        r = Reading(mt, ctx)
-        for pattern, read, args in self.passes:
-            for m in pattern.finditer(mt.view):
-                read(r, m, **args)
-        return r.info
+Pass = tuple[re.Pattern[str], Callable[..., None], dict[str, Any]]
 
 
-def _kind(name: str, slot: str, passes: list[dict[str, Any]]) -> TimeKind:
-    """The time kind ``name`` of the table's passes ({re, read, and the reader's arguments})."""
-    table = [
+def _read(passes: list[Pass], mt: MaskedText, ctx: Context) -> tc.TimeInfo:
+    """What one time kind reads: each pass's reader of each of its matches (in the text as the pass begins)."""
+    r = Reading(mt, ctx)
+    for pattern, read, args in passes:
+        for m in pattern.finditer(mt.view):
+            read(r, m, **args)
+    return r.info
+
+
+#: each time kind's passes, in the order they claim: a pattern, its reader and the reader's arguments
+_PASSES: dict[str, list[Pass]] = {
+    k["name"]: [
         (re.compile(_pattern(p.pop("re"), _PIECES)), getattr(Reading, "read_" + p.pop("read")), p)
-        for p in passes
+        for p in k["passes"]
     ]
-    return type(name.title().replace("_", ""), (TimeKind,), {"name": name, "slot": slot, "passes": table})()
-
-
-#: the time kinds in the order they claim
-TIME_KINDS: dict[str, TimeKind] = {k["name"]: _kind(**k) for k in _DATA["kind"]}
-if len(TIME_KINDS) != len(_DATA["kind"]):
+    for k in _DATA["kind"]
+}
+if len(_PASSES) != len(_DATA["kind"]):
     raise ValueError("a time kind is defined twice in timekinds.toml")
+#: the time kinds in the order they claim
+TIME_KINDS = {
+    k["name"]: Reader(k["name"], k["slot"], functools.partial(_read, _PASSES[k["name"]]))
+    for k in _DATA["kind"]
+}
 #: the windows' pattern (the question's words read it too)
-WINDOW = TIME_KINDS["windows"].passes[0][0]
+WINDOW = _PASSES["windows"][0][0]
 
 
-def extract_time(mt: MaskedText, now: datetime, tz: str) -> TimeInfo:
+def extract_time(mt: MaskedText, now: datetime, tz: str) -> tc.TimeInfo:
     """Find and consume every time expression of ``mt``; return them in question order. (A time
     kind reads no more of its context than the clock and the zone ``tz``.)"""
     ctx = Context(Vocabulary(timezone=tz), now)
-    info = TimeInfo()
+    info = tc.TimeInfo()
     for kind in TIME_KINDS.values():
         info.add(kind.extract(mt, ctx))
     if info.year_ago:
-        _year_before(info, Clock(now, tz))
+        _year_before(info, tc.Clock(now, tz))
     return info.in_order()
 
 
-def _year_before(info: TimeInfo, clock: Clock) -> None:
+def _year_before(info: tc.TimeInfo, clock: tc.Clock) -> None:
     """The same period a year before the one other calendar range named (its days a year back;
     one open to now: up to today a year back); with none or several to choose from, an error."""
     text, start = info.year_ago or ("", 0)
@@ -410,16 +369,11 @@ def _year_before(info: TimeInfo, clock: Clock) -> None:
         en = f"'{text}' is a period a year before another one: name that one too (this month against the same period last year), or the dates"
         info.errors.append((en, f"“{text}”要和另一个时间段一起说（如“这个月和去年同期比”），或者直接说日期"))
         return
-    since = datetime.fromisoformat(named[0]["since"]).date()
-    until = (
-        datetime.fromisoformat(named[0]["until"]).date()
-        if "until" in named[0]
-        else clock.today + timedelta(days=1)
-    )
-    info.ranges.append(
-        RangeMention(text, clock.span(_a_year_before(since), _a_year_before(until)), start, "calendar")
-    )
+    tr = named[0]
+    until = datetime.fromisoformat(tr["until"]).date() if "until" in tr else clock.today + timedelta(days=1)
+    days = _a_year_before(datetime.fromisoformat(tr["since"]).date()), _a_year_before(until)
+    info.ranges.append(tc.RangeMention(text, clock.span(*days), start, "calendar"))
 
 
 def _a_year_before(d: date) -> date:
-    return d.replace(year=d.year - 1, day=28) if (d.month, d.day) == (2, 29) else d.replace(year=d.year - 1)
+    return d.replace(year=d.year - 1, day=28 if (d.month, d.day) == (2, 29) else d.day)
