@@ -661,7 +661,6 @@ def test_colloquial_days_and_numbers(question: str, window: dict[str, str]) -> N
 @pytest.mark.parametrize(
     ("question", "group"),
     [
-        ("quietest day last week", ["date"]),
         ("highest revenue day last month", ["date"]),
         ("the day with the most complaints", ["date"]),
         ("what was our best-selling day last month", ["date"]),

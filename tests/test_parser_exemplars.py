@@ -480,7 +480,8 @@ def test_a_kind_named_in_words_that_the_rules_cannot_fill_is_refused_not_answere
 NEAR_MISSES = [
     # "mess up" said of staff only; of a promotion it asks the promotion's effect (every word used)
     ("did the promotion mess up our footfall", "compare", "footfall"),
-    ("how long do customers remain in the queue", "aggregate", "queue_length"),  # not dwell time
+    # the queue's length, not dwell time ("how long do customers remain in it" asks minutes: refused)
+    ("how long is the queue at checkout", "aggregate", "queue_length"),
     ("下周客流会不会更多", "forecast", "footfall"),  # 会不会更 with no condition asks about the future
     ("这个周末客流会不会更多", "forecast", "footfall"),
     ("客流越多越好吗", "aggregate", "footfall"),  # 越…越好 is an idiom, not a correlation

@@ -291,3 +291,74 @@ def test_the_xia_of_yixia_is_no_horizon() -> None:
 def test_a_count_of_a_rates_events_is_their_count(question: str, counted: list[str]) -> None:
     plan = _ok(question)
     assert plan["target_metric"] == "event_count" and plan["filters"]["event_type"] == counted, plan
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "销售额最差的三天",
+        "which zone has the lowest footfall",
+        "Which product category sold the least last month?",
+        "What was the quietest hour yesterday?",
+        "哪个区域排队最短",
+        "which zone has the fewest visitors",
+        "bottom 3 product categories by revenue",
+        "quietest day last week",
+        "Which store has the best staff error rate?",
+    ],
+)
+def test_a_ranking_from_the_lowest_is_never_answered_with_the_highest(question: str) -> None:
+    """A plan ranks from the highest only (plan.schema.json has no order): the lowest is refused,
+    saying what to ask instead, never answered with the top of the ranking."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok", r.plan
+    assert r.explanation
+
+
+@pytest.mark.parametrize("question", ["days with at least 3 complaints", "哪天投诉至少有3条"])
+def test_at_least_n_is_no_top_n(question: str) -> None:
+    """A threshold on a count ("at least 3"): no plan has one, and it is no top 3."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.plan.get("top_k") != 3 and r.status != "ok", r.plan
+
+
+@pytest.mark.parametrize(
+    "question", ["revenue per customer last month", "spend per visitor", "sales per staff member on average"]
+)
+def test_a_total_per_person_is_not_the_total(question: str) -> None:
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok", r.plan
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "平均排队多久",
+        "how long do people queue at checkout on average",
+        "how long do customers remain in the queue",
+    ],
+)
+def test_how_long_of_a_queue_is_no_queue_length(question: str) -> None:
+    """queue_length counts people: a question asking for a duration is not answered with it."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok" or r.plan.get("target_metric") != "queue_length", r.plan
+
+
+def test_the_worst_of_a_measure_a_store_wants_low_is_its_highest() -> None:
+    plan = _ok("Which store has the worst staff error rate?")
+    assert plan["intent"] == "top_k" and plan["group_by"] == ["store_id"], plan
+
+
+@pytest.mark.parametrize(
+    ("question", "vocab", "value"),
+    [
+        ("Which category sells best on overcast days?", WORLD2, "overcast"),
+        ("雨天哪个品类卖得最好", VOCABULARY, "rain"),
+    ],
+)
+def test_the_days_of_a_weather_are_its_words_not_a_grouping_by_date(
+    question: str, vocab: Vocabulary, value: str
+) -> None:
+    plan = _ok(question, vocab)
+    assert plan["group_by"] == ["product_category"], plan
+    assert plan["filters"]["attributes"]["weather"] == value, plan

@@ -81,6 +81,11 @@ METRICS: dict[str, Metric] = {
 
 #: Additive metrics are compared as the mean per store-local day (CONTRACT section 3, compare).
 ADDITIVE = frozenset(name for name, m in METRICS.items() if m.kind == "additive")
+#: the metrics a store wants low ("the worst staff error rate" is the highest); those it wants high
+#: are in HIGHER_IS_BETTER, and a metric in neither (dwell time, the event count, the peak hour)
+#: has no best or worst
+LOWER_IS_BETTER = frozenset({"queue_length", "complaint_count", "negative_emotion_rate", "staff_error_rate"})
+HIGHER_IS_BETTER = frozenset({"footfall", "order_count", "revenue", "avg_order_value", "conversion_rate"})
 
 
 #: the mean store-local hour of the events (an entity's visit-time trend); not a plan metric

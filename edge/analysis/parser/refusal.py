@@ -36,5 +36,8 @@ class Refusal(Exception):
         self.final = final
 
     def said(self, lang: str) -> str | None:
-        """The reason in ``lang``."""
-        return None if self.reason is None else self.reason[0 if lang == "zh" else 1]
+        """The reason in ``lang`` (in English a sentence: its first letter upper case)."""
+        if self.reason is None:
+            return None
+        text = self.reason[0 if lang == "zh" else 1]
+        return text if lang == "zh" else text[:1].upper() + text[1:]

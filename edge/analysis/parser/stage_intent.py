@@ -13,7 +13,7 @@ from collections.abc import Set
 from datetime import datetime
 from typing import Any
 
-from edge.analysis.metrics import ADDITIVE
+from edge.analysis.metrics import ADDITIVE, HIGHER_IS_BETTER, LOWER_IS_BETTER
 from edge.analysis.parser import lexicon as lx
 from edge.analysis.parser.refusal import PATTERNS, STAGES, Refusal
 from edge.analysis.parser.slots import Draft, Force, Slots
@@ -194,11 +194,30 @@ def choose_measure(s: Slots, d: Draft) -> None:
         and (lx.SHAPES["per_unit_average"].search(s.text) or lx.SHAPES["bare_average"].search(s.post_view))
     ):
         raise Refusal("per_unit_average", final=True)  # no plan computes the mean of a total per day
+    if metric in ADDITIVE and PATTERNS["per_person"].search(s.text):
+        raise Refusal("per_person", final=True)
+    if metric == "queue_length" and PATTERNS["duration_asked"].search(s.text):
+        raise Refusal("queue_duration", final=True)
+    if intent in ("top_k", "breakdown") and _asks_lowest(s.text, metric):
+        raise Refusal("bottom_rank", final=True)
     if intent == "correlation":
         d.plan["target_metric"], d.plan["second_metric"] = s.metrics[0], s.metrics[1]
     elif metric is not None:
         d.plan["target_metric"] = metric
     d.metric = metric
+
+
+def _asks_lowest(text: str, metric: str | None) -> bool:
+    """Whether a ranking is asked from its lowest: "lowest", 最少, or the worst of a measure a store
+    wants high, the best of one it wants low, the best or worst of one it wants neither way."""
+    if PATTERNS["lowest"].search(text):
+        return True
+    worst, best = PATTERNS["worst"].search(text), PATTERNS["best"].search(text)
+    if metric in HIGHER_IS_BETTER:
+        return bool(worst)
+    if metric in LOWER_IS_BETTER:
+        return bool(best)
+    return bool(worst or best)
 
 
 def co_items(s: Slots) -> list[Item]:

@@ -169,9 +169,21 @@ def match_values(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
     one a negation stands before (left for the words that name the rest)."""
     hits = mt.find(compiled(vocab).values, consume=False)
     kept = [h for h in hits if not NEGATED.search(mt.text[: h.start])]
+    out = []
     for h in kept:
-        mt.consume(h.start, h.end)
-    return [replace(cast(ValueHit, h.value), phrase=h.text, start=h.start, end=h.end) for h in kept]
+        v = cast(ValueHit, h.value)
+        # "overcast days", 促销的日子: the days of a value that holds a whole day are its words too
+        end = h.end
+        if v.key in _DAY_KEYS and (m := _DAYS_OF.match(mt.view, end)):
+            end = m.end()
+        mt.consume(h.start, end)
+        out.append(replace(v, phrase=mt.text[h.start : end], start=h.start, end=end))
+    return out
+
+
+#: the stats keys whose value holds for a whole day, and the day words that may follow one
+_DAY_KEYS = frozenset({"weather", "promotion"})
+_DAYS_OF = re.compile(r"\s?(?:days?(?![a-z])|的?日子)")
 
 
 def _is_lexical(text: str) -> bool:
