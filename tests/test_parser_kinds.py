@@ -362,3 +362,23 @@ def test_the_days_of_a_weather_are_its_words_not_a_grouping_by_date(
     plan = _ok(question, vocab)
     assert plan["group_by"] == ["product_category"], plan
     assert plan["filters"]["attributes"]["weather"] == value, plan
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["10月31号之后员工出错少了吗", "10月31号培训后员工出错少了吗", "Did staff errors drop after October 31?"],
+)
+def test_fewer_after_a_date_compares_the_days_around_it(question: str) -> None:
+    """少了吗 / "did ... drop" after a date: the days before it against the days after it (in
+    both languages alike; it was the trend since the date in Chinese)."""
+    pivot, week = date(2025, 10, 31), timedelta(days=7)
+    plan = _ok(question)
+    before, after = plan["compare"]["periods"]
+    assert [datetime.fromisoformat(before["time_range"][k]).date() for k in ("since", "until")] == [
+        pivot - week,
+        pivot,
+    ]
+    assert [datetime.fromisoformat(after["time_range"][k]).date() for k in ("since", "until")] == [
+        pivot,
+        pivot + week,
+    ]
