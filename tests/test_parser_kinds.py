@@ -382,3 +382,39 @@ def test_fewer_after_a_date_compares_the_days_around_it(question: str) -> None:
         pivot,
         pivot + week,
     ]
+
+
+@pytest.mark.parametrize(
+    ("question", "days_back", "hours"),
+    [
+        ("footfall this morning", 0, [8, 9, 10, 11]),
+        ("今晚的营业额", 0, [18, 19, 20, 21, 22]),
+        ("complaints last night", 1, [18, 19, 20, 21, 22]),
+        ("昨晚的投诉", 1, [18, 19, 20, 21, 22]),
+    ],
+)
+def test_a_part_of_today_or_yesterday_is_that_day_s_hours(
+    question: str, days_back: int, hours: list[int]
+) -> None:
+    """ "this morning" was every morning of the memory ("this" a function word)."""
+    day = NOW.date() - timedelta(days=days_back)
+    plan = _ok(question)
+    assert _covered(plan, day - timedelta(days=3), day + timedelta(days=3)) == [day], plan
+    assert plan["filters"]["hours"] == hours, plan
+
+
+@pytest.mark.parametrize(
+    ("question", "last"), [("最近24小时的订单", "P1D"), ("orders in the last 48 hours", "P2D")]
+)
+def test_the_last_hours_in_whole_days_are_those_days_up_to_now(question: str, last: str) -> None:
+    assert _ok(question)["filters"]["time_range"] == {"last": last}
+
+
+@pytest.mark.parametrize(
+    "question", ["24小时的订单", "最近3个小时的订单", "top 10% of days by revenue", "销售额前10%的天"]
+)
+def test_hours_and_percentages_no_plan_holds_are_named(question: str) -> None:
+    """ "24小时" was taken as a co-occurrence's window by every plan (and dropped); "top 10%" was
+    the top 10."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok" and r.not_understood, r.plan

@@ -93,6 +93,8 @@ def cues_for(plan: dict[str, Any]) -> tuple[re.Pattern[str], ...]:
         dropped.add(sl.PEAK_SHIFT)
     if intent != "co_occurrence" and not _dated(plan):
         dropped.add(CUES["pivot"])  # 之后 what? no date, no pivot (a co-occurrence's 之后 is "followed by")
+    if intent != "co_occurrence":
+        dropped.add(PATTERNS["co_window"])  # "24小时": the window of a pairing, no span of any other plan
     anomaly = intent == "anomaly"
     days = anomaly or plan.get("time_bucket") == "day" or "date" in (plan.get("group_by") or ())
     extra = (

@@ -283,6 +283,17 @@ class Reading(tc.Clock):
     def read_period(self, m: re.Match[str], unit: str, offset: int) -> None:
         self.range(m, self.period(unit, offset), "calendar")
 
+    def read_last_hours(self, m: re.Match[str]) -> None:
+        """The last n hours when they are whole days (the window ends now), else left unread."""
+        n = parse_number(_group(m, "n") or "") or 0
+        if n > 0 and n % 24 == 0:
+            self.range(m, {"last": f"P{n // 24}D"}, "last")
+
+    def read_day_part(self, m: re.Match[str], offset: int, hours: list[int]) -> None:
+        """A part of the day ``offset`` days from today (this morning, 昨晚): the day and its hours."""
+        self.info.hours.append(tc.HoursMention(list(hours), m.group(0), m.start(), "daypart"))
+        self.range(m, self.period("day", offset), "calendar")
+
     def read_window(self, m: re.Match[str]) -> None:
         """The window of days around a pivot date (the last named wins)."""
         n = parse_number(_group(m, "n") or "1") or 1
