@@ -418,3 +418,28 @@ def test_hours_and_percentages_no_plan_holds_are_named(question: str) -> None:
     the top 10."""
     r = parse_question(question, VOCABULARY, NOW)
     assert r.status != "ok" and r.not_understood, r.plan
+
+
+@pytest.mark.parametrize(
+    ("question", "window"),
+    [
+        ("revenue since last month", {"since": "2025-11-01T00:00:00+08:00"}),
+        ("上个月以来的客流", {"since": "2025-11-01T00:00:00+08:00"}),
+        ("footfall before last week", {"until": "2025-12-08T00:00:00+08:00"}),
+        ("revenue since yesterday", {"since": "2025-12-14T00:00:00+08:00"}),
+        ("footfall until yesterday", {"until": "2025-12-15T00:00:00+08:00"}),
+        ("revenue since Monday", {"since": "2025-12-15T00:00:00+08:00"}),
+        ("周一以来的营业额", {"since": "2025-12-15T00:00:00+08:00"}),
+        # "from" before a calendar word is its origin: yesterday's complaints
+        (
+            "complaints from yesterday",
+            {"since": "2025-12-14T00:00:00+08:00", "until": "2025-12-15T00:00:00+08:00"},
+        ),
+    ],
+)
+def test_an_open_word_before_a_calendar_word_opens_the_range(question: str, window: dict[str, str]) -> None:
+    """ "since last month" was last month alone, "since Monday" every Monday (NOW is a Monday,
+    2025-12-15; last month is November, last week starts on the 8th)."""
+    plan = _ok(question)
+    assert plan["filters"]["time_range"] == window, plan
+    assert "days_of_week" not in plan["filters"], plan

@@ -114,18 +114,22 @@ class Clock:
         """The Monday of this week, ``weeks`` weeks on."""
         return self.today - timedelta(days=self.today.weekday()) + timedelta(weeks=weeks)
 
+    def period_days(self, unit: str, offset: int) -> Days:
+        """The days of the calendar ``unit`` ``offset`` units from the current one."""
+        if unit == "day":
+            first = self.today + timedelta(days=offset)
+            return first, first + timedelta(days=1)
+        if unit == "week":
+            return self.monday(offset), self.monday(offset + 1)
+        months = {"month": 1, "quarter": 3, "year": 12}[unit]
+        this = (self.today.month - 1) // months * months
+        first = add_months(date(self.today.year, 1, 1), this + offset * months)
+        return first, add_months(first, months)
+
     def period(self, unit: str, offset: int) -> dict[str, str]:
         """The calendar ``unit`` ``offset`` units from the current one (that one: from its start on)."""
-        if unit == "day":
-            return self.day(self.today + timedelta(days=offset))
-        if unit == "week":
-            first, end = self.monday(offset), self.monday(offset + 1)
-        else:
-            months = {"month": 1, "quarter": 3, "year": 12}[unit]
-            this = (self.today.month - 1) // months * months
-            first = add_months(date(self.today.year, 1, 1), this + offset * months)
-            end = add_months(first, months)
-        return {"since": self.at(first)} if offset == 0 else self.span(first, end)
+        first, end = self.period_days(unit, offset)
+        return {"since": self.at(first)} if offset == 0 and unit != "day" else self.span(first, end)
 
     def latest_year(self, month: int) -> int:
         """The year of the latest ``month`` that has begun by now."""

@@ -52,6 +52,9 @@ for _name, _piece in _DATA["pieces"].items():
 _PIECES |= {f"DATE_{p.upper()}": _PIECES["DATE"].replace("(?P<", f"(?P<{p}_") for p in "ab"}
 
 
+_ORIGIN = frozenset({"from", "从", "自"})
+
+
 def _group(m: re.Match[str], name: str) -> str | None:
     """The group ``name`` or ``name`` with a number (y, y2, y3: one group in other alternatives)."""
     return next((v for k, v in m.groupdict().items() if v and k.rstrip("0123456789") == name), None)
@@ -91,9 +94,16 @@ class Reading(tc.Clock):
             self.errors.append((f"'{m.group(0)}' ends before it starts", f"“{m.group(0)}”的结束早于开始"))
             self.take(m)
 
-    def calendar(self, m: re.Match[str], days: tc.Days | None, open_word: str | None = None) -> None:
+    def calendar(
+        self,
+        m: re.Match[str],
+        days: tc.Days | None,
+        open_word: str | None = None,
+        plain: dict[str, str] | None = None,
+    ) -> None:
         """A named calendar range (None: one no calendar has, claimed all the same); an open word
-        before or after it (since, before, 以来, 之前 ...) makes it the edge of an open range."""
+        before or after it (since, before, 以来, 之前 ...) makes it the edge of an open range; without
+        one its window is ``plain`` (the current week or month: from its start on), else its days."""
         if days is None:
             self.take(m)
             return
@@ -101,12 +111,14 @@ class Reading(tc.Clock):
         if not kind and (suf := _OPEN_AFTER.match(view[stop : stop + 4])):
             kind, stop = suf.group("w"), stop + suf.end()
         elif not kind and (pre := _OPEN_BEFORE.search(view[max(0, start - 24) : start])):
-            kind, start = pre.group("w"), max(0, start - 24) + pre.start()
+            # "the complaints from yesterday" are yesterday's: "from" before a calendar word is its origin
+            if plain is None or pre.group("w") not in _ORIGIN:
+                kind, start = pre.group("w"), max(0, start - 24) + pre.start()
         if opens := _OPEN_WORDS.get(kind or ""):
             edge, at_end = opens
             window, kind = {edge: self.at(days[1] if at_end else days[0])}, edge
         else:
-            window, kind = self.span(*days), "calendar"
+            window, kind = plain or self.span(*days), "calendar"
         self.info.ranges.append(tc.RangeMention(view[start:stop], window, start, kind))
         self.mt.consume(start, stop)
 
@@ -281,7 +293,8 @@ class Reading(tc.Clock):
         self.range(m, {"last": f"P{3 * n}M" if unit == "Q" else f"P{n}{unit}"}, "last")
 
     def read_period(self, m: re.Match[str], unit: str, offset: int) -> None:
-        self.range(m, self.period(unit, offset), "calendar")
+        """A calendar word (yesterday, 上个月), or the edge of an open range ("since last month")."""
+        self.calendar(m, self.period_days(unit, offset), plain=self.period(unit, offset))
 
     def read_last_hours(self, m: re.Match[str]) -> None:
         """The last n hours when they are whole days (the window ends now), else left unread."""
@@ -313,6 +326,18 @@ class Reading(tc.Clock):
             first, last = _WEEKDAYS[a], _WEEKDAYS[_group(m, "b") or ""]
             days = [(first + i) % 7 for i in range((last - first) % 7 + 1)]
         kept = sorted(set(days or [_WEEKDAYS[_group(m, "d") or ""]]))
+        view = self.mt.view
+        if (
+            len(kept) == 1
+            and not days
+            and (
+                _OPEN_AFTER.match(view[m.end() : m.end() + 4])
+                or _OPEN_BEFORE.search(view[max(0, m.start() - 24) : m.start()])
+            )
+        ):  # "since Monday", 周一以来: from the latest Monday on, not Mondays
+            latest = self.today - timedelta(days=(self.today.weekday() - kept[0]) % 7)
+            self.calendar(m, (latest, latest + timedelta(days=1)))
+            return
         weekend = {(0, 1, 2, 3, 4): False, (5, 6): True}.get(tuple(kept))
         self.info.days.append(tc.DaysMention(kept, weekend, m.group(0), m.start()))
         self.take(m)
