@@ -443,3 +443,20 @@ def test_an_open_word_before_a_calendar_word_opens_the_range(question: str, wind
     plan = _ok(question)
     assert plan["filters"]["time_range"] == window, plan
     assert "days_of_week" not in plan["filters"], plan
+
+
+@pytest.mark.parametrize(
+    ("question", "groups"),
+    [
+        ("just compare dwell time between aisle A and aisle B", ["shelf_a", "shelf_b"]),
+        ("A区货架和B区货架，客人逗留时间哪个长", ["shelf_a", "shelf_b"]),
+    ],
+)
+def test_a_zone_named_by_its_letter_is_the_stored_zone_it_ends(question: str, groups: list[str]) -> None:
+    """ "aisle B" is shelf_b (the one stored zone ending in _b); A区货架 was compared as three groups."""
+    plan = _ok(question)
+    assert plan["compare"] == {"dimension": "zone", "groups": groups}, plan
+
+
+def test_the_s_of_zones_is_no_zone_s() -> None:
+    assert "attributes" not in _ok("Which 2 zones see the most complaints?").get("filters", {})

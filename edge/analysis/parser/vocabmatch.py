@@ -323,8 +323,10 @@ def match_named(mt: MaskedText, vocab: Vocabulary) -> tuple[list[ValueHit], list
                 if kind == "store":
                     known = [s for s in vocab.store_ids if s.lower() == raw or s.lower().endswith("_" + raw)]
                     stores.append(known[0] if len(known) == 1 else _known(raw, vocab.store_ids))
-                else:
-                    value = _known(raw, vocab.attributes.get(kind, ()))
+                else:  # a stored value of the code, or the one it ends ("aisle b": shelf_b)
+                    stored = vocab.attributes.get(kind, ())
+                    ends = [k for k in stored if re.fullmatch(rf"(?:.+[_\-])?{re.escape(raw)}", k.lower())]
+                    value = ends[0] if len(ends) == 1 else _known(raw, stored)
                     hits.append(ValueHit(m.group(0), kind, (value,), "named", 1.0, m.start(), m.end()))
                 mt.consume(m.start(), m.end())
     return sorted(hits, key=lambda h: h.start), stores
