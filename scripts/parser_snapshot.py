@@ -74,27 +74,11 @@ def questions() -> list[str]:
 
 
 def _world2_vocab() -> Any:
-    from edge.analysis.source import Vocabulary
+    """The second test world's vocabulary (``tests/world2.py``: other ids, German values, Berlin)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import world2
 
-    return Vocabulary(
-        timezone="Europe/Berlin",
-        store_ids=("de-ber-0042",),
-        event_types=("customer_enter", "dwell", "purchase", "checkout_queue", "complaint"),
-        attributes={
-            "weather": ("clear", "rainy", "overcast"),
-            "zone": ("eingang", "kasse", "obst", "kuehlregal", "getraenkemarkt"),
-            "product_category": ("backwaren", "getraenke", "molkerei", "obst_gemuese", "drogerie"),
-            "speech_emotion": ("negative",),
-            "promotion": ("aktion", "none"),
-        },
-        keys_by_type={
-            "customer_enter": ("person_count", "promotion", "weather", "zone"),
-            "dwell": ("dwell_seconds", "promotion", "weather", "zone"),
-            "purchase": ("bill_id", "order_amount", "product_category", "promotion", "weather"),
-            "checkout_queue": ("promotion", "queue_length", "weather", "zone"),
-            "complaint": ("promotion", "speech_emotion", "weather", "zone"),
-        },
-    )
+    return world2.vocabulary()
 
 
 def _row(res: Any) -> dict[str, Any]:

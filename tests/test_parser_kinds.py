@@ -15,6 +15,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 import pytest
+import world2
 
 from edge.analysis.parser import parse_question
 from edge.analysis.source import Vocabulary
@@ -23,16 +24,7 @@ from edge.sim.catalog import VOCABULARY
 NOW = datetime(2025, 12, 15, 10)  # a Monday
 assert NOW.weekday() == 0
 
-WORLD2 = Vocabulary(
-    timezone="Europe/Berlin",
-    store_ids=("de-ber-0042",),
-    event_types=("customer_enter", "dwell", "purchase", "checkout_queue", "complaint"),
-    attributes={
-        "weather": ("clear", "rainy", "overcast"),
-        "zone": ("eingang", "kasse", "obst", "kuehlregal", "getraenkemarkt"),
-        "product_category": ("backwaren", "getraenke", "molkerei", "obst_gemuese", "drogerie"),
-    },
-)
+WORLD2 = world2.vocabulary()
 
 
 def _ok(question: str, vocab: Vocabulary = VOCABULARY) -> dict[str, Any]:

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from edge.analysis.source import Vocabulary
+
 STORE = "de-ber-0042"
 TZ = "Europe/Berlin"
 START = date(2025, 8, 4)
@@ -32,6 +34,29 @@ GAP = (date(2025, 9, 15), date(2025, 9, 20))
 WEATHERS = ("clear", "rainy", "overcast")
 CATEGORIES = ("backwaren", "getraenke", "molkerei", "obst_gemuese", "drogerie")
 ZONES = ("eingang", "kasse", "obst", "kuehlregal", "getraenkemarkt")
+
+
+def vocabulary() -> Vocabulary:
+    """The vocabulary a memory of this world reports (its own words), for parser tests without one."""
+    return Vocabulary(
+        timezone=TZ,
+        store_ids=(STORE,),
+        event_types=("customer_enter", "dwell", "purchase", "checkout_queue", "complaint"),
+        attributes={
+            "weather": WEATHERS,
+            "zone": ZONES,
+            "product_category": CATEGORIES,
+            "speech_emotion": ("negative",),
+            "promotion": ("aktion", "none"),
+        },
+        keys_by_type={
+            "customer_enter": ("person_count", "promotion", "weather", "zone"),
+            "dwell": ("dwell_seconds", "promotion", "weather", "zone"),
+            "purchase": ("bill_id", "order_amount", "product_category", "promotion", "weather"),
+            "checkout_queue": ("promotion", "queue_length", "weather", "zone"),
+            "complaint": ("promotion", "speech_emotion", "weather", "zone"),
+        },
+    )
 
 
 @dataclass(frozen=True)
