@@ -452,3 +452,13 @@ def test_a_zone_named_by_its_letter_is_the_stored_zone_it_ends(question: str, gr
 
 def test_the_s_of_zones_is_no_zone_s() -> None:
     assert "attributes" not in _ok("Which 2 zones see the most complaints?").get("filters", {})
+
+
+@pytest.mark.parametrize(
+    "question", ["Why did revenue drop last week?", "为什么上周营业额下降了", "how come complaints went up"]
+)
+def test_a_cause_asked_is_refused_not_answered_with_the_trend(question: str) -> None:
+    """ "why" was a function word: the trend of last week came back ok for a question about a cause."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok", r.plan
+    assert "why" in (r.explanation or "") or "原因" in (r.explanation or ""), r.explanation

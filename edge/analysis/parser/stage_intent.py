@@ -43,6 +43,8 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         raise Refusal((zh, en[:1].upper() + en[1:]))
     if PATTERNS["out_of_domain"].search(s.text):
         raise Refusal("out_of_domain", final=True)
+    if PATTERNS["why_asked"].search(s.text):  # a cause: no operator computes one
+        raise Refusal("cause", final=True)
     if s.two_fields is not None:  # one word, two fields, and the measure's events do not decide
         raise Refusal(two_fields_reason(s.two_fields), final=True)
     intent, forced = s.hint, force.intent if force is not None else None
