@@ -196,6 +196,9 @@ def test_the_share_of_one_part_is_a_breakdown_over_every_part(
         ("促销期间的转化率是不是高一些", "promotion"),
         ("Are weekends a bit busier?", "is_weekend"),
         ("Is the store busier when it rains?", "weather"),
+        ("When it rains, do fewer people come?", "weather"),
+        ("What happens to revenue when it rains?", "weather"),
+        ("Mondays or Saturdays, which brings in more shoppers?", "day_of_week"),
     ],
 )
 def test_a_comparative_with_no_second_side_compares_against_the_rest(question: str, dimension: str) -> None:
