@@ -115,7 +115,7 @@ class Operator(ABC):
             return {**plan, "group_by": list(groups)}
         cmp = plan.get("compare") or {}
         dim = self.default_params.get("dimension")
-        if dim and not (cmp.get("dimension") or cmp.get("periods")):
+        if dim and not (cmp.get("dimension") or cmp.get("periods") or plan.get("group_by")):
             return {**plan, "compare": {**cmp, "dimension": dim}}
         return plan
 

@@ -3,7 +3,8 @@
 Public API (``adamm ask``, the hub, :mod:`edge.llm`): :func:`parse_question`, :class:`ParseResult`,
 :class:`AttributeMatch`. The rules (:mod:`.core`) read the slots (:mod:`.slots`) and build the plan
 in stages (``stage_*``), combined with the exemplar classifier (:mod:`.exemplars`). Pure: no I/O but
-reading its own package data (``lexicon.toml``, the exemplars) at import.
+reading its own package data (``lexicon.toml``, ``timekinds.toml``, ``stages.toml``, the
+exemplars) at import.
 """
 
 from edge.analysis.parser.core import parse_question

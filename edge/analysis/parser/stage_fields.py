@@ -60,7 +60,8 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
     if intent == "breakdown" and not dims and not s.buckets and s.values:
         # the share of one part ("what share of revenue came from the bakery"): every part of its
         # field, the one named among them; never a filter to it, which would make it the whole
-        key = s.values[0].key
+        # the part is a value of what is split, not a day's condition ("on rainy days ... from the bakery")
+        key = next((v.key for v in s.values if v.key not in ("weather", "promotion")), s.values[0].key)
         d.used_values |= {i for i, v in enumerate(s.values) if v.key == key}
         dims = [key]
     if intent in ("breakdown", "top_k", "anomaly", "trend") and (group := _group_by(s, d, dims)):

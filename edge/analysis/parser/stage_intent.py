@@ -14,7 +14,6 @@ from datetime import datetime
 from typing import Any
 
 from edge.analysis.metrics import ADDITIVE, HIGHER_IS_BETTER, LOWER_IS_BETTER
-from edge.analysis.parser import lexicon as lx
 from edge.analysis.parser.refusal import PATTERNS, STAGES, Refusal
 from edge.analysis.parser.slots import Draft, Force, Slots
 from edge.analysis.parser.timecal import pivot_periods
@@ -193,15 +192,15 @@ def choose_measure(s: Slots, d: Draft) -> None:
     if (
         metric in ADDITIVE
         and intent not in _PER_DAY_OK
-        and (lx.SHAPES["per_unit_average"].search(s.text) or lx.SHAPES["bare_average"].search(s.post_view))
+        and (PATTERNS["per_unit_average"].search(s.text) or PATTERNS["bare_average"].search(s.post_view))
     ):
         raise Refusal("per_unit_average", final=True)  # no plan computes the mean of a total per day
     if metric in ADDITIVE and PATTERNS["per_person"].search(s.text):
         raise Refusal("per_person", final=True)
     if metric == "queue_length" and PATTERNS["duration_asked"].search(s.text):
         raise Refusal("queue_duration", final=True)
-    if intent in ("top_k", "breakdown") and _asks_lowest(s.text, metric):
-        raise Refusal("bottom_rank", final=True)
+    if intent in ("top_k", "breakdown") and (why := _lowest_first(s.text, metric)):
+        raise Refusal(why, final=True)
     if intent == "correlation":
         d.plan["target_metric"], d.plan["second_metric"] = s.metrics[0], s.metrics[1]
     elif metric is not None:
@@ -209,17 +208,18 @@ def choose_measure(s: Slots, d: Draft) -> None:
     d.metric = metric
 
 
-def _asks_lowest(text: str, metric: str | None) -> bool:
-    """Whether a ranking is asked from its lowest: "lowest", 最少, or the worst of a measure a store
-    wants high, the best of one it wants low, the best or worst of one it wants neither way."""
+def _lowest_first(text: str, metric: str | None) -> str | None:
+    """Why a ranking cannot be answered from the highest: it asks for the lowest ("lowest", 最少,
+    the worst of a measure a store wants high, the best of one it wants low), or for the best or
+    worst of a measure with no better direction; None when the highest is what is asked."""
     if PATTERNS["lowest"].search(text):
-        return True
+        return "bottom_rank"
     worst, best = PATTERNS["worst"].search(text), PATTERNS["best"].search(text)
     if metric in HIGHER_IS_BETTER:
-        return bool(worst)
+        return "bottom_rank" if worst else None
     if metric in LOWER_IS_BETTER:
-        return bool(best)
-    return bool(worst or best)
+        return "bottom_rank" if best else None
+    return "no_direction" if worst or best else None
 
 
 def co_items(s: Slots) -> list[Item]:

@@ -19,6 +19,7 @@ from typing import Any
 from edge.analysis.parser import timecal as tc
 from edge.analysis.parser.extraction import Context, Reader
 from edge.analysis.parser.text import CN_NUM, EN_NUM, MaskedText, parse_number, word
+from edge.analysis.plan import subtract_duration
 from edge.analysis.source import Vocabulary
 
 _DATA = tomllib.loads(
@@ -257,24 +258,32 @@ class Reading(tc.Clock):
         named, y = _group(m, "q") or "", _group(m, "y")
         q = ordinals.get(named) or parse_number(named) or 1
         days = self.month_range(int(y) if y else None, 3 * q - 2, m.group(0), 3)
-        if days is not None and days[0] <= self.today < days[1]:
-            self.range(m, {"since": self.at(days[0])}, "calendar")
-        else:
-            self.calendar(m, days)
+        running = days is not None and days[0] <= self.today < days[1]
+        self.calendar(m, days, plain={"since": self.at(days[0])} if days and running else None)
 
     def read_month_weekday(self, m: re.Match[str], nth: dict[str, int]) -> None:
-        """The n-th (or the last: -1) weekday of a month, the latest begun when no year is named."""
-        days, named = self.month_range(*_year_month(m), m.group(0)), _group(m, "n") or ""
-        if days is not None:
-            first = days[0] + timedelta(days=(_WEEKDAYS[_group(m, "d") or ""] - days[0].weekday()) % 7)
-            count = ((days[1] - first).days + 6) // 7  # how many of that weekday the month has
-            n = nth.get(named) or parse_number(named) or 0
-            n = count if n == -1 else n  # the last
-            if 1 <= n <= count:
-                d = first + timedelta(weeks=n - 1)
-                self.range(m, self.day(d), "day", pivot=d)
+        """The n-th (or the last: -1) weekday of a month; with no year named, the latest such day
+        that is not in the future."""
+        (year, month), named = _year_month(m), _group(m, "n") or ""
+        n, weekday = nth.get(named) or parse_number(named) or 0, _WEEKDAYS[_group(m, "d") or ""]
+        day = None
+        for back in (0, 1) if year is None else (0,):
+            days = self.month_range(year, month, m.group(0))
+            if days is None:
+                self.take(m)
                 return
-            self.errors.append((f"there is no such day as '{m.group(0)}'", f"没有“{m.group(0)}”这一天"))
+            if back:
+                days = (days[0].replace(year=days[0].year - 1), days[1].replace(year=days[1].year - 1))
+            first = days[0] + timedelta(days=(weekday - days[0].weekday()) % 7)
+            count = ((days[1] - first).days + 6) // 7  # how many of that weekday the month has
+            k = count if n == -1 else n  # the last
+            day = first + timedelta(weeks=k - 1) if 1 <= k <= count else None
+            if day is None or day <= self.today:
+                break
+        if day is not None:
+            self.range(m, self.day(day), "day", pivot=day)
+            return
+        self.errors.append((f"there is no such day as '{m.group(0)}'", f"没有“{m.group(0)}”这一天"))
         self.take(m)
 
     def read_year_ago(self, m: re.Match[str]) -> None:
@@ -326,14 +335,12 @@ class Reading(tc.Clock):
             first, last = _WEEKDAYS[a], _WEEKDAYS[_group(m, "b") or ""]
             days = [(first + i) % 7 for i in range((last - first) % 7 + 1)]
         kept = sorted(set(days or [_WEEKDAYS[_group(m, "d") or ""]]))
-        view = self.mt.view
+        view, pre = self.mt.view, _OPEN_BEFORE.search(self.mt.view[max(0, m.start() - 24) : m.start()])
         if (
             len(kept) == 1
             and not days
-            and (
-                _OPEN_AFTER.match(view[m.end() : m.end() + 4])
-                or _OPEN_BEFORE.search(view[max(0, m.start() - 24) : m.start()])
-            )
+            and not m.group(0).endswith("s")  # "since Mondays" keeps Mondays
+            and (_OPEN_AFTER.match(view[m.end() : m.end() + 4]) or (pre and pre.group("w") not in _ORIGIN))
         ):  # "since Monday", 周一以来: from the latest Monday on, not Mondays
             latest = self.today - timedelta(days=(self.today.weekday() - kept[0]) % 7)
             self.calendar(m, (latest, latest + timedelta(days=1)))
@@ -400,14 +407,18 @@ def _year_before(info: tc.TimeInfo, clock: tc.Clock) -> None:
     """The same period a year before the one other calendar range named (its days a year back;
     one open to now: up to today a year back); with none or several to choose from, an error."""
     text, start = info.year_ago or ("", 0)
-    named = [r.time_range for r in info.ranges if "since" in r.time_range]
+    named = [r.time_range for r in info.ranges if "since" in r.time_range or "last" in r.time_range]
     if len(named) != 1:
         en = f"'{text}' is a period a year before another one: name that one too (this month against the same period last year), or the dates"
         info.errors.append((en, f"“{text}”要和另一个时间段一起说（如“这个月和去年同期比”），或者直接说日期"))
         return
-    tr = named[0]
-    until = datetime.fromisoformat(tr["until"]).date() if "until" in tr else clock.today + timedelta(days=1)
-    days = _a_year_before(datetime.fromisoformat(tr["since"]).date()), _a_year_before(until)
+    tr, today = named[0], clock.today
+    until = datetime.fromisoformat(tr["until"]).date() if "until" in tr else today + timedelta(days=1)
+    if "last" in tr:  # the last N days (weeks, months): from that many back, up to today
+        since = subtract_duration(datetime(today.year, today.month, today.day), tr["last"]).date()
+    else:
+        since = datetime.fromisoformat(tr["since"]).date()
+    days = _a_year_before(since), _a_year_before(until)
     info.ranges.append(tc.RangeMention(text, clock.span(*days), start, "calendar"))
 
 
