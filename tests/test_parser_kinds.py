@@ -484,25 +484,57 @@ def test_a_cause_asked_is_refused_not_answered_with_the_trend(question: str) -> 
     assert "why" in (r.explanation or "") or "原因" in (r.explanation or ""), r.explanation
 
 
+_YESTERDAY = NOW.date() - timedelta(days=1)
+
+
 @pytest.mark.parametrize(
-    "question",
+    ("question", "want"),
     [
-        "哪个区域排队最长，最好列出前三",  # 最好 "preferably", not "the best"
-        "how does revenue from Mondays compare with Saturdays",  # "from" Mondays: no open range
-        "footfall yesterday, I mean the total",  # "mean" the verb, no average
-        "Which days had higher than average footfall?",
-        "What share of revenue on rainy days came from the bakery?",
+        # 最好 "preferably", not "the best": the longest queue, its top three zones
+        (
+            "哪个区域排队最长，最好列出前三",
+            {"intent": "top_k", "target_metric": "queue_length", "top_k": 3, "group_by": ["zone"]},
+        ),
+        # "from" Mondays: no open range, the two days compared
+        (
+            "how does revenue from Mondays compare with Saturdays",
+            {
+                "intent": "compare",
+                "target_metric": "revenue",
+                "compare": {"dimension": "day_of_week", "groups": [0, 5]},
+                "filters": {"days_of_week": [0, 5]},
+            },
+        ),
+        # "mean" the verb, no average
+        (
+            "footfall yesterday, I mean the total",
+            {
+                "intent": "aggregate",
+                "target_metric": "footfall",
+                "filters": {"time_range": {"since": _at(_YESTERDAY), "until": _at(NOW.date())}},
+            },
+        ),
+        (
+            "Which days had higher than average footfall?",
+            {"intent": "anomaly", "target_metric": "footfall", "time_bucket": "day"},
+        ),
+        # the share of a part with a weather named: split by the part's field, the weather kept
+        (
+            "What share of revenue on rainy days came from the bakery?",
+            {
+                "intent": "breakdown",
+                "target_metric": "revenue",
+                "group_by": ["product_category"],
+                "filters": {"attributes": {"weather": "rain"}},
+            },
+        ),
     ],
 )
-def test_near_wordings_of_the_new_kinds_keep_their_reading(question: str) -> None:
+def test_near_wordings_of_the_new_kinds_keep_their_reading(question: str, want: dict[str, Any]) -> None:
     """Found in review: each was read right before the kinds above and must stay so."""
     plan = _ok(question)
-    assert plan["intent"] in ("top_k", "compare", "aggregate", "anomaly", "breakdown"), plan
-    assert "time_range" not in plan.get("filters", {}) or "yesterday" in question, plan
-    if "share" in question:
-        assert plan["group_by"] == ["product_category"] and plan["filters"]["attributes"] == {
-            "weather": "rain"
-        }
+    assert {k: plan.get(k) for k in want} == want, plan
+    assert "filters" in want or not plan.get("filters"), plan
 
 
 def test_an_open_word_before_a_running_quarter_opens_it() -> None:
@@ -525,3 +557,65 @@ def test_the_same_period_a_year_before_the_last_days_is_those_days_a_year_back()
         "until": _at(NOW.date().replace(year=NOW.year - 1) + timedelta(days=1)),
     }
     assert plan["compare"]["periods"][1]["time_range"] == want, plan
+
+
+def _units_ago(unit: str, n: int) -> tuple[date, date]:
+    """The calendar ``unit`` ``n`` back from NOW's: its first day and the day after its last."""
+    today = NOW.date()
+    if unit == "day":
+        return today - timedelta(days=n), today - timedelta(days=n - 1)
+    if unit == "week":
+        monday = today - timedelta(days=today.weekday()) - timedelta(weeks=n)
+        return monday, monday + timedelta(weeks=1)
+    y, m = divmod(today.year * 12 + today.month - 1 - n, 12)
+    first = date(y, m + 1, 1)
+    return first, (first + timedelta(days=32)).replace(day=1)
+
+
+@pytest.mark.parametrize(
+    ("question", "unit", "n"),
+    [
+        ("三天前的客流", "day", 3),
+        ("three days ago, how many visitors came in", "day", 3),
+        ("两周前的营业额", "week", 2),
+        ("两个礼拜前的投诉多不多", "week", 2),
+        ("revenue two weeks ago", "week", 2),
+        ("两个月前的订单数", "month", 2),
+        ("complaints a month ago", "month", 1),
+    ],
+)
+@pytest.mark.parametrize("world", ["sim", "world2"])
+def test_units_ago_are_that_calendar_unit(question: str, unit: str, n: int, world: str) -> None:
+    """三天前 / two weeks ago were named and refused: now the day, the week, the month that many back."""
+    vocab = VOCABULARY if world == "sim" else WORLD2
+    first, end = _units_ago(unit, n)
+    zone = ZoneInfo(vocab.timezone)
+    want = {
+        "since": datetime(first.year, first.month, first.day, tzinfo=zone).isoformat(),
+        "until": datetime(end.year, end.month, end.day, tzinfo=zone).isoformat(),
+    }
+    assert _ok(question, vocab)["filters"]["time_range"] == want
+
+
+def test_since_units_ago_opens_a_range_from_that_unit() -> None:
+    assert _ok("complaints since two weeks ago")["filters"]["time_range"] == {
+        "since": _at(_units_ago("week", 2)[0])
+    }
+    assert _ok("三天前到现在的订单数")["filters"]["time_range"] == {"since": _at(_units_ago("day", 3)[0])}
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "一年前的客流",
+        "几天前的投诉",
+        "revenue a few days ago",
+        "半个月前的营业额",
+        "3月前的营业额",
+        "15日前的客流",
+    ],
+)
+def test_vague_or_other_times_before_are_not_read_as_units_ago(question: str) -> None:
+    """A year ago (which days?), a few days ago, half a month ago; 3月前 is before March, 15日前 before the 15th."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok", r.plan

@@ -30,7 +30,10 @@ def _ratio(num: float, den: float) -> float | None:
 
 @dataclass(frozen=True)
 class Metric:
-    """One metric: ``kind`` is additive (sums add up over days), ratio, mean, proportion or peak."""
+    """One metric: ``kind`` is additive (sums add up over days), ratio, mean, proportion or peak;
+    ``better`` the direction a store wants it to go ("higher", "lower", or "" for none: the dwell
+    time, the event count, the peak hour have no best or worst; "the worst staff error rate" is the
+    highest)."""
 
     name: str
     kind: str
@@ -40,52 +43,54 @@ class Metric:
     evidence: Callable[[Row], int]
     label_en: str
     label_zh: str
+    better: str
+
+    def __post_init__(self) -> None:
+        if self.better not in ("higher", "lower", ""):
+            raise ValueError(
+                f"metric {self.name}: better must be 'higher', 'lower' or '', not {self.better!r}"
+            )
 
 
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in (
         Metric("event_count", "additive", ("events",), (), lambda r: float(r["events"]),
-               lambda r: int(r["events"]), "event count", "事件数"),
+               lambda r: int(r["events"]), "event count", "事件数", ""),
         Metric("footfall", "additive", ("footfall", "enter_events"), ("customer_enter",),
-               lambda r: float(r["footfall"]), lambda r: int(r["enter_events"]), "footfall", "客流"),
+               lambda r: float(r["footfall"]), lambda r: int(r["enter_events"]), "footfall", "客流", "higher"),
         Metric("order_count", "additive", ("bills", "purchase_events"), ("purchase",),
-               lambda r: float(r["bills"]), lambda r: int(r["purchase_events"]), "order count", "订单数"),
+               lambda r: float(r["bills"]), lambda r: int(r["purchase_events"]), "order count", "订单数", "higher"),
         Metric("revenue", "additive", ("revenue", "purchase_events"), ("purchase",),
-               lambda r: float(r["revenue"] or 0.0), lambda r: int(r["purchase_events"]), "revenue", "销售额"),
+               lambda r: float(r["revenue"] or 0.0), lambda r: int(r["purchase_events"]), "revenue", "销售额", "higher"),
         Metric("avg_order_value", "ratio", ("revenue", "bills", "purchase_events"), ("purchase",),
                lambda r: _ratio(r["revenue"] or 0.0, r["bills"]), lambda r: int(r["bills"]),
-               "average order value", "客单价"),
+               "average order value", "客单价", "higher"),
         Metric("conversion_rate", "ratio", ("bills", "footfall", "enter_events", "purchase_events"),
                ("customer_enter", "purchase"), lambda r: _ratio(r["bills"], r["footfall"]),
-               lambda r: min(int(r["enter_events"]), int(r["purchase_events"])), "conversion rate", "转化率"),
+               lambda r: min(int(r["enter_events"]), int(r["purchase_events"])), "conversion rate", "转化率", "higher"),
         Metric("dwell_time", "mean", ("dwell_sum", "dwell_sq", "dwell_n"), ("dwell",),
                lambda r: _ratio(r["dwell_sum"], r["dwell_n"]), lambda r: int(r["dwell_n"]),
-               "dwell time (s)", "停留时长(秒)"),
+               "dwell time (s)", "停留时长(秒)", ""),
         Metric("queue_length", "mean", ("queue_sum", "queue_sq", "queue_n"), ("checkout_queue",),
                lambda r: _ratio(r["queue_sum"], r["queue_n"]), lambda r: int(r["queue_n"]),
-               "queue length", "排队长度"),
+               "queue length", "排队长度", "lower"),
         Metric("complaint_count", "additive", ("complaints",), ("complaint",),
-               lambda r: float(r["complaints"]), lambda r: int(r["complaints"]), "complaints", "投诉数"),
+               lambda r: float(r["complaints"]), lambda r: int(r["complaints"]), "complaints", "投诉数", "lower"),
         Metric("negative_emotion_rate", "proportion", ("negative_n", "emotion_n"), (),
                lambda r: _ratio(r["negative_n"], r["emotion_n"]), lambda r: int(r["emotion_n"]),
-               "negative emotion rate", "负面情绪占比"),
+               "negative emotion rate", "负面情绪占比", "lower"),
         Metric("staff_error_rate", "proportion", ("staff_error_n", "staff_op_n"),
                ("staff_error", "staff_operation"),
                lambda r: _ratio(r["staff_error_n"], r["staff_error_n"] + r["staff_op_n"]),
-               lambda r: int(r["staff_error_n"]) + int(r["staff_op_n"]), "staff error rate", "员工操作失误率"),
+               lambda r: int(r["staff_error_n"]) + int(r["staff_op_n"]), "staff error rate", "员工操作失误率", "lower"),
         Metric("peak_hour", "peak", ("footfall", "enter_events"), ("customer_enter",),
-               lambda r: None, lambda r: int(r["enter_events"]), "peak hour", "高峰时段"),
+               lambda r: None, lambda r: int(r["enter_events"]), "peak hour", "高峰时段", ""),
     )
 }  # fmt: skip
 
 #: Additive metrics are compared as the mean per store-local day (CONTRACT section 3, compare).
 ADDITIVE = frozenset(name for name, m in METRICS.items() if m.kind == "additive")
-#: the metrics a store wants low ("the worst staff error rate" is the highest); those it wants high
-#: are in HIGHER_IS_BETTER, and a metric in neither (dwell time, the event count, the peak hour)
-#: has no best or worst
-LOWER_IS_BETTER = frozenset({"queue_length", "complaint_count", "negative_emotion_rate", "staff_error_rate"})
-HIGHER_IS_BETTER = frozenset({"footfall", "order_count", "revenue", "avg_order_value", "conversion_rate"})
 
 
 #: the mean store-local hour of the events (an entity's visit-time trend); not a plan metric
@@ -98,6 +103,7 @@ MEAN_HOUR = Metric(
     lambda r: int(r["events"]),
     "mean visit hour",
     "平均到店时刻",
+    "",
 )
 
 

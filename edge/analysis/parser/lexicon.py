@@ -49,10 +49,16 @@ class Lexicon:
     condition_zh: str  # the English one not yet bounded as words
     condition_en: str
     top_k: list[re.Pattern[str]]
+    #: an id field -> the patterns of its codes (vocabmatch.py's), each as written
+    named_by_code: dict[str, tuple[re.Pattern[str], ...]]
+    naming: dict[str, re.Pattern[str]]
+    naming_words: dict[str, frozenset[str]]
+    #: valuekeys.py's message on a word of two fields: language -> part -> template
+    two_fields: dict[str, dict[str, str]]
 
 
 @dataclass
-class _Reader:
+class TomlReader:
     """The checks of one parsed lexicon file; every fault is raised naming ``where`` it is."""
 
     name: str
@@ -141,6 +147,15 @@ class _Reader:
             return tuple(value)
         raise self.fail(f"{where}.{key}", "missing words (a string or a list of strings)")
 
+    def templates(self, name: str) -> dict[str, dict[str, str]]:
+        """``[name]``: a table per language of message templates (strings)."""
+        out: dict[str, dict[str, str]] = {}
+        for lang, parts in self.section(name).items():
+            if not isinstance(parts, dict) or not all(isinstance(t, str) for t in parts.values()):
+                raise self.fail(f"{name}.{lang}", "missing templates (a table of strings)")
+            out[lang] = dict(parts)
+        return out
+
     def synonyms(self, entry: dict[str, Any], where: str) -> tuple[str, tuple[str, ...]]:
         """A ``VALUE_WORDS`` entry: its pattern, checked, and its ``tokens``."""
         pattern = self.compiled(entry, where, self.pattern(entry, where, "tokens")).pattern
@@ -186,7 +201,7 @@ def load(path: Path | None = None) -> Lexicon:
         check = path is not None or package.joinpath(CHECKED).read_text("utf-8").strip() != digest(text)
     except OSError:
         check = True
-    r = _Reader(source.name, data)
+    r = TomlReader(source.name, data)
     fields: dict[str, Any] = {s.lower(): r.table(s, check) for s in _WORD_TABLES}
     fields |= {s.lower(): r.patterns(s) for s in _PATTERN_TABLES}
     for f, (s, k, kind) in _KEYS.items():
@@ -202,6 +217,16 @@ def load(path: Path | None = None) -> Lexicon:
         for k, e in r.section("MEASURE_CONTEXT").items()
     }
     fields["top_k"] = r.ordered("TOP_K", "patterns")
+    fields["named_by_code"] = {}
+    for k, v in r.section("NAMED_BY_CODE").items():
+        if not isinstance(v, list):
+            raise r.fail(f"NAMED_BY_CODE.{k}", "missing patterns (a list)")
+        fields["named_by_code"][k] = tuple(r.regex({k: p}, k, f"NAMED_BY_CODE[{i}]") for i, p in enumerate(v))
+    fields["naming"] = {k: r.regex(r.section("NAMING"), k, "NAMING") for k in r.section("NAMING")}
+    fields["naming_words"] = {
+        k: frozenset(r.words(r.section("NAMING_WORDS"), k, "NAMING_WORDS")) for k in r.section("NAMING_WORDS")
+    }
+    fields["two_fields"] = r.templates("TWO_FIELDS")
     return Lexicon(**fields)
 
 
@@ -227,19 +252,7 @@ CONDITION_ZH = _LEXICON.condition_zh
 CONDITION_EN = _LEXICON.condition_en
 TOP_K = _LEXICON.top_k
 
-#: the package file again, for the sections read as written (vocabmatch.py's)
-_FILE = importlib.resources.files("edge.analysis.parser").joinpath("lexicon.toml")
-_RAW = _Reader(_FILE.name, tomllib.loads(_FILE.read_text("utf-8")))
-NAMED_BY_CODE = {
-    k: tuple(_RAW.regex({k: p}, k, "NAMED_BY_CODE") for p in v)
-    for k, v in _RAW.section("NAMED_BY_CODE").items()
-}
-NAMING = {k: _RAW.regex(_RAW.section("NAMING"), k, "NAMING") for k in _RAW.section("NAMING")}
-NAMING_WORDS = {
-    k: frozenset(_RAW.words(_RAW.section("NAMING_WORDS"), k, "NAMING_WORDS"))
-    for k in _RAW.section("NAMING_WORDS")
-}
-#: valuekeys.py's message on a word of two fields: language -> part -> template
-TWO_FIELDS = {
-    lang: {k: str(t) for k, t in parts.items()} for lang, parts in _RAW.section("TWO_FIELDS").items()
-}
+NAMED_BY_CODE = _LEXICON.named_by_code
+NAMING = _LEXICON.naming
+NAMING_WORDS = _LEXICON.naming_words
+TWO_FIELDS = _LEXICON.two_fields

@@ -7,17 +7,19 @@ and raise :class:`Refusal`; :mod:`.core` turns it into an ``unsupported`` result
 from __future__ import annotations
 
 import importlib.resources
-import re
 import tomllib
+
+from edge.analysis.parser.lexicon import LexiconError, TomlReader
 
 STAGES = tomllib.loads(
     importlib.resources.files("edge.analysis.parser").joinpath("stages.toml").read_text(encoding="utf-8")
 )
-#: the stages' patterns by name, each the alternation of its lines
-PATTERNS = {
-    k: re.compile("|".join(line.strip() for line in v.splitlines() if line.strip()))
-    for k, v in STAGES["patterns"].items()
-}
+_STAGES = TomlReader("stages.toml", STAGES)
+#: the stages' patterns by name, each the alternation of its lines (a bad one named as the lexicon's are)
+PATTERNS = {k: _STAGES.regex(_STAGES.section("patterns"), k, "patterns") for k in _STAGES.section("patterns")}
+for _name, _texts in _STAGES.section("said").items():
+    if not (isinstance(_texts, list) and len(_texts) == 2 and all(isinstance(t, str) for t in _texts)):
+        raise LexiconError(f"stages.toml: said.{_name}: a [zh, en] pair of texts is needed")
 
 
 def said(name: str, lang: str, **fields: str) -> str:

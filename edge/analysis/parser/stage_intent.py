@@ -13,7 +13,7 @@ from collections.abc import Set
 from datetime import datetime
 from typing import Any
 
-from edge.analysis.metrics import ADDITIVE, HIGHER_IS_BETTER, LOWER_IS_BETTER
+from edge.analysis.metrics import ADDITIVE, METRICS
 from edge.analysis.parser.refusal import PATTERNS, STAGES, Refusal
 from edge.analysis.parser.slots import Draft, Force, Slots
 from edge.analysis.parser.timecal import pivot_periods
@@ -215,9 +215,10 @@ def _lowest_first(text: str, metric: str | None) -> str | None:
     if PATTERNS["lowest"].search(text):
         return "bottom_rank"
     worst, best = PATTERNS["worst"].search(text), PATTERNS["best"].search(text)
-    if metric in HIGHER_IS_BETTER:
+    better = METRICS[metric].better if metric in METRICS else ""
+    if better == "higher":
         return "bottom_rank" if worst else None
-    if metric in LOWER_IS_BETTER:
+    if better == "lower":
         return "bottom_rank" if best else None
     return "no_direction" if worst or best else None
 

@@ -305,6 +305,16 @@ class Reading(tc.Clock):
         """A calendar word (yesterday, 上个月), or the edge of an open range ("since last month")."""
         self.calendar(m, self.period_days(unit, offset), plain=self.period(unit, offset))
 
+    def read_ago(self, m: re.Match[str], units: dict[str, str]) -> None:
+        """N calendar units back (a day, the week, the month: ``units`` by the unit's letter), or the
+        edge of an open range from or up to it (since three days ago)."""
+        n_text = _group(m, "n") or ""
+        n = 1 if n_text in ("a", "an") else parse_number(n_text)
+        if not n or n < 0:
+            return
+        unit = units[_WORDS["units"][_group(m, "u") or ""]]
+        self.calendar(m, self.period_days(unit, -n), plain=self.period(unit, -n))
+
     def read_last_hours(self, m: re.Match[str]) -> None:
         """The last n hours when they are whole days (the window ends now), else left unread."""
         n = parse_number(_group(m, "n") or "") or 0
