@@ -619,3 +619,75 @@ def test_vague_or_other_times_before_are_not_read_as_units_ago(question: str) ->
     """A year ago (which days?), a few days ago, half a month ago; 3月前 is before March, 15日前 before the 15th."""
     r = parse_question(question, VOCABULARY, NOW)
     assert r.status != "ok", r.plan
+
+
+@pytest.mark.parametrize(
+    ("aside", "question"),
+    [
+        ("Sorry to bother you, but ", "how many people walked in yesterday?"),
+        ("My boss wants to know: ", "is footfall higher on weekends than weekdays?"),
+        ("Off the top of your head, ", "what's the average order value in November?"),
+        ("Not urgent: ", "is there a weekly pattern in footfall?"),
+        ("If it's not too much trouble, ", "show me the top 5 products by revenue this month."),
+        ("老板让我问一下，", "上周营业额多少？"),
+        ("我有点好奇，", "这个月投诉是不是比上个月多了"),
+        ("开会要用，", "最近8周的转化率趋势"),
+        ("总部这边想知道，", "11月哪家店转化率最高"),
+    ],
+)
+@pytest.mark.parametrize("world", ["sim", "world2"])
+def test_a_clause_about_the_asking_is_set_aside_and_said(aside: str, question: str, world: str) -> None:
+    """Asides of politeness, hedges and who asks were words not understood: every padded question was
+    refused. A clause of them alone, beside a clause that was read, is set aside and said."""
+    vocab = VOCABULARY if world == "sim" else WORLD2
+    bare = parse_question(question, vocab, NOW)
+    padded = parse_question(aside + question, vocab, NOW)
+    assert bare.status == "ok", bare
+    assert padded.status == "ok", (padded.not_understood, padded.explanation)
+    drop = ("raw_question",)
+    assert {k: v for k, v in padded.plan.items() if k not in drop} == {
+        k: v for k, v in bare.plan.items() if k not in drop
+    }
+    assert [a.strip(" ,:，") for a in padded.set_aside] == [
+        aside.strip(" ,:，").lower().removesuffix(", but")
+    ]
+
+
+@pytest.mark.parametrize(
+    "question", ["Hmm, what would revenue look like next week?", "不好意思打扰一下，昨天进店人数是多少"]
+)
+def test_fixed_phrases_of_politeness_are_function_words(question: str) -> None:
+    """Said anywhere in a question (不好意思, hmm), they are no content: read as function words."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status == "ok" and not r.set_aside, r
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "On meeting days, what is the revenue?",  # a condition: days of meetings
+        "During the meeting, how many people came in?",
+        "开会的时候，客流多少",
+        "老板来店里那天，销售额是多少",
+        "Email, how many orders last week?",  # a channel no event records
+        "Boards, how many sold last week?",  # a product no event names
+        "Team A, what's their error rate?",  # a team the memory does not know
+        "会员，上周的客单价多少",  # members: an attribute no event records
+        "Sorry to bother you",  # nothing else asked
+    ],
+)
+def test_a_clause_with_content_not_read_is_never_set_aside(question: str) -> None:
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok", (r.plan, r.set_aside)
+
+
+def test_the_answer_says_what_was_set_aside() -> None:
+    from test_parser_fields import _source
+
+    from edge.analysis.engine import answer
+
+    p = answer("Sorry to bother you, but what was the total revenue?", _source(), now=NOW)
+    assert p["status"] == "ok", p
+    assert "set aside as not about the data: “sorry to bother you" in p["interpretation"]["text"]
+    p = answer("老板让我问一下，总销售额多少", _source(), now=NOW)
+    assert "与数据无关、未计入：“老板让我问一下”" in p["interpretation"]["text"], p["interpretation"]

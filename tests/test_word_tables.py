@@ -84,6 +84,11 @@ def test_lines_of_a_pattern_are_alternatives_and_en_words_are_bounded() -> None:
         ("zh = '是否周末|周末与否'", "zh = 1", r"is_weekend\.zh: missing pattern"),
         ('tokens = ["rain",', "tokens = [1,", r"VALUE_WORDS\.weather\[0\]\.tokens: missing words"),
         ("[CONDITION]", "[CONDITIONS]", r"CONDITION: missing table"),
+        (
+            "[CUES.anomaly]\nzh = '''\n",
+            "[CUES.anomaly]\nzh = '''\n  离谱|\n",
+            r"CUES\.anomaly\.zh: an empty alternative",
+        ),
         ("person = '^(?:customer|", "person = '^(?:(customer|", r"NAMING\.person: bad regex"),
         ("store = [\n  '(?<!", "store = [\n  '(?<!(", r"NAMED_BY_CODE\[0\]\.store: bad regex"),
         ("field = '{}的取值'", "field = 1", r"TWO_FIELDS\.zh: missing templates"),

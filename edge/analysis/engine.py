@@ -136,7 +136,14 @@ def answer(
             started=started,
         )
         out["interpretation"] = _interpretation(
-            parsed.plan, source, ref, lang, vocab.timezone, words, read_as=parsed.read_as
+            parsed.plan,
+            source,
+            ref,
+            lang,
+            vocab.timezone,
+            words,
+            read_as=parsed.read_as,
+            set_aside=parsed.set_aside,
         )
         return out
     plan = parsed.plan if asked in (None, parsed.language) else {**parsed.plan, "language": asked}
@@ -150,6 +157,7 @@ def answer(
         matches=parsed.matches,
         timezone=vocab.timezone,
         read_as=parsed.read_as,
+        set_aside=parsed.set_aside,
     )
     return payload
 
@@ -164,6 +172,7 @@ def _interpretation(
     *,
     resolved: Sequence[tuple[str, str, Sequence[str], Sequence[str]]] = (),
     read_as: Sequence[tuple[str, str]] = (),
+    set_aside: Sequence[str] = (),
 ) -> dict[str, Any]:
     """What ``plan`` computes (or would have), as the payload's ``interpretation``."""
     vocab = source.vocabulary()
@@ -197,6 +206,7 @@ def _interpretation(
         periods=periods,
         resolved=resolved,
         read_as=read_as,
+        set_aside=set_aside,
     )
 
 
@@ -246,6 +256,7 @@ def run_plan(
     timezone: str | None = None,
     cite: bool = True,
     read_as: Sequence[tuple[str, str]] = (),
+    set_aside: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Compute a plan (valid under plan.schema.json) into a payload. ``timezone``: the store's
     (read from the source's vocabulary when the caller does not already have it); a plan about one
@@ -254,7 +265,8 @@ def run_plan(
     caller that runs many plans and cites the events of the few answers it keeps by running those
     plans again (the facts step of maintenance); never for an answer shown to anyone. ``read_as``:
     the question's slips of typing and the words they were read as, said in the interpretation
-    with the words ``matches`` read by similarity."""
+    with the words ``matches`` read by similarity; ``set_aside``: the question's clauses about the
+    asking, said as not computed."""
     started = time.perf_counter()
     lang = str(plan.get("language") or language)
     lang = lang if lang in ("zh", "en") else "en"
@@ -279,7 +291,7 @@ def run_plan(
     except TimeRangeError as exc:
         out = _payload(question, plan, "unsupported", exc.reasons[lang], operator=ident, started=started)
         out["interpretation"] = _interpretation(
-            plan, source, now, lang, tz, resolved=_resolved(matches), read_as=read_as
+            plan, source, now, lang, tz, resolved=_resolved(matches), read_as=read_as, set_aside=set_aside
         )
         return out
     ctx = Context(plan, source, question, now, config, lang, tz, flt)
@@ -296,7 +308,14 @@ def run_plan(
             started=started,
         )
     out["interpretation"] = _interpretation(
-        op.as_run(plan), source, now, lang, tz, resolved=_resolved(matches), read_as=read_as
+        op.as_run(plan),
+        source,
+        now,
+        lang,
+        tz,
+        resolved=_resolved(matches),
+        read_as=read_as,
+        set_aside=set_aside,
     )
     return out
 

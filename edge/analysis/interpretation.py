@@ -165,13 +165,16 @@ def build(
     periods: Sequence[tuple[str, datetime | None, datetime | None]] = (),
     resolved: Sequence[tuple[str, str, Sequence[str], Sequence[str]]] = (),
     read_as: Sequence[tuple[str, str]] = (),
+    set_aside: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The payload's ``interpretation`` for ``plan`` (``{}`` for a question no plan was built for);
     ``periods``: a comparison of periods' windows, resolved (label, since, until): the period said
     is then theirs, each named with its dates. ``resolved``: words of the question that name a
     stored value of several fields, as (word, the field read, the fields set aside, the measure's
     event types that carry the field read; none when the question named the field itself).
-    ``read_as``: slips of typing in the question and the words they were read as (revnue, revenue)."""
+    ``read_as``: slips of typing in the question and the words they were read as (revnue, revenue);
+    ``set_aside``: clauses of the question about the asking, not the data ("my boss wants to
+    know"), said as not computed."""
     zh = lang == "zh"
     words = [str(w) for w in not_understood]
     if not plan:
@@ -232,6 +235,8 @@ def build(
             parts.append("按" + "、".join(dimension_label(g, lang) for g in groups) + "分组")
         parts += _resolved_words(resolved, lang)
         parts += [f"“{typed}”按“{word}”理解" for typed, word in read_as]
+        if set_aside:
+            parts.append("与数据无关、未计入：" + "、".join(f"“{a}”" for a in set_aside))
         if words:
             parts.append("未能理解：" + "、".join(words))
         text = "，".join(parts) + "。"
@@ -260,6 +265,8 @@ def build(
             parts.append("by " + ", ".join(dimension_label(g, lang) for g in groups))
         parts += _resolved_words(resolved, lang)
         parts += [f"“{typed}” read as “{word}”" for typed, word in read_as]
+        if set_aside:
+            parts.append("set aside as not about the data: " + ", ".join(f"“{a}”" for a in set_aside))
         if words:
             parts.append("not understood: " + ", ".join(words))
         text = ", ".join(parts) + "."

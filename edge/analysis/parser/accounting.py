@@ -170,12 +170,14 @@ def residual(
     claimed: Iterable[tuple[int, int]] = (),
     unclaimed: Iterable[tuple[int, int]] = (),
     asked: Iterable[tuple[int, int]] = (),
+    asides: list[str] | None = None,
 ) -> list[str]:
     """The question's content words nothing claimed (``mt`` is left as it is), in question order,
     as typed (normalised). ``claimed``: spans the plan uses that no extractor consumed (event-type
     words); ``unclaimed``: spans consumed that the plan does not use (a dimension it does not group
     by); ``asked``: such spans the answer is to be given by ("which store"), named even when a
-    function word; ``cue_patterns``: the intent cues."""
+    function word; ``cue_patterns``: the intent cues; ``asides``: when given, the clauses about the
+    asking, not the data, are set aside (their words not named) and appended to it."""
     work = mt.copy()
     for start, end in unclaimed:  # read by an extractor, but the plan does not use it
         work._chars[start:end] = mt.text[start:end]
@@ -194,15 +196,67 @@ def residual(
     en_known, zh_measure = _measure_words(plan)
     pieces = _PUNCT.sub(lambda p: "\u0000" * len(p.group(0)), view)
     taken = zh_taken(pieces, zh_measure)
-    words: list[str] = []
+    words: list[tuple[int, str]] = []
     for m in re.finditer(r"[a-z0-9][a-z0-9'\-.]*|[\u3400-\u9fff]+", pieces):
         token = m.group(0).strip(".'-")
         if _CJK_RUN.fullmatch(token):
-            words += _zh_rest(mt.text, m.start(), m.end(), taken, zh_measure)
+            words += [(m.start(), w) for w in _zh_rest(mt.text, m.start(), m.end(), taken, zh_measure)]
         elif (
             token not in lx.EN_FUNCTION
             and not (token.endswith("s") and token[:-1] in lx.EN_FUNCTION)
             and stem(token) not in en_known
         ):
-            words.append(token)
-    return list(dict.fromkeys([mt.text[s:e].strip() for s, e in asked] + words))
+            words.append((m.start(), token))
+    spans = list(asked)
+    if asides is not None:
+        words, aside = _without_asides(mt, words, asides)
+        spans = [(s, e) for s, e in spans if not any(a <= s < b for a, b in aside)]
+    return list(dict.fromkeys([mt.text[s:e].strip() for s, e in spans] + [w for _, w in words]))
+
+
+#: where a clause ends: a comma, a colon, a semicolon, a dash, a sentence's end
+_CLAUSE_END = re.compile(r"[,，:：;；!！?？。—–]+|\s-+\s|\.(?:\s|$)")
+_ASIDE_NEVER = re.compile(lx.ASIDE_NEVER)
+
+
+def _aside_zh(text: str, view: str, a: int, b: int) -> bool:
+    """Whether every Chinese character of ``text[a:b]`` nothing read is inside an aside or a
+    function word of the clause (老板让我问一下: 老板, 让, 我, 问一下)."""
+    raw = text[a:b]
+    for w in sorted({*lx.ASIDE_ZH, *lx.ZH_FUNCTION}, key=len, reverse=True):
+        raw = raw.replace(w, "\u0000" * len(w))
+    return all(raw[i - a] == "\u0000" for i in range(a, b) if _CJK_RUN.match(text[i]) and view[i] != "\u0000")
+
+
+def _is_aside_word(word: str) -> bool:
+    """An English word of an aside, or its plural."""
+    return word in lx.ASIDE_EN or (word.endswith("s") and word[:-1] in lx.ASIDE_EN)
+
+
+def _without_asides(
+    mt: MaskedText, words: list[tuple[int, str]], asides: list[str]
+) -> tuple[list[tuple[int, str]], list[tuple[int, int]]]:
+    """``words`` less those of the question's aside clauses (``lx.ASIDE_*``), and those clauses'
+    spans, each clause's text appended to ``asides``: a clause in which no extractor read anything
+    while another clause was read, whose every word left is an aside word, and which names no
+    time or condition."""
+    text, view = mt.text, mt.view
+    bounds = [0, *(i for m in _CLAUSE_END.finditer(text) for i in m.span()), len(text)]
+    clauses = [(a, b) for a, b in zip(bounds[::2], bounds[1::2], strict=True) if text[a:b].strip()]
+    read = [any(view[i] == "\u0000" and not text[i].isspace() for i in range(a, b)) for a, b in clauses]
+    out, spans = list(words), []
+    for (a, b), was_read in zip(clauses, read, strict=True):
+        inside = [(p, w) for p, w in words if a <= p < b]
+        if (
+            was_read
+            or not inside
+            or not any(read)
+            or _ASIDE_NEVER.search(text[a:b])
+            or not all(_is_aside_word(w) for _, w in inside if not _CJK_RUN.fullmatch(w))
+            or not _aside_zh(text, view, a, b)
+        ):
+            continue
+        asides.append(text[a:b].strip())
+        spans.append((a, b))
+        out = [pw for pw in out if pw not in inside]
+    return out, spans

@@ -48,6 +48,10 @@ class Lexicon:
     zh_function: frozenset[str]
     condition_zh: str  # the English one not yet bounded as words
     condition_en: str
+    #: the words of an aside clause (:func:`.accounting.residual`), and what makes a clause none
+    aside_en: frozenset[str]
+    aside_zh: frozenset[str]
+    aside_never: str
     top_k: list[re.Pattern[str]]
     #: an id field -> the patterns of its codes (vocabmatch.py's), each as written
     named_by_code: dict[str, tuple[re.Pattern[str], ...]]
@@ -78,7 +82,12 @@ class TomlReader:
         text = entry.get(key)
         if not isinstance(text, str):
             raise self.fail(f"{where}.{key}", "missing pattern (a string)")
-        return "|".join(line.strip() for line in text.splitlines() if line.strip())
+        joined = "|".join(line.strip() for line in text.splitlines() if line.strip())
+        if joined and not all(alternatives(joined)):  # a line's bar left dangling: 异常|\n|突然
+            raise self.fail(
+                f"{where}.{key}", "an empty alternative (a bar with nothing on one side) matches everywhere"
+            )
+        return joined
 
     def pattern(self, entry: dict[str, Any], where: str, *other: str) -> str:
         """The ``zh`` pattern as written, or'ed with the ``en`` pattern bounded as whole words."""
@@ -184,6 +193,9 @@ _KEYS = {
     "zh_function": ("FUNCTION_WORDS", "zh", "words"),
     "condition_zh": ("CONDITION", "zh", "regex"),
     "condition_en": ("CONDITION", "en", "regex"),
+    "aside_en": ("ASIDES", "en", "words"),
+    "aside_zh": ("ASIDES", "zh", "words"),
+    "aside_never": ("ASIDES", "never", "regex"),
 }
 
 
@@ -250,6 +262,9 @@ EN_FUNCTION = _LEXICON.en_function
 ZH_FUNCTION = _LEXICON.zh_function
 CONDITION_ZH = _LEXICON.condition_zh
 CONDITION_EN = _LEXICON.condition_en
+ASIDE_EN = _LEXICON.aside_en
+ASIDE_ZH = _LEXICON.aside_zh
+ASIDE_NEVER = _LEXICON.aside_never
 TOP_K = _LEXICON.top_k
 
 NAMED_BY_CODE = _LEXICON.named_by_code

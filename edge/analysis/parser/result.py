@@ -40,3 +40,6 @@ class ParseResult:
     not_understood: tuple[str, ...] = ()
     #: slips of typing read as words, (as typed, as read): said with the answer (:mod:`.spelling`)
     read_as: tuple[tuple[str, str], ...] = ()
+    #: clauses about the asking, not the data ("my boss wants to know"): not computed, said with
+    #: the answer (:func:`.accounting.residual`)
+    set_aside: tuple[str, ...] = ()

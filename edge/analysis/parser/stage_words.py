@@ -42,7 +42,7 @@ _LEVEL_INTENTS = frozenset({"aggregate", "top_k", "breakdown"})
 
 def account(question: str, s: Slots, d: Draft) -> ParseResult:
     """The ``ok`` result, or the ``unsupported`` one that names the words the plan does not use."""
-    plan, words = d.plan, []
+    plan, words, asides = d.plan, [], list[str]()
     # a retrieval's free words are its query, when the question asks for events (a verb or a media
     # word, or a person's events): a retrieval the classifier forced on other words is accounted
     if d.intent != "retrieve" or not ({"retrieve_media", "retrieve_verb"} & s.cue or s.entities):
@@ -54,7 +54,9 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
             used |= set(METRIC_EVENT_TYPES.get(str(m), ()))
         claimed = [(t.start, t.end) for t in s.types if t.event_type in used or d.intent == "co_occurrence"]
         asked = _asked(plan, s, d, unused)
-        words = residual(s.mt, cues_for(plan), plan, claimed=claimed, unclaimed=unused, asked=asked)
+        words = residual(
+            s.mt, cues_for(plan), plan, claimed=claimed, unclaimed=unused, asked=asked, asides=asides
+        )
     if words:
         logger.info("question %r: not understood %s (reading %s)", question, words, plan)
     return ParseResult(
@@ -65,6 +67,7 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
         matches=tuple(d.matches),
         not_understood=tuple(words),
         read_as=s.read_as,
+        set_aside=tuple(asides),
     )
 
 
