@@ -691,3 +691,24 @@ def test_the_answer_says_what_was_set_aside() -> None:
     assert "set aside as not about the data: “sorry to bother you" in p["interpretation"]["text"]
     p = answer("老板让我问一下，总销售额多少", _source(), now=NOW)
     assert "与数据无关、未计入：“老板让我问一下”" in p["interpretation"]["text"], p["interpretation"]
+
+
+@pytest.mark.parametrize(
+    ("question", "month", "first_half"),
+    [
+        ("11月下半月的投诉", 11, False),
+        ("10月上半月的营业额", 10, True),
+        ("the first half of November footfall", 11, True),
+        ("footfall in the second half of October", 10, False),
+    ],
+)
+def test_a_half_of_a_named_month_is_its_days(question: str, month: int, first_half: bool) -> None:
+    """上半月 / "the second half of" were named and refused (or the whole month kept)."""
+    last = calendar.monthrange(NOW.year, month)[1]
+    days = (
+        (date(NOW.year, month, 1), date(NOW.year, month, 15))
+        if first_half
+        else (date(NOW.year, month, 16), date(NOW.year, month, last))
+    )
+    got = _covered(_ok(question), date(NOW.year, 1, 1), date(NOW.year, 12, 31))
+    assert (got[0], got[-1], len(got)) == (*days, (days[1] - days[0]).days + 1)
