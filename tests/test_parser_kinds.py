@@ -712,3 +712,23 @@ def test_a_half_of_a_named_month_is_its_days(question: str, month: int, first_ha
     )
     got = _covered(_ok(question), date(NOW.year, 1, 1), date(NOW.year, 12, 31))
     assert (got[0], got[-1], len(got)) == (*days, (days[1] - days[0]).days + 1)
+
+
+@pytest.mark.parametrize(
+    ("question", "reason"),
+    [
+        ("中位数客单价是多少", "statistic"),  # was the mean: 中, 位 and 数 are function words each
+        ("what is the median order value in November", "statistic"),
+        ("standard deviation of daily revenue", "statistic"),
+        ("销售额的标准差", "statistic"),
+        ("how many different products sold last week", "distinct"),  # was a comparison of products
+        ("上周卖了多少种商品", "distinct"),
+        ("How many distinct zones had complaints?", "distinct"),
+    ],
+)
+@pytest.mark.parametrize("world", ["sim", "world2"])
+def test_a_statistic_or_a_count_of_values_no_plan_computes_is_refused(
+    question: str, reason: str, world: str
+) -> None:
+    r = parse_question(question, VOCABULARY if world == "sim" else WORLD2, NOW)
+    assert r.status != "ok" and _said(r, reason), (r.plan, r.explanation)

@@ -44,6 +44,10 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         raise Refusal("out_of_domain", final=True)
     if PATTERNS["why_asked"].search(s.text):  # a cause: no operator computes one
         raise Refusal("cause", final=True)
+    if PATTERNS["statistic_asked"].search(s.text):  # a median, a spread: no operator computes one
+        raise Refusal("statistic", final=True)
+    if PATTERNS["distinct_asked"].search(s.text):  # how many different products: no plan counts groups
+        raise Refusal("distinct", final=True)
     if s.two_fields is not None:  # one word, two fields, and the measure's events do not decide
         raise Refusal(two_fields_reason(s.two_fields), final=True)
     intent, forced = s.hint, force.intent if force is not None else None
