@@ -732,3 +732,27 @@ def test_a_statistic_or_a_count_of_values_no_plan_computes_is_refused(
 ) -> None:
     r = parse_question(question, VOCABULARY if world == "sim" else WORLD2, NOW)
     assert r.status != "ok" and _said(r, reason), (r.plan, r.explanation)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["does footfall peak earlier on weekends", "is the peak hour later on weekdays", "周末的高峰是不是更晚"],
+)
+def test_a_peak_earlier_or_later_on_weekends_compares_them(question: str) -> None:
+    """Was the trend of the weekend's peak hour (or its value): "earlier on weekends" compares the
+    weekend's peak with weekdays'."""
+    plan = _ok(question)
+    assert (plan["intent"], plan["target_metric"], plan["compare"]["dimension"]) == (
+        "compare",
+        "peak_hour",
+        "is_weekend",
+    )
+    assert "days_of_week" not in plan.get("filters", {}), plan
+
+
+@pytest.mark.parametrize(
+    "question", ["has the weekend peak moved earlier over the last 3 months", "周末高峰提前了吗"]
+)
+def test_a_peak_that_moved_is_still_its_course(question: str) -> None:
+    plan = _ok(question)
+    assert (plan["intent"], plan["filters"]["days_of_week"]) == ("trend", [5, 6]), plan

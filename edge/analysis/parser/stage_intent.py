@@ -55,6 +55,17 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         intent = "co_occurrence"  # "a link between rain and inquiries": non-metric sides co-occur
     spec: Compare = (None, None, set())
     weak = False
+    if (  # "does footfall peak earlier on weekends": the weekend's peak hour against weekdays'
+        intent == "trend"
+        and s.peak_shift
+        and forced in (None, "trend", "compare")
+        and not s.info.ranges
+        and any(d.weekend is not None for d in s.info.days)
+        and not PATTERNS["peak_moved"].search(s.text)
+    ):
+        spec = compare_spec(s, s.cue | {"compare"}, None)
+        intent = "compare" if spec[1] == "is_weekend" else intent
+        spec = spec if intent == "compare" else (None, None, set())
     if forced is not None and forced != "compare":
         if forced == "forecast" and not s.info.horizon and (s.info.ranges or "forecast" not in s.cue):
             # a range in the past is not a forecast, nor a question with no word of the future (a
