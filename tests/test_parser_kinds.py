@@ -756,3 +756,20 @@ def test_a_peak_earlier_or_later_on_weekends_compares_them(question: str) -> Non
 def test_a_peak_that_moved_is_still_its_course(question: str) -> None:
     plan = _ok(question)
     assert (plan["intent"], plan["filters"]["days_of_week"]) == ("trend", [5, 6]), plan
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["same for complaints", "And the same for the bakery?", "投诉也一样吗", "同样的问题，看看烘焙区"],
+)
+def test_a_follow_up_on_a_question_not_kept_is_refused(question: str) -> None:
+    """ "same for complaints" was the total of complaints: the question it leans on is not kept."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok" and _said(r, "follow_up"), (r.plan, r.explanation)
+
+
+@pytest.mark.parametrize(
+    "question", ["Is revenue the same for weekends and weekdays?", "周末和工作日的客流一样吗"]
+)
+def test_the_same_in_a_comparison_is_no_follow_up(question: str) -> None:
+    assert _ok(question)["compare"]["dimension"] == "is_weekend"
