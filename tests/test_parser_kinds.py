@@ -773,3 +773,13 @@ def test_a_follow_up_on_a_question_not_kept_is_refused(question: str) -> None:
 )
 def test_the_same_in_a_comparison_is_no_follow_up(question: str) -> None:
     assert _ok(question)["compare"]["dimension"] == "is_weekend"
+
+
+def test_words_of_the_measure_or_for_before_a_store_noun_are_no_place() -> None:
+    """按转化率给门店排个名 filtered a store called 率给: 给 ("for") and the end of a measure word
+    (率, 额) never start a place."""
+    plan = _ok("按转化率给门店排个名")
+    assert (plan["intent"], plan["group_by"]) == ("top_k", ["store_id"]), plan
+    assert "store_id" not in plan.get("filters", {}), plan
+    r = parse_question("给南京路店的营业额排个名", VOCABULARY, NOW)
+    assert r.plan["filters"]["store_id"] == ["南京路"], r.plan
