@@ -193,23 +193,17 @@ def _candidates(mt: MaskedText) -> list[tuple[int, int, str]]:
     """The longest phrases of the free text that may name a stored value: ``(start, end, text)``
     of runs of two to eight Chinese characters and of one or two adjacent English words."""
     out: list[tuple[int, int, str]] = []
-    for start, run in mt.runs():
-        # the run's pieces between stop words: (0, start1), (end1, start2) ... (endN, len)
-        bounds = [0, *(i for m in re.finditer(lx.STOP_SPLIT, run) for i in m.span()), len(run)]
-        for a0, b0 in zip(bounds[::2], bounds[1::2], strict=True):
-            piece, at = run[a0:b0], start + a0
-            if has_cjk(piece):
-                n = len(piece)
-                spans = [(a, b) for a in range(n) for b in range(a + 2, min(n, a + 8) + 1)]
-            else:
-                words = [
-                    m.span()
-                    for m in re.finditer(r"[a-z][a-z\-]+", piece)
-                    if m.group(0) not in lx.EN_STOPWORDS
-                ]
-                # each word, then it and the next one when only a space parts them
-                spans = sorted(words + [(a, e) for (a, b), (s, e) in pairwise(words) if s - b <= 1])
-            out += [(at + a, at + b, piece[a:b]) for a, b in spans]
+    view = mt.view  # its pieces between consumed text and stop words: (0, s1), (e1, s2) ... (eN, len)
+    cuts = [0, *(i for m in re.finditer(r"\x00+|" + lx.STOP_SPLIT, view) for i in m.span()), len(view)]
+    for at, end in zip(cuts[::2], cuts[1::2], strict=True):
+        piece = view[at:end]
+        if has_cjk(piece):
+            spans = [(a, b) for a in range(len(piece)) for b in range(a + 2, min(len(piece), a + 8) + 1)]
+        else:
+            words = [m.span() for m in re.finditer(r"[a-z][a-z\-]+", piece) if m[0] not in lx.EN_STOPWORDS]
+            # each word, then it and the next one when only a space parts them
+            spans = sorted(words + [(a, e) for (a, b), (s, e) in pairwise(words) if s - b <= 1])
+        out += [(at + a, at + b, piece[a:b]) for a, b in spans]
     out = [c for c in out if not _is_lexical(c[2]) and (has_cjk(c[2]) or len(c[2]) >= 4)]
     out.sort(key=lambda c: -(c[1] - c[0]))
     return out[:96]
@@ -256,9 +250,8 @@ def _place_store(name: str, store_ids: Sequence[str]) -> str:
 
 
 def _places(m: re.Match[str]) -> list[tuple[int, str]]:
-    """The places a match of a store-by-place pattern names, ``(start, name)``: its English words
-    unless one is no place; in Chinese the longest tail of three or four characters of the run
-    before 店 that starts it or follows a boundary word, else the last two."""
+    """The ``(start, name)`` of the places a store-by-place match names: its English words unless
+    one is no place; in Chinese the longest bounded tail of three or four characters, else two."""
     if not has_cjk(m["v"]):
         found = [(m.start(g), m[g]) for g in m.re.groupindex]
         return [] if {n for _, n in found} & lx.NAMING_WORDS["not_a_place_en"] else found
@@ -272,11 +265,9 @@ def _places(m: re.Match[str]) -> list[tuple[int, str]]:
 
 
 def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
-    """Stores named by a place rather than an id, or every store counted ("both stores"); consumed.
-
-    A count of every store the memory holds ("both stores" of two, 所有门店) is all of them, the store
-    noun consumed too only when "combined" (加起来) follows, else it is the dimension word's
-    (两个店的客流分别怎样); another count (三家店 of two) is left unclaimed."""
+    """Stores named by a place rather than an id, or every store counted ("both stores" of two,
+    所有门店; its store noun is consumed only when "combined", 加起来, follows: 两个店的客流分别怎样
+    groups by store; another count, 三家店 of two, is left unclaimed); consumed."""
     found: list[tuple[int, str]] = []
     held = len(vocab.store_ids)
     for kind in ("count_en", "count_zh", "place_pair_en", "place_en", "place_zh"):
