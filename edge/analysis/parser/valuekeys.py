@@ -41,22 +41,25 @@ def _measure_events(
     return tuple(dict.fromkeys(t for m in chosen for t in METRIC_EVENT_TYPES.get(m, ()) or named or every))
 
 
+Reading = tuple[str, str]  # (key, value)
+
+
 def _fitting(
-    text: str, span: tuple[int, int] | None, keys: Sequence[str], events: Sequence[str], vocab: Vocabulary
-) -> tuple[set[str], set[str], bool | None]:
-    """Of the keys a phrase (at ``span`` of ``text``, if found) names values of: those whose
-    dimension word stands right by it ("premium zone", "premium 品类"), else those the measure's
-    ``events`` carry; the keys named; and what the events carry (:attr:`TwoFields.carried`)."""
+    text: str, span: tuple[int, int] | None, cands: list[Reading], events: Sequence[str], vocab: Vocabulary
+) -> tuple[list[Reading], bool, bool | None]:
+    """Of a phrase's readings (at ``span`` of ``text``, if found): those whose dimension word stands
+    right by it ("premium zone", "premium 品类"), else those whose key the measure's ``events``
+    carry; whether a key was named so; and what the events carry (:attr:`TwoFields.carried`)."""
     start, end = span or (0, 0)
     after, before = text[end : end + 16], text[max(0, start - 16) : start]
-    named: set[str] = set()
+    carried = {k: vocab.carried_by(k, events) for k, _ in cands}
+    named: set[object] = set()
     for pattern, dim in lx.DIMENSIONS if span else []:
         gaps = [after[:i] for i, _ in pattern.spans(after)] + [before[j:] for _, j in pattern.spans(before)]
-        if dim in keys and any(not gap.strip(" 的") for gap in gaps):
-            named.add(str(dim))
-    carried = {k: vocab.carried_by(k, events) for k in keys}
-    fit = {k for k in keys if (k in named if named else carried[k])}
-    return fit, named, None if any(c is None for c in carried.values()) else bool(fit)
+        if dim in carried and any(not gap.strip(" 的") for gap in gaps):
+            named.add(dim)
+    fits = [(k, x) for k, x in cands if (k in named if named else carried[k])]
+    return fits, bool(named), None if None in carried.values() else bool(fits)
 
 
 def resolve_fields(
@@ -78,12 +81,10 @@ def resolve_fields(
             continue
         cands = [(v.key, v.values[0]), *[(k, x) for k, x in v.alternatives if k != v.key]]
         keys = tuple(k for k, _ in cands)
-        fit, named, state = _fitting(text, (v.start, v.end), keys, events, vocab)
-        fits = [(k, x) for k, x in cands if k in fit]
+        fits, named, state = _fitting(text, (v.start, v.end), cands, events, vocab)
         if len(fits) == 1:
-            key, value = fits[0]
+            (key, value), aside = fits[0], tuple(k for k in keys if k != fits[0][0])
             on = () if named else tuple(t for t in events if key in vocab.keys_by_type.get(t, ()))
-            aside = tuple(k for k in keys if k != key)
             out.append(replace(v, key=key, values=(value,), alternatives=(), set_aside=aside, by_events=on))
         elif unresolved is None:
             unresolved = TwoFields(v.phrase, keys, events, state)
@@ -94,30 +95,21 @@ def guessed_field(text: str, plan: dict[str, Any], vocab: Vocabulary) -> TwoFiel
     """For a plan not written by the rules (the LLM parser's): the first stored word its filters or
     groups put in one field of several that neither the question (``text``, normalised) nor the
     measure's events pick alone, as :func:`resolve_fields` decides; None when there is none."""
-    filters = plan.get("filters") or {}
-    used: list[tuple[str, str]] = [
-        (str(k), v)
-        for k, vals in (filters.get("attributes") or {}).items()
-        for v in (vals if isinstance(vals, list) else [vals])
-        if isinstance(v, str)
-    ]
-    compare = plan.get("compare") or {}
+    filters, compare = plan.get("filters") or {}, plan.get("compare") or {}
+    fields = [*(filters.get("attributes") or {}).items()]  # field -> a value or a list of values
     if (dim := compare.get("dimension")) in vocab.attributes:
-        used += [(str(dim), g) for g in compare.get("groups") or [] if isinstance(g, str)]
+        fields.append((dim, list(compare.get("groups") or [])))
+    used = [(str(k), v) for k, x in fields for v in (x if isinstance(x, list) else [x]) if isinstance(v, str)]
     metrics = [str(m) for m in (plan.get("target_metric"), plan.get("second_metric")) if m]
     types = [str(t) for t in filters.get("event_type") or []]
     events = _measure_events(vocab, metrics, types, str(plan.get("intent")))
     for key, value in used:
-        low = value.lower()
-        keys = [key] + [
-            k for k, vals in vocab.attributes.items() if k != key and any(str(x).lower() == low for x in vals)
-        ]
-        if len(keys) == 1:
-            continue
-        at = text.find(low)
-        fit, _, state = _fitting(text, (at, at + len(low)) if at >= 0 else None, keys, events, vocab)
-        if fit != {key}:
-            return TwoFields(value, tuple(keys), events, state)
+        low, at = value.lower(), text.find(value.lower())
+        same = [k for k, xs in vocab.attributes.items() if k != key and low in {str(x).lower() for x in xs}]
+        cands = [(key, value), *[(k, value) for k in same]]
+        fits, _, state = _fitting(text, (at, at + len(low)) if at >= 0 else None, cands, events, vocab)
+        if same and fits != cands[:1]:
+            return TwoFields(value, (key, *same), events, state)
     return None
 
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
-from typing import NamedTuple, cast
+from typing import cast
 
 import numpy as np
 
@@ -46,10 +46,10 @@ class ValueHit:
     phrase: str
     key: str
     values: tuple[str, ...]
-    method: str  # "exact" | "synonym" | "similarity"
-    score: float
-    start: int
-    end: int
+    method: str  # "exact" | "synonym" | "similarity" | "named"
+    score: float = 1.0
+    start: int = 0
+    end: int = 0
     #: other (key, value) pairs the same phrase names (a zone and a category both "premium")
     alternatives: tuple[tuple[str, str], ...] = ()
     #: once such a phrase is resolved (:mod:`.valuekeys`): the keys set aside, and the measure's
@@ -80,9 +80,13 @@ def _variants(value: str) -> list[str]:
     return [v, spaced, spaced + "s"] if spaced != v else [v]
 
 
-def _literal_table(names: dict[str, object]) -> list[tuple[re.Pattern[str], object]]:
+#: ``(pattern, value)`` rows for :meth:`~.text.MaskedText.find`
+_Table = list[tuple[re.Pattern[str], object]]
+
+
+def _literal_table(names: dict[str, object]) -> _Table:
     """One alternation per script (Latin words bounded, CJK not) and its dict: written form -> value."""
-    table: list[tuple[re.Pattern[str], object]] = []
+    table: _Table = []
     for latin in (True, False):
         if forms := {w: v for w, v in names.items() if has_cjk(w) != latin}:
             alt = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
@@ -90,56 +94,50 @@ def _literal_table(names: dict[str, object]) -> list[tuple[re.Pattern[str], obje
     return table
 
 
-class _Compiled(NamedTuple):
+class _Tables:
     """The match tables of one vocabulary (a value's table holds its hit, placed when found)."""
 
-    stores: list[tuple[re.Pattern[str], object]]
-    entities: list[tuple[re.Pattern[str], object]]
-    known: frozenset[str]
-    types: list[tuple[Matcher, object]]
-    values: list[tuple[re.Pattern[str], object]]
-    targets: tuple[tuple[str, str], ...]
+    def __init__(
+        self,
+        store_ids: tuple[str, ...],
+        entities: tuple[str, ...],
+        event_types: tuple[str, ...],
+        attributes: tuple[tuple[str, tuple[str, ...]], ...],
+    ) -> None:
+        self.stores = _literal_table({s.lower(): s for s in store_ids if len(s) >= 3})
+        self.entities = _literal_table({e.lower(): e for e in entities if len(e) >= 3})
+        self.known = {v.lower() for _, vals in attributes for v in vals} | {t.lower() for t in event_types}
+        self.types: list[tuple[Matcher, object]] = [*lx.EVENT_TYPE_WORDS]  # the well-known event types
+        self.types += _literal_table({w: t for t in event_types if _usable(t) for w in _variants(t)})
+
+        # a written form naming values of several keys is the first one's hit, the others its alternatives
+        self.targets = tuple((k, v) for k, vals in attributes for v in vals if _usable(v))
+        by_form: dict[str, dict[str, str]] = {}
+        for attr_key, v in self.targets:
+            for w in _variants(v):
+                by_form.setdefault(w, {}).setdefault(attr_key, v)
+        literal: dict[str, object] = {}
+        for w, named in by_form.items():
+            (k0, v0), *others = named.items()
+            literal[w] = ValueHit("", k0, (v0,), "exact", alternatives=tuple(others))
+        self.values = _literal_table(literal)
+        for attr_key, groups in lx.VALUE_WORDS.items():
+            stored = dict(attributes).get(attr_key, ())
+            for pattern, tokens in groups:
+                # a stored value is named when it, or one of its parts, is one of the tokens; a weather
+                # the memory has never seen is still asked: its canonical value (no events)
+                hits = [v for v in stored if {v.lower(), *re.split(r"[_\- ]", v.lower())} & set(tokens)]
+                if chosen := tuple(hits) or ((tokens[0],) if attr_key == "weather" else ()):
+                    self.values.append((re.compile(pattern), ValueHit("", attr_key, chosen, "synonym")))
 
 
-@functools.lru_cache(maxsize=16)
-def _compile(
-    store_ids: tuple[str, ...],
-    entities: tuple[str, ...],
-    event_types: tuple[str, ...],
-    attributes: tuple[tuple[str, tuple[str, ...]], ...],
-) -> _Compiled:
-    stores = _literal_table({s.lower(): s for s in store_ids if len(s) >= 3})
-    ents = _literal_table({e.lower(): e for e in entities if len(e) >= 3})
-    known = frozenset({v.lower() for _, vals in attributes for v in vals} | {t.lower() for t in event_types})
-    types: list[tuple[Matcher, object]] = [*lx.EVENT_TYPE_WORDS]  # the well-known event types
-    types += _literal_table({w: t for t in event_types if _usable(t) for w in _variants(t)})
-
-    # a written form naming values of several keys is the first one's hit, the others its alternatives
-    targets = tuple((k, v) for k, vals in attributes for v in vals if _usable(v))
-    by_form: dict[str, dict[str, str]] = {}
-    for attr_key, v in targets:
-        for w in _variants(v):
-            by_form.setdefault(w, {}).setdefault(attr_key, v)
-    literal: dict[str, object] = {}
-    for w, named in by_form.items():
-        (k0, v0), *others = named.items()
-        literal[w] = ValueHit("", k0, (v0,), "exact", 1.0, 0, 0, tuple(others))
-    values = _literal_table(literal)
-    for attr_key, groups in lx.VALUE_WORDS.items():
-        stored = dict(attributes).get(attr_key, ())
-        for pattern, tokens in groups:
-            # a stored value is named when it, or one of its parts, is one of the tokens; a weather the
-            # memory has never seen is still asked: its canonical value (no events)
-            hits = [v for v in stored if {v.lower(), *re.split(r"[_\- ]", v.lower())} & set(tokens)]
-            if chosen := tuple(hits) or ((tokens[0],) if attr_key == "weather" else ()):
-                values.append((re.compile(pattern), ValueHit("", attr_key, chosen, "synonym", 1.0, 0, 0)))
-    return _Compiled(stores, ents, known, types, values, targets)
+_tables = functools.lru_cache(maxsize=16)(_Tables)
 
 
-def compiled(vocab: Vocabulary) -> _Compiled:
+def compiled(vocab: Vocabulary) -> _Tables:
     """The vocabulary's match tables, compiled once per distinct vocabulary."""
     attributes = tuple((k, tuple(v)) for k, v in vocab.attributes.items())
-    return _compile(vocab.store_ids, vocab.entities, vocab.event_types, attributes)
+    return _tables(vocab.store_ids, vocab.entities, vocab.event_types, attributes)
 
 
 def match_ids(mt: MaskedText, vocab: Vocabulary) -> tuple[list[str], list[str]]:
@@ -167,22 +165,19 @@ NEGATED = lx.NAMING["negated"]
 def match_values(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
     """Stored stats values named literally or by a synonym (consumed), in question order; never
     one a negation stands before (left for the words that name the rest)."""
-    hits = mt.find(compiled(vocab).values, consume=False)
-    kept = [h for h in hits if not NEGATED.search(mt.text[: h.start])]
     out = []
-    for h in kept:
-        v = cast(ValueHit, h.value)
-        # "overcast days", 促销的日子: the days of a value that holds a whole day are its words too
-        end = h.end
-        if v.key in _DAY_KEYS and (m := _DAYS_OF.match(mt.view, end)):
+    for h in mt.find(compiled(vocab).values, consume=False):
+        v, end = cast(ValueHit, h.value), h.end
+        if NEGATED.search(mt.text[: h.start]):
+            continue
+        # "overcast days", 促销的日子: the days of a weather or a promotion (a whole day's) are its words
+        if v.key in ("weather", "promotion") and (m := _DAYS_OF.match(mt.view, end)):
             end = m.end()
         mt.consume(h.start, end)
         out.append(replace(v, phrase=mt.text[h.start : end], start=h.start, end=end))
     return out
 
 
-#: the stats keys whose value holds for a whole day, and the day words that may follow one
-_DAY_KEYS = frozenset({"weather", "promotion"})
 _DAYS_OF = re.compile(r"\s?(?:days?(?![a-z])|的?日子)")
 
 
@@ -194,26 +189,21 @@ def _is_lexical(text: str) -> bool:
     return len(re.sub(r"\s+", "", rest)) < 2
 
 
-_LATIN_WORD = re.compile(r"[a-z][a-z\-]+")
-
-
 def _candidates(mt: MaskedText) -> list[tuple[int, int, str]]:
     """The longest phrases of the free text that may name a stored value: ``(start, end, text)``
     of runs of two to eight Chinese characters and of one or two adjacent English words."""
     out: list[tuple[int, int, str]] = []
-    for start, run in mt.runs():
-        # the run's pieces between stop words: (0, start1), (end1, start2) ... (endN, len)
-        bounds = [0, *(i for m in re.finditer(lx.STOP_SPLIT, run) for i in m.span()), len(run)]
-        for a0, b0 in zip(bounds[::2], bounds[1::2], strict=True):
-            piece, at = run[a0:b0], start + a0
-            if has_cjk(piece):
-                n = len(piece)
-                spans = [(a, b) for a in range(n) for b in range(a + 2, min(n, a + 8) + 1)]
-            else:
-                words = [m.span() for m in _LATIN_WORD.finditer(piece) if m.group(0) not in lx.EN_STOPWORDS]
-                # each word, then it and the next one when only a space parts them
-                spans = sorted(words + [(a, e) for (a, b), (s, e) in pairwise(words) if s - b <= 1])
-            out += [(at + a, at + b, piece[a:b]) for a, b in spans]
+    view = mt.view  # its pieces between consumed text and stop words: (0, s1), (e1, s2) ... (eN, len)
+    cuts = [0, *(i for m in re.finditer(r"\x00+|" + lx.STOP_SPLIT, view) for i in m.span()), len(view)]
+    for at, end in zip(cuts[::2], cuts[1::2], strict=True):
+        piece = view[at:end]
+        if has_cjk(piece):
+            spans = [(a, b) for a in range(len(piece)) for b in range(a + 2, min(len(piece), a + 8) + 1)]
+        else:
+            words = [m.span() for m in re.finditer(r"[a-z][a-z\-]+", piece) if m[0] not in lx.EN_STOPWORDS]
+            # each word, then it and the next one when only a space parts them
+            spans = sorted(words + [(a, e) for (a, b), (s, e) in pairwise(words) if s - b <= 1])
+        out += [(at + a, at + b, piece[a:b]) for a, b in spans]
     out = [c for c in out if not _is_lexical(c[2]) and (has_cjk(c[2]) or len(c[2]) >= 4)]
     out.sort(key=lambda c: -(c[1] - c[0]))
     return out[:96]
@@ -260,9 +250,8 @@ def _place_store(name: str, store_ids: Sequence[str]) -> str:
 
 
 def _places(m: re.Match[str]) -> list[tuple[int, str]]:
-    """The places a match of a store-by-place pattern names, ``(start, name)``: its English words
-    unless one is no place; in Chinese the longest tail of three or four characters of the run
-    before 店 that starts it or follows a boundary word, else the last two."""
+    """The ``(start, name)`` of the places a store-by-place match names: its English words unless
+    one is no place; in Chinese the longest bounded tail of three or four characters, else two."""
     if not has_cjk(m["v"]):
         found = [(m.start(g), m[g]) for g in m.re.groupindex]
         return [] if {n for _, n in found} & lx.NAMING_WORDS["not_a_place_en"] else found
@@ -275,38 +264,33 @@ def _places(m: re.Match[str]) -> list[tuple[int, str]]:
     return []
 
 
-def _every_store(mt: MaskedText, vocab: Vocabulary) -> list[tuple[int, str]]:
-    """Words that count every store of the memory ("both stores" where it holds two, 所有门店), read
-    as all its stores: the count consumed, the store noun too when "combined" follows (else it is
-    the dimension word's: 两个店的客流分别怎样). Another count (三家店 of two) is left unclaimed."""
+def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
+    """Stores named by a place rather than an id, or every store counted ("both stores" of two,
+    所有门店; its store noun is consumed only when "combined", 加起来, follows: 两个店的客流分别怎样
+    groups by store; another count, 三家店 of two, is left unclaimed); consumed."""
     found: list[tuple[int, str]] = []
     held = len(vocab.store_ids)
-    for pattern in (lx.NAMING["count_en"], lx.NAMING["count_zh"]):
-        for m in pattern.finditer(mt.view):
-            count = 2 if m.groupdict().get("both") else parse_number(m["n"]) if m["n"] else held
-            if count != held or held < 2 or not mt.free(m.start(), m.end()):
-                continue
-            # "combined" / 加起来: the stores as one, so the noun is no grouping either
-            mt.consume(m.start(), m.end() if m.group("x") else m.start("s"))
-            found += [(m.start(), s) for s in vocab.store_ids]
-    return found
-
-
-def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
-    """Stores named by a place rather than an id, or every store counted ("both stores"); consumed."""
-    found: list[tuple[int, str]] = _every_store(mt, vocab)
-    for pattern in (lx.NAMING["place_pair_en"], lx.NAMING["place_en"], lx.NAMING["place_zh"]):
-        for m in pattern.finditer(mt.view):
-            if (places := _places(m)) and mt.free(places[0][0], m.end()):
-                found += [(at, _place_store(name, vocab.store_ids)) for at, name in places]
+    for kind in ("count_en", "count_zh", "place_pair_en", "place_en", "place_zh"):
+        for m in lx.NAMING[kind].finditer(mt.view):
+            if kind.startswith("count"):
+                count = 2 if m.groupdict().get("both") else parse_number(m["n"]) if m["n"] else held
+                if count == held >= 2 and mt.free(m.start(), m.end()):
+                    mt.consume(m.start(), m.end() if m["x"] else m.start("s"))
+                    found += [(m.start(), s) for s in vocab.store_ids]
+            elif (places := _places(m)) and mt.free(places[0][0], m.end()):
+                found += [(at, _place_store(place, vocab.store_ids)) for at, place in places]
                 mt.consume(places[0][0], m.end())
     return list(dict.fromkeys(s for _, s in sorted(found)))
 
 
-def _known(value: str, known: Sequence[str]) -> str:
-    """The stored spelling of a value named in the question (case-insensitive), else as asked."""
-    asked = value.upper() if re.fullmatch(r"[a-z]{1,2}[0-9]+[a-z]?|[a-z]", value) else value
-    return next((k for k in known if k.lower() == value.lower()), asked)
+def _stored(raw: str, known: Sequence[str], seps: str) -> str:
+    """The one known value that is the code ``raw`` or ends in it after one of ``seps`` ("aisle b":
+    shelf_b), else the known value of its spelling in any case, else the code as asked (z9: Z9)."""
+    ends = [k for k in known if re.fullmatch(rf"(?:.*[{seps}])?{re.escape(raw)}", k.lower())]
+    if len(ends) == 1:
+        return ends[0]
+    asked = raw.upper() if re.fullmatch(r"[a-z]{1,2}[0-9]+[a-z]?|[a-z]", raw) else raw
+    return next((k for k in known if k.lower() == raw.lower()), asked)
 
 
 def match_named(mt: MaskedText, vocab: Vocabulary) -> tuple[list[ValueHit], list[str]]:
@@ -319,14 +303,10 @@ def match_named(mt: MaskedText, vocab: Vocabulary) -> tuple[list[ValueHit], list
             for m in pattern.finditer(mt.view):
                 if not mt.free(m.start(), m.end()):
                     continue
-                raw = m.group("v")
                 if kind == "store":
-                    known = [s for s in vocab.store_ids if s.lower() == raw or s.lower().endswith("_" + raw)]
-                    stores.append(known[0] if len(known) == 1 else _known(raw, vocab.store_ids))
-                else:  # a stored value of the code, or the one it ends ("aisle b": shelf_b)
-                    stored = vocab.attributes.get(kind, ())
-                    ends = [k for k in stored if re.fullmatch(rf"(?:.+[_\-])?{re.escape(raw)}", k.lower())]
-                    value = ends[0] if len(ends) == 1 else _known(raw, stored)
-                    hits.append(ValueHit(m.group(0), kind, (value,), "named", 1.0, m.start(), m.end()))
+                    stores.append(_stored(m["v"], vocab.store_ids, "_"))
+                else:
+                    value = _stored(m["v"], vocab.attributes.get(kind, ()), r"_\-")
+                    hits.append(ValueHit(m[0], kind, (value,), "named", 1.0, m.start(), m.end()))
                 mt.consume(m.start(), m.end())
     return sorted(hits, key=lambda h: h.start), stores
