@@ -5,7 +5,6 @@ nothing (an empty slot) of a question claimed whole, and gives the same slot for
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass
 from datetime import datetime
@@ -27,15 +26,17 @@ class Context:
     similarity_threshold: float = 0.55
 
 
-class Extractor(ABC):
-    """One kind of slot (``slot`` says what it holds): claims its spans of ``mt`` and returns them."""
+@dataclass(frozen=True)
+class Extractor:
+    """One kind of slot (``slot`` says what it holds), which ``read(mt, ctx)`` claims and returns."""
 
     name: str
     slot: str
+    read: Callable[[MaskedText, Context], Any]
 
-    @abstractmethod
     def extract(self, mt: MaskedText, ctx: Context) -> Any:
         """Claim this kind's spans of ``mt`` (consume them) and return the slot."""
+        return self.read(mt, ctx)
 
     @staticmethod
     def is_empty(slot: Any) -> bool:
@@ -47,13 +48,5 @@ class Extractor(ABC):
         return not isinstance(slot, (int, float, str, bool)) and not slot  # a number, text or flag is a slot
 
 
-@dataclass(frozen=True)
-class Reader(Extractor):
-    """An extractor whose slot is what ``read(mt, ctx)`` claims and returns."""
-
-    name: str
-    slot: str
-    read: Callable[[MaskedText, Context], Any]
-
-    def extract(self, mt: MaskedText, ctx: Context) -> Any:
-        return self.read(mt, ctx)
+#: the name the extractors are built by (:mod:`.slots`, :mod:`.timekinds`)
+Reader = Extractor

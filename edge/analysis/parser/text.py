@@ -31,8 +31,7 @@ FOLD = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss"})
 
 
 def normalize(question: str) -> str:
-    """NFKC (full-width digits and punctuation become ASCII), lower case (umlauts folded: ä is
-    ae), single spaces."""
+    """NFKC (full-width digits and punctuation become ASCII), lower case (ä folded: ae), single spaces."""
     text = unicodedata.normalize("NFKC", question)
     text = "".join(c.lower() if len(c.lower()) == 1 else c for c in text).translate(FOLD)
     return re.sub(r"\s+", " ", text).strip()
@@ -111,8 +110,7 @@ class MaskedText:
         return other
 
     def consume(self, start: int, end: int) -> None:
-        for i in range(start, end):
-            self._chars[i] = self.BLANK
+        self._chars[start:end] = self.BLANK * (end - start)
 
     def free(self, start: int, end: int) -> bool:
         return self.BLANK not in self._chars[start:end]
@@ -178,7 +176,6 @@ def _scan(pattern: str) -> tuple[list[str], bool]:
     it (read, not compiled: compiling was a sixth of the lexicon's load)."""
     parts: list[str] = []
     depth = lowest = start = 0
-    closed = True
     for kind, _, at in _tokens(pattern):
         if kind == "group":
             depth += 1
@@ -189,9 +186,9 @@ def _scan(pattern: str) -> tuple[list[str], bool]:
             parts.append(pattern[start:at])
             start = at + 1
         elif kind == "open":
-            closed = False
+            lowest = -1  # a class never closed
     parts.append(pattern[start:])
-    return parts, depth == lowest == 0 and closed
+    return parts, depth == lowest == 0
 
 
 class Words:
@@ -241,27 +238,17 @@ def needs(pattern: str) -> tuple[str, ...]:
 
 
 def _alternation(tokens: list[Token], i: int) -> tuple[tuple[str, ...], int]:
-    """What every match of the alternation from ``tokens[i]`` holds (none if a branch holds none),
-    and the index of the token that ends it (a ``)`` or the end)."""
-    out: list[str] = []
-    every = True
-    while True:
-        need, i = _sequence(tokens, i)
-        every = every and bool(need)
-        out += need
-        if i == len(tokens) or tokens[i][0] != "bar":
-            return (tuple(dict.fromkeys(out)) if every else ()), i
-        i += 1
-
-
-def _sequence(tokens: list[Token], i: int) -> tuple[tuple[str, ...], int]:
-    """What every match of the branch from ``tokens[i]`` holds, the rarest of its candidates,
-    and the index of the token that ends it (a ``|``, a ``)`` or the end)."""
-    best: tuple[str, ...] = ()
+    """What every match of the alternation from ``tokens[i]`` holds (the rarest candidate of each
+    branch; none if a branch has none), and the index of the token that ends it (a ``)`` or the end)."""
+    branches: list[tuple[str, ...]] = [()]  # each branch's rarest candidate so far
     run = ""  # the plain characters read so far that a match takes one after the other
-    while i < len(tokens) and tokens[i][0] not in ("bar", "close"):
+    while i < len(tokens) and tokens[i][0] != "close":
         kind, text, _ = tokens[i]
         i += 1
+        if kind == "bar":
+            branches[-1:] = [_better(branches[-1], (run,)), ()]
+            run = ""
+            continue
         chars = ""  # what this item matches, one character each
         need: tuple[str, ...] = ()  # or what each match of it holds
         if kind == "plain":
@@ -294,11 +281,13 @@ def _sequence(tokens: list[Token], i: int) -> tuple[tuple[str, ...], int]:
             run += chars
             if chars:
                 continue
-        best = _better(best, (run,) if run else (), need)
+        branches[-1] = _better(branches[-1], (run,), need)
         run = ""
-    return _better(best, (run,) if run else ()), i
+    branches[-1] = _better(branches[-1], (run,))
+    return (tuple(dict.fromkeys(n for b in branches for n in b)) if all(branches) else ()), i
 
 
 def _better(*options: tuple[str, ...]) -> tuple[str, ...]:
-    """The rarest requirement (its shortest string longer, then fewer strings; the first on a tie)."""
+    """The rarest requirement (its shortest string longer, then fewer strings; the first on a tie;
+    an empty string is none)."""
     return max(options, key=lambda n: (min(map(len, n)), -len(n)) if n else (0, 0))
