@@ -124,8 +124,7 @@ def _parse_rules(question: str, ctx: Context, force: Force | None) -> _Rules:
 def unsupported(
     lang: str, question: str, understood: Sequence[str], reason: str | None, words: tuple[str, ...] = ()
 ) -> ParseResult:
-    """The ``unsupported`` result: the reason, what was understood, what can be asked; ``words``
-    the question's words nothing could use."""
+    """The ``unsupported`` result: the reason, what was understood and can be asked, ``words`` unused."""
     got = said("list", lang).join(understood) if understood else said("nothing_computed", lang)
     text = said("unsupported", lang, why=said("why", lang, why=reason) if reason else "", got=got)
     logger.info("unsupported question %r: %s", question, reason or "nothing understood")

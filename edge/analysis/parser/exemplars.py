@@ -147,8 +147,7 @@ class _Encoder:
 
 
 def classifier_for(embed: Embed) -> ExemplarClassifier | None:
-    """The classifier over the bank's ``train`` split embedded with ``embed`` (once per encoder,
-    the last four kept); None when the encoder gives no vectors."""
+    """The classifier over the bank's ``train`` split embedded by ``embed`` (cached, the last four), or None."""
     return _classifier(_Encoder(embed if isinstance(embed, Hashable) else id(embed), embed))
 
 

@@ -1,9 +1,8 @@
 """The later stages of the rule parser's plan: the fields of its intent, then its filters.
 
-Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after the measure: compare, pair,
-top-k, grouping, time bucket, horizon, a retrieval's types and query (:func:`fill_fields`); then
-filters on what the question names and the plan does not compare by, each stored value read an
-:class:`~.result.AttributeMatch` of the result (:func:`fill_filters`).
+Called by :mod:`.core` after the measure: compare, pair, top-k, grouping, time bucket, horizon, a
+retrieval's query (:func:`fill_fields`); then filters on what the question names and the plan does not
+compare by, each stored value an :class:`~.result.AttributeMatch` of the result (:func:`fill_filters`).
 """
 
 from __future__ import annotations
@@ -145,9 +144,8 @@ def effect_within(plan: dict[str, Any], cue: Set[str], vocab: Vocabulary) -> Non
     if not f:
         plan.pop("filters", None)
     plan.pop("top_k", None)
-    plan.update(
-        intent="compare", compare={"dimension": "weather", "groups": [cond, base]}, group_by=["store_id"]
-    )
+    weather = {"dimension": "weather", "groups": [cond, base]}
+    plan.update(intent="compare", compare=weather, group_by=["store_id"])
 
 
 def time_range(info: TimeInfo) -> dict[str, str] | None:
