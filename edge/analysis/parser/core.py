@@ -1,16 +1,15 @@
 """The rule-based bilingual question parser, combined with the exemplar classifier (:mod:`.exemplars`).
 
-Owned by :mod:`edge.analysis.parser` (re-exported as :func:`~edge.analysis.parser.parse_question`);
-called by ``adamm ask``, the hub and :class:`edge.llm.LLMPlanParser`. The rules read the slots once
-(:mod:`.slots`) and build the plan in stages (``stage_intent`` -> ``stage_fields`` -> ``stage_words``);
-a stage that cannot go on raises a :class:`~.refusal.Refusal` and the question is ``unsupported``.
+Re-exported as :func:`edge.analysis.parser.parse_question` (``adamm ask``, the hub, :mod:`edge.llm`).
+The rules read the slots once (:mod:`.slots`) and build the plan in stages (``stage_intent`` ->
+``stage_fields`` -> ``stage_words``); a stage that cannot go on raises a :class:`~.refusal.Refusal`.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from edge.analysis.parser.accounting import residual
@@ -34,9 +33,9 @@ logger = logging.getLogger(__name__)
 class _Rules:
     result: ParseResult
     final: bool  # empty or out-of-domain: nothing to classify
-    metrics: tuple[str, ...]  # the metric words the rules read
-    weak: bool  # the intent came from no cue at all (a metric word alone)
-    hinted: str | None  # the intent the question's shape names (越…越: correlation), else None
+    metrics: tuple[str, ...] = ()  # the metric words the rules read
+    weak: bool = False  # the intent came from no cue at all (a metric word alone)
+    hinted: str | None = None  # the intent the question's shape names (越…越: correlation), else None
 
 
 def parse_question(
@@ -49,13 +48,10 @@ def parse_question(
 ) -> ParseResult:
     """Turn a zh/en question into a plan valid under ``plan.schema.json``, or ``unsupported``.
 
-    ``now`` anchors relative times (naive = store-local); ``vocab`` supplies the store's own
-    words; ``embed`` (unit-norm text vectors) enables matching stored values by similarity at or
-    above ``similarity_threshold`` cosine, and the exemplar classifier (:mod:`.exemplars`) for
-    the intent and the metric: where it agrees with the rules, or the rules found nothing and it
-    is confident, or it is confident and the rules only guessed, its labels are used (the rules
-    still fill every slot); where the rules found nothing and it is unsure, the question is
-    ``unsupported`` with a request to rephrase. Without ``embed`` the rules alone decide.
+    ``now`` anchors relative times (naive = store-local); ``vocab`` supplies the store's own words;
+    ``embed`` (unit-norm text vectors) enables matching stored values by similarity (at least
+    ``similarity_threshold`` cosine) and the exemplar classifier (:func:`_combine`); without it the
+    rules alone decide.
     """
     ctx = Context(vocab, now, embed, similarity_threshold)
     rules = _parse_rules(question, ctx, None)
@@ -64,6 +60,8 @@ def parse_question(
 
 
 def _combine(question: str, ctx: Context, rules: _Rules, guess: Guess) -> ParseResult:
+    """The classifier's intent and metric, filled by the rules, where it agrees with them, or is sure
+    and they found nothing or only guessed; a request to rephrase where neither is sure."""
     res = rules.result
     r_intent = res.plan.get("intent") if res.status == "ok" else None
     r_metric = res.plan.get("target_metric") if res.status == "ok" else None
@@ -76,9 +74,9 @@ def _combine(question: str, ctx: Context, rules: _Rules, guess: Guess) -> ParseR
 
     if r_intent is not None and not rules.weak:
         # the rules read a cue: the classifier overrides only a metric they did not read in words
-        if guess.intent == r_intent and guess.metric_confident and not rules.metrics and g_metrics:
-            if r_metric != guess.target_metric:
-                return forced(r_intent, g_metrics) or res
+        other_metric = guess.metric_confident and g_metrics and r_metric != guess.target_metric
+        if guess.intent == r_intent and other_metric and not rules.metrics:
+            return forced(r_intent, g_metrics) or res
         return res
     if guess.intent == r_intent and (r_metric == guess.target_metric or not g_metrics):
         return res  # a weak rule reading that the classifier confirms
@@ -94,12 +92,10 @@ def _combine(question: str, ctx: Context, rules: _Rules, guess: Guess) -> ParseR
         return res  # a plain "metric + when" reading, or words no reading uses: nothing better
     # neither the rules nor the classifier are sure: ask to rephrase, with what the rules could not use
     logger.info("question %r: neither the rules nor the examples are sure; asking to rephrase", question)
-    text, lang = said("rephrase", res.language), res.language
+    text = said("rephrase", res.language)
     if res.status != "ok" and res.explanation:
-        text = f"{text} {res.explanation}" if lang == "en" else f"{text}{res.explanation}"
-    return ParseResult(
-        plan={}, status="unsupported", explanation=text, language=lang, not_understood=res.not_understood
-    )
+        text = f"{text} {res.explanation}" if res.language == "en" else f"{text}{res.explanation}"
+    return replace(res, plan={}, status="unsupported", explanation=text)
 
 
 def _parse_rules(question: str, ctx: Context, force: Force | None) -> _Rules:
@@ -108,7 +104,7 @@ def _parse_rules(question: str, ctx: Context, force: Force | None) -> _Rules:
     try:
         s = read_slots(question, lang, ctx, force)
     except Refusal as refusal:  # an empty question
-        return _Rules(unsupported(lang, question, (), refusal.said(lang)), refusal.final, (), False, None)
+        return _Rules(unsupported(lang, question, (), refusal.said(lang)), refusal.final)
     try:  # the plan's stages in order over the slots
         d = choose_intent(s, force, ctx.vocab.timezone, ctx.now)
         choose_measure(s, d)
@@ -118,23 +114,17 @@ def _parse_rules(question: str, ctx: Context, force: Force | None) -> _Rules:
         if errors := plan_errors(d.plan):  # a parser bug: say so rather than emit an invalid plan
             logger.error("rule parser built an invalid plan for %r: %s (%s)", question, errors, d.plan)
             raise Refusal("internal")
-        result = account(question, s, d)
+        return _Rules(account(question, s, d), False, s.read_metrics, d.weak, s.hinted)
     except Refusal as refusal:  # refused before a plan was built: still name the words nothing could use
         words = tuple(residual(s.mt, CUE_PATTERNS, {}))
         result = unsupported(lang, question, s.understood, refusal.said(lang), words)
-        return _Rules(result, refusal.final, s.read_metrics, False, s.hinted)
-    return _Rules(result, False, s.read_metrics, d.weak, s.hinted)
+        return _Rules(result, refusal.final, s.read_metrics, hinted=s.hinted)
 
 
 def unsupported(
-    lang: str,
-    question: str,
-    understood: Sequence[str],
-    reason: str | None = None,
-    words: tuple[str, ...] = (),
+    lang: str, question: str, understood: Sequence[str], reason: str | None, words: tuple[str, ...] = ()
 ) -> ParseResult:
-    """The ``unsupported`` result: the reason, what was understood, what can be asked; ``words``
-    the question's words nothing could use."""
+    """The ``unsupported`` result: the reason, what was understood and can be asked, ``words`` unused."""
     got = said("list", lang).join(understood) if understood else said("nothing_computed", lang)
     text = said("unsupported", lang, why=said("why", lang, why=reason) if reason else "", got=got)
     logger.info("unsupported question %r: %s", question, reason or "nothing understood")

@@ -14,7 +14,7 @@ import json
 import logging
 import re
 from collections import defaultdict
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
@@ -84,11 +84,11 @@ class Exemplar:
 
     q: str
     intent: str
-    target_metric: str | None
-    second_metric: str | None
     lang: str
     split: str
     pair: int
+    target_metric: str | None = None  # a question of no metric may leave them out
+    second_metric: str | None = None
 
 
 @dataclass(frozen=True)
@@ -116,23 +116,7 @@ class Guess:
 def load_bank() -> tuple[Exemplar, ...]:
     """Every example of the bank (both splits), read once from package data."""
     text = _DATA.joinpath("exemplars.jsonl").read_text("utf-8")
-    # a line holds an example's fields by name; a question of no metric may leave them out
-    blank = {"target_metric": None, "second_metric": None}
-    return tuple(Exemplar(**{**blank, **json.loads(line)}) for line in text.splitlines() if line.strip())
-
-
-def _vote(
-    sims: np.ndarray, examples: Sequence[Exemplar], label: Callable[[Exemplar], L], k: int
-) -> tuple[L, float, int]:
-    """The best ``label`` of the ``k`` examples nearest by ``sims``, its margin, the nearest's index."""
-    order = np.argsort(-sims)[:k]
-    votes: defaultdict[L, float] = defaultdict(float)
-    for i in order:  # weights sharper than linear: the nearest examples count most
-        votes[label(examples[i])] += float(np.exp((float(sims[i]) - 1.0) / _SHARPNESS))
-    ranked = sorted(votes.items(), key=lambda kv: -kv[1])
-    total = sum(votes.values()) or 1.0
-    second = ranked[1][1] if len(ranked) > 1 else 0.0
-    return ranked[0][0], round((ranked[0][1] - second) / total, 4), int(order[0])
+    return tuple(Exemplar(**json.loads(line)) for line in text.splitlines() if line.strip())
 
 
 class ExemplarClassifier(NamedTuple):
@@ -141,6 +125,17 @@ class ExemplarClassifier(NamedTuple):
     examples: tuple[Exemplar, ...]
     raw: np.ndarray
     masked: np.ndarray
+
+    def vote(self, sims: np.ndarray, label: Callable[[Exemplar], L], k: int) -> tuple[L, float, int]:
+        """The best ``label`` of the ``k`` examples nearest by ``sims``, its margin, the nearest's index."""
+        order = np.argsort(-sims)[:k]
+        votes: defaultdict[L, float] = defaultdict(float)
+        for i in order:  # weights sharper than linear: the nearest examples count most
+            votes[label(self.examples[i])] += float(np.exp((float(sims[i]) - 1.0) / _SHARPNESS))
+        ranked = sorted(votes.items(), key=lambda kv: -kv[1])
+        total = sum(votes.values()) or 1.0
+        second = ranked[1][1] if len(ranked) > 1 else 0.0
+        return ranked[0][0], round((ranked[0][1] - second) / total, 4), int(order[0])
 
 
 @dataclass(frozen=True)
@@ -152,8 +147,7 @@ class _Encoder:
 
 
 def classifier_for(embed: Embed) -> ExemplarClassifier | None:
-    """The classifier over the bank's ``train`` split embedded with ``embed`` (once per encoder,
-    the last four kept); None when the encoder gives no vectors."""
+    """The classifier over the bank's ``train`` split embedded by ``embed`` (cached, the last four), or None."""
     return _classifier(_Encoder(embed if isinstance(embed, Hashable) else id(embed), embed))
 
 
@@ -172,9 +166,7 @@ def classify(question: str, embed: Embed) -> Guess | None:
     vec = None if clf is None else vectors(embed, texts, "exemplar classifier")
     if clf is None or vec is None or vec.shape[1] != clf.raw.shape[1]:
         return None
-    s_raw, s_masked = clf.raw @ vec[0], clf.masked @ vec[1]
-    intent, i_margin, _ = _vote(s_masked, clf.examples, lambda e: e.intent, K_INTENT)
-    metrics, m_margin, near = _vote(
-        s_raw, clf.examples, lambda e: (e.target_metric, e.second_metric), K_METRIC
-    )
+    s_raw = clf.raw @ vec[0]
+    intent, i_margin, _ = clf.vote(clf.masked @ vec[1], lambda e: e.intent, K_INTENT)
+    metrics, m_margin, near = clf.vote(s_raw, lambda e: (e.target_metric, e.second_metric), K_METRIC)
     return Guess(intent, i_margin, *metrics, m_margin, round(float(s_raw[near]), 4), clf.examples[near].q)

@@ -1,9 +1,8 @@
 """The later stages of the rule parser's plan: the fields of its intent, then its filters.
 
-Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` after the measure: compare, pair,
-top-k, grouping, time bucket, horizon, a retrieval's types and query (:func:`fill_fields`); then
-filters on what the question names and the plan does not compare by, each stored value read an
-:class:`~.result.AttributeMatch` of the result (:func:`fill_filters`).
+Called by :mod:`.core` after the measure: compare, pair, top-k, grouping, time bucket, horizon, a
+retrieval's query (:func:`fill_fields`); then filters on what the question names and the plan does not
+compare by, each stored value an :class:`~.result.AttributeMatch` of the result (:func:`fill_filters`).
 """
 
 from __future__ import annotations
@@ -28,8 +27,6 @@ _DIM_BUCKET = {v: k for k, v in BUCKET_DIM.items()}  # the time dimensions (date
 #: the largest bucket that still gives a series of at least this many points is chosen
 _MIN_BUCKETS = 8
 _BUCKET_DAYS = (("month", 365.25 / 12), ("week", 7.0), ("day", 1.0), ("hour", 1.0 / 24))
-_UNIT_SECONDS = {"分钟": 60, "小时": 3600, "秒": 1, "minute": 60, "min": 60, "hour": 3600, "hr": 3600}
-_UNIT_SECONDS |= {"second": 1, "sec": 1}
 #: a retrieval's query: the question less each of these in order
 _QUERY_CUTS = [(re.compile(cut), by) for cut, by in STAGES["query"]["cuts"]]
 
@@ -46,7 +43,7 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
         plan["pair"] = {"a": two[0], "b": two[1]}
         if m := PATTERNS["co_window"].search(s.text):
             n = parse_number(m.group("n") or m.group("n2") or "") or 1  # 同一, the same: 1
-            plan["pair"]["window_seconds"] = n * _UNIT_SECONDS[m.group("u") or m.group("u2")]
+            plan["pair"]["window_seconds"] = n * STAGES["window_seconds"][m.group("u") or m.group("u2")]
         d.used_values = {
             i for i, v in enumerate(s.values) if any(v.start < it[1] and it[0] < v.end for it in items)
         }
@@ -58,18 +55,18 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
         plan["target_metric"] = "footfall"
         dims = list(dict.fromkeys(["hour", *dims]))
     if intent == "breakdown" and not dims and not s.buckets and s.values:
-        # the share of one part ("what share of revenue came from the bakery"): every part of its
-        # field, the one named among them; never a filter to it, which would make it the whole
-        # the part is a value of what is split, not a day's condition ("on rainy days ... from the bakery")
+        # the share of one part ("what share of revenue came from the bakery"): every part of its field,
+        # never a filter to the part (a value of what is split, not a day's condition: "on rainy days")
         key = next((v.key for v in s.values if v.key not in ("weather", "promotion")), s.values[0].key)
         d.used_values |= {i for i, v in enumerate(s.values) if v.key == key}
         dims = [key]
     if intent in ("breakdown", "top_k", "anomaly", "trend") and (group := _group_by(s, d, dims)):
         plan["group_by"] = group[:3]
-    if intent in ("trend", "anomaly") and (
-        bucket := _series_bucket(s, dims, intent == "anomaly") or _auto_bucket(time_range(s.info), now)
-    ):
-        plan["time_bucket"] = bucket
+    if intent in ("trend", "anomaly"):  # a bucket or time dimension named, outlier days, else by range
+        named = [*s.buckets, *(_DIM_BUCKET[x] for x in dims if x in _DIM_BUCKET)]
+        days = intent == "anomaly" and PATTERNS["anomaly_days"].search(s.post_view)
+        if bucket := named[0] if named else "day" if days else _auto_bucket(time_range(s.info), now):
+            plan["time_bucket"] = bucket
     if intent == "periodicity" and s.buckets:
         plan["time_bucket"] = "day" if s.buckets[0] in ("week", "month") else "hour"
     if intent == "forecast" and s.info.horizon:
@@ -82,8 +79,7 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
 
 
 def _group_by(s: Slots, d: Draft, dims: list[str]) -> list[str]:
-    """What a breakdown or ranking groups by (its dimensions and buckets, else weekend against
-    weekdays when both are named), or a series by (its dimensions that are not time)."""
+    """What a breakdown or ranking groups by (else weekend against weekdays), or a series by."""
     group = [x for x in dims if x != d.compare_from]
     if d.intent not in ("breakdown", "top_k"):
         return [x for x in group if x not in _DIM_BUCKET]
@@ -97,25 +93,14 @@ def _group_by(s: Slots, d: Draft, dims: list[str]) -> list[str]:
     return group
 
 
-def _series_bucket(s: Slots, dims: list[str], anomaly: bool) -> str | None:
-    """The bucket a series question names: a bucket word, a time dimension ("which week looked
-    off"), or days for outliers asked as days."""
-    if s.buckets:
-        return s.buckets[0]
-    named = next((_DIM_BUCKET[x] for x in dims if x in _DIM_BUCKET), None)
-    return named or ("day" if anomaly and PATTERNS["anomaly_days"].search(s.post_view) else None)
-
-
 def _auto_bucket(tr: dict[str, str] | None, now: datetime) -> str | None:
-    """The largest of month / week / day / hour giving ``_MIN_BUCKETS`` buckets over the asked range
-    (days for a month, weeks for three months); None without a range (the operator's default)."""
+    """The largest bucket giving ``_MIN_BUCKETS`` over the asked range; None without one."""
+    days = 0.0  # no range: the operator's default bucket
     if tr and "last" in tr:
         m = re.fullmatch(r"P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?", tr["last"])
         y, mo, w, d = (int(g or 0) for g in m.groups()) if m else (0, 0, 0, 0)
         days = y * 365.25 + mo * 365.25 / 12 + w * 7 + d
-    elif not tr or "since" not in tr:
-        return None
-    else:
+    elif tr and "since" in tr:
         try:
             since = datetime.fromisoformat(tr["since"])
             until = datetime.fromisoformat(tr["until"]) if "until" in tr else now
@@ -141,20 +126,16 @@ def _semantic_query(text: str, info: TimeInfo) -> str | None:
 
 
 def effect_within(plan: dict[str, Any], cue: Set[str], vocab: Vocabulary) -> None:
-    """ "Which store's rainy-day order value rose most": a ranking of stores by the change one
-    weather brings, rewritten (in place, once the filters are set) to a compare of that weather
-    against a baseline (:func:`edge.analysis.labels.baseline`) within each store, which the compare
-    operator ranks."""
+    """ "Which store's rainy-day order value rose most": a ranking of stores by the change one weather
+    brings, rewritten in place to a compare of that weather against its baseline within each store."""
     f = plan.get("filters") or {}
     attrs = f.get("attributes") or {}
     cond = attrs.get("weather")
-    ranks_stores = (plan.get("intent") == "top_k" and plan.get("group_by") == ["store_id"]) or (
+    ranked = (plan.get("intent") == "top_k" and plan.get("group_by") == ["store_id"]) or (
         plan.get("intent") == "compare" and plan.get("compare") == {"dimension": "store_id"}
     )
     known = [str(v) for v in vocab.attributes.get("weather", ()) if str(v) != cond]
-    if not (
-        ranks_stores and isinstance(cond, str) and "change" in cue and plan.get("target_metric") and known
-    ):
+    if not (ranked and isinstance(cond, str) and "change" in cue and plan.get("target_metric") and known):
         return
     base = labels.baseline("weather", cond, known) or known[0]
     del attrs["weather"]
@@ -163,9 +144,8 @@ def effect_within(plan: dict[str, Any], cue: Set[str], vocab: Vocabulary) -> Non
     if not f:
         plan.pop("filters", None)
     plan.pop("top_k", None)
-    plan.update(
-        intent="compare", compare={"dimension": "weather", "groups": [cond, base]}, group_by=["store_id"]
-    )
+    weather = {"dimension": "weather", "groups": [cond, base]}
+    plan.update(intent="compare", compare=weather, group_by=["store_id"])
 
 
 def time_range(info: TimeInfo) -> dict[str, str] | None:
@@ -202,14 +182,11 @@ def fill_filters(s: Slots, d: Draft) -> None:
         filters["days_of_week"] = days
     if intent != "forecast":  # a forecast keeps no stored value: it forecasts the store, not the rainy days
         # the stored values no compare or pair uses, by key: one value as itself, several as a list
-        attrs: dict[str, Any] = dict(filters.get("attributes") or {})
+        by_key = {k: v if isinstance(v, list) else [v] for k, v in (filters.get("attributes") or {}).items()}
         for v in [v for i, v in enumerate(s.values) if i not in d.used_values]:
-            for val in v.values:
-                d.matches.append(_match(v, val))
-                old = attrs.get(v.key)
-                vals = [] if old is None else old if isinstance(old, list) else [old]
-                if val not in vals:
-                    attrs[v.key] = val if old is None else [*vals, val]
+            d.matches += [_match(v, val) for val in v.values]
+            by_key[v.key] = list(dict.fromkeys([*by_key.get(v.key, []), *v.values]))
+        attrs = {k: vals[0] if len(vals) == 1 else vals for k, vals in by_key.items() if vals}
         if intent != "compare" and s.promo_hits:  # a promotion day outside a compare
             attrs.setdefault("promotion", str(s.promo_hits[0].value))
         if attrs:

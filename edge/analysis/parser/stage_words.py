@@ -1,10 +1,8 @@
 """The last stage of the rule parser's plan: every word of the question is used, or no answer.
 
-Owned by :mod:`edge.analysis.parser`; called by :mod:`.core` on a valid plan. The words no extractor
-claimed are read by :mod:`.accounting` with the cue words this plan uses (:func:`cues_for`); words
-claimed but left out of the plan (a dimension it does not group by, a measure it does not compute, a
-second period) count too. A reading with such words is ``unsupported`` (CONTRACT.md section 4), never
-answered with another measure, period or value in their place.
+Called by :mod:`.core` on a valid plan: the words no extractor claimed, less the cue words the plan uses
+(:func:`cues_for`), and the words claimed but left out of it (a dimension it does not group by, a measure
+it does not compute, a second period) make the reading ``unsupported`` (CONTRACT.md section 4).
 """
 
 from __future__ import annotations
@@ -57,12 +55,16 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
         words = residual(
             s.mt, cues_for(plan), plan, claimed=claimed, unclaimed=unused, asked=asked, asides=asides
         )
-    if words:
+    explanation = None
+    if words:  # never answered with another measure, period or value in their place
         logger.info("question %r: not understood %s (reading %s)", question, words, plan)
+        quoted = said("list", s.lang).join(said("quoted", s.lang, w=w) for w in words)
+        got = said("list", s.lang).join(s.understood) if s.understood else said("nothing", s.lang)
+        explanation = said("not_understood", s.lang, words=quoted, got=got)
     return ParseResult(
         plan=plan,
         status="unsupported" if words else "ok",
-        explanation=_not_understood(s, words) if words else None,
+        explanation=explanation,
         language=s.lang,
         matches=tuple(d.matches),
         not_understood=tuple(words),
@@ -71,49 +73,32 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
     )
 
 
-def _not_understood(s: Slots, words: list[str]) -> str:
-    """Why a reading that leaves words unused is not answered: another measure, period or value is
-    never put in their place."""
-    quoted = said("list", s.lang).join(said("quoted", s.lang, w=w) for w in words)
-    got = said("list", s.lang).join(s.understood) if s.understood else said("nothing", s.lang)
-    return said("not_understood", s.lang, words=quoted, got=got)
-
-
 def _dated(plan: dict[str, Any]) -> bool:
     """The plan reads a date: a range, or periods around one (what 之后 / "since we moved" need)."""
     return bool((plan.get("compare") or {}).get("periods") or (plan.get("filters") or {}).get("time_range"))
 
 
 def cues_for(plan: dict[str, Any]) -> tuple[re.Pattern[str], ...]:
-    """The cue patterns whose words a plan uses: change words only a plan over time, "which
-    days" only a plan that answers day by day, the words of its kind (:data:`INTENT_CONTEXT`)
-    only a plan of that kind."""
+    """The cue patterns whose words a plan uses: change words only a plan over time, "which days" only
+    a plan that answers day by day, the words of its kind (:data:`INTENT_CONTEXT`) only that kind."""
     intent = str(plan.get("intent"))
     dropped = set(_CHANGE_CUES) if intent in _LEVEL_INTENTS else set()
     if intent != "correlation":  # one measure the condition of another: a correlation's words
         dropped.add(CUES["conditional"])
     if plan.get("target_metric") != "peak_hour":  # 挪, "pushed back": a peak moving
         dropped.add(sl.PEAK_SHIFT)
-    if intent != "co_occurrence" and not _dated(plan):
-        dropped.add(CUES["pivot"])  # 之后 what? no date, no pivot (a co-occurrence's 之后 is "followed by")
-    if intent != "co_occurrence":
-        dropped.add(PATTERNS["co_window"])  # "24小时": the window of a pairing, no span of any other plan
-    anomaly = intent == "anomaly"
-    days = anomaly or plan.get("time_bucket") == "day" or "date" in (plan.get("group_by") or ())
-    extra = (
-        INTENT_CONTEXT.get(intent),
-        PATTERNS["outlier_side"] if anomaly else None,
-        WHICH_DAYS if days else None,
-    )
+    if intent != "co_occurrence":  # "24小时": a pairing's window; 之后 with no date: no pivot to follow
+        dropped |= {PATTERNS["co_window"]} if _dated(plan) else {PATTERNS["co_window"], CUES["pivot"]}
+    days = intent == "anomaly" or plan.get("time_bucket") == "day" or "date" in (plan.get("group_by") or ())
+    outlier_side = PATTERNS["outlier_side"] if intent == "anomaly" else None
+    extra = (INTENT_CONTEXT.get(intent), outlier_side, WHICH_DAYS if days else None)
     return (*(p for p in CUE_PATTERNS if p not in dropped), *(p for p in extra if p is not None))
 
 
 def _unused_dimension_spans(plan: dict[str, Any], dim_hits: Sequence[Hit]) -> list[tuple[int, int]]:
-    """Dimension words ("staff", 区域) the plan neither groups nor compares by: "staff turnover"
-    is not revenue because "staff" was read as a dimension and then left out."""
-    f, compare = plan.get("filters") or {}, plan.get("compare") or {}
+    """Dimension words ("staff", 区域) the plan neither groups nor compares by ("staff turnover")."""
     used = fields_used(plan)  # "rainy weather": the key of a value it filters on
-    if f.get("store_id"):
+    if (plan.get("filters") or {}).get("store_id"):
         used.add("store_id")
     if own := OWN_DIMENSION.get(str(plan.get("target_metric"))):
         used.add(own)  # 店员差错率: the staff word is part of the measure's name
@@ -121,7 +106,7 @@ def _unused_dimension_spans(plan: dict[str, Any], dim_hits: Sequence[Hit]) -> li
         used |= {"day_of_week", "hour", "is_weekend"}
     if plan.get("time_bucket"):  # "which week": the buckets of a series
         used.add(BUCKET_DIM.get(str(plan["time_bucket"]), str(plan["time_bucket"])))
-    if f.get("time_range") or compare.get("periods"):
+    if _dated(plan):
         used.add("date")  # 日期 of a date the plan reads
     return [(h.start, h.end) for h in dim_hits if str(h.value) not in used]
 
