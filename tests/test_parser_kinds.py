@@ -783,3 +783,11 @@ def test_words_of_the_measure_or_for_before_a_store_noun_are_no_place() -> None:
     assert "store_id" not in plan.get("filters", {}), plan
     r = parse_question("给南京路店的营业额排个名", VOCABULARY, NOW)
     assert r.plan["filters"]["store_id"] == ["南京路"], r.plan
+
+
+def test_only_is_a_function_word_in_chinese_too() -> None:
+    """ "only the bakery's revenue" was read; 只看烘焙类的销售额 named 只 as not understood."""
+    assert (
+        _ok("只看烘焙类的销售额")["filters"]["attributes"]
+        == _ok("only the bakery's revenue")["filters"]["attributes"]
+    )

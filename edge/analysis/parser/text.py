@@ -110,7 +110,7 @@ class MaskedText:
         return other
 
     def consume(self, start: int, end: int) -> None:
-        self._chars[start:end] = self.BLANK * (end - start)
+        self._chars[start:end] = self.BLANK * len(self._chars[start:end])  # never past the text's end
 
     def free(self, start: int, end: int) -> bool:
         return self.BLANK not in self._chars[start:end]
