@@ -35,7 +35,7 @@ from edge.memory.search.retrieval import hybrid_search
 from edge.memory.store import Store
 from edge.memory.tiers.records import dequantize, quantize
 from edge.services.ask import AskService
-from edge.services.maintain import maintain
+from edge.services.maintain import maintain, tiers_step
 from edge.sim.simulator import SimConfig, simulate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +44,9 @@ START = date(2024, 9, 1)
 DAYS = 425  # 14 months
 NOW = datetime.fromisoformat("2025-10-31T00:00:00+08:00")
 STORE = "sh_xuhui_01"
+#: maintain's tiers step alone where a test is about the tiers: the facts step (most of a run's
+#: time) runs in the `maintained` fixture here, and is tested in test_facts.py and test_tiers_worlds.py
+TIERS_ONLY = (("tiers", tiers_step),)
 
 #: (question, its intent) asked before and after maintain
 QUESTIONS: list[tuple[str, str]] = [
@@ -260,7 +263,9 @@ def test_maintain_moves_old_data_down_the_tiers(maintained: tuple[Store, dict[st
 
 def test_a_second_run_has_nothing_left_to_do(maintained: tuple[Store, dict[str, Any]], base: Base) -> None:
     store, _ = maintained
-    again = maintain(store, AdammConfig(tiers=TiersConfig(warm_media_dir=None)), NOW)["tiers"]
+    again = maintain(store, AdammConfig(tiers=TiersConfig(warm_media_dir=None)), NOW, steps=TIERS_ONLY)[
+        "tiers"
+    ]
     assert again["warm"]["events"] == 0 and again["cold"]["events"] == 0 and again["cold"]["days_closed"] == 0
     assert _imported_total(store) == len(base.lines)
 
@@ -357,7 +362,7 @@ def test_media_of_warm_events_moves_and_missing_files_are_reported(base: Base, t
     cfg = _config(tmp_path)
     before = {p: p.read_bytes() for p in base.media}
     with Store.open(db) as store:
-        report = maintain(store, cfg, NOW)["tiers"]["warm"]
+        report = maintain(store, cfg, NOW, steps=TIERS_ONLY)["tiers"]["warm"]
         with store.read() as conn:
             refs: dict[str, list[str]] = {}
             for eid, ref in conn.execute(
@@ -396,7 +401,7 @@ def test_restore_returns_archived_events_exactly_and_back_into_the_hot_tier(
     db = _copy(base, tmp_path / "r")
     cfg = _config(tmp_path)
     with Store.open(db) as store:
-        maintain(store, cfg, NOW)
+        maintain(store, cfg, NOW, steps=TIERS_ONLY)
         _put_media_back(base, tmp_path / "warm-media")
         with store.read() as conn:
             cold = [
@@ -458,9 +463,11 @@ def test_restore_returns_archived_events_exactly_and_back_into_the_hot_tier(
         assert {r.event_id for r in rows} <= set(sample) and rows
         # kept hot for restore_keep_days (from the restore, by the clock), then dropped from the
         # events tables again (still archived)
-        assert maintain(store, cfg, NOW)["tiers"]["cold"]["events"] == 0
+        assert maintain(store, cfg, NOW, steps=TIERS_ONLY)["tiers"]["cold"]["events"] == 0
         wall = datetime.now(UTC)
-        maintain(store, cfg, wall)  # every simulated day is cold by now: the restored ones stay hot
+        maintain(
+            store, cfg, wall, steps=TIERS_ONLY
+        )  # every simulated day is cold by now: the restored ones stay hot
         with store.read() as conn:
             held = {
                 str(e): str(t)
@@ -470,7 +477,7 @@ def test_restore_returns_archived_events_exactly_and_back_into_the_hot_tier(
                 )
             }
         assert held == {e: "hot" for e in sample}
-        maintain(store, cfg, wall + timedelta(days=31))
+        maintain(store, cfg, wall + timedelta(days=31), steps=TIERS_ONLY)
         with store.read() as conn:
             (left,) = conn.execute("SELECT count(*) FROM events").fetchone()
             (archived,) = conn.execute(
@@ -544,7 +551,7 @@ def test_sigkill_at_several_points_then_rerun(base: Base, tmp_path: Path) -> Non
 def test_check_reports_a_damaged_archive_and_missing_events(base: Base, tmp_path: Path) -> None:
     db = _copy(base, tmp_path / "c")
     with Store.open(db) as store:
-        maintain(store, _config(tmp_path, warm_after_days=200, cold_after_days=300), NOW)
+        maintain(store, _config(tmp_path, warm_after_days=200, cold_after_days=300), NOW, steps=TIERS_ONLY)
     _put_media_back(base, tmp_path / "warm-media")
     files = sorted(db.parent.glob("store.db.*.mev.jsonl.gz"))
     assert files

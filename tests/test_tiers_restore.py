@@ -14,11 +14,14 @@ from edge.memory.store import Store
 from edge.memory.tiers.restore import restore
 from edge.memory.tiers.steps import Places
 from edge.services.ask import AskService
-from edge.services.maintain import maintain
+from edge.services.maintain import maintain, tiers_step
 from edge.sim.simulator import SimConfig, simulate
 
 NOW = datetime(2025, 3, 2, tzinfo=UTC)
 QUESTION = "What was the total revenue?"
+#: maintain's tiers step alone: the facts step is tested in test_facts.py and with the tiers in
+#: test_tiers_worlds.py
+TIERS_ONLY = (("tiers", tiers_step),)
 
 
 def test_an_archived_event_whose_rowid_is_taken_comes_back_counted_once(tmp_path: Path) -> None:
@@ -29,7 +32,7 @@ def test_an_archived_event_whose_rowid_is_taken_comes_back_counted_once(tmp_path
             simulate(SimConfig(start=date(2025, 1, 1), days=60, customers_per_day=10, with_text=False))
         )
         store.import_events(events)
-        maintain(store, cfg, NOW)
+        maintain(store, cfg, NOW, steps=TIERS_ONLY)
         before = AskService(store, cfg, now=NOW).ask(QUESTION)
         assert before["status"] == "ok" and "cold" in before["tiers"]
         with store.read() as conn:
@@ -80,7 +83,7 @@ def test_importing_an_archived_event_again_is_a_duplicate_and_other_content_is_r
     events = list(simulate(SimConfig(start=date(2025, 1, 1), days=60, customers_per_day=10, with_text=False)))
     with Store.open(db, timezone="Asia/Shanghai") as store:
         store.import_events(events)
-        maintain(store, cfg, NOW)
+        maintain(store, cfg, NOW, steps=TIERS_ONLY)
         before = AskService(store, cfg, now=NOW).ask(QUESTION)
         with store.read() as conn:
             cold_ids = {str(e) for (e,) in conn.execute("SELECT event_id FROM archive_index")}
@@ -102,7 +105,7 @@ def test_importing_an_archived_event_again_is_a_duplicate_and_other_content_is_r
             assert conn.execute("SELECT count(*) FROM events").fetchone() == (held,)
             assert conn.execute("SELECT sum(late_events) FROM rollup_days").fetchone() == (0,)
         assert AskService(store, cfg, now=NOW).ask(QUESTION)["result"] == before["result"]
-        rerun = maintain(store, cfg, NOW)
+        rerun = maintain(store, cfg, NOW, steps=TIERS_ONLY)
     assert rerun["tiers"]["cold"]["archived"] == 0, rerun  # nothing archived a second time
     report_check = check_memory(db)
     assert report_check.ok, report_check.problems
