@@ -131,16 +131,12 @@ class Clock:
         first, end = self.period_days(unit, offset)
         return {"since": self.at(first)} if offset == 0 and unit != "day" else self.span(first, end)
 
-    def latest_year(self, month: int) -> int:
-        """The year of the latest ``month`` that has begun by now."""
-        return self.today.year if month <= self.today.month else self.today.year - 1
-
     def month_range(self, year: int | None, month: int, label: str, months: int = 1) -> Days:
         """A month and the ``months - 1`` after it (no year: the latest begun by now), else an error."""
         if not 1 <= month <= 12:
             self.fail(f"there is no month {month} ({label})", f"没有 {month} 月（{label}）")
         if year is None:
-            year = self.latest_year(month)
+            year = self.today.year if month <= self.today.month else self.today.year - 1
         if not 1 <= year <= 9998:
             self.fail(f"the year {year} is outside the calendar", f"{year} 年超出了日历范围")
         first = date(year, month, 1)

@@ -32,9 +32,7 @@ _WEEKDAYS = dict(zip("一二三四五六日天七", [0, 1, 2, 3, 4, 5, 6, 6, 6],
 _WEEKDAYS |= {d: i for i, d in enumerate(WEEKDAYS_EN.split("|"))}
 _MONTHS = {name[:3].lower(): i for i, name in enumerate(tc.MONTH_NAMES, 1)}
 #: the open words of a calendar range (timekinds.toml) -> (the edge they set, whether at its end)
-_OPEN_WORDS = {
-    w: tuple(v) for side in _DATA["open"].values() for ws, v in side.items() for w in ws.split("|")
-}
+_OPEN_WORDS = {w: v for side in _DATA["open"].values() for ws, v in side.items() for w in ws.split("|")}
 _OPEN_BEFORE = re.compile(rf"(?P<w>{'|'.join(_DATA['open']['before'])})\s?$")
 _OPEN_AFTER = re.compile(rf"^\s?(?P<w>{'|'.join(_DATA['open']['after'])})")
 _ORIGIN = frozenset({"from", "从", "自"})
@@ -55,9 +53,9 @@ for _name, _piece in _DATA["pieces"].items():
 _PIECES |= {f"DATE_{p.upper()}": _PIECES["DATE"].replace("(?P<", f"(?P<{p}_") for p in "ab"}
 
 
-def _group(m: re.Match[str], name: str) -> str | None:
-    """The group ``name`` or ``name`` with a number (y, y2, y3: one group in other alternatives)."""
-    return next((v for k, v in m.groupdict().items() if v and k.rstrip("0123456789") == name), None)
+def _group(m: re.Match[str], name: str) -> str:
+    """The group ``name`` or ``name`` with a number (y, y2, y3: one group in other alternatives), else ""."""
+    return next((v for k, v in m.groupdict().items() if v and k.rstrip("0123456789") == name), "")
 
 
 def _year_month(m: re.Match[str], prefix: str = "") -> tuple[int | None, int]:
@@ -92,9 +90,9 @@ class Reading(tc.Clock):
         self.range(m, self.span(first, end), "span")
 
     def opened(self, m: re.Match[str], from_opens: bool) -> tuple[str | None, int, int]:
-        """The open word after or before ``m`` (since, before, 以来, 之前 ...; else None) and the span
-        with it; "from" opens only when ``from_opens`` ("the complaints from yesterday" are yesterday's)."""
+        """The open word (since, 以来 ...; else None) after or before ``m`` and the span with it."""
         start, stop, view = m.start(), m.end(), self.mt.view
+        # "from" before a calendar word is its origin, unless ``from_opens``: "the complaints from yesterday"
         if suf := _OPEN_AFTER.match(view[stop : stop + 4]):
             return suf.group("w"), start, stop + suf.end()
         if pre := _OPEN_BEFORE.search(view[max(0, start - 24) : start]):
@@ -103,15 +101,10 @@ class Reading(tc.Clock):
         return None, start, stop
 
     def calendar(
-        self,
-        m: re.Match[str],
-        days: tc.Days,
-        open_word: str | None = None,
-        plain: dict[str, str] | None = None,
+        self, m: re.Match[str], days: tc.Days, opener: str = "", plain: dict[str, str] | None = None
     ) -> None:
-        """A calendar range, with an open word the edge of an open range, else ``plain`` (the current
-        week or month: from its start on) or its days."""
-        kind, start, stop = (open_word, m.start(), m.end()) if open_word else self.opened(m, plain is None)
+        """A calendar range: the edge of an open range with an open word, else ``plain`` or its days."""
+        kind, start, stop = (opener, m.start(), m.end()) if opener else self.opened(m, plain is None)
         if opens := _OPEN_WORDS.get(kind or ""):
             window, kind = {opens[0]: self.at(days[1] if opens[1] else days[0])}, opens[0]
         else:
@@ -121,7 +114,7 @@ class Reading(tc.Clock):
 
     def date_of(self, m: re.Match[str], prefix: str = "") -> date | None:
         """The date of a ``DATE`` match (no year: the latest not in the future), else an error."""
-        (y, mo), dy = _year_month(m, prefix), parse_number(_group(m, prefix + "d") or "") or 0
+        (y, mo), dy = _year_month(m, prefix), parse_number(_group(m, prefix + "d")) or 0
         for year in [y] if y is not None else range(self.today.year, self.today.year - 9, -1):
             try:
                 d = date(year, mo, dy)
@@ -165,17 +158,15 @@ class Reading(tc.Clock):
     def read_month_part(self, m: re.Match[str], parts: dict[str, list[int]]) -> None:
         """A part of a month: from day a to day b of it (``parts``; 0: its end, -7: a week before)."""
         first, end = self.month_range(*_year_month(m), m.group(0))  # end: the next month's first day
-        a, b = (
-            first + timedelta(days=k - 1) if k > 0 else end + timedelta(days=k)
-            for k in parts[_group(m, "part") or ""]
-        )
-        self.range(m, self.span(a, b), "calendar")
+        a, b = parts[_group(m, "part")]
+        since = first + timedelta(days=a - 1) if a > 0 else end + timedelta(days=a)
+        self.range(m, self.span(since, first + timedelta(days=b - 1) if b > 0 else end), "calendar")
 
     def read_month_span(self, m: re.Match[str]) -> None:
         """A span of months (a_ to b_); a year named on one side only is the other's too."""
         (y1, mo1), (y2, mo2) = _year_month(m, "a_"), _year_month(m, "b_")
         if y1 is None and y2 is None and 1 <= mo2 <= 12:
-            y2 = self.latest_year(mo2)
+            y2 = self.month_range(None, mo2, m.group(0))[0].year  # the latest begun
         if y1 is None and y2 is not None:
             y1 = y2 if mo1 <= mo2 else y2 - 1
         elif y2 is None and y1 is not None:
@@ -184,7 +175,7 @@ class Reading(tc.Clock):
 
     def read_iso_week(self, m: re.Match[str]) -> None:
         """A numbered ISO week (without a year: the latest begun by now)."""
-        wk, y_text = parse_number(_group(m, "w") or "") or 0, _group(m, "y")
+        wk, y_text = parse_number(_group(m, "w")) or 0, _group(m, "y")
         y = int(y_text) if y_text else self.today.isocalendar()[0]
         note = " (ISO weeks are 1-52 or 53)", "（ISO 周为 1-52 或 53）"
         try:
@@ -220,15 +211,16 @@ class Reading(tc.Clock):
         hours = [x % 24 for x in range(h, h2 if h2 > h else h2 + 24)] if h != h2 else [h]
         if w := _group(m, "w"):
             hours = list(range(h, 24)) if w in _WORDS["after"] else list(range(0, h))
-        self.read_hours(m, hours, "clock")
+        self.info.hours.append(tc.HoursMention(hours, m.group(0), m.start(), "clock"))
+        self.take(m)
 
     def read_week_day(self, m: re.Match[str], weeks: dict[str, int]) -> None:
         """A day (d) or the weekend of a named week (w), or the days from one to another (e, of week we)."""
-        week = weeks[_group(m, "w") or ""]
-        monday, name, end = self.monday(week), _group(m, "d") or "", _group(m, "e")
+        week = weeks[_group(m, "w")]
+        monday, name, end = self.monday(week), _group(m, "d"), _group(m, "e")
         if end:
             first = monday + timedelta(days=_WEEKDAYS[name])
-            last = self.monday(weeks.get(_group(m, "we") or "", week)) + timedelta(days=_WEEKDAYS[end])
+            last = self.monday(weeks.get(_group(m, "we"), week)) + timedelta(days=_WEEKDAYS[end])
             self.between(m, first, last + timedelta(days=1))
         elif name in ("末", "weekend"):
             self.range(m, self.span(monday + timedelta(days=5), monday + timedelta(days=7)), "day")
@@ -237,13 +229,13 @@ class Reading(tc.Clock):
 
     def read_fixed(self, m: re.Match[str], last: dict[str, str]) -> None:
         """A span back of a set length by the unit named (最近半年: P6M; the last fortnight: P2W)."""
-        self.range(m, {"last": last[_group(m, "u") or ""]}, "last")
+        self.range(m, {"last": last[_group(m, "u")]}, "last")
 
     def read_month_weekday(self, m: re.Match[str]) -> None:
         """The n-th (or the last) weekday of a month; no year named: the latest not in the future."""
-        (year, month), named = _year_month(m), _group(m, "n") or ""
+        (year, month), named = _year_month(m), _group(m, "n")
         n = _WORDS["ordinals"].get(named) or parse_number(named) or 0
-        days, weekday = self.month_range(year, month, m.group(0)), _WEEKDAYS[_group(m, "d") or ""]
+        days, weekday = self.month_range(year, month, m.group(0)), _WEEKDAYS[_group(m, "d")]
         for back in (0, 1) if year is None else (0,):
             first, end = (d.replace(year=d.year - back) for d in days)
             first += timedelta(days=(weekday - first.weekday()) % 7)
@@ -263,7 +255,7 @@ class Reading(tc.Clock):
 
     def read_last(self, m: re.Match[str], zh: bool = False) -> None:
         """The last n units (none: one); in Chinese a bare 这周 or 天 and a count of none are no span."""
-        n_text, unit = _group(m, "n"), _WORDS["units"][_group(m, "u") or ""]
+        n_text, unit = _group(m, "n"), _WORDS["units"][_group(m, "u")]
         n = (_WORDS["few"].get(n_text) or parse_number(n_text)) if n_text else 1
         if zh and (n is None or n <= 0 or not n_text and (m.group(0).startswith("这") or unit == "D")):
             return
@@ -278,23 +270,21 @@ class Reading(tc.Clock):
     ) -> None:
         """A calendar word (yesterday, 上个月) or N ``units`` ago (三天前), or the edge of an open range."""
         if units:
-            n = parse_number(_group(m, "n") or "")
+            n = parse_number(_group(m, "n"))
             if not n or n < 0:
                 return
-            unit, offset = units[_WORDS["units"][_group(m, "u") or ""]], -n
+            unit, offset = units[_WORDS["units"][_group(m, "u")]], -n
         self.calendar(m, self.period_days(unit, offset), plain=self.period(unit, offset))
 
     def read_window(self, m: re.Match[str]) -> None:
         """The window of days around a pivot date (the last named wins)."""
         n = parse_number(_group(m, "n") or "1") or 1
-        self.info.window_days = n * _WORDS["unit_days"][_WORDS["units"][_group(m, "u") or ""]]
+        self.info.window_days = n * _WORDS["unit_days"][_WORDS["units"][_group(m, "u")]]
         self.take(m)
 
-    def read_hours(
-        self, m: re.Match[str], hours: list[int], kind: str = "daypart", offset: int | None = None
-    ) -> None:
-        """Hours of the day (a part of the day's, or ``kind`` clock), of the day ``offset`` days from today."""
-        self.info.hours.append(tc.HoursMention(list(hours), m.group(0), m.start(), kind))
+    def read_hours(self, m: re.Match[str], hours: list[int], offset: int | None = None) -> None:
+        """A part of the day as its ``hours``; with an ``offset``, of that day (今晚, last night)."""
+        self.info.hours.append(tc.HoursMention(list(hours), m.group(0), m.start(), "daypart"))
         if offset is None:
             self.take(m)
         else:
@@ -303,9 +293,9 @@ class Reading(tc.Clock):
     def read_days(self, m: re.Match[str], days: list[int] | None = None) -> None:
         """Days of the week kept: ``days``, the day named (d) or those from one to another (a to b)."""
         if a := _group(m, "a"):
-            first, last = _WEEKDAYS[a], _WEEKDAYS[_group(m, "b") or ""]
+            first, last = _WEEKDAYS[a], _WEEKDAYS[_group(m, "b")]
             days = [(first + i) % 7 for i in range((last - first) % 7 + 1)]
-        kept = sorted(set(days or [_WEEKDAYS[_group(m, "d") or ""]]))
+        kept = sorted(set(days or [_WEEKDAYS[_group(m, "d")]]))
         # "since Monday", 周一以来: from the latest Monday on ("since Mondays" keeps Mondays)
         if len(kept) == 1 and not days and not m.group(0).endswith("s") and self.opened(m, False)[0]:
             latest = self.today - timedelta(days=(self.today.weekday() - kept[0]) % 7)
@@ -316,9 +306,9 @@ class Reading(tc.Clock):
         self.take(m)
 
 
-def _hour(token: str | None, prefix: str | None, ampm: str | None = None) -> int | None:
+def _hour(token: str, prefix: str, ampm: str) -> int | None:
     """The hour (0-23) a clock hour names with its part of the day (下午) or am/pm."""
-    h = parse_number(token or "")
+    h = parse_number(token)
     if h is None or h > 24:
         return None
     if (ampm == "pm" or prefix in _WORDS["pm"]) and h < 12:
