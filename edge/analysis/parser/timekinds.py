@@ -19,7 +19,7 @@ from typing import Any
 from edge.analysis.parser import timecal as tc
 from edge.analysis.parser.extraction import Context, Reader
 from edge.analysis.parser.text import CN_NUM, EN_NUM, MaskedText, parse_number, word
-from edge.analysis.plan import add_months, subtract_duration
+from edge.analysis.plan import subtract_duration
 from edge.analysis.source import Vocabulary
 
 _DATA = tomllib.loads(
@@ -372,5 +372,8 @@ def _year_before(info: tc.TimeInfo, clock: tc.Clock) -> None:
     tr, today = named[0], datetime.combine(clock.today, time())
     since = subtract_duration(today, tr["last"]) if "last" in tr else datetime.fromisoformat(tr["since"])
     until = datetime.fromisoformat(tr["until"]) if "until" in tr else today + timedelta(days=1)
-    a, b = (add_months(d, -12).date() for d in (since, until))  # February 29th: the 28th
+    a, b = (  # a year back; February 29th: the 28th
+        d.replace(year=d.year - 1, day=28 if (d.month, d.day) == (2, 29) else d.day).date()
+        for d in (since, until)
+    )
     info.ranges.append(tc.RangeMention(text, clock.span(a, b), start, "calendar"))
