@@ -92,18 +92,17 @@ class Reading(tc.Clock):
     def opened(self, m: re.Match[str], from_opens: bool) -> tuple[str | None, int, int]:
         """The open word (since, 以来 ...; else None) after or before ``m`` and the span with it."""
         start, stop, view = m.start(), m.end(), self.mt.view
-        # "from" before a calendar word is its origin, unless ``from_opens``: "the complaints from yesterday"
         if suf := _OPEN_AFTER.match(view[stop : stop + 4]):
             return suf.group("w"), start, stop + suf.end()
+        # "from" before a calendar word is its origin, unless ``from_opens``: "the complaints from yesterday"
         if pre := _OPEN_BEFORE.search(view[max(0, start - 24) : start]):
             if from_opens or pre.group("w") not in _ORIGIN:
                 return pre.group("w"), max(0, start - 24) + pre.start(), stop
         return None, start, stop
 
-    def calendar(
-        self, m: re.Match[str], days: tc.Days, opener: str = "", plain: dict[str, str] | None = None
-    ) -> None:
-        """A calendar range: the edge of an open range with an open word, else ``plain`` or its days."""
+    def calendar(self, m: re.Match[str], days: tc.Days, plain: dict[str, str] | None = None) -> None:
+        """A calendar range: its days, ``plain``, or with an open word (group open, or beside it) an edge."""
+        opener = _group(m, "open")
         kind, start, stop = (opener, m.start(), m.end()) if opener else self.opened(m, plain is None)
         if opens := _OPEN_WORDS.get(kind or ""):
             window, kind = {opens[0]: self.at(days[1] if opens[1] else days[0])}, opens[0]
@@ -153,7 +152,7 @@ class Reading(tc.Clock):
         days = self.month_range(year, month, m.group(0), months)
         # the quarter now running: from its start on, as "this quarter"
         plain = {"since": self.at(days[0])} if q and days[0] <= self.today < days[1] else None
-        self.calendar(m, days, _group(m, "open"), plain)
+        self.calendar(m, days, plain)
 
     def read_month_part(self, m: re.Match[str], parts: dict[str, list[int]]) -> None:
         """A part of a month: from day a to day b of it (``parts``; 0: its end, -7: a week before)."""
