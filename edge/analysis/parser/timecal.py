@@ -10,10 +10,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from typing import NoReturn
 from zoneinfo import ZoneInfo
 
 MONTH_NAMES = "January February March April May June July August September October November December".split()
-_MONTH_NUMBERS = {name[:3].lower(): i for i, name in enumerate(MONTH_NAMES, 1)}
 #: a calendar range of days: its first day and the day after its last
 Days = tuple[date, date]
 
@@ -77,15 +77,14 @@ class TimeInfo:
         return self
 
 
-def month_number(name: str) -> int:
-    """1-12 for an English month name or its abbreviation (lower case)."""
-    return _MONTH_NUMBERS[name[:3]]
-
-
 def add_months(d: date, n: int) -> date:
     """The first day of the month ``n`` months after ``d``'s month."""
     year, month0 = divmod(d.year * 12 + d.month - 1 + n, 12)
     return date(year, month0 + 1, 1)
+
+
+class Unreadable(Exception):
+    """A time no calendar has, its reason in the clock's errors: its words are claimed, never re-read."""
 
 
 class Clock:
@@ -96,10 +95,13 @@ class Clock:
             self.zone = ZoneInfo(tz)
         except Exception:  # an unknown zone name must not break parsing
             self.zone = ZoneInfo("UTC")
-        self.today = (
-            now.replace(tzinfo=self.zone) if now.tzinfo is None else now.astimezone(self.zone)
-        ).date()
+        self.today = (now if now.tzinfo is None else now.astimezone(self.zone)).date()
         self.errors: list[tuple[str, str]] = []
+
+    def fail(self, en: str, zh: str) -> NoReturn:
+        """Collect what no calendar has (the reason in English and Chinese) and stop reading it."""
+        self.errors.append((en, zh))
+        raise Unreadable(en)
 
     def at(self, d: date) -> str:
         return datetime(d.year, d.month, d.day, tzinfo=self.zone).isoformat()
@@ -116,35 +118,27 @@ class Clock:
 
     def period_days(self, unit: str, offset: int) -> Days:
         """The days of the calendar ``unit`` ``offset`` units from the current one."""
-        if unit == "day":
-            first = self.today + timedelta(days=offset)
-            return first, first + timedelta(days=1)
-        if unit == "week":
-            return self.monday(offset), self.monday(offset + 1)
+        if unit in ("day", "week"):
+            step = timedelta(days=1 if unit == "day" else 7)
+            first = (self.today if unit == "day" else self.monday(0)) + offset * step
+            return first, first + step
         months = {"month": 1, "quarter": 3, "year": 12}[unit]
-        this = (self.today.month - 1) // months * months
-        first = add_months(date(self.today.year, 1, 1), this + offset * months)
-        return first, add_months(first, months)
+        first = date(self.today.year, (self.today.month - 1) // months * months + 1, 1)
+        return add_months(first, offset * months), add_months(first, (offset + 1) * months)
 
     def period(self, unit: str, offset: int) -> dict[str, str]:
         """The calendar ``unit`` ``offset`` units from the current one (that one: from its start on)."""
         first, end = self.period_days(unit, offset)
         return {"since": self.at(first)} if offset == 0 and unit != "day" else self.span(first, end)
 
-    def latest_year(self, month: int) -> int:
-        """The year of the latest ``month`` that has begun by now."""
-        return self.today.year if month <= self.today.month else self.today.year - 1
-
-    def month_range(self, year: int | None, month: int, label: str, months: int = 1) -> Days | None:
+    def month_range(self, year: int | None, month: int, label: str, months: int = 1) -> Days:
         """A month and the ``months - 1`` after it (no year: the latest begun by now), else an error."""
         if not 1 <= month <= 12:
-            self.errors.append((f"there is no month {month} ({label})", f"没有 {month} 月（{label}）"))
-            return None
+            self.fail(f"there is no month {month} ({label})", f"没有 {month} 月（{label}）")
         if year is None:
-            year = self.latest_year(month)
+            year = self.today.year if month <= self.today.month else self.today.year - 1
         if not 1 <= year <= 9998:
-            self.errors.append((f"the year {year} is outside the calendar", f"{year} 年超出了日历范围"))
-            return None
+            self.fail(f"the year {year} is outside the calendar", f"{year} 年超出了日历范围")
         first = date(year, month, 1)
         return first, add_months(first, months)
 

@@ -13,7 +13,7 @@ import importlib.resources
 import re
 import tomllib
 from collections.abc import Callable
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from edge.analysis.parser import timecal as tc
@@ -30,12 +30,12 @@ WEEKDAYS_EN: str = _DATA["pieces"]["WEEKDAYS_EN"]
 #: a weekday's number (Monday: 0) by its Chinese (周一) or English name
 _WEEKDAYS = dict(zip("一二三四五六日天七", [0, 1, 2, 3, 4, 5, 6, 6, 6], strict=True))
 _WEEKDAYS |= {d: i for i, d in enumerate(WEEKDAYS_EN.split("|"))}
+_MONTHS = {name[:3].lower(): i for i, name in enumerate(tc.MONTH_NAMES, 1)}
 #: the open words of a calendar range (timekinds.toml) -> (the edge they set, whether at its end)
-_OPEN_WORDS = {
-    w: tuple(v) for side in _DATA["open"].values() for ws, v in side.items() for w in ws.split("|")
-}
+_OPEN_WORDS = {w: v for side in _DATA["open"].values() for ws, v in side.items() for w in ws.split("|")}
 _OPEN_BEFORE = re.compile(rf"(?P<w>{'|'.join(_DATA['open']['before'])})\s?$")
 _OPEN_AFTER = re.compile(rf"^\s?(?P<w>{'|'.join(_DATA['open']['after'])})")
+_ORIGIN = frozenset({"from", "从", "自"})
 
 
 def _pattern(alternatives: list[Any], pieces: dict[str, str]) -> str:
@@ -53,24 +53,20 @@ for _name, _piece in _DATA["pieces"].items():
 _PIECES |= {f"DATE_{p.upper()}": _PIECES["DATE"].replace("(?P<", f"(?P<{p}_") for p in "ab"}
 
 
-_ORIGIN = frozenset({"from", "从", "自"})
-
-
-def _group(m: re.Match[str], name: str) -> str | None:
-    """The group ``name`` or ``name`` with a number (y, y2, y3: one group in other alternatives)."""
-    return next((v for k, v in m.groupdict().items() if v and k.rstrip("0123456789") == name), None)
+def _group(m: re.Match[str], name: str) -> str:
+    """The group ``name`` or ``name`` with a number (y, y2, y3: one group in other alternatives), else ""."""
+    return next((v for k, v in m.groupdict().items() if v and k.rstrip("0123456789") == name), "")
 
 
 def _year_month(m: re.Match[str], prefix: str = "") -> tuple[int | None, int]:
     """The year (None: not named) and month of a match: groups y, m (a number) or mn (a name)."""
     y, name = _group(m, prefix + "y"), _group(m, prefix + "mn")
-    month = tc.month_number(name) if name else parse_number(_group(m, prefix + "m") or "1") or 0
+    month = _MONTHS[name[:3]] if name else parse_number(_group(m, prefix + "m") or "1") or 0
     return (int(y) if y else None), month
 
 
 class Reading(tc.Clock):
-    """One time kind's pass over the question on the store's calendar: the text, what it found, and
-    its readers of a match (``read_<name>``, named by ``read`` in the table)."""
+    """One time kind's pass over the question on the store's calendar and its readers (``read_<name>``)."""
 
     def __init__(self, mt: MaskedText, ctx: Context) -> None:
         super().__init__(ctx.now, ctx.vocab.timezone)
@@ -89,44 +85,35 @@ class Reading(tc.Clock):
 
     def between(self, m: re.Match[str], first: date, end: date) -> None:
         """The span of days from ``first`` up to ``end`` (not in it), else an error: it ends before it starts."""
-        if end > first:
-            self.range(m, self.span(first, end), "span")
-        else:
-            self.errors.append((f"'{m.group(0)}' ends before it starts", f"“{m.group(0)}”的结束早于开始"))
-            self.take(m)
+        if end <= first:
+            self.fail(f"'{m.group(0)}' ends before it starts", f"“{m.group(0)}”的结束早于开始")
+        self.range(m, self.span(first, end), "span")
 
-    def calendar(
-        self,
-        m: re.Match[str],
-        days: tc.Days | None,
-        open_word: str | None = None,
-        plain: dict[str, str] | None = None,
-    ) -> None:
-        """A named calendar range (None: one no calendar has, claimed all the same); an open word
-        before or after it (since, before, 以来, 之前 ...) makes it the edge of an open range; without
-        one its window is ``plain`` (the current week or month: from its start on), else its days."""
-        if days is None:
-            self.take(m)
-            return
-        view, start, stop, kind = self.mt.view, m.start(), m.end(), open_word
-        if not kind and (suf := _OPEN_AFTER.match(view[stop : stop + 4])):
-            kind, stop = suf.group("w"), stop + suf.end()
-        elif not kind and (pre := _OPEN_BEFORE.search(view[max(0, start - 24) : start])):
-            # "the complaints from yesterday" are yesterday's: "from" before a calendar word is its origin
-            if plain is None or pre.group("w") not in _ORIGIN:
-                kind, start = pre.group("w"), max(0, start - 24) + pre.start()
+    def opened(self, m: re.Match[str], from_opens: bool) -> tuple[str | None, int, int]:
+        """The open word (since, 以来 ...; else None) after or before ``m`` and the span with it."""
+        start, stop, view = m.start(), m.end(), self.mt.view
+        if suf := _OPEN_AFTER.match(view[stop : stop + 4]):
+            return suf.group("w"), start, stop + suf.end()
+        # "from" before a calendar word is its origin, unless ``from_opens``: "the complaints from yesterday"
+        if pre := _OPEN_BEFORE.search(view[max(0, start - 24) : start]):
+            if from_opens or pre.group("w") not in _ORIGIN:
+                return pre.group("w"), max(0, start - 24) + pre.start(), stop
+        return None, start, stop
+
+    def calendar(self, m: re.Match[str], days: tc.Days, plain: dict[str, str] | None = None) -> None:
+        """A calendar range: its days, ``plain``, or with an open word (group open, or beside it) an edge."""
+        opener = _group(m, "open")
+        kind, start, stop = (opener, m.start(), m.end()) if opener else self.opened(m, plain is None)
         if opens := _OPEN_WORDS.get(kind or ""):
-            edge, at_end = opens
-            window, kind = {edge: self.at(days[1] if at_end else days[0])}, edge
+            window, kind = {opens[0]: self.at(days[1] if opens[1] else days[0])}, opens[0]
         else:
             window, kind = plain or self.span(*days), "calendar"
-        self.info.ranges.append(tc.RangeMention(view[start:stop], window, start, kind))
+        self.info.ranges.append(tc.RangeMention(self.mt.view[start:stop], window, start, kind))
         self.mt.consume(start, stop)
 
     def date_of(self, m: re.Match[str], prefix: str = "") -> date | None:
-        """The date a ``DATE`` match names (its groups prefixed with ``prefix``; no year: the latest
-        not in the future, February 29th the last leap year's), else an error."""
-        (y, mo), dy = _year_month(m, prefix), parse_number(_group(m, prefix + "d") or "") or 0
+        """The date of a ``DATE`` match (no year: the latest not in the future), else an error."""
+        (y, mo), dy = _year_month(m, prefix), parse_number(_group(m, prefix + "d")) or 0
         for year in [y] if y is not None else range(self.today.year, self.today.year - 9, -1):
             try:
                 d = date(year, mo, dy)
@@ -143,7 +130,7 @@ class Reading(tc.Clock):
     def read_horizon(self, m: re.Match[str]) -> None:
         """A forecast's horizon, the first named; what is left of the month or the year: its days."""
         if self.info.horizon is None and (left := _group(m, "left")):
-            end = tc.add_months(self.today, 13 - self.today.month if left in ("年", "year") else 1)
+            end = self.period_days("year" if left in ("年", "year") else "month", 0)[1]
             self.info.horizon = f"P{max((end - self.today).days - 1, 1)}D"
         elif self.info.horizon is None:
             # a word without a unit of its own (下个月, 明年) names one; else a day (明天, tomorrow)
@@ -153,47 +140,41 @@ class Reading(tc.Clock):
         self.take(m)
 
     def read_error(self, m: re.Match[str], en: str, zh: str) -> None:
-        """A time no calendar has or too vague to read (the last 0 days, this time of day): named
-        (``en``, ``zh`` of ``{text}``, the words, and the match's groups), never dropped."""
+        """A time no calendar has or too vague to read, named (``en``, ``zh`` of the match's groups)."""
         fields = {"text": m.group(0), **m.groupdict()}
-        self.errors.append((en.format(**fields), zh.format(**fields)))
-        self.take(m)
+        self.fail(en.format(**fields), zh.format(**fields))
 
     def read_month(self, m: re.Match[str], months: int = 1) -> None:
-        """A named month (no year: the latest begun) or the ``months`` from it (a year), or an open
-        range from or up to it."""
-        self.calendar(m, self.month_range(*_year_month(m), m.group(0), months), _group(m, "open"))
+        """A named month, quarter (q) or year, the latest begun when no year is named, or an open range."""
+        year, month = _year_month(m)
+        if q := _group(m, "q"):
+            month = 3 * (_WORDS["ordinals"].get(q) or parse_number(q) or 1) - 2
+        days = self.month_range(year, month, m.group(0), months)
+        # the quarter now running: from its start on, as "this quarter"
+        plain = {"since": self.at(days[0])} if q and days[0] <= self.today < days[1] else None
+        self.calendar(m, days, plain)
 
     def read_month_part(self, m: re.Match[str], parts: dict[str, list[int]]) -> None:
         """A part of a month: from day a to day b of it (``parts``; 0: its end, -7: a week before)."""
-        days = self.month_range(*_year_month(m), m.group(0))
-        if days is None:
-            self.take(m)
-            return
-        first, end = days  # end: the next month's first day
-        a, b = parts[_group(m, "part") or ""]
+        first, end = self.month_range(*_year_month(m), m.group(0))  # end: the next month's first day
+        a, b = parts[_group(m, "part")]
         since = first + timedelta(days=a - 1) if a > 0 else end + timedelta(days=a)
         self.range(m, self.span(since, first + timedelta(days=b - 1) if b > 0 else end), "calendar")
 
     def read_month_span(self, m: re.Match[str]) -> None:
         """A span of months (a_ to b_); a year named on one side only is the other's too."""
-        text = m.group(0)
         (y1, mo1), (y2, mo2) = _year_month(m, "a_"), _year_month(m, "b_")
         if y1 is None and y2 is None and 1 <= mo2 <= 12:
-            y2 = self.latest_year(mo2)
+            y2 = self.month_range(None, mo2, m.group(0))[0].year  # the latest begun
         if y1 is None and y2 is not None:
             y1 = y2 if mo1 <= mo2 else y2 - 1
         elif y2 is None and y1 is not None:
             y2 = y1 if mo2 >= mo1 else y1 + 1
-        ma, mb = self.month_range(y1, mo1, text), self.month_range(y2, mo2, text)
-        if ma and mb:
-            self.between(m, ma[0], mb[1])
-        else:
-            self.take(m)
+        self.between(m, self.month_range(y1, mo1, m.group(0))[0], self.month_range(y2, mo2, m.group(0))[1])
 
     def read_iso_week(self, m: re.Match[str]) -> None:
         """A numbered ISO week (without a year: the latest begun by now)."""
-        wk, y_text = parse_number(_group(m, "w") or "") or 0, _group(m, "y")
+        wk, y_text = parse_number(_group(m, "w")) or 0, _group(m, "y")
         y = int(y_text) if y_text else self.today.isocalendar()[0]
         note = " (ISO weeks are 1-52 or 53)", "（ISO 周为 1-52 或 53）"
         try:
@@ -202,9 +183,7 @@ class Reading(tc.Clock):
                 y, note = y - 1, ("", "")
                 monday = date.fromisocalendar(y, wk, 1)
         except ValueError:
-            self.errors.append((f"there is no week {wk} in {y}{note[0]}", f"{y} 年没有第 {wk} 周{note[1]}"))
-            self.take(m)
-            return
+            self.fail(f"there is no week {wk} in {y}{note[0]}", f"{y} 年没有第 {wk} 周{note[1]}")
         self.calendar(m, (monday, monday + timedelta(days=7)))
 
     def read_span(self, m: re.Match[str]) -> None:
@@ -220,8 +199,7 @@ class Reading(tc.Clock):
             self.range(m, {edge: self.at(d)} if edge else self.day(d), edge or "day", pivot=d)
 
     def read_clock(self, m: re.Match[str]) -> None:
-        """Clock hours: h (with its part of the day p, am/pm a) up to another (to), open on one side
-        (w: after, before; to the day's end or from its start), or one hour."""
+        """Clock hours: h up to another (to), open on one side (w: after, before), or one hour."""
         p, to, a_to = _group(m, "p"), _group(m, "to"), _group(m, "ato")
         h = 12 if _group(m, "noon") else _hour(_group(m, "h"), p, _group(m, "a") or a_to)
         h2 = _hour(to, _group(m, "pto") or p, a_to) if to else h
@@ -232,16 +210,16 @@ class Reading(tc.Clock):
         hours = [x % 24 for x in range(h, h2 if h2 > h else h2 + 24)] if h != h2 else [h]
         if w := _group(m, "w"):
             hours = list(range(h, 24)) if w in _WORDS["after"] else list(range(0, h))
-        self.read_hours(m, hours, "clock")
+        self.info.hours.append(tc.HoursMention(hours, m.group(0), m.start(), "clock"))
+        self.take(m)
 
     def read_week_day(self, m: re.Match[str], weeks: dict[str, int]) -> None:
-        """A day (d) or the weekend of a named week (w), or the days from one to another (e, of the
-        week we, else of w)."""
-        week = weeks[_group(m, "w") or ""]
-        monday, name, end = self.monday(week), _group(m, "d") or "", _group(m, "e")
+        """A day (d) or the weekend of a named week (w), or the days from one to another (e, of week we)."""
+        week = weeks[_group(m, "w")]
+        monday, name, end = self.monday(week), _group(m, "d"), _group(m, "e")
         if end:
             first = monday + timedelta(days=_WEEKDAYS[name])
-            last = self.monday(weeks.get(_group(m, "we") or "", week)) + timedelta(days=_WEEKDAYS[end])
+            last = self.monday(weeks.get(_group(m, "we"), week)) + timedelta(days=_WEEKDAYS[end])
             self.between(m, first, last + timedelta(days=1))
         elif name in ("末", "weekend"):
             self.range(m, self.span(monday + timedelta(days=5), monday + timedelta(days=7)), "day")
@@ -250,41 +228,24 @@ class Reading(tc.Clock):
 
     def read_fixed(self, m: re.Match[str], last: dict[str, str]) -> None:
         """A span back of a set length by the unit named (最近半年: P6M; the last fortnight: P2W)."""
-        self.range(m, {"last": last[_group(m, "u") or ""]}, "last")
+        self.range(m, {"last": last[_group(m, "u")]}, "last")
 
-    def read_quarter(self, m: re.Match[str], ordinals: dict[str, int]) -> None:
-        """A named quarter, the latest begun when no year is named (the one now running: from its
-        start on, as "this quarter")."""
-        named, y = _group(m, "q") or "", _group(m, "y")
-        q = ordinals.get(named) or parse_number(named) or 1
-        days = self.month_range(int(y) if y else None, 3 * q - 2, m.group(0), 3)
-        running = days is not None and days[0] <= self.today < days[1]
-        self.calendar(m, days, plain={"since": self.at(days[0])} if days and running else None)
-
-    def read_month_weekday(self, m: re.Match[str], nth: dict[str, int]) -> None:
-        """The n-th (or the last: -1) weekday of a month; with no year named, the latest such day
-        that is not in the future."""
-        (year, month), named = _year_month(m), _group(m, "n") or ""
-        n, weekday = nth.get(named) or parse_number(named) or 0, _WEEKDAYS[_group(m, "d") or ""]
-        day = None
+    def read_month_weekday(self, m: re.Match[str]) -> None:
+        """The n-th (or the last) weekday of a month; no year named: the latest not in the future."""
+        (year, month), named = _year_month(m), _group(m, "n")
+        n = _WORDS["ordinals"].get(named) or parse_number(named) or 0
+        days, weekday = self.month_range(year, month, m.group(0)), _WEEKDAYS[_group(m, "d")]
         for back in (0, 1) if year is None else (0,):
-            days = self.month_range(year, month, m.group(0))
-            if days is None:
-                self.take(m)
-                return
-            if back:
-                days = (days[0].replace(year=days[0].year - 1), days[1].replace(year=days[1].year - 1))
-            first = days[0] + timedelta(days=(weekday - days[0].weekday()) % 7)
-            count = ((days[1] - first).days + 6) // 7  # how many of that weekday the month has
-            k = count if n == -1 else n  # the last
+            first, end = (d.replace(year=d.year - back) for d in days)
+            first += timedelta(days=(weekday - first.weekday()) % 7)
+            count = ((end - first).days + 6) // 7  # how many of that weekday the month has
+            k = count if n == -1 else n
             day = first + timedelta(weeks=k - 1) if 1 <= k <= count else None
             if day is None or day <= self.today:
                 break
-        if day is not None:
-            self.range(m, self.day(day), "day", pivot=day)
-            return
-        self.errors.append((f"there is no such day as '{m.group(0)}'", f"没有“{m.group(0)}”这一天"))
-        self.take(m)
+        if day is None:
+            self.fail(f"there is no such day as '{m.group(0)}'", f"没有“{m.group(0)}”这一天")
+        self.range(m, self.day(day), "day", pivot=day)
 
     def read_year_ago(self, m: re.Match[str]) -> None:
         """The same period a year before another one: read when every kind has read (:func:`extract_time`)."""
@@ -292,66 +253,50 @@ class Reading(tc.Clock):
         self.take(m)
 
     def read_last(self, m: re.Match[str], zh: bool = False) -> None:
-        """The last n units (none: one; quarters in months); in Chinese a bare 这周 or 天 and a count
-        of none are no span."""
-        n_text, unit = _group(m, "n"), _WORDS["units"][_group(m, "u") or ""]
+        """The last n units (none: one); in Chinese a bare 这周 or 天 and a count of none are no span."""
+        n_text, unit = _group(m, "n"), _WORDS["units"][_group(m, "u")]
         n = (_WORDS["few"].get(n_text) or parse_number(n_text)) if n_text else 1
         if zh and (n is None or n <= 0 or not n_text and (m.group(0).startswith("这") or unit == "D")):
             return
         n = n or 1
-        self.range(m, {"last": f"P{3 * n}M" if unit == "Q" else f"P{n}{unit}"}, "last")
+        if unit == "Q" or unit == "H" and n % 24 == 0:  # quarters in months, hours in whole days
+            n, unit = (3 * n, "M") if unit == "Q" else (n // 24, "D")
+        if unit != "H":  # fewer hours than whole days are no duration a plan writes: left unread
+            self.range(m, {"last": f"P{n}{unit}"}, "last")
 
-    def read_period(self, m: re.Match[str], unit: str, offset: int) -> None:
-        """A calendar word (yesterday, 上个月), or the edge of an open range ("since last month")."""
+    def read_period(
+        self, m: re.Match[str], unit: str = "", offset: int = 0, units: dict[str, str] | None = None
+    ) -> None:
+        """A calendar word (yesterday, 上个月) or N ``units`` ago (三天前), or the edge of an open range."""
+        if units:
+            n = parse_number(_group(m, "n"))
+            if not n or n < 0:
+                return
+            unit, offset = units[_WORDS["units"][_group(m, "u")]], -n
         self.calendar(m, self.period_days(unit, offset), plain=self.period(unit, offset))
-
-    def read_ago(self, m: re.Match[str], units: dict[str, str]) -> None:
-        """N calendar units back (a day, the week, the month: ``units`` by the unit's letter), or the
-        edge of an open range from or up to it (since three days ago)."""
-        n_text = _group(m, "n") or ""
-        n = 1 if n_text in ("a", "an") else parse_number(n_text)
-        if not n or n < 0:
-            return
-        unit = units[_WORDS["units"][_group(m, "u") or ""]]
-        self.calendar(m, self.period_days(unit, -n), plain=self.period(unit, -n))
-
-    def read_last_hours(self, m: re.Match[str]) -> None:
-        """The last n hours when they are whole days (the window ends now), else left unread."""
-        n = parse_number(_group(m, "n") or "") or 0
-        if n > 0 and n % 24 == 0:
-            self.range(m, {"last": f"P{n // 24}D"}, "last")
-
-    def read_day_part(self, m: re.Match[str], offset: int, hours: list[int]) -> None:
-        """A part of the day ``offset`` days from today (this morning, 昨晚): the day and its hours."""
-        self.info.hours.append(tc.HoursMention(list(hours), m.group(0), m.start(), "daypart"))
-        self.range(m, self.period("day", offset), "calendar")
 
     def read_window(self, m: re.Match[str]) -> None:
         """The window of days around a pivot date (the last named wins)."""
         n = parse_number(_group(m, "n") or "1") or 1
-        self.info.window_days = n * _WORDS["unit_days"][_WORDS["units"][_group(m, "u") or ""]]
+        self.info.window_days = n * _WORDS["unit_days"][_WORDS["units"][_group(m, "u")]]
         self.take(m)
 
-    def read_hours(self, m: re.Match[str], hours: list[int], kind: str = "daypart") -> None:
-        """Hours of the day: a part of the day's (``hours``) or clock hours (``kind`` clock)."""
-        self.info.hours.append(tc.HoursMention(list(hours), m.group(0), m.start(), kind))
-        self.take(m)
+    def read_hours(self, m: re.Match[str], hours: list[int], offset: int | None = None) -> None:
+        """A part of the day as its ``hours``; with an ``offset``, of that day (今晚, last night)."""
+        self.info.hours.append(tc.HoursMention(list(hours), m.group(0), m.start(), "daypart"))
+        if offset is None:
+            self.take(m)
+        else:
+            self.range(m, self.period("day", offset), "calendar")
 
     def read_days(self, m: re.Match[str], days: list[int] | None = None) -> None:
-        """Days of the week kept: ``days`` (the weekend, weekdays), the day named (d) or those from one
-        to another (a to b, 周一到周五); Monday to Friday are weekdays (not the weekend), Saturday and
-        Sunday the weekend."""
+        """Days of the week kept: ``days``, the day named (d) or those from one to another (a to b)."""
         if a := _group(m, "a"):
-            first, last = _WEEKDAYS[a], _WEEKDAYS[_group(m, "b") or ""]
+            first, last = _WEEKDAYS[a], _WEEKDAYS[_group(m, "b")]
             days = [(first + i) % 7 for i in range((last - first) % 7 + 1)]
-        kept = sorted(set(days or [_WEEKDAYS[_group(m, "d") or ""]]))
-        view, pre = self.mt.view, _OPEN_BEFORE.search(self.mt.view[max(0, m.start() - 24) : m.start()])
-        if (
-            len(kept) == 1
-            and not days
-            and not m.group(0).endswith("s")  # "since Mondays" keeps Mondays
-            and (_OPEN_AFTER.match(view[m.end() : m.end() + 4]) or (pre and pre.group("w") not in _ORIGIN))
-        ):  # "since Monday", 周一以来: from the latest Monday on, not Mondays
+        kept = sorted(set(days or [_WEEKDAYS[_group(m, "d")]]))
+        # "since Monday", 周一以来: from the latest Monday on ("since Mondays" keeps Mondays)
+        if len(kept) == 1 and not days and not m.group(0).endswith("s") and self.opened(m, False)[0]:
             latest = self.today - timedelta(days=(self.today.weekday() - kept[0]) % 7)
             self.calendar(m, (latest, latest + timedelta(days=1)))
             return
@@ -360,9 +305,9 @@ class Reading(tc.Clock):
         self.take(m)
 
 
-def _hour(token: str | None, prefix: str | None, ampm: str | None = None) -> int | None:
+def _hour(token: str, prefix: str, ampm: str) -> int | None:
     """The hour (0-23) a clock hour names with its part of the day (下午) or am/pm."""
-    h = parse_number(token or "")
+    h = parse_number(token)
     if h is None or h > 24:
         return None
     if (ampm == "pm" or prefix in _WORDS["pm"]) and h < 12:
@@ -378,7 +323,10 @@ def _read(passes: list[Pass], mt: MaskedText, ctx: Context) -> tc.TimeInfo:
     r = Reading(mt, ctx)
     for pattern, read, args in passes:
         for m in pattern.finditer(mt.view):
-            read(r, m, **args)
+            try:
+                read(r, m, **args)
+            except tc.Unreadable:
+                r.take(m)
     return r.info
 
 
@@ -402,8 +350,7 @@ WINDOW = _PASSES["windows"][0][0]
 
 
 def extract_time(mt: MaskedText, now: datetime, tz: str) -> tc.TimeInfo:
-    """Find and consume every time expression of ``mt``; return them in question order. (A time
-    kind reads no more of its context than the clock and the zone ``tz``.)"""
+    """Find and consume every time expression of ``mt``; return them in question order."""
     ctx = Context(Vocabulary(timezone=tz), now)
     info = tc.TimeInfo()
     for kind in TIME_KINDS.values():
@@ -414,23 +361,18 @@ def extract_time(mt: MaskedText, now: datetime, tz: str) -> tc.TimeInfo:
 
 
 def _year_before(info: tc.TimeInfo, clock: tc.Clock) -> None:
-    """The same period a year before the one other calendar range named (its days a year back;
-    one open to now: up to today a year back); with none or several to choose from, an error."""
+    """The same period a year before the one other range named (one open to now: up to today), else an error."""
     text, start = info.year_ago or ("", 0)
     named = [r.time_range for r in info.ranges if "since" in r.time_range or "last" in r.time_range]
     if len(named) != 1:
         en = f"'{text}' is a period a year before another one: name that one too (this month against the same period last year), or the dates"
         info.errors.append((en, f"“{text}”要和另一个时间段一起说（如“这个月和去年同期比”），或者直接说日期"))
         return
-    tr, today = named[0], clock.today
-    until = datetime.fromisoformat(tr["until"]).date() if "until" in tr else today + timedelta(days=1)
-    if "last" in tr:  # the last N days (weeks, months): from that many back, up to today
-        since = subtract_duration(datetime(today.year, today.month, today.day), tr["last"]).date()
-    else:
-        since = datetime.fromisoformat(tr["since"]).date()
-    days = _a_year_before(since), _a_year_before(until)
-    info.ranges.append(tc.RangeMention(text, clock.span(*days), start, "calendar"))
-
-
-def _a_year_before(d: date) -> date:
-    return d.replace(year=d.year - 1, day=28 if (d.month, d.day) == (2, 29) else d.day)
+    tr, today = named[0], datetime.combine(clock.today, time())
+    since = subtract_duration(today, tr["last"]) if "last" in tr else datetime.fromisoformat(tr["since"])
+    until = datetime.fromisoformat(tr["until"]) if "until" in tr else today + timedelta(days=1)
+    a, b = (  # a year back; February 29th: the 28th
+        d.replace(year=d.year - 1, day=28 if (d.month, d.day) == (2, 29) else d.day).date()
+        for d in (since, until)
+    )
+    info.ranges.append(tc.RangeMention(text, clock.span(a, b), start, "calendar"))
