@@ -791,3 +791,38 @@ def test_only_is_a_function_word_in_chinese_too() -> None:
         _ok("只看烘焙类的销售额")["filters"]["attributes"]
         == _ok("only the bakery's revenue")["filters"]["attributes"]
     )
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["营业额和上周一样吗", "这周一样忙吗", "is revenue the same as last week", "上周一的营业额一样吗"],
+)
+def test_the_same_as_one_thing_is_a_comparison_not_its_value(question: str) -> None:
+    """营业额和上周一样吗 was last Monday's revenue (上周一 of 一样), then last week's: "the same as"
+    asks for a comparison, which one side named does not make."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok" and _said(r, "no_groups"), (r.plan, r.explanation)
+
+
+def test_the_one_of_a_word_after_a_week_is_no_monday() -> None:
+    """一起, 一点都 after 周 were Monday (and 一点 one o'clock); 周一下午 is still Monday afternoon."""
+    monday = NOW.date() - timedelta(days=NOW.weekday())
+    plan = _ok("周一下午的客流")
+    assert (plan["filters"]["days_of_week"], plan["filters"]["hours"]) == ([0], list(range(12, 18))), plan
+    plan = parse_question("上周一起投诉的有几个", VOCABULARY, NOW).plan  # "together" last week: the week
+    assert plan["filters"]["time_range"] == {"since": _at(monday - timedelta(weeks=1)), "until": _at(monday)}
+    plan = parse_question("这周一点都不忙，客流多少", VOCABULARY, NOW).plan  # "not busy at all" this week
+    assert plan["filters"] == {"time_range": {"since": _at(monday)}}, plan
+
+
+def test_the_same_period_a_year_before_a_span_past_the_calendar_is_named_not_a_crash() -> None:
+    r = parse_question("最近10000年和去年同期的营业额", VOCABULARY, NOW)
+    assert r.status != "ok" and "日历" in (r.explanation or ""), r.explanation
+
+
+@pytest.mark.parametrize(
+    "question", ["我们店上周的营业额", "咱们店上周一共进来多少客人", "你们店昨天的客流", "我们自己店的客流"]
+)
+def test_our_store_is_the_store_not_one_called_we(question: str) -> None:
+    """我们店 filtered a store called 我们 (insufficient data at the answer): "our store" as in English."""
+    assert "store_id" not in _ok(question).get("filters", {})

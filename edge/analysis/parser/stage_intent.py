@@ -104,6 +104,8 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         intent = "aggregate"  # "what share of staff actions were mistakes": the rate itself
     if intent is None:
         raise Refusal()
+    if intent not in ("compare", "correlation", "co_occurrence") and PATTERNS["sameness"].search(s.text):
+        raise Refusal("no_groups")  # "和上周一样吗": the same as what, no plan here compares
     if intent == "forecast" and not s.metrics and not PATTERNS["forecast_subject"].search(s.text):
         raise Refusal("no_forecast_metric")
     grouped = set((spec[0] or {}).get("groups") or ())  # ids compared are groups, not a filter

@@ -369,10 +369,15 @@ def _year_before(info: tc.TimeInfo, clock: tc.Clock) -> None:
         info.errors.append((en, f"“{text}”要和另一个时间段一起说（如“这个月和去年同期比”），或者直接说日期"))
         return
     tr, today = named[0], datetime.combine(clock.today, time())
-    since = subtract_duration(today, tr["last"]) if "last" in tr else datetime.fromisoformat(tr["since"])
-    until = datetime.fromisoformat(tr["until"]) if "until" in tr else today + timedelta(days=1)
-    a, b = (  # a year back; February 29th: the 28th
-        d.replace(year=d.year - 1, day=28 if (d.month, d.day) == (2, 29) else d.day).date()
-        for d in (since, until)
-    )
+    try:
+        since = subtract_duration(today, tr["last"]) if "last" in tr else datetime.fromisoformat(tr["since"])
+        until = datetime.fromisoformat(tr["until"]) if "until" in tr else today + timedelta(days=1)
+        a, b = (  # a year back; February 29th: the 28th
+            d.replace(year=d.year - 1, day=28 if (d.month, d.day) == (2, 29) else d.day).date()
+            for d in (since, until)
+        )
+    except (ValueError, OverflowError):  # the last 10000 years: no calendar reaches a year before
+        en = f"'{text}' is a year before a period that starts before the calendar's first year: name a shorter one"
+        info.errors.append((en, f"“{text}”所对的时间段早于日历的第一年：请说一个短一些的时间段"))
+        return
     info.ranges.append(tc.RangeMention(text, clock.span(a, b), start, "calendar"))
