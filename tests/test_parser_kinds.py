@@ -826,3 +826,46 @@ def test_the_same_period_a_year_before_a_span_past_the_calendar_is_named_not_a_c
 def test_our_store_is_the_store_not_one_called_we(question: str) -> None:
     """我们店 filtered a store called 我们 (insufficient data at the answer): "our store" as in English."""
     assert "store_id" not in _ok(question).get("filters", {})
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        ("revenue recently", "recently"),
+        ("最近的营业额", "最近"),
+        ("最近哪个区投诉最多", "最近"),
+        ("最近周末和工作日哪个客流多", "最近"),
+    ],
+)
+def test_a_word_of_recent_time_is_the_last_weeks_and_said(question: str, word: str) -> None:
+    """ "revenue recently" was the total of the whole memory: a value, a ranking or a comparison of
+    groups over "recently" is the last 4 weeks, and the answer says so."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status == "ok", r.explanation
+    assert r.plan["filters"]["time_range"] == {"last": "P4W"}, r.plan
+    assert (word, STAGES["said"]["recent_read"][0 if r.language == "zh" else 1]) in r.read_as
+
+
+@pytest.mark.parametrize("question", ["最近客流有变化吗", "最近8周的营业额"])
+def test_a_course_or_a_span_of_its_own_keeps_its_window(question: str) -> None:
+    plan = _ok(question)
+    assert plan.get("filters", {}).get("time_range") in (None, {"last": "P8W"}), plan
+
+
+@pytest.mark.parametrize(
+    "question", ["complaints the other day", "那天的客流", "前些日子的投诉", "revenue a while ago"]
+)
+def test_a_day_not_named_is_named_not_the_whole_memory(question: str) -> None:
+    """ "complaints the other day" was every complaint in the memory ("other", "day" function words)."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok", r.plan
+    assert "日期" in (r.explanation or "") or "dates" in (r.explanation or ""), r.explanation
+
+
+@pytest.mark.parametrize("days_on", range(7))
+def test_this_past_saturday_is_the_latest_before_today(days_on: int) -> None:
+    now = NOW + timedelta(days=days_on)
+    want = now.date() - timedelta(days=(now.weekday() - 5) % 7 or 7)
+    for question in ("revenue this past Saturday", "footfall this past weekend"):
+        tr = parse_question(question, VOCABULARY, now).plan["filters"]["time_range"]
+        assert tr["since"] == _at(want), (question, now, tr)

@@ -153,6 +153,7 @@ class Draft:
     counted: str | None = None  # the rate whose events are counted instead ("how many mistakes")
     filters: dict[str, Any] = field(default_factory=dict)
     matches: list[AttributeMatch] = field(default_factory=list)
+    read_as: list[tuple[str, str]] = field(default_factory=list)  # words read as a default, said
 
 
 def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> Slots:

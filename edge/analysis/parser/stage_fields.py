@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from edge.analysis import labels
-from edge.analysis.parser.refusal import PATTERNS, STAGES, Refusal
+from edge.analysis.parser.refusal import PATTERNS, STAGES, Refusal, said
 from edge.analysis.parser.result import AttributeMatch
 from edge.analysis.parser.slots import Draft, Slots
 from edge.analysis.parser.stage_intent import co_items, pair
@@ -169,6 +169,13 @@ def fill_filters(s: Slots, d: Draft) -> None:
     # a compare of periods carries its own windows
     if (tr := time_range(s.info)) and not (d.compare and "periods" in d.compare):
         filters["time_range"] = tr
+    elif (
+        (intent in ("aggregate", "top_k", "breakdown") or intent == "compare" and by not in (None, "period"))
+        and not s.info.ranges
+        and (recent := PATTERNS["vague_recent"].search(s.text))
+    ):  # "revenue recently": the last weeks, said; never the whole memory
+        filters["time_range"] = {"last": STAGES["recent"]["last"]}
+        d.read_as.append((recent.group(0), said("recent_read", s.lang)))
     hours, tends = sorted({h for m in s.info.hours for h in m.hours}), PATTERNS["tendency"].search(s.text)
     if by == "hour" and s.info.hours:
         # "7-9 pm vs daytime": the first named range is the group under test, the engine compares

@@ -68,7 +68,7 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
         language=s.lang,
         matches=tuple(d.matches),
         not_understood=tuple(words),
-        read_as=s.read_as,
+        read_as=(*s.read_as, *d.read_as),
         set_aside=tuple(asides),
     )
 

@@ -214,9 +214,13 @@ class Reading(tc.Clock):
         self.take(m)
 
     def read_week_day(self, m: re.Match[str], weeks: dict[str, int]) -> None:
-        """A day (d) or the weekend of a named week (w), or the days from one to another (e, of week we)."""
-        week = weeks[_group(m, "w")]
-        monday, name, end = self.monday(week), _group(m, "d"), _group(m, "e")
+        """A day (d) or the weekend of a named week (w; "this past": the latest before today), or the
+        days from one to another (e, of week we)."""
+        week, name, end = weeks.get(_group(m, "w")), _group(m, "d"), _group(m, "e")
+        if week is None:  # this past Saturday (weekend): the latest one before today
+            back = (self.today.weekday() - (5 if name in ("末", "weekend") else _WEEKDAYS[name])) % 7 or 7
+            week = (self.today - timedelta(days=back) - self.monday(0)).days // 7
+        monday = self.monday(week)
         if end:
             first = monday + timedelta(days=_WEEKDAYS[name])
             last = self.monday(weeks.get(_group(m, "we"), week)) + timedelta(days=_WEEKDAYS[end])
