@@ -869,3 +869,29 @@ def test_this_past_saturday_is_the_latest_before_today(days_on: int) -> None:
     for question in ("revenue this past Saturday", "footfall this past weekend"):
         tr = parse_question(question, VOCABULARY, now).plan["filters"]["time_range"]
         assert tr["since"] == _at(want), (question, now, tr)
+
+
+@pytest.mark.parametrize(
+    ("question", "group"),
+    [
+        ("which staff member made the most errors", ["staff_id"]),
+        ("哪个员工出错最多", ["staff_id"]),
+        ("how many mistakes did staff make last week", None),
+        ("员工上周出错多少次", None),
+    ],
+)
+def test_the_most_errors_or_how_many_is_their_count_not_the_rate(
+    question: str, group: list[str] | None
+) -> None:
+    """ "which staff member made the most errors" ranked the error rate (a count asked, a rate
+    answered); "how many mistakes did staff make" was refused for its word "staff"."""
+    plan = _ok(question)
+    assert (plan["target_metric"], plan["filters"]["event_type"], plan.get("group_by")) == (
+        "event_count",
+        ["staff_error"],
+        group,
+    ), plan
+
+
+def test_the_highest_error_rate_is_still_the_rate() -> None:
+    assert _ok("who has the highest error rate")["target_metric"] == "staff_error_rate"

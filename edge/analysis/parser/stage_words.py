@@ -16,7 +16,7 @@ from edge.analysis.metrics import METRIC_EVENT_TYPES
 from edge.analysis.parser import slots as sl
 from edge.analysis.parser.accounting import OWN_DIMENSION, fields_used, residual
 from edge.analysis.parser.lexicon import CUES, INTENT_CONTEXT
-from edge.analysis.parser.refusal import PATTERNS, said
+from edge.analysis.parser.refusal import PATTERNS, STAGES, said
 from edge.analysis.parser.result import ParseResult
 from edge.analysis.parser.slots import Draft, Slots
 from edge.analysis.parser.stage_fields import BUCKET_DIM
@@ -102,6 +102,11 @@ def _unused_dimension_spans(plan: dict[str, Any], dim_hits: Sequence[Hit]) -> li
         used.add("store_id")
     if own := OWN_DIMENSION.get(str(plan.get("target_metric"))):
         used.add(own)  # 店员差错率: the staff word is part of the measure's name
+    counted = set((plan.get("filters") or {}).get("event_type") or ())
+    for metric, field in OWN_DIMENSION.items():  # "how many mistakes did staff make": the rate's events
+        key, events = STAGES["count_of"][metric]
+        if key == "event_type" and counted & set(events):
+            used.add(field)
     if plan.get("intent") == "periodicity":  # "a day-of-week cycle", 按小时的规律: the cycle asked
         used |= {"day_of_week", "hour", "is_weekend"}
     if plan.get("time_bucket"):  # "which week": the buckets of a series
