@@ -895,3 +895,41 @@ def test_the_most_errors_or_how_many_is_their_count_not_the_rate(
 
 def test_the_highest_error_rate_is_still_the_rate() -> None:
     assert _ok("who has the highest error rate")["target_metric"] == "staff_error_rate"
+
+
+def _month_back(d: date) -> date:
+    first = (d.replace(day=1) - timedelta(days=1)).replace(day=1)
+    return first.replace(day=min(d.day, calendar.monthrange(first.year, first.month)[1]))
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["revenue this month so far vs the same days last month", "这个月到目前为止和上个月同期比营业额"],
+)
+def test_the_same_days_last_month_are_the_other_period_a_month_back(question: str) -> None:
+    """Was this month so far against the whole of last month ("the same days" dropped; 同期 named)."""
+    periods = _ok(question)["compare"]["periods"]
+    first = NOW.date().replace(day=1)
+    assert periods[0]["time_range"] == {"since": _at(first)}
+    assert periods[1]["time_range"] == {
+        "since": _at(_month_back(first)),
+        "until": _at(_month_back(NOW.date() + timedelta(days=1))),
+    }
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "is today busier than usual",
+        "今天比平时忙吗",
+        "how does yesterday's revenue compare to the average day",
+    ],
+)
+def test_a_value_against_the_usual_level_is_refused(question: str) -> None:
+    """ "今天比平时忙吗" was today's footfall on days with no promotion (平时: "normal days")."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok" and _said(r, "than_usual"), (r.plan, r.explanation)
+
+
+def test_normal_days_against_promotion_days_are_still_compared() -> None:
+    assert _ok("做促销那几天客单价跟平常比怎么样？")["compare"]["dimension"] == "promotion"

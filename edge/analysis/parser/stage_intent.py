@@ -106,6 +106,8 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         raise Refusal()
     if intent not in ("compare", "correlation", "co_occurrence") and PATTERNS["sameness"].search(s.text):
         raise Refusal("no_groups")  # "和上周一样吗": the same as what, no plan here compares
+    if intent not in ("compare", "anomaly") and PATTERNS["than_usual"].search(s.text):
+        raise Refusal("than_usual", final=True)  # "busier than usual": no plan compares with a usual level
     if intent == "forecast" and not s.metrics and not PATTERNS["forecast_subject"].search(s.text):
         raise Refusal("no_forecast_metric")
     grouped = set((spec[0] or {}).get("groups") or ())  # ids compared are groups, not a filter

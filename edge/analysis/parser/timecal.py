@@ -57,8 +57,9 @@ class TimeInfo:
     #: what the question names that no calendar has (February 30th, month 13, week 60, the last
     #: 0 days), as (en, zh) reasons: the question is unsupported, never silently re-read
     errors: list[tuple[str, str]] = field(default_factory=list)
-    #: the same period a year before another one (去年同期), as (its words, where they start)
-    year_ago: tuple[str, int] | None = None
+    #: the same period a year (or a month) before another one (去年同期, the same days last month), as
+    #: (its words, where they start, how many months back)
+    year_ago: tuple[str, int, int] | None = None
 
     def add(self, other: TimeInfo) -> None:
         """Take in what ``other`` found later: its mentions follow, its horizon and window win."""

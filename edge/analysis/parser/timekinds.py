@@ -251,9 +251,9 @@ class Reading(tc.Clock):
             self.fail(f"there is no such day as '{m.group(0)}'", f"没有“{m.group(0)}”这一天")
         self.range(m, self.day(day), "day", pivot=day)
 
-    def read_year_ago(self, m: re.Match[str]) -> None:
-        """The same period a year before another one: read when every kind has read (:func:`extract_time`)."""
-        self.info.year_ago = (m.group(0), m.start())
+    def read_year_ago(self, m: re.Match[str], months: int = 12) -> None:
+        """The same period ``months`` before another one: read when every kind has read (:func:`extract_time`)."""
+        self.info.year_ago = (m.group(0), m.start(), months)
         self.take(m)
 
     def read_last(self, m: re.Match[str], zh: bool = False) -> None:
@@ -365,23 +365,29 @@ def extract_time(mt: MaskedText, now: datetime, tz: str) -> tc.TimeInfo:
 
 
 def _year_before(info: tc.TimeInfo, clock: tc.Clock) -> None:
-    """The same period a year before the one other range named (one open to now: up to today), else an error."""
-    text, start = info.year_ago or ("", 0)
+    """The same period a year (a month) before the one other range named (one open to now: up to
+    today), else an error."""
+    text, start, months = info.year_ago or ("", 0, 12)
+    back = ("a year", "去年同期") if months == 12 else ("a month", "上个月同期")
     named = [r.time_range for r in info.ranges if "since" in r.time_range or "last" in r.time_range]
     if len(named) != 1:
-        en = f"'{text}' is a period a year before another one: name that one too (this month against the same period last year), or the dates"
-        info.errors.append((en, f"“{text}”要和另一个时间段一起说（如“这个月和去年同期比”），或者直接说日期"))
+        en = f"'{text}' is a period {back[0]} before another one: name that one too (this month against {'the same period last year' if months == 12 else 'the same days last month'}), or the dates"
+        info.errors.append((en, f"“{text}”要和另一个时间段一起说（如“这个月和{back[1]}比”），或者直接说日期"))
         return
     tr, today = named[0], datetime.combine(clock.today, time())
     try:
         since = subtract_duration(today, tr["last"]) if "last" in tr else datetime.fromisoformat(tr["since"])
         until = datetime.fromisoformat(tr["until"]) if "until" in tr else today + timedelta(days=1)
-        a, b = (  # a year back; February 29th: the 28th
-            d.replace(year=d.year - 1, day=28 if (d.month, d.day) == (2, 29) else d.day).date()
-            for d in (since, until)
-        )
+        a, b = (_months_back(d.date(), months) for d in (since, until))
     except (ValueError, OverflowError):  # the last 10000 years: no calendar reaches a year before
-        en = f"'{text}' is a year before a period that starts before the calendar's first year: name a shorter one"
+        en = f"'{text}' is {back[0]} before a period that starts before the calendar's first year: name a shorter one"
         info.errors.append((en, f"“{text}”所对的时间段早于日历的第一年：请说一个短一些的时间段"))
         return
     info.ranges.append(tc.RangeMention(text, clock.span(a, b), start, "calendar"))
+
+
+def _months_back(d: date, months: int) -> date:
+    """The same day ``months`` months before ``d`` (past the end of a shorter month: its last day,
+    February 29th a year back: the 28th)."""
+    first = tc.add_months(d, -months)
+    return first.replace(day=min(d.day, (tc.add_months(first, 1) - timedelta(days=1)).day))
