@@ -933,3 +933,20 @@ def test_a_value_against_the_usual_level_is_refused(question: str) -> None:
 
 def test_normal_days_against_promotion_days_are_still_compared() -> None:
     assert _ok("做促销那几天客单价跟平常比怎么样？")["compare"]["dimension"] == "promotion"
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["how can we increase revenue", "怎么提高营业额", "what should I do about the queues", "如何减少排队"],
+)
+def test_advice_asked_is_refused_not_answered_with_a_figure(question: str) -> None:
+    """ "how can we increase revenue" was revenue's trend, 怎么提高营业额 the total."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok" and _said(r, "advice"), (r.plan, r.explanation)
+
+
+def test_a_word_of_change_under_a_value_is_named_in_chinese_too() -> None:
+    """营业额提高了吗 was the total of revenue: 提 of 提高 was "finished" by the function word 高."""
+    r = parse_question("营业额提高了吗", VOCABULARY, NOW)
+    assert r.status != "ok" and "提" in "".join(r.not_understood), r
+    assert _ok("客流增加了吗")["intent"] == "trend"

@@ -78,14 +78,14 @@ def zh_taken(pieces: str, measure_words: Iterable[str] = ()) -> list[bool]:
     return [c == "\u0000" for c in pieces]
 
 
-def _zh_rest(text: str, start: int, end: int, taken: list[bool], measure_words: Iterable[str]) -> list[str]:
+def _zh_rest(text: str, start: int, end: int, taken: list[bool], known: Iterable[str]) -> list[str]:
     """The content left of the CJK run ``text[start:end]``: its characters not taken, less those
-    that finish a known word in the question whose other characters were taken (客 of 客人 when
+    that finish a ``known`` word in the question whose other characters were taken (客 of 客人 when
     人最多 was claimed, 间 of 时间 when 时 was a function word), never a negation."""
     if all(taken[start:end]):
         return []
     done: set[int] = set()
-    for w in (w for w in {*known_zh(), *measure_words} if len(w) > 1):
+    for w in (w for w in known if len(w) > 1):
         for i in overlaps(text, w, start, end):
             span = range(i, i + len(w))
             inside = [k for k in span if start <= k < end and not taken[k]]
@@ -118,12 +118,23 @@ def literal(pattern: str) -> str:
 def known_zh() -> frozenset[str]:
     """Every Chinese word (two or more characters) of the function words, the lexicon's tables and
     the intent cues."""
+    return _table_words() | frozenset(w for p in lx.CUES.values() for w in _words_of(p))
+
+
+@functools.lru_cache(maxsize=1)
+def _table_words() -> frozenset[str]:
+    """The Chinese words of the function words and the lexicon's tables."""
     sources: list[str] = [*lx.ZH_FUNCTION]
     for table in (lx.METRICS, lx.DIMENSIONS, lx.EVENT_TYPE_WORDS, lx.PROMOTION_VALUES):
         sources += [p.pattern for p, _ in table]
     sources += [p for groups in lx.VALUE_WORDS.values() for p, _ in groups]
-    sources += [p.pattern for p in lx.CUES.values()]
     return frozenset(w for src in sources for w in re.findall(r"[\u3400-\u9fff]{2,}", literal(src)))
+
+
+@functools.lru_cache(maxsize=512)
+def _words_of(pattern: re.Pattern[str]) -> frozenset[str]:
+    """The Chinese words (two or more characters) ``pattern`` spells."""
+    return frozenset(re.findall(r"[\u3400-\u9fff]{2,}", literal(pattern.pattern)))
 
 
 def stem(token: str) -> str:
@@ -189,6 +200,7 @@ def residual(
     kept = [] if pivot else [m.span() for m in CONDITION.finditer(work.view)]
     for m in CONDITION_NAME.finditer(work.view) if pivot else ():
         work.consume(*m.span())
+    cue_patterns = list(cue_patterns)
     _blank(work, cue_patterns)
     for s, e in kept:  # un-claim the condition nouns a cue pattern swallowed
         work._chars[s:e] = mt.text[s:e]
@@ -196,11 +208,14 @@ def residual(
     en_known, zh_measure = _measure_words(plan)
     pieces = _PUNCT.sub(lambda p: "\u0000" * len(p.group(0)), view)
     taken = zh_taken(pieces, zh_measure)
+    # the words a character may finish: the tables' and the cues the plan uses (提 of 提高 under a
+    # value, which uses no word of change, is named, not finished by the function word 高)
+    known = _table_words().union(zh_measure, *(_words_of(p) for p in cue_patterns))
     words: list[tuple[int, str]] = []
     for m in re.finditer(r"[a-z0-9][a-z0-9'\-.]*|[\u3400-\u9fff]+", pieces):
         token = m.group(0).strip(".'-")
         if _CJK_RUN.fullmatch(token):
-            words += [(m.start(), w) for w in _zh_rest(mt.text, m.start(), m.end(), taken, zh_measure)]
+            words += [(m.start(), w) for w in _zh_rest(mt.text, m.start(), m.end(), taken, known)]
         elif (
             token not in lx.EN_FUNCTION
             and not (token.endswith("s") and token[:-1] in lx.EN_FUNCTION)
