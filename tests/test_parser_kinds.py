@@ -950,3 +950,42 @@ def test_a_word_of_change_under_a_value_is_named_in_chinese_too() -> None:
     r = parse_question("营业额提高了吗", VOCABULARY, NOW)
     assert r.status != "ok" and "提" in "".join(r.not_understood), r
     assert _ok("客流增加了吗")["intent"] == "trend"
+
+
+@pytest.mark.parametrize(("world", "value"), [("sim", "sunny"), ("world2", "overcast")])
+def test_one_value_compared_is_the_first_group_before_its_fields_others(world: str, value: str) -> None:
+    """ "is revenue higher on sunny days" compared every weather and led with the two highest: the
+    value named was in no group and, when lowest, in no word of the answer."""
+    vocab = VOCABULARY if world == "sim" else WORLD2
+    word = {"sunny": "sunny", "overcast": "cloudy"}[value]
+    plan = _ok(f"is revenue higher on {word} days", vocab)
+    others = [v for v in vocab.attributes["weather"] if v != value]
+    assert plan["compare"] == {"dimension": "weather", "groups": [value, *others]}, plan
+
+
+def test_the_answer_names_the_value_asked_when_the_two_highest_are_others() -> None:
+    from edge.analysis.engine import answer
+    from edge.analysis.testing import InMemorySource, MemEvent
+
+    t0, events = datetime(2025, 11, 1, 2, tzinfo=ZoneInfo("UTC")), []
+    for day in range(30):  # sunny days sell least, rainy days most
+        weather, amount = (
+            ("sunny", 10.0) if day % 3 == 0 else ("cloudy", 20.0) if day % 3 == 1 else ("rain", 30.0)
+        )
+        for i in range(12):
+            ts = t0 + timedelta(days=day, minutes=10 * i)
+            events.append(
+                MemEvent(
+                    f"p{day}-{i}",
+                    "s1",
+                    ts,
+                    "purchase",
+                    {"weather": weather, "order_amount": amount + i % 3, "bill_id": f"b{day}-{i}"},
+                )
+            )
+    source = InMemorySource(events, timezone="UTC")
+    p = answer("is revenue higher on sunny days", source, now=datetime(2025, 12, 15, tzinfo=ZoneInfo("UTC")))
+    assert p["status"] == "ok", p
+    sunny = next(g for g in p["result"]["groups"] if g["key"] == "sunny")
+    assert p["result"]["groups"][-1] is sunny or p["result"]["groups"][-1] == sunny
+    assert "asked about" in p["summary"] and "lower than both" in p["summary"], p["summary"]

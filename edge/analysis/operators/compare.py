@@ -535,7 +535,7 @@ class CompareOperator(Operator):
                 nl=late["n"],
                 sig=sig,
             )
-        return self.templates[lang].format(
+        text = self.templates[lang].format(
             metric=label,
             a=name_a,
             va=fmt(a["value"]),
@@ -548,3 +548,19 @@ class CompareOperator(Operator):
             nb=b["n"],
             sig=sig,
         )
+        return text + self._asked_group(cmp.get("groups") or [], result["groups"], dim, lang)
+
+    @staticmethod
+    def _asked_group(listed: list[Any], groups: list[dict[str, Any]], dim: str, lang: str) -> str:
+        """The group a question named first ("is revenue higher on sunny days": sunny, listed before
+        the field's other values) when the two highest compared are others: its value, below both."""
+        if len(listed) < 3:
+            return ""
+        asked = key_text(listed[0])
+        rank = next((i for i, g in enumerate(groups) if key_text(g["key"]) == asked), None)
+        if rank is None or rank < 2:
+            return ""
+        name, value = W.value_label(dim, groups[rank]["key"], lang), fmt(groups[rank]["value"])
+        if lang == "zh":
+            return f"所问的{name}为 {value}，低于这两组。"
+        return f" {name[:1].upper() + name[1:]}, asked about: {value}, lower than both."
