@@ -989,3 +989,14 @@ def test_the_answer_names_the_value_asked_when_the_two_highest_are_others() -> N
     sunny = next(g for g in p["result"]["groups"] if g["key"] == "sunny")
     assert p["result"]["groups"][-1] is sunny or p["result"]["groups"][-1] == sunny
     assert "asked about" in p["summary"] and "lower than both" in p["summary"], p["summary"]
+
+
+@pytest.mark.parametrize(
+    "question", ["has dwell time gone up in the fresh zone", "any unusual days in the fresh zone"]
+)
+def test_a_series_in_one_named_value_is_not_split_by_its_field(question: str) -> None:
+    """ "has dwell time gone up in the fresh zone" was a trend per zone held to the fresh zone, which the
+    engine refuses (one answer per zone asked of one zone): "zone" is the value's own word."""
+    plan = _ok(question)
+    assert "group_by" not in plan and plan["filters"]["attributes"] == {"zone": "fresh"}, plan
+    assert _ok("trend of complaints in each zone")["group_by"] == ["zone"]

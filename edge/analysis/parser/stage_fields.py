@@ -81,8 +81,11 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
 def _group_by(s: Slots, d: Draft, dims: list[str]) -> list[str]:
     """What a breakdown or ranking groups by (else weekend against weekdays), or a series by."""
     group = [x for x in dims if x != d.compare_from]
-    if d.intent not in ("breakdown", "top_k"):
-        return [x for x in group if x not in _DIM_BUCKET]
+    if d.intent not in ("breakdown", "top_k"):  # "in the fresh zone": one value's field, no series by it
+        one = [
+            k for k in {v.key for v in s.values} if sum(len(v.values) for v in s.values if v.key == k) == 1
+        ]
+        return [x for x in group if x not in _DIM_BUCKET and x not in one]
     group = list(dict.fromkeys(group + [BUCKET_DIM[b] for b in s.buckets]))
     if not group and len({x.weekend for x in s.info.days if x.weekend is not None}) == 2:
         group, d.compare_from = ["is_weekend"], "is_weekend"
