@@ -1000,3 +1000,17 @@ def test_a_series_in_one_named_value_is_not_split_by_its_field(question: str) ->
     plan = _ok(question)
     assert "group_by" not in plan and plan["filters"]["attributes"] == {"zone": "fresh"}, plan
     assert _ok("trend of complaints in each zone")["group_by"] == ["zone"]
+
+
+@pytest.mark.parametrize(
+    "question", ["footfall trend in the fresh and wine zones", "客流走势，生鲜区和酒水区"]
+)
+def test_a_trend_of_two_named_values_is_each_ones_course_not_a_comparison(question: str) -> None:
+    """Was a comparison of the two zones' footfall: the trend asked was dropped."""
+    plan = _ok(question)
+    assert (plan["intent"], plan["group_by"], plan["filters"]["attributes"]) == (
+        "trend",
+        ["zone"],
+        {"zone": ["fresh", "wine"]},
+    ), plan
+    assert _ok("生鲜区和酒水区客流比较")["intent"] == "compare"

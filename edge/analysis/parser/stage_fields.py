@@ -26,6 +26,8 @@ BUCKET_DIM = {"day": "date", "week": "week", "month": "month", "hour": "hour"}
 _DIM_BUCKET = {v: k for k, v in BUCKET_DIM.items()}  # the time dimensions (date, week, month, hour)
 #: the largest bucket that still gives a series of at least this many points is chosen
 _MIN_BUCKETS = 8
+#: the fields a series may be split by when a question names several of their values
+_SERIES_KEYS = frozenset(STAGES["key_dimensions"])
 _BUCKET_DAYS = (("month", 365.25 / 12), ("week", 7.0), ("day", 1.0), ("hour", 1.0 / 24))
 #: a retrieval's query: the question less each of these in order
 _QUERY_CUTS = [(re.compile(cut), by) for cut, by in STAGES["query"]["cuts"]]
@@ -85,7 +87,8 @@ def _group_by(s: Slots, d: Draft, dims: list[str]) -> list[str]:
         one = [
             k for k in {v.key for v in s.values} if sum(len(v.values) for v in s.values if v.key == k) == 1
         ]
-        return [x for x in group if x not in _DIM_BUCKET and x not in one]
+        several = [k for k in {v.key for v in s.values} if k not in one and k in _SERIES_KEYS]
+        return list(dict.fromkeys(x for x in [*group, *several] if x not in _DIM_BUCKET and x not in one))
     group = list(dict.fromkeys(group + [BUCKET_DIM[b] for b in s.buckets]))
     if not group and len({x.weekend for x in s.info.days if x.weekend is not None}) == 2:
         group, d.compare_from = ["is_weekend"], "is_weekend"

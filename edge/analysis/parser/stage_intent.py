@@ -91,7 +91,14 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
     elif intent is None and s.top_n is not None:
         intent = "top_k"
     elif intent in (None, "correlation_single"):
-        spec = compare_spec(s, s.cue, intent)
+        # "footfall trend in the fresh and wine zones": each value's course, not the two side by side
+        course = (
+            intent is None
+            and "trend" in s.cue
+            and not {"compare", "change"} & s.cue
+            and not s.info.ranges[1:]
+        )
+        spec = (None, None, set()) if course else compare_spec(s, s.cue, intent)
         if spec[0] is not None:
             intent = "compare"
         elif intent == "correlation_single":
