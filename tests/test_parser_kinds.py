@@ -1014,3 +1014,20 @@ def test_a_trend_of_two_named_values_is_each_ones_course_not_a_comparison(questi
         {"zone": ["fresh", "wine"]},
     ), plan
     assert _ok("生鲜区和酒水区客流比较")["intent"] == "compare"
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["what are customers complaining about", "顾客都在抱怨什么", "上周顾客投诉了什么，给我看看记录"],
+)
+def test_what_events_are_about_is_refused_not_counted(question: str) -> None:
+    """ "what are customers complaining about" was the number of complaints."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok" and _said(r, "subject"), (r.plan, r.explanation)
+
+
+def test_what_zone_or_a_listing_of_what_was_said_is_still_read() -> None:
+    assert _ok("投诉最多的是什么区域")["group_by"] == ["zone"]
+    assert _ok("show me what customers complained about yesterday")["intent"] == "retrieve"
+    plan = _ok("top 3 categories by revenue in the fresh zone")  # the zone a filter, no grouping
+    assert (plan["group_by"], plan["filters"]["attributes"]) == (["product_category"], {"zone": "fresh"})

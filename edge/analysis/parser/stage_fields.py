@@ -83,13 +83,19 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
 def _group_by(s: Slots, d: Draft, dims: list[str]) -> list[str]:
     """What a breakdown or ranking groups by (else weekend against weekdays), or a series by."""
     group = [x for x in dims if x != d.compare_from]
-    if d.intent not in ("breakdown", "top_k"):  # "in the fresh zone": one value's field, no series by it
-        one = [
-            k for k in {v.key for v in s.values} if sum(len(v.values) for v in s.values if v.key == k) == 1
-        ]
-        several = [k for k in {v.key for v in s.values} if k not in one and k in _SERIES_KEYS]
+    # the values the filters hold, by field: "in the fresh zone" names one value of its field, which
+    # no series or ranking is split by
+    held: dict[str, int] = {}
+    for i, v in enumerate(s.values):
+        if i not in d.used_values:
+            held[v.key] = held.get(v.key, 0) + len(v.values)
+    one = {k for k, n in held.items() if n == 1}
+    if d.intent not in ("breakdown", "top_k"):
+        several = [k for k, n in held.items() if n > 1 and k in _SERIES_KEYS]
         return list(dict.fromkeys(x for x in [*group, *several] if x not in _DIM_BUCKET and x not in one))
     group = list(dict.fromkeys(group + [BUCKET_DIM[b] for b in s.buckets]))
+    if len(kept := [x for x in group if x not in one]) < len(group) and kept:
+        group = kept  # "top 3 categories in the fresh zone": by category, the zone a filter
     if not group and len({x.weekend for x in s.info.days if x.weekend is not None}) == 2:
         group, d.compare_from = ["is_weekend"], "is_weekend"
     elif not group and any(

@@ -46,6 +46,8 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         raise Refusal("cause", final=True)
     if PATTERNS["advice_asked"].search(s.text):  # what to do: no operator computes it
         raise Refusal("advice", final=True)
+    if PATTERNS["subject_asked"].search(s.text) and s.hint != "retrieve":  # what complaints are about
+        raise Refusal("subject", final=True)
     if PATTERNS["follow_up"].search(s.text):  # "same for complaints": no question before it is kept
         raise Refusal("follow_up", final=True)
     if PATTERNS["statistic_asked"].search(s.text):  # a median, a spread: no operator computes one
