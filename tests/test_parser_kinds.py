@@ -1031,3 +1031,20 @@ def test_what_zone_or_a_listing_of_what_was_said_is_still_read() -> None:
     assert _ok("show me what customers complained about yesterday")["intent"] == "retrieve"
     plan = _ok("top 3 categories by revenue in the fresh zone")  # the zone a filter, no grouping
     assert (plan["group_by"], plan["filters"]["attributes"]) == (["product_category"], {"zone": "fresh"})
+
+
+@pytest.mark.parametrize(
+    ("question", "hours"),
+    [
+        ("下午比上午忙吗", list(range(12, 18))),  # was the footfall of 8-17 together
+        ("晚上5点到7点的客流和其他时间比", [17, 18]),  # was 5-7pm's footfall alone
+        ("footfall between 5 and 7pm vs the rest of the day", [17, 18]),  # was refused for "rest"
+    ],
+)
+def test_hours_against_other_hours_are_compared(question: str, hours: list[int]) -> None:
+    plan = _ok(question)
+    assert (plan["intent"], plan["compare"], plan["filters"]["hours"]) == (
+        "compare",
+        {"dimension": "hour"},
+        hours,
+    )

@@ -115,10 +115,18 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         intent = "aggregate"  # "what share of staff actions were mistakes": the rate itself
     if intent is None:
         raise Refusal()
+    parts = {tuple(m.hours) for m in s.info.hours}
+    if len(parts) == 1 and PATTERNS["rest_of_day"].search(s.text) and intent in ("aggregate", "compare"):
+        spec, intent = ({"dimension": "hour"}, "hour", set()), "compare"  # "5-7pm against the other hours"
     if intent not in ("compare", "correlation", "co_occurrence") and PATTERNS["sameness"].search(s.text):
         raise Refusal("no_groups")  # "和上周一样吗": the same as what, no plan here compares
-    if intent not in ("compare", "anomaly") and PATTERNS["than_usual"].search(s.text):
-        raise Refusal("than_usual", final=True)  # "busier than usual": no plan compares with a usual level
+    if intent != "anomaly" and PATTERNS["than_usual"].search(s.text):
+        # "busier than usual": no plan compares with a usual level; 平时 ("normal days") is the other
+        # side only of promotion days named, "than usual" only of a comparison of other groups
+        dim = (spec[0] or {}).get("dimension")
+        sides = dim not in (None, "promotion", "hour") or any(str(h.value) == "true" for h in s.promo_hits)
+        if not (intent == "compare" and sides):
+            raise Refusal("than_usual", final=True)
     if intent == "forecast" and not s.metrics and not PATTERNS["forecast_subject"].search(s.text):
         raise Refusal("no_forecast_metric")
     grouped = set((spec[0] or {}).get("groups") or ())  # ids compared are groups, not a filter

@@ -91,7 +91,13 @@ def cues_for(plan: dict[str, Any]) -> tuple[re.Pattern[str], ...]:
         dropped |= {PATTERNS["co_window"]} if _dated(plan) else {PATTERNS["co_window"], CUES["pivot"]}
     days = intent == "anomaly" or plan.get("time_bucket") == "day" or "date" in (plan.get("group_by") or ())
     outlier_side = PATTERNS["outlier_side"] if intent == "anomaly" else None
-    extra = (INTENT_CONTEXT.get(intent), outlier_side, WHICH_DAYS if days else None)
+    by_hour = (plan.get("compare") or {}).get("dimension") == "hour"  # "against the other hours"
+    extra = (
+        INTENT_CONTEXT.get(intent),
+        outlier_side,
+        WHICH_DAYS if days else None,
+        PATTERNS["rest_of_day"] if by_hour else None,
+    )
     return (*(p for p in CUE_PATTERNS if p not in dropped), *(p for p in extra if p is not None))
 
 
