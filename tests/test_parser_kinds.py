@@ -1048,3 +1048,33 @@ def test_hours_against_other_hours_are_compared(question: str, hours: list[int])
         {"dimension": "hour"},
         hours,
     )
+
+
+@pytest.mark.parametrize(
+    ("question", "a", "b"),
+    [
+        ("revenue from November 1 to 10", 1, 10),
+        ("11月1号到10号的营业额", 1, 10),
+        ("complaints between the 5th and the 12th of November", 5, 12),
+        ("11月5号到12号之间的投诉", 5, 12),
+        ("footfall in the 2nd week of November", 8, 14),
+        ("11月第二周的客流", 8, 14),
+    ],
+)
+@pytest.mark.parametrize("world", ["sim", "world2"])
+def test_days_of_one_month_named_once_are_that_span(question: str, a: int, b: int, world: str) -> None:
+    """The second day or the week of the month was left unread (named): the span is now read."""
+    vocab = VOCABULARY if world == "sim" else WORLD2
+    zone = ZoneInfo(vocab.timezone)
+    year = NOW.year  # November has begun this year by NOW
+    want = {
+        "since": datetime(year, 11, a, tzinfo=zone).isoformat(),
+        "until": datetime(year, 11, b + 1, tzinfo=zone).isoformat(),
+    }
+    assert _ok(question, vocab)["filters"]["time_range"] == want
+
+
+@pytest.mark.parametrize("question", ["11月10号到5号的客流", "2月1号到30号的营业额"])
+def test_a_span_of_days_no_month_has_is_named(question: str) -> None:
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok" and "同一个月" in (r.explanation or ""), r.explanation

@@ -154,12 +154,27 @@ class Reading(tc.Clock):
         plain = {"since": self.at(days[0])} if q and days[0] <= self.today < days[1] else None
         self.calendar(m, days, plain)
 
-    def read_month_part(self, m: re.Match[str], parts: dict[str, list[int]]) -> None:
-        """A part of a month: from day a to day b of it (``parts``; 0: its end, -7: a week before)."""
+    def read_month_part(
+        self, m: re.Match[str], parts: dict[str, list[int]], nth_week: dict[str, int]
+    ) -> None:
+        """A part of a month: from day a to day b of it (``parts``; 0: its end, -7: a week before;
+        第n周: days 7n-6 to 7n)."""
         first, end = self.month_range(*_year_month(m), m.group(0))  # end: the next month's first day
-        a, b = parts[_group(m, "part")]
+        part = _group(m, "part")
+        n = nth_week.get(part[1:2]) if part.startswith("第") else None
+        a, b = (7 * n - 6, 7 * n + 1) if n else parts[part]
         since = first + timedelta(days=a - 1) if a > 0 else end + timedelta(days=a)
         self.range(m, self.span(since, first + timedelta(days=b - 1) if b > 0 else end), "calendar")
+
+    def read_day_span(self, m: re.Match[str]) -> None:
+        """Days a to b of one month (no year: the latest begun), the last day in it."""
+        first, end = self.month_range(*_year_month(m), m.group(0))
+        a, b = parse_number(_group(m, "a")) or 0, parse_number(_group(m, "b")) or 0
+        if not 1 <= a <= b or first + timedelta(days=b - 1) >= end:
+            self.fail(
+                f"'{m.group(0)}' is no span of days of one month", f"“{m.group(0)}”不是同一个月里的一段日子"
+            )
+        self.between(m, first + timedelta(days=a - 1), first + timedelta(days=b))
 
     def read_month_span(self, m: re.Match[str]) -> None:
         """A span of months (a_ to b_); a year named on one side only is the other's too."""
