@@ -1078,3 +1078,16 @@ def test_days_of_one_month_named_once_are_that_span(question: str, a: int, b: in
 def test_a_span_of_days_no_month_has_is_named(question: str) -> None:
     r = parse_question(question, VOCABULARY, NOW)
     assert r.status != "ok" and "同一个月" in (r.explanation or ""), r.explanation
+
+
+@pytest.mark.parametrize(
+    ("traditional", "simplified"),
+    [
+        ("上週營業額多少", "上周营业额多少"),
+        ("上個月哪個區的投訴最多", "上个月哪个区的投诉最多"),
+        ("客單價的趨勢", "客单价的趋势"),
+    ],
+)
+def test_traditional_characters_read_as_the_simplified_ones(traditional: str, simplified: str) -> None:
+    """上週營業額多少 named 营业額 as not understood: traditional characters are read as simplified."""
+    assert _ok(traditional) == _ok(simplified)

@@ -52,6 +52,8 @@ class Lexicon:
     aside_en: frozenset[str]
     aside_zh: frozenset[str]
     aside_never: str
+    #: traditional characters -> simplified ones (a ``str.translate`` table)
+    traditional: dict[int, str]
     top_k: list[re.Pattern[str]]
     #: an id field -> the patterns of its codes (vocabmatch.py's), each as written
     named_by_code: dict[str, tuple[re.Pattern[str], ...]]
@@ -239,6 +241,11 @@ def load(path: Path | None = None) -> Lexicon:
         k: frozenset(r.words(r.section("NAMING_WORDS"), k, "NAMING_WORDS")) for k in r.section("NAMING_WORDS")
     }
     fields["two_fields"] = r.templates("TWO_FIELDS")
+    trad = r.section("TRADITIONAL")
+    src, dst = (trad.get(k) for k in ("from", "to"))
+    if not (isinstance(src, str) and isinstance(dst, str) and len(src) == len(dst)):
+        raise r.fail("TRADITIONAL", "from and to must be strings of the same length")
+    fields["traditional"] = str.maketrans(src, dst)
     return Lexicon(**fields)
 
 
@@ -271,3 +278,4 @@ NAMED_BY_CODE = _LEXICON.named_by_code
 NAMING = _LEXICON.naming
 NAMING_WORDS = _LEXICON.naming_words
 TWO_FIELDS = _LEXICON.two_fields
+TRADITIONAL = _LEXICON.traditional

@@ -159,7 +159,7 @@ class Draft:
 
 def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> Slots:
     """The slots of ``question``; raises :class:`~.refusal.Refusal` for an empty question."""
-    text, read_as = correct(normalize(question), ctx.vocab)
+    text, read_as = correct(normalize(question).replace("甚麼", "什么").translate(lx.TRADITIONAL), ctx.vocab)
     if not re.search(r"[a-z\u3400-\u9fff]", text):
         raise Refusal("empty", final=True)
     mt = MaskedText(text)
