@@ -294,7 +294,9 @@ def run_plan(
             plan, source, now, lang, tz, resolved=_resolved(matches), read_as=read_as, set_aside=set_aside
         )
         return out
-    ctx = Context(plan, source, question, now, config, lang, tz, flt)
+    dim = (plan.get("compare") or {}).get("dimension")
+    asked = tuple(str(m.value) for m in matches if dim is not None and getattr(m, "key", None) == dim)
+    ctx = Context(plan, source, question, now, config, lang, tz, flt, asked)
     try:
         out = _run(op, ctx, windows, ident, started, cite=cite)
     except NotInRecordError as exc:  # a strict source's record of closed days cannot say it

@@ -38,6 +38,8 @@ class Context:
     language: str
     timezone: str
     flt: EventFilter
+    #: the values of the compared field the question named (the one asked about), not a group list
+    asked: tuple[str, ...] = ()
 
     def rows(
         self,

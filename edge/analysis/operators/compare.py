@@ -10,7 +10,7 @@ the registry; called by the engine.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -548,19 +548,27 @@ class CompareOperator(Operator):
             nb=b["n"],
             sig=sig,
         )
-        return text + self._asked_group(cmp.get("groups") or [], result["groups"], dim, lang)
+        return text + self._asked_group(
+            ctx.asked if not cmp.get("groups") else (), result["groups"], dim, lang
+        )
 
     @staticmethod
-    def _asked_group(listed: list[Any], groups: list[dict[str, Any]], dim: str, lang: str) -> str:
-        """The group a question named first ("is revenue higher on sunny days": sunny, listed before
-        the field's other values) when the two highest compared are others: its value, below both."""
-        if len(listed) < 3:
+    def _asked_group(asked: Sequence[str], groups: list[dict[str, Any]], dim: str, lang: str) -> str:
+        """The one value a question named of a field compared over all its values ("is revenue higher
+        on sunny days") when the two highest are others: its value, below both (or, with too few
+        events to be compared, that it was not)."""
+        if len(asked) != 1:
             return ""
-        asked = key_text(listed[0])
-        rank = next((i for i, g in enumerate(groups) if key_text(g["key"]) == asked), None)
-        if rank is None or rank < 2:
+        rank = next((i for i, g in enumerate(groups) if key_text(g["key"]) == asked[0]), None)
+        name = W.value_label(dim, asked[0], lang)
+        if rank is None:
+            if lang == "zh":
+                return f"所问的{name}事件太少，没有参与比较。"
+            return f" {name[:1].upper() + name[1:]}, asked about: too few events to be compared."
+        if rank < 2:
             return ""
-        name, value = W.value_label(dim, groups[rank]["key"], lang), fmt(groups[rank]["value"])
+        value = fmt(groups[rank]["value"])
+        below = groups[rank]["value"] < groups[1]["value"]
         if lang == "zh":
-            return f"所问的{name}为 {value}，低于这两组。"
-        return f" {name[:1].upper() + name[1:]}, asked about: {value}, lower than both."
+            return f"所问的{name}为 {value}，{'低于这两组' if below else '与第二组持平'}。"
+        return f" {name[:1].upper() + name[1:]}, asked about: {value}, {'lower than both' if below else 'level with the second'}."

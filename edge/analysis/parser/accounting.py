@@ -232,13 +232,16 @@ def residual(
 #: where a clause ends: a comma, a colon, a semicolon, a dash, a sentence's end
 _CLAUSE_END = re.compile(r"[,，:：;；!！?？。—–]+|\s-+\s|\.(?:\s|$)")
 _ASIDE_NEVER = re.compile(lx.ASIDE_NEVER)
+_ASIDE_FRAME = re.compile(lx.ASIDE_FRAME)
+#: the Chinese words of an aside, longest first (:func:`_aside_zh`)
+_ASIDE_ZH = sorted({*lx.ASIDE_ZH, *lx.ZH_FUNCTION}, key=len, reverse=True)
 
 
 def _aside_zh(text: str, view: str, a: int, b: int) -> bool:
     """Whether every Chinese character of ``text[a:b]`` nothing read is inside an aside or a
     function word of the clause (老板让我问一下: 老板, 让, 我, 问一下)."""
     raw = text[a:b]
-    for w in sorted({*lx.ASIDE_ZH, *lx.ZH_FUNCTION}, key=len, reverse=True):
+    for w in _ASIDE_ZH:
         raw = raw.replace(w, "\u0000" * len(w))
     return all(raw[i - a] == "\u0000" for i in range(a, b) if _CJK_RUN.match(text[i]) and view[i] != "\u0000")
 
@@ -253,8 +256,8 @@ def _without_asides(
 ) -> tuple[list[tuple[int, str]], list[tuple[int, int]]]:
     """``words`` less those of the question's aside clauses (``lx.ASIDE_*``), and those clauses'
     spans, each clause's text appended to ``asides``: a clause in which no extractor read anything
-    while another clause was read, whose every word left is an aside word, and which names no
-    time or condition."""
+    while another clause was read, which holds a frame of asking, whose every word left is an
+    aside word, and which names no time, condition or narrowing word."""
     text, view = mt.text, mt.view
     bounds = [0, *(i for m in _CLAUSE_END.finditer(text) for i in m.span()), len(text)]
     clauses = [(a, b) for a, b in zip(bounds[::2], bounds[1::2], strict=True) if text[a:b].strip()]
@@ -267,6 +270,7 @@ def _without_asides(
             or not inside
             or not any(read)
             or _ASIDE_NEVER.search(text[a:b])
+            or not _ASIDE_FRAME.search(text[a:b])
             or not all(_is_aside_word(w) for _, w in inside if not _CJK_RUN.fullmatch(w))
             or not _aside_zh(text, view, a, b)
         ):

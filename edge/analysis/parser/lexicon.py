@@ -52,6 +52,7 @@ class Lexicon:
     aside_en: frozenset[str]
     aside_zh: frozenset[str]
     aside_never: str
+    aside_frame: str
     #: traditional characters -> simplified ones (a ``str.translate`` table)
     traditional: dict[int, str]
     top_k: list[re.Pattern[str]]
@@ -198,6 +199,7 @@ _KEYS = {
     "aside_en": ("ASIDES", "en", "words"),
     "aside_zh": ("ASIDES", "zh", "words"),
     "aside_never": ("ASIDES", "never", "regex"),
+    "aside_frame": ("ASIDES", "frame", "regex"),
 }
 
 
@@ -272,6 +274,7 @@ CONDITION_EN = _LEXICON.condition_en
 ASIDE_EN = _LEXICON.aside_en
 ASIDE_ZH = _LEXICON.aside_zh
 ASIDE_NEVER = _LEXICON.aside_never
+ASIDE_FRAME = _LEXICON.aside_frame
 TOP_K = _LEXICON.top_k
 
 NAMED_BY_CODE = _LEXICON.named_by_code

@@ -8,7 +8,7 @@ they name by themselves, and returns a frozen :class:`Slots`; the stages fill a 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,7 +118,6 @@ class Slots:
     dim_hits: tuple[Hit, ...]
     dims: tuple[str, ...]  # dimension words, less a measure's own (店员差错率)
     read_as: tuple[tuple[str, str], ...] = ()  # slips of typing read as words (:mod:`.spelling`)
-    known: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # the memory's values by field
 
     @property
     def hinted(self) -> str | None:
@@ -219,7 +218,6 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
         dim_hits=tuple(dim_hits),
         dims=tuple(dims),
         read_as=read_as,
-        known=ctx.vocab.attributes,
     )
 
 

@@ -174,16 +174,10 @@ def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
         return {"periods": periods}, "period", set()
     if len(s.info.hours) >= 2 or (s.info.hours and any(h.kind == "daypart" for h in s.info.hours)):
         return {"dimension": "hour"}, "hour", set()
-    # a value of the compared field is one of its groups, never a filter: the one value named first,
-    # then the field's others ("is revenue higher on sunny days": sunny against every other weather)
+    # a value of the compared field is one of its groups, never a filter (the one asked about: the
+    # answer says it, :class:`~edge.analysis.operators.compare.Compare`)
     by = [d for d in s.dims if d != "date"] + [k for k in by_key if k in _KEY_DIMENSIONS]
-    if not by:
-        return None, None, set()
-    named = list(dict.fromkeys(v for i in by_key.get(by[0], ()) for v in s.values[i].values))
-    others = [v for v in s.known.get(by[0], ()) if v not in named]
-    if len(named) == 1 and others:
-        return {"dimension": by[0], "groups": [*named, *others]}, by[0], set(by_key[by[0]])
-    return {"dimension": by[0]}, by[0], set(by_key.get(by[0], ()))
+    return ({"dimension": by[0]}, by[0], set(by_key.get(by[0], ()))) if by else (None, None, set())
 
 
 def _fallback_intent(s: Slots) -> str | None:
