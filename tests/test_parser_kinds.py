@@ -1091,3 +1091,45 @@ def test_a_span_of_days_no_month_has_is_named(question: str) -> None:
 def test_traditional_characters_read_as_the_simplified_ones(traditional: str, simplified: str) -> None:
     """上週營業額多少 named 营业額 as not understood: traditional characters are read as simplified."""
     assert _ok(traditional) == _ok(simplified)
+
+
+@pytest.mark.parametrize(
+    ("question", "unit"),
+    [
+        ("is revenue higher than last month", "month"),
+        ("营业额比上个月高吗", "month"),
+        ("客流比上周少吗", "week"),
+    ],
+)
+def test_higher_than_one_period_compares_it_with_the_time_since(question: str, unit: str) -> None:
+    """ "is revenue higher than last month" was last month's revenue: the other side is the time
+    since that period ended, up to now (compared per day)."""
+    today = NOW.date()
+    first = today.replace(day=1) if unit == "month" else today - timedelta(days=today.weekday())
+    before = _month_back(first) if unit == "month" else first - timedelta(weeks=1)
+    periods = _ok(question)["compare"]["periods"]
+    assert [p["time_range"] for p in periods] == [
+        {"since": _at(first)},
+        {"since": _at(before), "until": _at(first)},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("question", "ok"),
+    [
+        ("revenue on December 1 and 8", False),  # two days, not a span
+        ("revenue between November 1 and 8", True),
+        ("上周一天营业额最高是多少", False),  # a day of last week, not last Monday
+        ("本周营业额同上周相比", True),  # 同上周 is no follow-up
+        ("客流是怎么增长的", True),  # how it grew, not advice
+        ("store std_01 revenue", True),  # a store's code, no standard deviation
+        ("上周六和上周日客流一样吗", True),  # two days the same: compared
+    ],
+)
+def test_wordings_found_in_review(question: str, ok: bool) -> None:
+    r = parse_question(question, VOCABULARY, NOW)
+    assert (r.status == "ok") is ok, (r.plan, r.explanation)
+    if question == "revenue between November 1 and 8":
+        assert r.plan["filters"]["time_range"]["until"] == _at(date(NOW.year, 11, 9))
+    if question.endswith("一样吗"):
+        assert len(r.plan["compare"]["periods"]) == 2

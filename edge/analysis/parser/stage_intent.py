@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from edge.analysis.metrics import ADDITIVE, METRICS
-from edge.analysis.parser.refusal import PATTERNS, STAGES, Refusal
+from edge.analysis.parser.refusal import PATTERNS, STAGES, Refusal, said
 from edge.analysis.parser.slots import Draft, Force, Slots
 from edge.analysis.parser.timecal import pivot_periods
 from edge.analysis.parser.valuekeys import two_fields_reason
@@ -108,6 +108,8 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         elif "compare" in s.cue and len(s.entities) >= 2:
             # "staff_03 and staff_05, who errs more": one figure for both would answer nothing asked
             raise Refusal("entities_compared")
+        elif "compare" in s.cue and (then := _since_then(s, now)):
+            spec, intent = ({"periods": then}, "period", set()), "compare"  # "higher than last month"
         else:
             intent = _fallback_intent(s)
             weak = intent == "aggregate" and "aggregate" not in s.cue
@@ -119,7 +121,11 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
     if len(parts) == 1 and PATTERNS["rest_of_day"].search(s.text) and intent in ("aggregate", "compare"):
         spec, intent = ({"dimension": "hour"}, "hour", set()), "compare"  # "5-7pm against the other hours"
     if intent not in ("compare", "correlation", "co_occurrence") and PATTERNS["sameness"].search(s.text):
-        raise Refusal("no_groups")  # "和上周一样吗": the same as what, no plan here compares
+        # "这周和上周营业额一样吗": two periods (groups) the same, compared; "和上周一样吗": one, refused
+        spec = compare_spec(s, s.cue | {"compare"}, None)
+        if not (spec[0] and (spec[0].get("groups") or spec[0].get("periods"))):
+            raise Refusal("no_groups")
+        intent = "compare"
     if intent != "anomaly" and PATTERNS["than_usual"].search(s.text):
         # "busier than usual": no plan compares with a usual level; 平时 ("normal days") is the other
         # side only of promotion days named, "than usual" only of a comparison of other groups
@@ -131,6 +137,26 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         raise Refusal("no_forecast_metric")
     grouped = set((spec[0] or {}).get("groups") or ())  # ids compared are groups, not a filter
     return Draft(intent, {"intent": intent}, [e for e in s.entities if e not in grouped], *spec, weak)
+
+
+def _since_then(s: Slots, now: datetime) -> list[dict[str, Any]] | None:
+    """The one closed period a comparison names with no other side ("is revenue higher than last
+    month", 客流比上周少吗) against the time since it ended up to now; None when it names another."""
+    info = s.info  # "yesterday compared to the day before": a window named, the other side unread
+    if len(info.ranges) != 1 or info.hours or info.days or info.window_days or s.values or s.dims:
+        return None
+    named = info.ranges[0]
+    until = named.time_range.get("until")
+    if not until or "since" not in named.time_range:
+        return None
+    end = datetime.fromisoformat(until)  # store-local, as a naive ``now`` is
+    if end.replace(tzinfo=None) > (now.astimezone(end.tzinfo).replace(tzinfo=None) if now.tzinfo else now):
+        return None
+    label = said("since_then", s.lang)
+    return [
+        {"label": label, "time_range": {"since": until}},
+        {"label": named.label, "time_range": dict(named.time_range)},
+    ]
 
 
 def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
