@@ -1133,3 +1133,9 @@ def test_wordings_found_in_review(question: str, ok: bool) -> None:
         assert r.plan["filters"]["time_range"]["until"] == _at(date(NOW.year, 11, 9))
     if question.endswith("一样吗"):
         assert len(r.plan["compare"]["periods"]) == 2
+
+
+def test_their_store_is_a_store_named_not_ours() -> None:
+    """他们店 ("their store") is someone else's: kept as the store asked for, which the memory does not know."""
+    plan = parse_question("他们店上周营业额", VOCABULARY, NOW).plan
+    assert plan["filters"]["store_id"] == ["他们"], plan
