@@ -1139,3 +1139,29 @@ def test_their_store_is_a_store_named_not_ours() -> None:
     """他们店 ("their store") is someone else's: kept as the store asked for, which the memory does not know."""
     plan = parse_question("他们店上周营业额", VOCABULARY, NOW).plan
     assert plan["filters"]["store_id"] == ["他们"], plan
+
+
+@pytest.mark.parametrize(
+    ("question", "unit"),
+    [
+        ("is revenue higher this month", "month"),
+        ("has the queue got shorter this week", "week"),
+        ("本月投诉少了吗", "month"),
+    ],
+)
+def test_a_running_period_higher_or_lower_is_compared_with_the_last_whole_one(
+    question: str, unit: str
+) -> None:
+    """ "is revenue higher this month" was this month's revenue: compared with last month (per day)."""
+    today = NOW.date()
+    first = today.replace(day=1) if unit == "month" else today - timedelta(days=today.weekday())
+    before = _month_back(first) if unit == "month" else first - timedelta(weeks=1)
+    periods = _ok(question)["compare"]["periods"]
+    assert [p["time_range"] for p in periods] == [
+        {"since": _at(first)},
+        {"since": _at(before), "until": _at(first)},
+    ]
+
+
+def test_a_change_within_a_closed_period_is_still_its_course() -> None:
+    assert _ok("did revenue increase last week")["intent"] == "trend"

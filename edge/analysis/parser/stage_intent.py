@@ -16,7 +16,7 @@ from typing import Any
 from edge.analysis.metrics import ADDITIVE, METRICS
 from edge.analysis.parser.refusal import PATTERNS, STAGES, Refusal, said
 from edge.analysis.parser.slots import Draft, Force, Slots
-from edge.analysis.parser.timecal import pivot_periods
+from edge.analysis.parser.timecal import Clock, pivot_periods
 from edge.analysis.parser.valuekeys import two_fields_reason
 
 #: stats keys that are plan dimensions too (compare / group by them directly)
@@ -108,7 +108,7 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         elif "compare" in s.cue and len(s.entities) >= 2:
             # "staff_03 and staff_05, who errs more": one figure for both would answer nothing asked
             raise Refusal("entities_compared")
-        elif "compare" in s.cue and (then := _since_then(s, now)):
+        elif {"compare", "change"} & s.cue and (then := _since_then(s, tz, now)):
             spec, intent = ({"periods": then}, "period", set()), "compare"  # "higher than last month"
         else:
             intent = _fallback_intent(s)
@@ -139,16 +139,25 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
     return Draft(intent, {"intent": intent}, [e for e in s.entities if e not in grouped], *spec, weak)
 
 
-def _since_then(s: Slots, now: datetime) -> list[dict[str, Any]] | None:
-    """The one closed period a comparison names with no other side ("is revenue higher than last
-    month", 客流比上周少吗) against the time since it ended up to now; None when it names another."""
+def _since_then(s: Slots, tz: str, now: datetime) -> list[dict[str, Any]] | None:
+    """The one period a comparison names with no other side against the time since it ended up to
+    now ("is revenue higher than last month", 客流比上周少吗), or a running one against the last
+    whole one ("is revenue higher this month"); None when it names another side."""
     info = s.info  # "yesterday compared to the day before": a window named, the other side unread
     if len(info.ranges) != 1 or info.hours or info.days or info.window_days or s.values or s.dims:
         return None
     named = info.ranges[0]
     until = named.time_range.get("until")
-    if not until or "since" not in named.time_range:
-        return None
+    if named.running:  # "is revenue higher this month": this month so far against the last
+        clock = Clock(now, tz)
+        first, end = clock.period_days(named.running, -1)
+        label = said(f"last_{named.running}", s.lang)
+        return [
+            {"label": named.label, "time_range": dict(named.time_range)},
+            {"label": label, "time_range": clock.span(first, end)},
+        ]
+    if not until or "since" not in named.time_range or "compare" not in s.cue:
+        return None  # "did revenue increase last week": a change within it, not since then
     end = datetime.fromisoformat(until)  # store-local, as a naive ``now`` is
     if end.replace(tzinfo=None) > (now.astimezone(end.tzinfo).replace(tzinfo=None) if now.tzinfo else now):
         return None

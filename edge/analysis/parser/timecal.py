@@ -26,6 +26,8 @@ class RangeMention:
     time_range: dict[str, str]
     start: int
     kind: str  # "last" | "calendar" | "day" | "span" | "since" | "until"
+    #: the running calendar unit it is, from its start up to now (this month: "month"), else ""
+    running: str = ""
 
 
 @dataclass

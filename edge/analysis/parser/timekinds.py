@@ -100,15 +100,18 @@ class Reading(tc.Clock):
                 return pre.group("w"), max(0, start - 24) + pre.start(), stop
         return None, start, stop
 
-    def calendar(self, m: re.Match[str], days: tc.Days, plain: dict[str, str] | None = None) -> None:
-        """A calendar range: its days, ``plain``, or with an open word (group open, or beside it) an edge."""
+    def calendar(
+        self, m: re.Match[str], days: tc.Days, plain: dict[str, str] | None = None, running: str = ""
+    ) -> None:
+        """A calendar range: its days, ``plain`` (the ``running`` unit's: from its start on), or with
+        an open word (group open, or beside it) an edge."""
         opener = _group(m, "open")
         kind, start, stop = (opener, m.start(), m.end()) if opener else self.opened(m, plain is None)
         if opens := _OPEN_WORDS.get(kind or ""):
-            window, kind = {opens[0]: self.at(days[1] if opens[1] else days[0])}, opens[0]
+            window, kind, running = {opens[0]: self.at(days[1] if opens[1] else days[0])}, opens[0], ""
         else:
             window, kind = plain or self.span(*days), "calendar"
-        self.info.ranges.append(tc.RangeMention(self.mt.view[start:stop], window, start, kind))
+        self.info.ranges.append(tc.RangeMention(self.mt.view[start:stop], window, start, kind, running))
         self.mt.consume(start, stop)
 
     def date_of(self, m: re.Match[str], prefix: str = "") -> date | None:
@@ -292,7 +295,8 @@ class Reading(tc.Clock):
             if not n or n < 0:
                 return
             unit, offset = units[_WORDS["units"][_group(m, "u")]], -n
-        self.calendar(m, self.period_days(unit, offset), plain=self.period(unit, offset))
+        running = unit if offset == 0 and unit != "day" else ""
+        self.calendar(m, self.period_days(unit, offset), plain=self.period(unit, offset), running=running)
 
     def read_window(self, m: re.Match[str]) -> None:
         """The window of days around a pivot date (the last named wins)."""
