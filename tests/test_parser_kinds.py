@@ -1099,6 +1099,7 @@ def test_traditional_characters_read_as_the_simplified_ones(traditional: str, si
         ("is revenue higher than last month", "month"),
         ("营业额比上个月高吗", "month"),
         ("客流比上周少吗", "week"),
+        ("环比上周营业额涨了多少", "week"),  # week on week: this week so far against the last
     ],
 )
 def test_higher_than_one_period_compares_it_with_the_time_since(question: str, unit: str) -> None:

@@ -144,6 +144,8 @@ def _since_then(s: Slots, tz: str, now: datetime) -> list[dict[str, Any]] | None
     now ("is revenue higher than last month", 客流比上周少吗), or a running one against the last
     whole one ("is revenue higher this month"); None when it names another side."""
     info = s.info  # "yesterday compared to the day before": a window named, the other side unread
+    if PATTERNS["same_dates_asked"].search(s.text):
+        return None  # 同比去年: the same dates a year back, which 去年同期 reads
     if len(info.ranges) != 1 or info.hours or info.days or info.window_days or s.values or s.dims:
         return None
     named = info.ranges[0]
