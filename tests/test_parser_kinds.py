@@ -1166,3 +1166,18 @@ def test_a_running_period_higher_or_lower_is_compared_with_the_last_whole_one(
 
 def test_a_change_within_a_closed_period_is_still_its_course() -> None:
     assert _ok("did revenue increase last week")["intent"] == "trend"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "is footfall up this week",
+        "are complaints down this month",
+        "这个月营业额是不是高了",
+        "本周客流是不是上去了",
+    ],
+)
+def test_up_or_down_in_a_running_period_is_compared_with_the_last(question: str) -> None:
+    """Were this week's (month's) value alone: "up", 高了, 上去了 are words of change."""
+    periods = _ok(question)["compare"]["periods"]
+    assert "until" not in periods[0]["time_range"] and "until" in periods[1]["time_range"], periods
