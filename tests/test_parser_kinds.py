@@ -1181,3 +1181,10 @@ def test_up_or_down_in_a_running_period_is_compared_with_the_last(question: str)
     """Were this week's (month's) value alone: "up", 高了, 上去了 are words of change."""
     periods = _ok(question)["compare"]["periods"]
     assert "until" not in periods[0]["time_range"] and "until" in periods[1]["time_range"], periods
+
+
+@pytest.mark.parametrize("question", ["上个月营业额比较高吗", "compare last month's revenue"])
+def test_a_period_not_set_against_another_is_no_comparison_with_the_time_since(question: str) -> None:
+    """比较高 ("rather high") and a bare "compare" name no other side: never the time since."""
+    plan = parse_question(question, VOCABULARY, NOW).plan
+    assert "periods" not in plan.get("compare", {}), plan

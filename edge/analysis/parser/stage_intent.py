@@ -139,6 +139,12 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
     return Draft(intent, {"intent": intent}, [e for e in s.entities if e not in grouped], *spec, weak)
 
 
+#: the words just before the other side of a comparison ("higher than last month", 比上个月高)
+_THAN = re.compile(
+    r"(?:(?<![a-z])(?:than|compared (?:to|with)|vs\.?|versus|against)\s*(?:the\s+)?|比\s*|(?:和|跟|与|同)\s*)$"
+)
+
+
 def _since_then(s: Slots, tz: str, now: datetime) -> list[dict[str, Any]] | None:
     """The one period a comparison names with no other side against the time since it ended up to
     now ("is revenue higher than last month", 客流比上周少吗), or a running one against the last
@@ -158,8 +164,8 @@ def _since_then(s: Slots, tz: str, now: datetime) -> list[dict[str, Any]] | None
             {"label": named.label, "time_range": dict(named.time_range)},
             {"label": label, "time_range": clock.span(first, end)},
         ]
-    if not until or "since" not in named.time_range or "compare" not in s.cue:
-        return None  # "did revenue increase last week": a change within it, not since then
+    if not until or "since" not in named.time_range or not _THAN.search(s.text[: named.start]):
+        return None  # "did revenue increase last week", 上个月营业额比较高吗: not against the time since
     end = datetime.fromisoformat(until)  # store-local, as a naive ``now`` is
     if end.replace(tzinfo=None) > (now.astimezone(end.tzinfo).replace(tzinfo=None) if now.tzinfo else now):
         return None
