@@ -28,6 +28,9 @@ from typing import Any
 
 import numpy as np
 
+# this checkout's code, not an installed copy's (a worktree measures itself)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from edge.analysis.parser import ParseResult, parse_question
 from edge.analysis.parser.exemplars import load_bank
 from edge.config import EncoderConfig
