@@ -723,26 +723,6 @@ def test_a_half_of_a_named_month_is_its_days(question: str, month: int, first_ha
 
 
 @pytest.mark.parametrize(
-    ("question", "reason"),
-    [
-        ("中位数客单价是多少", "statistic"),  # was the mean: 中, 位 and 数 are function words each
-        ("what is the median order value in November", "statistic"),
-        ("standard deviation of daily revenue", "statistic"),
-        ("销售额的标准差", "statistic"),
-        ("how many different products sold last week", "distinct"),  # was a comparison of products
-        ("上周卖了多少种商品", "distinct"),
-        ("How many distinct zones had complaints?", "distinct"),
-    ],
-)
-@pytest.mark.parametrize("world", ["sim", "world2"])
-def test_a_statistic_or_a_count_of_values_no_plan_computes_is_refused(
-    question: str, reason: str, world: str
-) -> None:
-    r = parse_question(question, VOCABULARY if world == "sim" else WORLD2, NOW)
-    assert r.status != "ok" and _said(r, reason), (r.plan, r.explanation)
-
-
-@pytest.mark.parametrize(
     "question",
     ["does footfall peak earlier on weekends", "is the peak hour later on weekdays", "周末的高峰是不是更晚"],
 )
@@ -764,16 +744,6 @@ def test_a_peak_earlier_or_later_on_weekends_compares_them(question: str) -> Non
 def test_a_peak_that_moved_is_still_its_course(question: str) -> None:
     plan = _ok(question)
     assert (plan["intent"], plan["filters"]["days_of_week"]) == ("trend", [5, 6]), plan
-
-
-@pytest.mark.parametrize(
-    "question",
-    ["same for complaints", "And the same for the bakery?", "投诉也一样吗", "同样的问题，看看烘焙区"],
-)
-def test_a_follow_up_on_a_question_not_kept_is_refused(question: str) -> None:
-    """ "same for complaints" was the total of complaints: the question it leans on is not kept."""
-    r = parse_question(question, VOCABULARY, NOW)
-    assert r.status != "ok" and _said(r, "follow_up"), (r.plan, r.explanation)
 
 
 @pytest.mark.parametrize(
@@ -799,17 +769,6 @@ def test_only_is_a_function_word_in_chinese_too() -> None:
         _ok("只看烘焙类的销售额")["filters"]["attributes"]
         == _ok("only the bakery's revenue")["filters"]["attributes"]
     )
-
-
-@pytest.mark.parametrize(
-    "question",
-    ["营业额和上周一样吗", "这周一样忙吗", "is revenue the same as last week", "上周一的营业额一样吗"],
-)
-def test_the_same_as_one_thing_is_a_comparison_not_its_value(question: str) -> None:
-    """营业额和上周一样吗 was last Monday's revenue (上周一 of 一样), then last week's: "the same as"
-    asks for a comparison, which one side named does not make."""
-    r = parse_question(question, VOCABULARY, NOW)
-    assert r.status != "ok" and _said(r, "no_groups"), (r.plan, r.explanation)
 
 
 def test_the_one_of_a_word_after_a_week_is_no_monday() -> None:
@@ -925,32 +884,8 @@ def test_the_same_days_last_month_are_the_other_period_a_month_back(question: st
     }
 
 
-@pytest.mark.parametrize(
-    "question",
-    [
-        "is today busier than usual",
-        "今天比平时忙吗",
-        "how does yesterday's revenue compare to the average day",
-    ],
-)
-def test_a_value_against_the_usual_level_is_refused(question: str) -> None:
-    """ "今天比平时忙吗" was today's footfall on days with no promotion (平时: "normal days")."""
-    r = parse_question(question, VOCABULARY, NOW)
-    assert r.status != "ok" and _said(r, "than_usual"), (r.plan, r.explanation)
-
-
 def test_normal_days_against_promotion_days_are_still_compared() -> None:
     assert _ok("做促销那几天客单价跟平常比怎么样？")["compare"]["dimension"] == "promotion"
-
-
-@pytest.mark.parametrize(
-    "question",
-    ["how can we increase revenue", "怎么提高营业额", "what should I do about the queues", "如何减少排队"],
-)
-def test_advice_asked_is_refused_not_answered_with_a_figure(question: str) -> None:
-    """ "how can we increase revenue" was revenue's trend, 怎么提高营业额 the total."""
-    r = parse_question(question, VOCABULARY, NOW)
-    assert r.status != "ok" and _said(r, "advice"), (r.plan, r.explanation)
 
 
 def test_a_word_of_change_under_a_value_is_named_in_chinese_too() -> None:
@@ -1014,16 +949,6 @@ def test_a_trend_of_two_named_values_is_each_ones_course_not_a_comparison(questi
         {"zone": ["fresh", "wine"]},
     ), plan
     assert _ok("生鲜区和酒水区客流比较")["intent"] == "compare"
-
-
-@pytest.mark.parametrize(
-    "question",
-    ["what are customers complaining about", "顾客都在抱怨什么", "上周顾客投诉了什么，给我看看记录"],
-)
-def test_what_events_are_about_is_refused_not_counted(question: str) -> None:
-    """ "what are customers complaining about" was the number of complaints."""
-    r = parse_question(question, VOCABULARY, NOW)
-    assert r.status != "ok" and _said(r, "subject"), (r.plan, r.explanation)
 
 
 def test_what_zone_or_a_listing_of_what_was_said_is_still_read() -> None:
@@ -1188,3 +1113,47 @@ def test_a_period_not_set_against_another_is_no_comparison_with_the_time_since(q
     """比较高 ("rather high") and a bare "compare" name no other side: never the time since."""
     plan = parse_question(question, VOCABULARY, NOW).plan
     assert "periods" not in plan.get("compare", {}), plan
+
+
+#: shapes no plan computes, each answered `ok` with something else before this file's session 5:
+#: (question, the reason it is refused with: a name of stages.toml's ``said`` table)
+_NO_PLAN_SHAPE = [
+    # a median was the mean (中, 位, 数 each a function word); a count of distinct values a comparison
+    ("中位数客单价是多少", "statistic"),
+    ("what is the median order value in November", "statistic"),
+    ("standard deviation of daily revenue", "statistic"),
+    ("销售额的标准差", "statistic"),
+    ("how many different products sold last week", "distinct"),
+    ("上周卖了多少种商品", "distinct"),
+    ("How many distinct zones had complaints?", "distinct"),
+    # "same for complaints" was the complaint total: the question it leans on is not kept
+    ("same for complaints", "follow_up"),
+    ("And the same for the bakery?", "follow_up"),
+    ("投诉也一样吗", "follow_up"),
+    ("同样的问题，看看烘焙区", "follow_up"),
+    # "the same as" one thing (营业额和上周一样吗 was last Monday's revenue, then last week's)
+    ("营业额和上周一样吗", "no_groups"),
+    ("这周一样忙吗", "no_groups"),
+    ("is revenue the same as last week", "no_groups"),
+    ("上周一的营业额一样吗", "no_groups"),
+    # a value against the usual level (今天比平时忙吗 was today on days with no promotion)
+    ("is today busier than usual", "than_usual"),
+    ("今天比平时忙吗", "than_usual"),
+    ("how does yesterday's revenue compare to the average day", "than_usual"),
+    # advice ("how can we increase revenue" was the trend, 怎么提高营业额 the total)
+    ("how can we increase revenue", "advice"),
+    ("怎么提高营业额", "advice"),
+    ("what should I do about the queues", "advice"),
+    ("如何减少排队", "advice"),
+    # what events are about ("what are customers complaining about" was their number)
+    ("what are customers complaining about", "subject"),
+    ("顾客都在抱怨什么", "subject"),
+    ("上周顾客投诉了什么，给我看看记录", "subject"),
+]
+
+
+@pytest.mark.parametrize(("question", "reason"), _NO_PLAN_SHAPE)
+@pytest.mark.parametrize("world", ["sim", "world2"])
+def test_a_shape_no_plan_computes_is_refused_with_its_reason(question: str, reason: str, world: str) -> None:
+    r = parse_question(question, VOCABULARY if world == "sim" else WORLD2, NOW)
+    assert r.status != "ok" and _said(r, reason), (r.plan, r.explanation)

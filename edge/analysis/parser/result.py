@@ -38,7 +38,8 @@ class ParseResult:
     #: words of the question the plan does not use (never empty with ``status == "ok"``); the
     #: ``plan`` is then the reading that was not answered, kept so the answer can say what it read
     not_understood: tuple[str, ...] = ()
-    #: slips of typing read as words, (as typed, as read): said with the answer (:mod:`.spelling`)
+    #: words read as others, (as typed, as read), said with the answer: slips of typing
+    #: (:mod:`.spelling`) and a word of recent time read as the default span (最近: the last 4 weeks)
     read_as: tuple[tuple[str, str], ...] = ()
     #: clauses about the asking, not the data ("my boss wants to know"): not computed, said with
     #: the answer (:func:`.accounting.residual`)

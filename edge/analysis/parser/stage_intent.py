@@ -108,7 +108,7 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         elif "compare" in s.cue and len(s.entities) >= 2:
             # "staff_03 and staff_05, who errs more": one figure for both would answer nothing asked
             raise Refusal("entities_compared")
-        elif {"compare", "change"} & s.cue and (then := _since_then(s, tz, now)):
+        elif {"compare", "change"} & s.cue and (then := _other_side(s, tz, now)):
             spec, intent = ({"periods": then}, "period", set()), "compare"  # "higher than last month"
         else:
             intent = _fallback_intent(s)
@@ -145,7 +145,7 @@ _THAN = re.compile(
 )
 
 
-def _since_then(s: Slots, tz: str, now: datetime) -> list[dict[str, Any]] | None:
+def _other_side(s: Slots, tz: str, now: datetime) -> list[dict[str, Any]] | None:
     """The one period a comparison names with no other side against the time since it ended up to
     now ("is revenue higher than last month", 客流比上周少吗), or a running one against the last
     whole one ("is revenue higher this month"); None when it names another side."""

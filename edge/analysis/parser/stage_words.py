@@ -40,7 +40,8 @@ _LEVEL_INTENTS = frozenset({"aggregate", "top_k", "breakdown"})
 
 def account(question: str, s: Slots, d: Draft) -> ParseResult:
     """The ``ok`` result, or the ``unsupported`` one that names the words the plan does not use."""
-    plan, words, asides = d.plan, [], list[str]()
+    plan, words = d.plan, []
+    asides: list[str] = []
     # a retrieval's free words are its query, when the question asks for events (a verb or a media
     # word, or a person's events): a retrieval the classifier forced on other words is accounted
     if d.intent != "retrieve" or not ({"retrieve_media", "retrieve_verb"} & s.cue or s.entities):
