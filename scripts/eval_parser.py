@@ -49,10 +49,11 @@ PUBLIC = next(
     Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "questions_public.jsonl",
 )
 #: issue 23's held-out questions: written by another session, never read while building (scores
-#: only). ``heldout4`` (2026-12-05, session 5, written blind by a helper) is the default;
-#: ``heldout3`` (scored four times while building), ``heldout2`` (five) and the first set
-#: (``tests/data/heldout``, about eight) are kept for comparison (``--heldout tests/data/heldout3``)
-HELDOUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "heldout4"
+#: only). ``heldout5`` (2026-12-05, session 6, written blind by a helper) is the default;
+#: ``heldout4`` (scored about nine times while building), ``heldout3`` (four), ``heldout2`` (five)
+#: and the first set (``tests/data/heldout``, about eight) are kept for comparison
+#: (``--heldout tests/data/heldout4``)
+HELDOUT = Path(__file__).resolve().parents[1] / "tests" / "data" / "heldout5"
 #: the development set: scored like the held-out sets, but its misses may be read (its README)
 DEV = Path(__file__).resolve().parents[1] / "tests" / "data" / "dev"
 _MISSING = object()
