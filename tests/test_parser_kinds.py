@@ -1157,3 +1157,74 @@ _NO_PLAN_SHAPE = [
 def test_a_shape_no_plan_computes_is_refused_with_its_reason(question: str, reason: str, world: str) -> None:
     r = parse_question(question, VOCABULARY if world == "sim" else WORLD2, NOW)
     assert r.status != "ok" and _said(r, reason), (r.plan, r.explanation)
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        ("compare last month's revenue", "compare"),
+        ("compare revenue", "compare"),
+        ("比较一下上个月的营业额", "比较一下"),
+        ("对比一下上周客流", "对比"),
+    ],
+)
+def test_a_compare_verb_with_one_side_is_named_not_answered_as_a_value(question: str, word: str) -> None:
+    """ "compare last month's revenue" was last month's revenue: a comparison with nothing to set
+    beside it is no value; the verb is named (two sides named are compared, below)."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok" and word in r.not_understood, (r.plan, r.not_understood)
+    both = _ok(
+        "对比一下上周和这周的客流" if r.language == "zh" else "compare this week vs last week footfall"
+    )
+    assert both["intent"] == "compare" and len(both["compare"]["periods"]) == 2
+
+
+def test_a_ranking_with_nothing_to_rank_by_is_refused_never_the_operators_default() -> None:
+    """哪几天营业额最高 and "our five best days" were rankings with no ``group_by``: the operator
+    ranked product categories, which nobody asked for. The days are the grouping; a ranking that
+    names none is refused."""
+    for q in ("哪几天营业额最高", "Our five best days for takings - which were they?", "哪些天客流最多"):
+        assert _ok(q)["group_by"] == ["date"], q
+    for q in ("top 3 by revenue", "营业额排名前三"):
+        r = parse_question(q, VOCABULARY, NOW)
+        assert r.status != "ok" and _said(r, "rank_by"), (q, r.plan)
+
+
+def test_the_days_of_a_week_asked_are_the_weekdays_not_a_window() -> None:
+    """一周里哪天 was a window of 7 days and a ranking of dates; 一周中哪天 read 周中 as weekdays."""
+    for q in ("一周里哪天卖得最好", "一周中哪天客流最多", "一个星期里哪几天排队最长"):
+        plan = _ok(q)
+        assert plan["group_by"] == ["day_of_week"] and "days_of_week" not in plan.get("filters", {}), (
+            q,
+            plan,
+        )
+    assert _ok("周中客流怎么样")["filters"]["days_of_week"] == [0, 1, 2, 3, 4]
+
+
+def test_a_few_days_back_is_a_span_not_a_ranking() -> None:
+    """前几天 was read as the last 3 days and 前几 named as a top-k with nothing ranked."""
+    for q, last in (("前几天的客流怎么样", "P3D"), ("前几周的营业额", "P3W")):
+        assert _ok(q)["filters"]["time_range"] == {"last": last}, q
+    assert _ok("卖得最好的前几个商品")["intent"] == "top_k"
+
+
+@pytest.mark.parametrize("world", ["sim", "world2"])
+def test_a_share_asked_is_never_answered_with_a_count(world: str) -> None:
+    """ "the share of complaints" was the complaint count, 情绪负面的比例 a count of negative
+    speech: 比 was a function word and 例 finished 比例. A share is answered by a rate, a breakdown
+    or a ranking of parts, else named."""
+    vocab = VOCABULARY if world == "sim" else WORLD2
+    for q in ("投诉的比例", "what was the proportion of complaints last week"):
+        r = parse_question(q, vocab, NOW)
+        assert r.status != "ok", (q, r.plan)
+    assert _ok("负面情绪占比是多少", vocab)["target_metric"] == "negative_emotion_rate"
+    assert _ok("投诉按区域的占比", vocab)["intent"] == "breakdown"
+
+
+def test_a_rates_events_named_are_counted_and_a_breakdowns_share_is_of_the_count() -> None:
+    """ "Break down staff error events by employee" was each one's error rate: the events named
+    are counted; 各占多少比例 of a breakdown is each part's share of that count, not the rate."""
+    for q in ("Break down staff error events by employee", "员工失误事件按员工分解一下，各占多少比例"):
+        plan = _ok(q)
+        assert plan["target_metric"] == "event_count" and plan["filters"]["event_type"] == ["staff_error"], q
+    assert _ok("各员工的失误率")["target_metric"] == "staff_error_rate"

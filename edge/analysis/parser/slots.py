@@ -132,7 +132,7 @@ class Slots:
             ("时间", "time", [r.label for r in self.info.ranges]),
             ("门店", "store", self.stores),
             ("对象", "entity", self.entities),
-            ("属性", "attribute", [f"{v.key}={v.values[0]}" for v in self.values]),
+            ("属性", "attribute", list(dict.fromkeys(f"{v.key}={v.values[0]}" for v in self.values))),
             ("事件", "event", list(dict.fromkeys(t.event_type for t in self.types))),
         )
         return tuple(f"{zh if self.lang == 'zh' else en} {', '.join(i)}" for zh, en, i in read if i)

@@ -60,10 +60,13 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
         # the share of one part ("what share of revenue came from the bakery"): every part of its field,
         # never a filter to the part (a value of what is split, not a day's condition: "on rainy days")
         key = next((v.key for v in s.values if v.key not in ("weather", "promotion")), s.values[0].key)
-        d.used_values |= {i for i, v in enumerate(s.values) if v.key == key}
-        dims = [key]
+        if key in _SERIES_KEYS:  # a stored key no plan groups by (a staff operation) is no breakdown
+            d.used_values |= {i for i, v in enumerate(s.values) if v.key == key}
+            dims = [key]
     if intent in ("breakdown", "top_k", "anomaly", "trend") and (group := _group_by(s, d, dims)):
         plan["group_by"] = group[:3]
+    elif intent in ("breakdown", "top_k") and not (intent == "top_k" and d.metric == "peak_hour"):
+        raise Refusal("rank_by")  # never the operator's default grouping, which nobody asked for
     if intent in ("trend", "anomaly"):  # a bucket or time dimension named, outlier days, else by range
         named = [*s.buckets, *(_DIM_BUCKET[x] for x in dims if x in _DIM_BUCKET)]
         days = intent == "anomaly" and PATTERNS["anomaly_days"].search(s.post_view)

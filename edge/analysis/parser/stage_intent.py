@@ -265,7 +265,7 @@ def choose_measure(s: Slots, d: Draft) -> None:
         metric in STAGES["count_of"]
         and intent in ("aggregate", "trend", "compare", "top_k", "breakdown", "anomaly")
         and PATTERNS["count_asked"].search(s.text)
-        and not PATTERNS["rate_asked"].search(s.text)
+        and not _rate_asked(s.text, intent)
     ):
         key, counted = STAGES["count_of"][metric]
         d.counted, metric = metric, "event_count"
@@ -290,6 +290,12 @@ def choose_measure(s: Slots, d: Draft) -> None:
     elif metric is not None:
         d.plan["target_metric"] = metric
     d.metric = metric
+
+
+def _rate_asked(text: str, intent: str) -> bool:
+    """A rate asked for by name; in a breakdown a share (各占多少比例) is each part's of the count."""
+    words = (m.group(0) for m in PATTERNS["rate_asked"].finditer(text))
+    return any(intent != "breakdown" or not PATTERNS["share_asked"].fullmatch(w) for w in words)
 
 
 def _lowest_first(text: str, metric: str | None) -> str | None:

@@ -148,6 +148,9 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
         subject = [m.span() for m in PATTERNS["forecast_subject"].finditer(text)]  # 库存: what is forecast
         named = [(v.start, v.end) for v in s.values] + [(h.start, h.end) for h in s.promo_hits]
         spans += [(a, b) for a, b in named if not any(x < b and a < y for x, y in subject)]
+    rates = [m for m in (target, plan.get("second_metric")) if str(m).endswith("_rate")]
+    if intent not in ("breakdown", "top_k", "co_occurrence", "retrieve") and not rates:
+        spans += [m.span() for m in PATTERNS["share_asked"].finditer(text)]  # a share, not a count
     if intent == "aggregate" and target != "peak_hour":  # a value that ranks nothing: its superlative
         spans += [m.span() for m in CUES["top_rank"].finditer(text)]
     if info.window_days and not periods:  # a window (三天内) that sets no periods, but 一天里 (a course)
