@@ -1228,3 +1228,80 @@ def test_a_rates_events_named_are_counted_and_a_breakdowns_share_is_of_the_count
         plan = _ok(q)
         assert plan["target_metric"] == "event_count" and plan["filters"]["event_type"] == ["staff_error"], q
     assert _ok("各员工的失误率")["target_metric"] == "staff_error_rate"
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        # colloquial words of change, splitting, pairing, moving together and rhythm (named before)
+        ("营业额这几个月咋变的", "trend"),
+        ("is revenue creeping up since October", "trend"),
+        ("are complaints ticking up since November", "trend"),
+        ("break last week's revenue down by zone", "breakdown"),
+        ("how does revenue divide up across categories", "breakdown"),
+        ("投诉和排队是不是老凑一块", "co_occurrence"),
+        ("does revenue move with footfall", "correlation"),
+        ("投诉有没有什么节奏", "periodicity"),
+    ],
+)
+def test_colloquial_words_of_a_kind_are_read(question: str, intent: str) -> None:
+    assert _ok(question)["intent"] == intent
+
+
+def test_what_is_left_of_a_week_and_next_weekend_are_forecast_horizons() -> None:
+    """下礼拜 was named (下周 and 下个星期 were read), 这周剩下的几天 and "the rest of the week" had
+    no horizon (the month's and the year's rest had), "next weekend" was the weekend's days."""
+    days_left = 6 - NOW.weekday()  # the days after today up to Sunday
+    for q, horizon in (
+        ("下礼拜营业额大概多少", "P1W"),
+        ("这周剩下的几天营业额会有多少", f"P{days_left}D"),
+        ("forecast footfall for the rest of the week", f"P{days_left}D"),
+        ("照这个势头下个月客流会有多少", "P1M"),
+        ("Roughly how long will the checkout queues be next weekend?", "P1W"),
+        ("下周末客流会有多少", "P1W"),
+    ):
+        plan = _ok(q)
+        assert plan["intent"] == "forecast" and plan["horizon"] == horizon, (q, plan)
+    assert "horizon" not in _ok("看下周末客流")  # 看下: look at the weekends' footfall
+
+
+def test_a_part_of_a_month_opens_a_range_and_is_read_with_its_measure_word() -> None:
+    """ "since mid-October" was October (mid named), 10月前半个月 named 前半."""
+    since = _ok("revenue since mid-November")["filters"]["time_range"]
+    assert since == {"since": datetime(2025, 11, 11).isoformat() + "+08:00"}
+    part = _covered(_ok("10月前半个月的营业额"), date(2025, 9, 1), date(2025, 12, 14))
+    assert part[0] == date(2025, 10, 1) and part[-1] == date(2025, 10, 15)
+
+
+def test_a_ranking_by_a_named_measure_is_by_it_and_its_groups_may_be_bare() -> None:
+    """ "best-selling products by revenue" ranked orders and named revenue; 哪两个区 named 区."""
+    for q in (
+        "best-selling products by revenue",
+        "按营业额算卖得最好的品类",
+        "Best-selling category by revenue last week?",
+    ):
+        assert _ok(q)["target_metric"] == "revenue", q
+    assert _ok("best-selling products")["target_metric"] == "order_count"
+    plan = _ok("哪两个区投诉最多")
+    assert plan["group_by"] == ["zone"] and plan["top_k"] == 2
+    assert _ok("peak hour for footfall last week")["target_metric"] == "peak_hour"
+
+
+def test_a_value_asked_by_which_is_no_part_of_a_breakdown() -> None:
+    """ "by which entrance door" was a breakdown by zone (the entrance zone's field): it asks by a
+    field of several doors the memory does not hold."""
+    for q in ("Break footfall down by which entrance door people used", "把营业额按哪个入口拆一下"):
+        assert parse_question(q, VOCABULARY, NOW).status != "ok", q
+    assert _ok("what share of revenue came from the bakery")["group_by"] == ["product_category"]
+
+
+def test_how_long_a_queue_will_be_is_its_length_how_long_people_queue_its_duration() -> None:
+    assert _ok("how long will the queues be tomorrow")["target_metric"] == "queue_length"
+    r = parse_question("how long do people queue at checkout", VOCABULARY, NOW)
+    assert r.status != "ok" and _said(r, "queue_duration")
+
+
+def test_an_aside_naming_who_asks_is_set_aside() -> None:
+    r = parse_question("领导问：上个月营业额是多少", VOCABULARY, NOW)
+    assert r.status == "ok" and r.set_aside == ("领导问",), (r.not_understood, r.set_aside)
+    assert parse_question("老顾客的客单价", VOCABULARY, NOW).status != "ok"  # 老 of 老顾客 is content

@@ -35,6 +35,8 @@ QUESTION_TAG = lx.FORMS["question_tag"]
 PEAK_SHIFT = lx.SHAPES["peak_shift"]
 MORE_LESS = lx.SHAPES["more_less"]
 SELLERS = lx.SHAPES["sellers"]
+#: the word just before a measure that a ranking is by ("by revenue", 按销售额)
+BY_MEASURE = re.compile(r"(?:(?<![a-z])(?:by|in terms of|based on)\s|[按以用]\s?)$")
 
 
 def find_top_k(mt: MaskedText) -> int | None:
@@ -174,6 +176,13 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
     pre_view = mt.view
     types: list[TypeHit] = run("event_types")
     metric_hits: list[Hit] = run("measures")
+    if SELLERS.search(text) and any(BY_MEASURE.search(text[: h.start]) for h in metric_hits):
+        # "best-selling category by revenue", 按销售额算卖得最好: the measure named ranks, the
+        # best-selling word only says best (its words are the sellers cue's)
+        sold = [h for h in metric_hits if SELLERS.search(text[h.start : h.end])]
+        metric_hits = (
+            [h for h in metric_hits if h not in sold] if len(sold) < len(metric_hits) else metric_hits
+        )
     read = tuple(dict.fromkeys(str(h.value) for h in metric_hits))
     chosen = (force.metrics if force.intent == "correlation" else force.metrics[:1]) if force else ()
     metrics = (*chosen, *(m for m in read if m not in chosen))

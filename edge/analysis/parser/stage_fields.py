@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from edge.analysis import labels
+from edge.analysis.parser import lexicon as lx
 from edge.analysis.parser.refusal import PATTERNS, STAGES, Refusal, said
 from edge.analysis.parser.result import AttributeMatch
 from edge.analysis.parser.slots import Draft, Slots
@@ -22,6 +23,8 @@ from edge.analysis.parser.timecal import TimeInfo
 from edge.analysis.parser.vocabmatch import ValueHit
 from edge.analysis.source import Vocabulary
 
+#: a word just before a phrase that asks by its field (which, 哪个, each)
+ASKS_BY = lx.SHAPES["asks_by"]
 BUCKET_DIM = {"day": "date", "week": "week", "month": "month", "hour": "hour"}
 _DIM_BUCKET = {v: k for k, v in BUCKET_DIM.items()}  # the time dimensions (date, week, month, hour)
 #: the largest bucket that still gives a series of at least this many points is chosen
@@ -56,10 +59,13 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
     if intent == "top_k" and d.metric == "peak_hour":  # "the 3 busiest hours": footfall ranked by hour
         plan["target_metric"] = "footfall"
         dims = list(dict.fromkeys(["hour", *dims]))
-    if intent == "breakdown" and not dims and not s.buckets and s.values:
+    asked_by = {v.key for v in s.values if ASKS_BY.search(s.text[: v.start].rstrip())}
+    parts = [v for v in s.values if v.key not in asked_by]
+    if intent == "breakdown" and not dims and not s.buckets and parts:
         # the share of one part ("what share of revenue came from the bakery"): every part of its field,
-        # never a filter to the part (a value of what is split, not a day's condition: "on rainy days")
-        key = next((v.key for v in s.values if v.key not in ("weather", "promotion")), s.values[0].key)
+        # never a filter to the part (a value of what is split, not a day's condition: "on rainy days");
+        # not "by which entrance door", which asks by a field of several doors the memory does not hold
+        key = next((v.key for v in parts if v.key not in ("weather", "promotion")), parts[0].key)
         if key in _SERIES_KEYS:  # a stored key no plan groups by (a staff operation) is no breakdown
             d.used_values |= {i for i, v in enumerate(s.values) if v.key == key}
             dims = [key]

@@ -133,6 +133,8 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
         used = {target, plan.get("second_metric"), d.counted}
         if target == "footfall" and "hour" in (plan.get("group_by") or []):
             used.add("peak_hour")  # "the 3 busiest hours": footfall ranked by hour
+        if target == "peak_hour":
+            used.add("footfall")  # "the peak hour for footfall": the hour of the most visitors
         if target == "event_count":  # "how many complaints": events of that type
             types = set((plan.get("filters") or {}).get("event_type") or ())
             used |= {m for m, t in METRIC_ITEM.items() if not types or t in types}

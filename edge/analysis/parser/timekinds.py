@@ -131,13 +131,14 @@ class Reading(tc.Clock):
         return None
 
     def read_horizon(self, m: re.Match[str]) -> None:
-        """A forecast's horizon, the first named; what is left of the month or the year: its days."""
+        """A forecast's horizon, the first named; what is left of the week, month or year: its days."""
         if self.info.horizon is None and (left := _group(m, "left")):
-            end = self.period_days("year" if left in ("年", "year") else "month", 0)[1]
+            unit = {"Y": "year", "M": "month", "W": "week"}[_WORDS["units"][left]]
+            end = self.period_days(unit, 0)[1]
             self.info.horizon = f"P{max((end - self.today).days - 1, 1)}D"
         elif self.info.horizon is None:
             # a word without a unit of its own (下个月, 明年) names one; else a day (明天, tomorrow)
-            named = next((u for u in ("月", "周", "星期", "年") if u in m.group(0)), "天")
+            named = next((u for u in ("月", "周", "星期", "礼拜", "年") if u in m.group(0)), "天")
             n = parse_number(_group(m, "n") or "1") or 1
             self.info.horizon = f"P{n}{_WORDS['units'][_group(m, 'u') or named]}"
         self.take(m)
@@ -167,7 +168,7 @@ class Reading(tc.Clock):
         n = nth_week.get(part[1:2]) if part.startswith("第") else None
         a, b = (7 * n - 6, 7 * n + 1) if n else parts[part]
         since = first + timedelta(days=a - 1) if a > 0 else end + timedelta(days=a)
-        self.range(m, self.span(since, first + timedelta(days=b - 1) if b > 0 else end), "calendar")
+        self.calendar(m, (since, first + timedelta(days=b - 1) if b > 0 else end))  # since mid-October
 
     def read_day_span(self, m: re.Match[str]) -> None:
         """Days a to b of one month (no year: the latest begun), the last day in it."""
