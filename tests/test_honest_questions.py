@@ -33,9 +33,9 @@ UNKNOWN: dict[str, dict[str, list[str]]] = {
         "en": ["the mezzanine zone", "the pharmacy aisle", "the electronics category"],
         "zh": ["夹层区", "药品区", "家电品类"],
     },
-    "period": {
-        "en": ["on Christmas Eve", "during Golden Week", "around Thanksgiving"],
-        "zh": ["国庆黄金周", "双十一那天", "春节前后那阵子"],
+    "period": {  # holidays of no fixed date (those of a fixed date, Christmas Eve or 双十一, are read)
+        "en": ["over Easter", "during Ramadan", "around Thanksgiving"],
+        "zh": ["中秋节那天", "端午节期间", "春节前后那阵子"],
     },
     "condition": {
         "en": ["after the new manager started", "during the renovation", "when the music was off"],

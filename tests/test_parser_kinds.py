@@ -1305,3 +1305,74 @@ def test_an_aside_naming_who_asks_is_set_aside() -> None:
     r = parse_question("领导问：上个月营业额是多少", VOCABULARY, NOW)
     assert r.status == "ok" and r.set_aside == ("领导问",), (r.not_understood, r.set_aside)
     assert parse_question("老顾客的客单价", VOCABULARY, NOW).status != "ok"  # 老 of 老顾客 is content
+
+
+@pytest.mark.parametrize(
+    ("question", "first", "days"),
+    [
+        ("双十一的营业额", date(2025, 11, 11), 1),
+        ("revenue on Halloween", date(2025, 10, 31), 1),
+        ("国庆期间客流怎么样", date(2025, 10, 1), 7),
+        ("how busy were we on Christmas Eve", date(2024, 12, 24), 1),  # before the 24th: last year's
+    ],
+)
+def test_a_holiday_of_a_fixed_date_is_its_days_the_latest_begun(
+    question: str, first: date, days: int
+) -> None:
+    plan = _ok(question)
+    covered = _covered(plan, date(2024, 1, 1), date(2025, 12, 31))
+    assert covered == [first + timedelta(days=i) for i in range(days)], (question, plan)
+    r = parse_question("春节的营业额", VOCABULARY, NOW)  # the lunar calendar's: named
+    assert r.status != "ok" and "春节" in r.not_understood
+
+
+def test_a_forecast_of_a_day_named_without_a_year_is_of_the_next_one() -> None:
+    """ "What will footfall look like on Christmas Eve?" was last year's Christmas Eve, counted
+    (``aggregate``): a future question, and the day ahead is the horizon."""
+    ahead = (date(2025, 12, 24) - NOW.date()).days
+    for q in ("What will footfall look like on Christmas Eve?", "12月24号客流会是多少"):
+        plan = _ok(q)
+        assert plan["intent"] == "forecast" and plan["horizon"] == f"P{ahead}D", (q, plan)
+        assert "time_range" not in plan.get("filters", {}), plan
+    weekend = _ok("这个周末客流会不会更多")  # this weekend: up to its Sunday
+    assert weekend["horizon"] == f"P{6 - NOW.weekday()}D"
+    assert _ok("Project revenue for the rest of December")["horizon"] == f"P{31 - NOW.day}D"
+    r = parse_question("forecast revenue for the rest of November", VOCABULARY, NOW)
+    assert r.status != "ok" and "not the rest of this month" in (r.explanation or "")
+
+
+def test_a_store_named_by_the_distinct_part_of_its_id_is_that_store() -> None:
+    """ "Xuhui or Chaoyang?" named both stores' words as not understood (the ids are sh_xuhui_01,
+    bj_chaoyang_02); a part common to several ids or a word of the lexicon is no store."""
+    plan = _ok("compare dwell time in xuhui and chaoyang")
+    assert plan["compare"] == {"dimension": "store_id", "groups": ["sh_xuhui_01", "bj_chaoyang_02"]}
+    assert _ok("xuhui revenue last week")["filters"]["store_id"] == ["sh_xuhui_01"]
+    vocab = Vocabulary(store_ids=("main_revenue_01", "main_north_02"), timezone="Asia/Shanghai")
+    plan = _ok("revenue in north last week", vocab)
+    assert plan["filters"]["store_id"] == ["main_north_02"]
+    assert "store_id" not in _ok("revenue last week", vocab).get("filters", {})
+    assert (
+        parse_question("main revenue last week", vocab, NOW).plan.get("filters", {}).get("store_id") is None
+    )
+
+
+@pytest.mark.parametrize(
+    ("question", "intent", "metric"),
+    [
+        ("顾客情绪负面的比例是越来越高了吗", "trend", "negative_emotion_rate"),
+        ("投诉数会不会隔几天就来一波", "periodicity", "complaint_count"),
+        (
+            "Do days with more complaints also have a lower average order value?",
+            "correlation",
+            "complaint_count",
+        ),
+        (
+            "When the promo announcement plays, do checkout queues follow within ten minutes?",
+            "co_occurrence",
+            None,
+        ),
+    ],
+)
+def test_more_wordings_of_a_kind_are_read(question: str, intent: str, metric: str | None) -> None:
+    plan = _ok(question)
+    assert plan["intent"] == intent and plan.get("target_metric") == metric, plan

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Set
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from edge.analysis import labels
@@ -180,7 +180,24 @@ def time_range(info: TimeInfo) -> dict[str, str] | None:
     return first
 
 
-def fill_filters(s: Slots, d: Draft) -> None:
+def _days_ahead(info: TimeInfo, now: datetime) -> str | None:
+    """The horizon up to the last day of the one day (weekend) named without a year (a past one read
+    as the latest begun, so the next), for a forecast: days after today; None for any other time."""
+    if len(info.ranges) != 1 or info.ranges[0].kind != "day" or re.search(r"\d{4}", info.ranges[0].label):
+        return None
+    tr = info.ranges[0].time_range
+    if "until" not in tr:
+        return None
+    day = datetime.fromisoformat(tr["until"]).date() - timedelta(days=1)  # its last day
+    today = now.date()
+    while day < today:
+        day = (
+            day.replace(year=day.year + 1) if not (day.month == 2 and day.day == 29) else day.replace(day=28)
+        )
+    return f"P{(day - today).days}D" if day > today else None
+
+
+def fill_filters(s: Slots, d: Draft, now: datetime) -> None:
     """Set the plan's ``filters`` and ``language`` and the draft's matches."""
     intent, filters, by = d.intent, d.filters, d.compare_from
     if s.stores and by != "store_id":
@@ -188,7 +205,9 @@ def fill_filters(s: Slots, d: Draft) -> None:
     if d.entities:
         filters["entities"] = list(dict.fromkeys(d.entities))
     # a compare of periods carries its own windows
-    if (tr := time_range(s.info)) and not (d.compare and "periods" in d.compare):
+    if intent == "forecast" and not s.info.horizon and (ahead := _days_ahead(s.info, now)):
+        d.plan["horizon"] = ahead  # "what will footfall be on Christmas Eve": the next one, not the last
+    elif (tr := time_range(s.info)) and not (d.compare and "periods" in d.compare):
         filters["time_range"] = tr
     elif (
         (intent in ("aggregate", "top_k", "breakdown") or intent == "compare" and by not in (None, "period"))

@@ -132,7 +132,14 @@ class Reading(tc.Clock):
 
     def read_horizon(self, m: re.Match[str]) -> None:
         """A forecast's horizon, the first named; what is left of the week, month or year: its days."""
-        if self.info.horizon is None and (left := _group(m, "left")):
+        left = _group(m, "left")
+        if rest := _group(m, "rest"):  # "the rest of December": of this month only
+            if _MONTHS[rest[:3]] != self.today.month:
+                self.fail(
+                    f"'{m.group(0)}' is not the rest of this month", f"“{m.group(0)}”不是本月剩下的日子"
+                )
+            left = "month"
+        if self.info.horizon is None and left:
             unit = {"Y": "year", "M": "month", "W": "week"}[_WORDS["units"][left]]
             end = self.period_days(unit, 0)[1]
             self.info.horizon = f"P{max((end - self.today).days - 1, 1)}D"
@@ -142,6 +149,15 @@ class Reading(tc.Clock):
             n = parse_number(_group(m, "n") or "1") or 1
             self.info.horizon = f"P{n}{_WORDS['units'][_group(m, 'u') or named]}"
         self.take(m)
+
+    def read_holiday(self, m: re.Match[str], days: dict[str, list[int]]) -> None:
+        """The days of a holiday on a fixed date, the latest begun (Christmas before the 25th: last year's)."""
+        name = _group(m, "h") or _group(m, "h2")
+        key = next(k for k in sorted(days, key=len, reverse=True) if name.replace("'", "").startswith(k))
+        month, day, n = days[key]
+        first = date(self.today.year, month, day)
+        first = first if first <= self.today else first.replace(year=first.year - 1)
+        self.range(m, self.span(first, first + timedelta(days=n)), "day" if n == 1 else "calendar")
 
     def read_error(self, m: re.Match[str], en: str, zh: str) -> None:
         """A time no calendar has or too vague to read, named (``en``, ``zh`` of the match's groups)."""

@@ -280,7 +280,35 @@ def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
             elif (places := _places(m)) and mt.free(places[0][0], m.end()):
                 found += [(at, _place_store(place, vocab.store_ids)) for at, place in places]
                 mt.consume(places[0][0], m.end())
+    for part, store in _id_parts(tuple(vocab.store_ids)).items():  # "Xuhui or Chaoyang?"
+        for m in re.finditer(rf"(?<![a-z0-9_'-]){re.escape(part)}(?![a-z0-9_'-])", mt.view):
+            found.append((m.start(), store))
+            mt.consume(m.start(), m.end())
     return list(dict.fromkeys(s for _, s in sorted(found)))
+
+
+@functools.lru_cache(maxsize=8)
+def _id_parts(store_ids: tuple[str, ...]) -> dict[str, str]:
+    """The parts of the store ids that name one store alone (xuhui of sh_xuhui_01): four letters
+    or more, of one id only, and no word a question uses otherwise (main, city, store)."""
+    parts: dict[str, list[str]] = {}
+    for store in store_ids:
+        for part in set(re.split(r"[_\-.\s0-9]+", store.lower())):
+            parts.setdefault(part, []).append(store)
+    common = lx.EN_FUNCTION | lx.NAMING_WORDS["not_a_place_en"]
+    return {
+        p: s[0]
+        for p, s in parts.items()
+        if len(s) == 1 and re.fullmatch(r"[a-z]{4,}", p) and p not in common and not _a_word_of_the_lexicon(p)
+    }
+
+
+def _a_word_of_the_lexicon(word_: str) -> bool:
+    """Whether a measure, dimension, event type or cue pattern reads ``word_`` whole."""
+    tables = [*lx.METRICS, *lx.DIMENSIONS, *lx.EVENT_TYPE_WORDS, *lx.TIME_BUCKETS]
+    spans = [span for p, _ in tables for span in p.spans(word_)]
+    spans += [m.span() for p in lx.CUES.values() for m in p.finditer(word_)]
+    return (0, len(word_)) in spans
 
 
 def _stored(raw: str, known: Sequence[str], seps: str) -> str:
