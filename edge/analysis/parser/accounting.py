@@ -8,13 +8,12 @@ section 4). A condition ("after the training", 促销期间) is claimed only wit
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 from collections.abc import Iterable
 from typing import Any
 
 from edge.analysis.parser import lexicon as lx
-from edge.analysis.parser.text import CJK, MaskedText, overlaps, word
+from edge.analysis.parser.text import CJK, MaskedText, gapped, overlaps, word
 
 #: a pivot's condition nouns: claimed only when the plan compares periods around a date
 CONDITION = re.compile(lx.CONDITION_ZH + "|" + word(lx.CONDITION_EN))
@@ -28,9 +27,6 @@ _PUNCT = re.compile(r"[\s\u0000?？!！。.,，、;；:：'\"“”‘’()（�
 #: a negation is never the rest of a word (没 of 没有 when 有 was a function word): it is named
 _NEGATION = frozenset("不没无未非")
 _CJK_RUN = re.compile(CJK + "+")
-#: a cue's wildcard stretch (比.{0,12}高, "when [^?.]{1,40}? is high"): what it spans is not
-#: the cue's word, so it is not claimed with it
-_GAP = re.compile(r"(?:\.|\[\^[^\]]*\])(?:\{\d*,\d*\}|[*+])\??")
 #: a measure whose events are told apart by one field of their own: its name holds the field's
 #: word (店员差错率 is not a grouping by staff), and its events' words describe that field's values
 OWN_DIMENSION = {"staff_error_rate": "staff_id", "negative_emotion_rate": "speech_emotion"}
@@ -41,17 +37,6 @@ def _negates(text: str, k: int) -> bool:
     return text[k] in _NEGATION and not (0 < k < len(text) - 1 and text[k - 1] == text[k + 1])
 
 
-@functools.lru_cache(maxsize=256)
-def _gapped(pattern: re.Pattern[str]) -> re.Pattern[str]:
-    """``pattern`` with each wildcard stretch in a group named ``_gapN``."""
-    if not _GAP.search(pattern.pattern):
-        return pattern
-    count = itertools.count(1)
-    return re.compile(
-        _GAP.sub(lambda m: f"(?P<_gap{next(count)}>{m.group(0)})", pattern.pattern), pattern.flags
-    )
-
-
 def _blank(mt: MaskedText, patterns: Iterable[re.Pattern[str]]) -> None:
     """Claim every match of every pattern, all read on the same view (cues may overlap), less
     the wildcard stretches inside a match (按年龄段拆分: 按 and 拆分 are the cue, 年龄段 is not)."""
@@ -59,11 +44,11 @@ def _blank(mt: MaskedText, patterns: Iterable[re.Pattern[str]]) -> None:
     for p in patterns:
         if not p.search(view):  # the gapped pattern is compiled only for a cue in the question
             continue
-        gapped = _gapped(p)
-        gaps = [g for g in gapped.groupindex if g.startswith("_gap")]
-        for m in gapped.finditer(view):
+        gapped_p = gapped(p)
+        gap_names = [g for g in gapped_p.groupindex if g.startswith("_gap")]
+        for m in gapped_p.finditer(view):
             pos = m.start()
-            for a, b in sorted(m.span(g) for g in gaps if m.start(g) >= 0):
+            for a, b in sorted(m.span(g) for g in gap_names if m.start(g) >= 0):
                 mt.consume(pos, a)
                 pos = max(pos, b)
             mt.consume(pos, m.end())

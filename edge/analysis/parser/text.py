@@ -117,24 +117,29 @@ class MaskedText:
 
     def find(self, table: Iterable[tuple[Matcher, object]], *, consume: bool = True) -> list[Hit]:
         """Longest-first, non-overlapping matches of every ``(pattern, value)`` of ``table``, in
-        question order (a dict ``value`` maps the matched text to the hit's value)."""
+        question order (a dict ``value`` maps the matched text to the hit's value); each is claimed
+        less its wildcard stretches (:func:`gaps`: "spend on toys per basket" claims "spend" and
+        "per basket", never "toys")."""
         view = self.view
-        found: list[Hit] = []
+        found: list[tuple[Hit, re.Pattern[str]]] = []
         for p, value in table:
+            regex = p.regex if isinstance(p, Words) else p
             spans = p.spans(view) if isinstance(p, Words) else (m.span() for m in p.finditer(view))
             for start, end in spans:
                 if end > start:
                     text = view[start:end]
                     v = value.get(text) if isinstance(value, dict) else value
                     if v is not None:
-                        found.append(Hit(start, end, v, text))
-        found.sort(key=lambda h: (h.start - h.end, h.start))
+                        found.append((Hit(start, end, v, text), regex))
+        found.sort(key=lambda hp: (hp[0].start - hp[0].end, hp[0].start))
         taken: list[Hit] = []
-        for h in found:
+        for h, regex in found:
             if all(h.end <= t.start or h.start >= t.end for t in taken):
                 taken.append(h)
                 if consume:
                     self.consume(h.start, h.end)
+                    for a, b in gaps(regex, view, h.start, h.end):
+                        self._chars[a:b] = view[a:b]
         return sorted(taken, key=lambda h: h.start)
 
     def runs(self) -> list[tuple[int, str]]:
@@ -220,6 +225,29 @@ class Words:
 
 #: what finds a table row's words: a compiled regex (the vocabulary's tables) or a word-table alternative
 Matcher = re.Pattern[str] | Words
+
+#: a pattern's wildcard stretch (比.{0,12}高, [^?.]{1,40}?, "spend(?: \w+){0,3} per"): what it spans
+#: is not the pattern's word, so it is not claimed with it
+GAP = re.compile(r"(?:\.|\[\^[^\]]*\])(?:\{\d*,\d*\}|[*+])\??|\(\?: ?\\w\+ ?\)(?:\{\d*,\d*\}|[*+?])\??")
+
+
+@functools.lru_cache(maxsize=1024)
+def gapped(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """``pattern`` with each wildcard stretch (:data:`GAP`) in a group named ``_gapN``."""
+    if not GAP.search(pattern.pattern):
+        return pattern
+    count = iter(range(1, 1000))
+    return re.compile(
+        GAP.sub(lambda m: f"(?P<_gap{next(count)}>{m.group(0)})", pattern.pattern), pattern.flags
+    )
+
+
+def gaps(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The spans of ``pattern``'s wildcard stretches in its match ``text[start:end]``."""
+    g = gapped(pattern)
+    if g is pattern or not (m := g.match(text, start)) or m.end() != end:
+        return []
+    return [m.span(k) for k in g.groupindex if k.startswith("_gap") and start <= m.start(k) < m.end(k) <= end]
 
 
 class _Unread(Exception):
