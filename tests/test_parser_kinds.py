@@ -1393,3 +1393,16 @@ def test_a_measure_words_wildcard_stretch_is_not_claimed_with_it(world: str) -> 
     assert _ok("how much do customers typically spend per order", vocab)["target_metric"] == "avg_order_value"
     plan = _ok("how much do people spend in the bakery per order")  # a stored value between: read
     assert plan["filters"]["attributes"] == {"product_category": "bakery"}
+
+
+def test_the_sum_of_the_ranked_ones_is_named_and_back_is_content() -> None:
+    """前三名商品的营业额加起来多少 was the top 3 listed (their sum asked); "footfall at the back
+    door" was the entrance zone's (back was a function word, door a word of the entrance)."""
+    for q, word in (
+        ("前三名商品的营业额加起来多少", "加起来"),
+        ("what did the top 3 products bring in combined", "combined"),
+        ("footfall at the back door", "back"),
+    ):
+        r = parse_question(q, VOCABULARY, NOW)
+        assert r.status != "ok" and word in r.not_understood, (q, r.plan, r.not_understood)
+    assert _ok("top 3 products by revenue")["top_k"] == 3
