@@ -1406,3 +1406,31 @@ def test_the_sum_of_the_ranked_ones_is_named_and_back_is_content() -> None:
         r = parse_question(q, VOCABULARY, NOW)
         assert r.status != "ok" and word in r.not_understood, (q, r.plan, r.not_understood)
     assert _ok("top 3 products by revenue")["top_k"] == 3
+
+
+@pytest.mark.parametrize("world", ["sim", "world2"])
+def test_a_kind_of_customer_and_a_count_over_a_size_are_never_the_whole_store(world: str) -> None:
+    """大客户的客单价 was every customer's order value (大 and 客户 each a function word); "how many
+    long queues" and 长时间停留的顾客有多少 were the mean queue and the mean stay."""
+    vocab = VOCABULARY if world == "sim" else WORLD2
+    for q, word in (("大客户的客单价", "大客户"), ("the usual customers' order value", "usual customers")):
+        r = parse_question(q, vocab, NOW)
+        assert r.status != "ok" and word in r.not_understood, (q, r.plan, r.not_understood)
+    for q in ("how many long queues were there last week", "长时间停留的顾客有多少"):
+        r = parse_question(q, vocab, NOW)
+        assert r.status != "ok" and _said(r, "threshold"), (q, r.plan)
+    assert _ok("排队的人有多少", vocab)["target_metric"] == "queue_length"
+    assert _ok("很多顾客的客单价", vocab)["target_metric"] == "avg_order_value"
+
+
+def test_a_weather_asked_in_each_store_is_compared_within_each_store() -> None:
+    """ "is order value higher on rainy days in each store" compared the stores on rainy days (`ok`,
+    an answer to "which store is higher when it rains"): the weather is compared within each."""
+    for q in ("is order value higher on rainy days in each store", "各门店下雨天的客单价是不是更高"):
+        plan = _ok(q)
+        assert plan["compare"]["dimension"] == "weather" and plan["compare"]["groups"][0] == "rain", plan
+        assert plan["group_by"] == ["store_id"] and "attributes" not in plan.get("filters", {}), plan
+    plan = _ok("which store has higher order value on rainy days")  # the stores, on rainy days
+    assert plan["compare"] == {"dimension": "store_id"} and plan["filters"]["attributes"] == {
+        "weather": "rain"
+    }

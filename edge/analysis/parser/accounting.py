@@ -208,6 +208,7 @@ def residual(
         ):
             words.append((m.start(), token))
     spans = list(asked)
+    words = [(p, w) for p, w in words if not any(a <= p < b for a, b in spans)]  # named with its span
     if asides is not None:
         words, aside = _without_asides(mt, words, asides)
         spans = [(s, e) for s, e in spans if not any(a <= s < b for a, b in aside)]

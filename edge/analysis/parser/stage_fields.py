@@ -147,8 +147,9 @@ def _semantic_query(text: str, info: TimeInfo) -> str | None:
 
 
 def effect_within(plan: dict[str, Any], cue: Set[str], vocab: Vocabulary) -> None:
-    """ "Which store's rainy-day order value rose most": a ranking of stores by the change one weather
-    brings, rewritten in place to a compare of that weather against its baseline within each store."""
+    """ "Which store's rainy-day order value rose most", "in each store, is order value higher on
+    rainy days": a ranking or comparison of stores by what one weather brings, rewritten in place to
+    a compare of that weather against its baseline within each store."""
     f = plan.get("filters") or {}
     attrs = f.get("attributes") or {}
     cond = attrs.get("weather")
@@ -156,7 +157,16 @@ def effect_within(plan: dict[str, Any], cue: Set[str], vocab: Vocabulary) -> Non
         plan.get("intent") == "compare" and plan.get("compare") == {"dimension": "store_id"}
     )
     known = [str(v) for v in vocab.attributes.get("weather", ()) if str(v) != cond]
-    if not (ranked and isinstance(cond, str) and "change" in cue and plan.get("target_metric") and known):
+    # "in each store, is order value higher on rainy days": the weather compared within each, not
+    # the stores compared on rainy days (which "which store is higher on rainy days" asks)
+    within = plan.get("compare") == {"dimension": "store_id"} and "compare" in cue and "which" not in cue
+    if not (
+        ranked
+        and isinstance(cond, str)
+        and ("change" in cue or within)
+        and plan.get("target_metric")
+        and known
+    ):
         return
     base = labels.baseline("weather", cond, known) or known[0]
     del attrs["weather"]

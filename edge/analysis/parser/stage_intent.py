@@ -28,6 +28,8 @@ WHICH_DAYS = PATTERNS["which_days"]
 _PER_DAY_OK = frozenset({"compare", "retrieve", "co_occurrence", "correlation", "forecast"})
 #: what a metric word stands for when it is one side of a co-occurrence
 METRIC_ITEM: dict[str, str] = STAGES["metric_item"]
+#: the measures that are a mean of events' sizes (a count of the big ones is no plan's)
+_MEANS = frozenset({"dwell_time", "queue_length", "avg_order_value"})
 #: the cues a ranking or breakdown the classifier decided needs
 _RANKING = frozenset({"top_rank", "which", "breakdown", "breakdown_by"})
 Compare = tuple[dict[str, Any] | None, str | None, set[int]]
@@ -283,6 +285,12 @@ def choose_measure(s: Slots, d: Draft) -> None:
         raise Refusal("per_person", final=True)
     if metric == "queue_length" and PATTERNS["duration_asked"].search(s.text):
         raise Refusal("queue_duration", final=True)
+    if (
+        metric in _MEANS
+        and PATTERNS["threshold_count"].search(s.text)
+        and PATTERNS["threshold_kind"].search(s.text)
+    ):
+        raise Refusal("threshold", final=True)  # "how many long queues": no plan counts over a size
     if intent in ("top_k", "breakdown") and (why := _lowest_first(s.text, metric)):
         raise Refusal(why, final=True)
     if intent == "correlation":
