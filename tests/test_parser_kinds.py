@@ -1413,7 +1413,11 @@ def test_a_kind_of_customer_and_a_count_over_a_size_are_never_the_whole_store(wo
     """大客户的客单价 was every customer's order value (大 and 客户 each a function word); "how many
     long queues" and 长时间停留的顾客有多少 were the mean queue and the mean stay."""
     vocab = VOCABULARY if world == "sim" else WORLD2
-    for q, word in (("大客户的客单价", "大客户"), ("the usual customers' order value", "usual customers")):
+    for q, word in (
+        ("大客户的客单价", "大客户"),
+        ("the usual customers' order value", "usual customers"),
+        ("总店的营业额", "总店"),  # the head store: 总 and 店 each a function word
+    ):
         r = parse_question(q, vocab, NOW)
         assert r.status != "ok" and word in r.not_understood, (q, r.plan, r.not_understood)
     for q in ("how many long queues were there last week", "长时间停留的顾客有多少"):
