@@ -1438,3 +1438,24 @@ def test_a_weather_asked_in_each_store_is_compared_within_each_store() -> None:
     assert plan["compare"] == {"dimension": "store_id"} and plan["filters"]["attributes"] == {
         "weather": "rain"
     }
+
+
+def test_a_day_of_every_month_and_the_same_customer_are_never_dropped() -> None:
+    """ "footfall on the last Friday of every month" was the latest Friday's, by month; "how many
+    complaints came from the same customer" every complaint."""
+    for q in ("footfall on the last Friday of every month", "每个月最后一个周五的客流", "每月1号的营业额"):
+        r = parse_question(q, VOCABULARY, NOW)
+        assert r.status != "ok" and "recurs every month" in (r.explanation or "") + _en(q, r), (q, r.plan)
+    for q, word in (
+        ("how many complaints came from the same customer", "the same customer"),
+        ("同一个顾客投诉了几次", "同一个顾客"),
+    ):
+        r = parse_question(q, VOCABULARY, NOW)
+        assert r.status != "ok" and word in r.not_understood, (q, r.plan, r.not_understood)
+    last_friday = _ok("footfall on the last Friday of November")["filters"]["time_range"]
+    assert last_friday["since"].startswith("2025-11-28")
+
+
+def _en(question: str, r: Any) -> str:
+    """The Chinese refusal's reason said as the English one's test reads it ("每个月都有")."""
+    return "recurs every month" if "每个月都有" in (r.explanation or "") else ""
