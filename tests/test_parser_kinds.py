@@ -1459,3 +1459,16 @@ def test_a_day_of_every_month_and_the_same_customer_are_never_dropped() -> None:
 def _en(question: str, r: Any) -> str:
     """The Chinese refusal's reason said as the English one's test reads it ("每个月都有")."""
     return "recurs every month" if "每个月都有" in (r.explanation or "") else ""
+
+
+def test_one_store_pointed_at_in_a_memory_of_several_is_named() -> None:
+    """那家店上周营业额 / "that store's revenue" were the whole fleet's at a hub (two stores in the
+    simulator's vocabulary); in a memory of one store it is that store."""
+    for q, word in (
+        ("那家店上周营业额", "那家店"),
+        ("what was that store's revenue last week", "that store"),
+    ):
+        r = parse_question(q, VOCABULARY, NOW)
+        assert r.status != "ok" and word in r.not_understood, (q, r.plan, r.not_understood)
+        assert parse_question(q, WORLD2, NOW).status == "ok", q  # one store: that one
+    assert _ok("这个月营业额")["filters"]["time_range"]  # 这个 of 这个月 points at no store

@@ -120,6 +120,7 @@ class Slots:
     dim_hits: tuple[Hit, ...]
     dims: tuple[str, ...]  # dimension words, less a measure's own (店员差错率)
     read_as: tuple[tuple[str, str], ...] = ()  # slips of typing read as words (:mod:`.spelling`)
+    held_stores: int = 1  # how many stores the memory holds (a hub's: several)
 
     @property
     def hinted(self) -> str | None:
@@ -227,6 +228,7 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
         dim_hits=tuple(dim_hits),
         dims=tuple(dims),
         read_as=read_as,
+        held_stores=len(ctx.vocab.store_ids),
     )
 
 

@@ -154,6 +154,13 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     if intent not in ("breakdown", "top_k", "co_occurrence", "retrieve") and not rates:
         spans += [m.span() for m in PATTERNS["share_asked"].finditer(text)]  # a share, not a count
     spans += [m.span() for m in PATTERNS["group_kind"].finditer(text)]  # 大客户: a kind of customer
+    if (
+        s.held_stores > 1
+        and not s.stores
+        and d.compare_from != "store_id"
+        and "store_id" not in fields_used(plan)
+    ):
+        spans += [m.span() for m in PATTERNS["store_pointed"].finditer(text)]  # "that store": which one?
     if intent == "top_k":  # "the top 3 products combined": each is listed, never their sum
         spans += [m.span() for m in PATTERNS["sum_of_ranked"].finditer(text)]
     if intent == "aggregate" and target != "peak_hour":  # a value that ranks nothing: its superlative
