@@ -1472,3 +1472,24 @@ def test_one_store_pointed_at_in_a_memory_of_several_is_named() -> None:
         assert r.status != "ok" and word in r.not_understood, (q, r.plan, r.not_understood)
         assert parse_question(q, WORLD2, NOW).status == "ok", q  # one store: that one
     assert _ok("这个月营业额")["filters"]["time_range"]  # 这个 of 这个月 points at no store
+
+
+@pytest.mark.parametrize(
+    ("question", "first", "last"),
+    [
+        # "since last Monday" was last Monday alone; the weekend of a date was its Saturday alone
+        ("revenue since last Monday", NOW.date() - timedelta(days=7), NOW.date() - timedelta(days=1)),
+        ("上周一以来的营业额", NOW.date() - timedelta(days=7), NOW.date() - timedelta(days=1)),
+        ("revenue since last weekend", NOW.date() - timedelta(days=2), NOW.date() - timedelta(days=1)),
+        ("footfall on the weekend of November 8", date(2025, 11, 8), date(2025, 11, 9)),
+        ("11月12号那个周末的客流", date(2025, 11, 15), date(2025, 11, 16)),  # a Wednesday: its week's
+        # "this time last week" was the whole of last week
+        ("footfall this time last week", NOW.date() - timedelta(days=7), NOW.date() - timedelta(days=7)),
+        ("上周的今天客流多少", NOW.date() - timedelta(days=7), NOW.date() - timedelta(days=7)),
+    ],
+)
+def test_days_of_a_named_week_open_ranges_and_a_weekend_of_a_date_is_two_days(
+    question: str, first: date, last: date
+) -> None:
+    covered = _covered(_ok(question), date(2025, 9, 1), NOW.date() - timedelta(days=1))
+    assert (covered[0], covered[-1]) == (first, last), (question, covered[0], covered[-1])

@@ -101,16 +101,21 @@ class Reading(tc.Clock):
         return None, start, stop
 
     def calendar(
-        self, m: re.Match[str], days: tc.Days, plain: dict[str, str] | None = None, running: str = ""
+        self,
+        m: re.Match[str],
+        days: tc.Days,
+        plain: dict[str, str] | None = None,
+        running: str = "",
+        named: str = "calendar",
     ) -> None:
         """A calendar range: its days, ``plain`` (the ``running`` unit's: from its start on), or with
-        an open word (group open, or beside it) an edge."""
+        an open word (group open, or beside it) an edge; ``named``: the kind of a plain range."""
         opener = _group(m, "open")
         kind, start, stop = (opener, m.start(), m.end()) if opener else self.opened(m, plain is None)
         if opens := _OPEN_WORDS.get(kind or ""):
             window, kind, running = {opens[0]: self.at(days[1] if opens[1] else days[0])}, opens[0], ""
         else:
-            window, kind = plain or self.span(*days), "calendar"
+            window, kind = plain or self.span(*days), named
         self.info.ranges.append(tc.RangeMention(self.mt.view[start:stop], window, start, kind, running))
         self.mt.consume(start, stop)
 
@@ -260,10 +265,17 @@ class Reading(tc.Clock):
             first = monday + timedelta(days=_WEEKDAYS[name])
             last = self.monday(weeks.get(_group(m, "we"), week)) + timedelta(days=_WEEKDAYS[end])
             self.between(m, first, last + timedelta(days=1))
-        elif name in ("末", "weekend"):
-            self.range(m, self.span(monday + timedelta(days=5), monday + timedelta(days=7)), "day")
+        elif name in ("末", "weekend"):  # since last weekend: from its Saturday on
+            self.calendar(m, (monday + timedelta(days=5), monday + timedelta(days=7)), named="day")
         else:
-            self.range(m, self.day(monday + timedelta(days=_WEEKDAYS[name])), "day")
+            day = monday + timedelta(days=_WEEKDAYS[name])
+            self.calendar(m, (day, day + timedelta(days=1)), named="day")
+
+    def read_weekend_of(self, m: re.Match[str]) -> None:
+        """The weekend of the week a date is in (its Saturday and Sunday)."""
+        if d := self.date_of(m, "" if _group(m, "d") else "a_"):
+            saturday = d + timedelta(days=5 - d.weekday())
+            self.range(m, self.span(saturday, saturday + timedelta(days=2)), "day")
 
     def read_fixed(self, m: re.Match[str], last: dict[str, str]) -> None:
         """A span back of a set length by the unit named (最近半年: P6M; the last fortnight: P2W)."""
