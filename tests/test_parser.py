@@ -352,10 +352,6 @@ HELD_OUT: list[tuple[str, dict[str, Any]]] = [
         },
     ),
     (
-        "上午和下午哪个时段客单价更高",
-        {"intent": "compare", "target_metric": "avg_order_value", "compare.dimension": "hour"},
-    ),
-    (
         "sh_xuhui_01和bj_chaoyang_02的客单价对比",
         {
             "intent": "compare",

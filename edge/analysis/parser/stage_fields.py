@@ -227,7 +227,7 @@ def fill_filters(s: Slots, d: Draft, now: datetime) -> None:
         filters["time_range"] = {"last": STAGES["recent"]["last"]}
         d.read_as.append((recent.group(0), said("recent_read", s.lang)))
     hours, tends = sorted({h for m in s.info.hours for h in m.hours}), PATTERNS["tendency"].search(s.text)
-    if by == "hour" and s.info.hours:
+    if by == "hour" and s.info.hours and not (d.compare or {}).get("groups"):
         # "7-9 pm vs daytime": the first named range is the group under test, the engine compares
         # it against the other hours (the schema has no way to write hour ranges as groups)
         explicit = [m for m in s.info.hours if m.kind != "daypart"] or list(s.info.hours)

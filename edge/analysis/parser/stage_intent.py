@@ -119,9 +119,14 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         intent = "aggregate"  # "what share of staff actions were mistakes": the rate itself
     if intent is None:
         raise Refusal()
-    parts = {tuple(m.hours) for m in s.info.hours}
+    # the day's hours said as the other side (比白天高: daytime) are the rest of the day's
+    parts = list(dict.fromkeys(tuple(m.hours) for m in s.info.hours if not PATTERNS["whole_day"].fullmatch(m.label)))
     if len(parts) == 1 and PATTERNS["rest_of_day"].search(s.text) and intent in ("aggregate", "compare"):
         spec, intent = ({"dimension": "hour"}, "hour", set()), "compare"  # "5-7pm against the other hours"
+    elif intent == "compare" and spec[1] == "hour" and len(parts) >= 2:
+        if any(len(p) > 1 for p in parts):  # 下午比上午忙吗: no plan sets two spans of hours side by side
+            raise Refusal("two_dayparts", final=True)
+        spec = ({"dimension": "hour", "groups": [p[0] for p in parts]}, "hour", set())  # 9am against 3pm
     if intent not in ("compare", "correlation", "co_occurrence") and PATTERNS["sameness"].search(s.text):
         # "这周和上周营业额一样吗": two periods (groups) the same, compared; "和上周一样吗": one, refused
         spec = compare_spec(s, s.cue | {"compare"}, None)
@@ -135,6 +140,8 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         sides = dim not in (None, "promotion", "hour") or any(str(h.value) == "true" for h in s.promo_hits)
         if not (intent == "compare" and sides):
             raise Refusal("than_usual", final=True)
+    if intent == "compare" and _crossed(s, spec[1]):
+        raise Refusal("crossed", final=True)  # "weekends than rainy days": two kinds of group
     if intent == "forecast" and not s.metrics and not PATTERNS["forecast_subject"].search(s.text):
         raise Refusal("no_forecast_metric")
     grouped = set((spec[0] or {}).get("groups") or ())  # ids compared are groups, not a filter
@@ -176,6 +183,30 @@ def _other_side(s: Slots, tz: str, now: datetime) -> list[dict[str, Any]] | None
         {"label": label, "time_range": {"since": until}},
         {"label": named.label, "time_range": dict(named.time_range)},
     ]
+
+
+def _crossed(s: Slots, by: str | None) -> bool:
+    """Whether the two sides of a comparison word are groups of different kinds: a field other than
+    the one compared by with other values on each side (rainy weekends against sunny weekdays), a
+    field on each side the other lacks (the bakery than the wine zone), or the other side held
+    only by another field (weekends than rainy days)."""
+    key = "days" if by in ("is_weekend", "day_of_week") else by
+    if by not in (None, "period") and key != "days" and len({str(d.days) for d in s.info.days}) > 1:
+        return True  # rainy weekends with sunny weekdays: the days of each side are no filter of both
+    if by in (None, "period") or not (m := PATTERNS["sides"].search(s.text)):
+        return False
+    named = [(v.start, v.key, v.values[0]) for v in s.values]
+    named += [(d.start, "days", str(d.days)) for d in s.info.days]
+    # 平时 / "normal days" (no promotion) is the rest of what is compared, not a side of its own
+    named += [(h.start, "promotion", str(h.value)) for h in s.promo_hits if str(h.value) == "true"]
+    left = {(k, v) for at, k, v in named if at < m.start()}
+    right = {(k, v) for at, k, v in named if at >= m.end()}
+    lk, rk = {k for k, _ in left} - {key}, {k for k, _ in right} - {key}
+    if any({v for x, v in left if x == k} != {v for x, v in right if x == k} for k in lk & rk):
+        return True
+    if lk - rk and rk - lk:
+        return True
+    return bool(rk - lk) and any(k == key for k, _ in left) and not any(k == key for k, _ in right)
 
 
 def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:

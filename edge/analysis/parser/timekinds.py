@@ -265,11 +265,10 @@ class Reading(tc.Clock):
             first = monday + timedelta(days=_WEEKDAYS[name])
             last = self.monday(weeks.get(_group(m, "we"), week)) + timedelta(days=_WEEKDAYS[end])
             self.between(m, first, last + timedelta(days=1))
-        elif name in ("末", "weekend"):  # since last weekend: from its Saturday on
-            self.calendar(m, (monday + timedelta(days=5), monday + timedelta(days=7)), named="day")
-        else:
-            day = monday + timedelta(days=_WEEKDAYS[name])
-            self.calendar(m, (day, day + timedelta(days=1)), named="day")
+        else:  # since last Monday (weekend): from it on; "from" is its origin (the events from it)
+            first = monday + timedelta(days=5 if name in ("末", "weekend") else _WEEKDAYS[name])
+            days = (first, first + timedelta(days=2 if name in ("末", "weekend") else 1))
+            self.calendar(m, days, plain=self.span(*days), named="day")
 
     def read_weekend_of(self, m: re.Match[str]) -> None:
         """The weekend of the week a date is in (its Saturday and Sunday)."""
