@@ -1541,3 +1541,15 @@ def test_groups_of_two_kinds_set_against_each_other_are_refused(question: str) -
 )
 def test_a_field_said_for_both_sides_is_a_filter_of_one_comparison(question: str, by: str) -> None:
     assert _ok(question)["compare"]["dimension"] == by
+
+
+def test_hours_apart_are_said_apart_and_two_clock_hours_compared_need_no_filter() -> None:
+    """上午10点比晚上8点人多吗 kept hours 10 and 20, said "10:00-21:00" (every hour between)."""
+    from edge.analysis.interpretation import _filter_words
+
+    assert _filter_words({"hours": [17, 18, 20]}, "en") == ["hours 17:00-19:00, 20:00-21:00"]
+    assert _filter_words({"hours": [8, 9, 10, 11]}, "zh") == ["时段 08:00-12:00"]
+    plan = _ok("上午10点比晚上8点人多吗")
+    assert plan["compare"] == {"dimension": "hour", "groups": [10, 20]} and "hours" not in plan.get(
+        "filters", {}
+    )

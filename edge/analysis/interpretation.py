@@ -115,8 +115,15 @@ def _filter_words(filters: dict[str, Any], lang: str) -> list[str]:
     if filters.get("event_type"):
         out.append(("事件类型=" if zh else "event type=") + ",".join(map(str, filters["event_type"])))
     if filters.get("hours"):
-        hours = [int(h) for h in filters["hours"]]
-        out.append(("时段 " if zh else "hours ") + f"{min(hours):02d}:00-{max(hours) + 1:02d}:00")
+        hours = sorted({int(h) for h in filters["hours"]})
+        runs: list[list[int]] = []  # 17, 18, 20: 17:00-19:00 and 20:00-21:00, never 17:00-21:00
+        for h in hours:
+            if runs and h == runs[-1][-1] + 1:
+                runs[-1].append(h)
+            else:
+                runs.append([h])
+        spans = [f"{r[0]:02d}:00-{r[-1] + 1:02d}:00" for r in runs]
+        out.append(("时段 " if zh else "hours ") + ("、" if zh else ", ").join(spans))
     if filters.get("days_of_week"):
         out.append(
             ("星期 " if zh else "weekdays ")

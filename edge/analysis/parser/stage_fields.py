@@ -232,6 +232,8 @@ def fill_filters(s: Slots, d: Draft, now: datetime) -> None:
         # it against the other hours (the schema has no way to write hour ranges as groups)
         explicit = [m for m in s.info.hours if m.kind != "daypart"] or list(s.info.hours)
         filters["hours"] = sorted(set(explicit[0].hours))
+    elif by == "hour":
+        pass  # 10am against 8pm: the hours are the groups, no filter
     elif hours and not (intent == "trend" and d.metric == "peak_hour" and (s.peak_shift or tends)):
         filters["hours"] = hours  # not the hours a peak moves in
     days = sorted({x for m in s.info.days for x in m.days})

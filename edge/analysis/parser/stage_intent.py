@@ -120,7 +120,9 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
     if intent is None:
         raise Refusal()
     # the day's hours said as the other side (比白天高: daytime) are the rest of the day's
-    parts = list(dict.fromkeys(tuple(m.hours) for m in s.info.hours if not PATTERNS["whole_day"].fullmatch(m.label)))
+    parts = list(
+        dict.fromkeys(tuple(m.hours) for m in s.info.hours if not PATTERNS["whole_day"].fullmatch(m.label))
+    )
     if len(parts) == 1 and PATTERNS["rest_of_day"].search(s.text) and intent in ("aggregate", "compare"):
         spec, intent = ({"dimension": "hour"}, "hour", set()), "compare"  # "5-7pm against the other hours"
     elif intent == "compare" and spec[1] == "hour" and len(parts) >= 2:
