@@ -1553,3 +1553,10 @@ def test_hours_apart_are_said_apart_and_two_clock_hours_compared_need_no_filter(
     assert plan["compare"] == {"dimension": "hour", "groups": [10, 20]} and "hours" not in plan.get(
         "filters", {}
     )
+
+
+def test_the_stores_combined_is_their_total() -> None:
+    """"what's the combined revenue of both stores" named "combined" (its total is the value)."""
+    for q in ("what's the combined revenue of both stores", "the two stores' revenue combined"):
+        plan = _ok(q)
+        assert plan["intent"] == "aggregate" and len(plan["filters"]["store_id"]) == 2, plan
