@@ -77,7 +77,8 @@ def _zh_rest(text: str, start: int, end: int, taken: list[bool], known: Iterable
             outside = [k for k in span if k not in inside]
             if inside and outside and all(taken[k] for k in outside):
                 done.update(k for k in inside if not _negates(text, k))
-    rest = "".join("\u0000" if taken[i] or i in done else text[i] for i in range(start, end))
+    asks = {i for i in range(start, end) if text[i] in _NEGATION and not _negates(text, i)}  # 高不高
+    rest = "".join("\u0000" if taken[i] or i in done or i in asks else text[i] for i in range(start, end))
     return [part for part in rest.split("\u0000") if part]
 
 
@@ -219,6 +220,7 @@ def residual(
 _CLAUSE_END = re.compile(r"[,，:：;；!！?？。—–]+|\s-+\s|\.(?:\s|$)")
 _ASIDE_NEVER = re.compile(lx.ASIDE_NEVER)
 _ASIDE_FRAME = re.compile(lx.ASIDE_FRAME)
+_ASIDE_LEAD = re.compile(lx.ASIDE_LEAD)
 #: the Chinese words of an aside, longest first (:func:`_aside_zh`)
 _ASIDE_ZH = sorted({*lx.ASIDE_ZH, *lx.ZH_FUNCTION}, key=len, reverse=True)
 
@@ -246,6 +248,8 @@ def _without_asides(
     aside word, and which names no time, condition or narrowing word."""
     text, view = mt.text, mt.view
     bounds = [0, *(i for m in _CLAUSE_END.finditer(text) for i in m.span()), len(text)]
+    if lead := _ASIDE_LEAD.match(text):  # "my boss wants to know the …": who asks is a clause
+        bounds = sorted([*bounds, lead.end(), lead.end()])
     clauses = [(a, b) for a, b in zip(bounds[::2], bounds[1::2], strict=True) if text[a:b].strip()]
     read = [any(view[i] == "\u0000" and not text[i].isspace() for i in range(a, b)) for a, b in clauses]
     out, spans = list(words), []

@@ -53,6 +53,7 @@ class Lexicon:
     aside_zh: frozenset[str]
     aside_never: str
     aside_frame: str
+    aside_lead: str
     #: traditional characters -> simplified ones (a ``str.translate`` table)
     traditional: dict[int, str]
     top_k: list[re.Pattern[str]]
@@ -200,6 +201,7 @@ _KEYS = {
     "aside_zh": ("ASIDES", "zh", "words"),
     "aside_never": ("ASIDES", "never", "regex"),
     "aside_frame": ("ASIDES", "frame", "regex"),
+    "aside_lead": ("ASIDES", "lead", "regex"),
 }
 
 
@@ -275,6 +277,7 @@ ASIDE_EN = _LEXICON.aside_en
 ASIDE_ZH = _LEXICON.aside_zh
 ASIDE_NEVER = _LEXICON.aside_never
 ASIDE_FRAME = _LEXICON.aside_frame
+ASIDE_LEAD = _LEXICON.aside_lead
 TOP_K = _LEXICON.top_k
 
 NAMED_BY_CODE = _LEXICON.named_by_code

@@ -193,7 +193,7 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
     cue, peak_shift = _cues(pre_view, post_view, text, metrics)
     hint = _intent_hint(cue, peak_shift, info, metrics, entities, bool(types))
     similar: list[ValueHit] = [] if hint in ("forecast", "retrieve") else _similar(mt, ctx)
-    values = sorted(values + named + similar, key=lambda v: v.start)
+    values = _headed(sorted(values + named + similar, key=lambda v: v.start), text)
     values, two_fields = resolve_fields(text, values, ctx.vocab, metrics, types, hint)
     buckets = tuple(dict.fromkeys(str(h.value) for h in run("buckets")))
     dim_hits: list[Hit] = run("dimensions")
@@ -202,6 +202,10 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
         cue.add("top_rank")  # best-selling ranks ...
         if not dims and not buckets:
             dims = ["product_id"]  # ... the products, when nothing else is named ("our best sellers")
+    if "day_of_week" in dims and any(
+        h.value == "date" and h.text in ("哪天", "哪一天", "which day") for h in dim_hits
+    ):
+        dims.remove("date")  # 按星期几拆分…哪天贡献最大: the day asked is a weekday
     for metric_name, own in OWN_DIMENSION.items():
         if own in dims and metric_name in metrics and not {"which", "breakdown_by", "top_rank"} & cue:
             dims.remove(own)  # 店员差错率, "customer mood": the measure's name, not a grouping
@@ -230,6 +234,19 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
         read_as=read_as,
         held_stores=len(ctx.vocab.store_ids),
     )
+
+
+def _headed(values: list[ValueHit], text: str) -> list[ValueHit]:
+    """``values`` less a word of a field right after one of its values that it holds (A区货架: 货架,
+    every shelf, is the head noun of shelf A, not the other shelves too)."""
+    out: list[ValueHit] = []
+    for v in values:
+        prev = out[-1] if out else None
+        between = text[prev.end : v.start].strip(" 的") if prev else "-"
+        if prev and not between and prev.key == v.key and set(prev.values) < set(v.values):
+            continue
+        out.append(v)
+    return out
 
 
 def _similar(mt: MaskedText, ctx: Context) -> list[ValueHit]:

@@ -238,7 +238,8 @@ def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
     for dim, named, alone in (
         ("is_weekend", [d.weekend for d in s.info.days if d.weekend is not None], True),
         ("day_of_week", [d.days[0] for d in s.info.days if d.weekend is None and len(d.days) == 1], False),
-        ("promotion", [str(h.value) for h in s.promo_hits], True),
+        # "other days" / 平时 alone, beside another field's value, is the rest of that field's days
+        ("promotion", [str(h.value) for h in s.promo_hits] if _promotion_named(s) else [], True),
     ):
         groups = list(dict.fromkeys(named))
         if len(groups) >= 2 and (alone or wants):
@@ -256,6 +257,11 @@ def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
     # answer says it, :class:`~edge.analysis.operators.compare.Compare`)
     by = [d for d in s.dims if d != "date"] + [k for k in by_key if k in _KEY_DIMENSIONS]
     return ({"dimension": by[0]}, by[0], set(by_key.get(by[0], ()))) if by else (None, None, set())
+
+
+def _promotion_named(s: Slots) -> bool:
+    """Promotion days named (促销日), or only their other side (平时) with no other field's value."""
+    return any(str(h.value) == "true" for h in s.promo_hits) or not s.values
 
 
 def _fallback_intent(s: Slots) -> str | None:

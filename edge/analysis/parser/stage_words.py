@@ -153,6 +153,8 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     rates = [m for m in (target, plan.get("second_metric")) if str(m).endswith("_rate")]
     if intent not in ("breakdown", "top_k", "co_occurrence", "retrieve") and not rates:
         spans += [m.span() for m in PATTERNS["share_asked"].finditer(text)]  # a share, not a count
+    if intent not in ("co_occurrence", "retrieve") and not rates and d.counted is None:
+        spans += [m.span() for m in PATTERNS["rate_word"].finditer(s.mt.view)]  # "the return rate"
     spans += [m.span() for m in PATTERNS["group_kind"].finditer(text)]  # 大客户: a kind of customer
     if (
         s.held_stores > 1

@@ -160,6 +160,7 @@ class Reading(tc.Clock):
         name = _group(m, "h") or _group(m, "h2")
         key = next(k for k in sorted(days, key=len, reverse=True) if name.replace("'", "").startswith(k))
         month, day, n = days[key]
+        n = 1 if _group(m, "one") else n  # 国庆节当天: its first day
         first = date(self.today.year, month, day)
         first = first if first <= self.today else first.replace(year=first.year - 1)
         self.range(m, self.span(first, first + timedelta(days=n)), "day" if n == 1 else "calendar")
@@ -190,6 +191,21 @@ class Reading(tc.Clock):
         a, b = (7 * n - 6, 7 * n + 1) if n else parts[part]
         since = first + timedelta(days=a - 1) if a > 0 else end + timedelta(days=a)
         self.calendar(m, (since, first + timedelta(days=b - 1) if b > 0 else end))  # since mid-October
+
+    def read_month_edge(self, m: re.Match[str]) -> None:
+        """The first or last n days of a month (no year: the latest begun)."""
+        first, end = self.month_range(*_year_month(m), m.group(0))
+        n = parse_number(_group(m, "n")) or 0
+        if not 1 <= n <= (end - first).days:
+            self.fail(
+                f"'{m.group(0)}' is no span of days of one month", f"“{m.group(0)}”不是同一个月里的一段日子"
+            )
+        last = _group(m, "fl") in ("最后", "last")
+        self.range(
+            m,
+            self.span(end - timedelta(days=n), end) if last else self.span(first, first + timedelta(days=n)),
+            "calendar",
+        )
 
     def read_day_span(self, m: re.Match[str]) -> None:
         """Days a to b of one month (no year: the latest begun), the last day in it."""

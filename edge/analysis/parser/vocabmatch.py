@@ -74,10 +74,14 @@ def _usable(value: str) -> bool:
 
 
 def _variants(value: str) -> list[str]:
-    """How a stored value may be written in a (normalised) question: as is, ``_``/``-`` as spaces."""
+    """How a stored value may be written in a (normalised) question: as is, ``_``/``-`` as spaces,
+    and a value of two words joined (wine_spirits: "wine and spirits", "wine & spirits")."""
     v = value.lower().translate(FOLD)
     spaced = re.sub(r"[_-]+", " ", v)
-    return [v, spaced, spaced + "s"] if spaced != v else [v]
+    if spaced == v:
+        return [v]
+    joined = [f"{spaced.replace(' ', j)}" for j in (" and ", " & ", " n ")] if spaced.count(" ") == 1 else []
+    return [v, spaced, spaced + "s", *joined]
 
 
 #: ``(pattern, value)`` rows for :meth:`~.text.MaskedText.find`
