@@ -1629,3 +1629,13 @@ def test_wordings_of_development_set_four(question: str, path: str | None, value
     for part in path.split("."):
         cur = cur[part]
     assert cur == value, (question, cur)
+
+
+def test_a_store_named_by_its_district_in_chinese_is_that_store() -> None:
+    """徐汇店 / 朝阳店 were stores called 徐汇 and 朝阳 (none in the memory, so refused): a Chinese
+    place is matched to a store id by its pinyin, 北京 of 北京朝阳店 by its initials."""
+    assert _ok("上个月徐汇店的转换率是多少？")["filters"]["store_id"] == ["sh_xuhui_01"]
+    plan = _ok("徐汇店和朝阳店上个月的客单价谁高？")
+    assert plan["compare"] == {"dimension": "store_id", "groups": ["sh_xuhui_01", "bj_chaoyang_02"]}
+    assert _ok("北京朝阳店上周客流")["filters"]["store_id"] == ["bj_chaoyang_02"]  # 朝: chao, not zhao
+    assert _ok("南京路店的营业额")["filters"]["store_id"] == ["南京路"]  # no such store: as asked

@@ -6,7 +6,9 @@ text-encoder vector is close to theirs, or (stores, zones, products) by a place 
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -14,6 +16,7 @@ from itertools import pairwise
 from typing import cast
 
 import numpy as np
+from pypinyin import Style, pinyin
 
 from edge.analysis.parser import lexicon as lx
 from edge.analysis.parser.text import FOLD, MaskedText, Matcher, has_cjk, parse_number, word
@@ -247,10 +250,30 @@ def similar_values(mt: MaskedText, vocab: Vocabulary, embed: Embed, threshold: f
 
 
 def _place_store(name: str, store_ids: Sequence[str]) -> str:
-    """The known store whose id has ``name`` as one of its parts, else ``name`` as asked."""
+    """The known store whose id has ``name`` as one of its parts, else ``name`` as asked; a Chinese
+    name by its pinyin (徐汇: sh_xuhui_01; 北京朝阳: bj_chaoyang_02, 北京 by its initials)."""
     key = re.sub(r"['-]", "", name.lower())
     hits = [s for s in store_ids if key == s.lower() or key in re.split(r"[_\-.\s0-9]+", s.lower())]
+    if not hits and has_cjk(name):
+        spelt = _spellings(name)
+        parts = {s: set(re.split(r"[_\-.\s0-9]+", s.lower())) - {""} for s in store_ids}
+        score = {s: len(p & spelt) for s, p in parts.items()}
+        best = max(score.values(), default=0)
+        hits = [s for s, n in score.items() if n == best] if best else []
     return hits[0] if len(hits) == 1 else name
+
+
+def _spellings(name: str) -> set[str]:
+    """The pinyin (every reading of a character with several: 朝 zhao, chao) and the initials of each
+    run of two or more characters of ``name``."""
+    out: set[str] = set()
+    for a in range(len(name)):
+        for b in range(a + 2, len(name) + 1):
+            readings = pinyin(name[a:b], style=Style.NORMAL, heteronym=True)
+            if math.prod(len(r) for r in readings) <= 64:
+                for syllables in itertools.product(*readings):
+                    out |= {"".join(syllables), "".join(x[:1] for x in syllables)}
+    return out
 
 
 def _places(m: re.Match[str]) -> list[tuple[int, str]]:
