@@ -1639,3 +1639,5 @@ def test_a_store_named_by_its_district_in_chinese_is_that_store() -> None:
     assert plan["compare"] == {"dimension": "store_id", "groups": ["sh_xuhui_01", "bj_chaoyang_02"]}
     assert _ok("北京朝阳店上周客流")["filters"]["store_id"] == ["bj_chaoyang_02"]  # 朝: chao, not zhao
     assert _ok("南京路店的营业额")["filters"]["store_id"] == ["南京路"]  # no such store: as asked
+    # initials alone never name a store (深圳 read 深怀 has the initials sh of sh_xuhui_01)
+    assert _ok("深圳南山店上个月的营业额是多少")["filters"]["store_id"] == ["深圳南山"]

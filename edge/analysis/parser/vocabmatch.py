@@ -255,25 +255,30 @@ def _place_store(name: str, store_ids: Sequence[str]) -> str:
     key = re.sub(r"['-]", "", name.lower())
     hits = [s for s in store_ids if key == s.lower() or key in re.split(r"[_\-.\s0-9]+", s.lower())]
     if not hits and has_cjk(name):
-        spelt = _spellings(name)
-        parts = {s: set(re.split(r"[_\-.\s0-9]+", s.lower())) - {""} for s in store_ids}
-        score = {s: len(p & spelt) for s, p in parts.items()}
-        best = max(score.values(), default=0)
-        hits = [s for s, n in score.items() if n == best] if best else []
+        spelt, initials = _spellings(name)
+        score = {}
+        for s in store_ids:
+            parts = set(re.split(r"[_\-.\s0-9]+", s.lower()))
+            full = {p for p in parts if len(p) >= 4} & spelt  # a place's whole spelling, never by chance
+            score[s] = (len(full), len(parts & initials)) if full else (0, 0)
+        best = max(score.values(), default=(0, 0))
+        hits = [s for s, n in score.items() if n == best] if best[0] else []
     return hits[0] if len(hits) == 1 else name
 
 
-def _spellings(name: str) -> set[str]:
+def _spellings(name: str) -> tuple[set[str], set[str]]:
     """The pinyin (every reading of a character with several: 朝 zhao, chao) and the initials of each
     run of two or more characters of ``name``."""
-    out: set[str] = set()
+    spelt: set[str] = set()
+    initials: set[str] = set()
     for a in range(len(name)):
         for b in range(a + 2, len(name) + 1):
             readings = pinyin(name[a:b], style=Style.NORMAL, heteronym=True)
             if math.prod(len(r) for r in readings) <= 64:
                 for syllables in itertools.product(*readings):
-                    out |= {"".join(syllables), "".join(x[:1] for x in syllables)}
-    return out
+                    spelt.add("".join(syllables))
+                    initials.add("".join(x[:1] for x in syllables))
+    return spelt, initials
 
 
 def _places(m: re.Match[str]) -> list[tuple[int, str]]:
