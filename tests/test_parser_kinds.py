@@ -1641,3 +1641,21 @@ def test_a_store_named_by_its_district_in_chinese_is_that_store() -> None:
     assert _ok("南京路店的营业额")["filters"]["store_id"] == ["南京路"]  # no such store: as asked
     # initials alone never name a store (深圳 read 深怀 has the initials sh of sh_xuhui_01)
     assert _ok("深圳南山店上个月的营业额是多少")["filters"]["store_id"] == ["深圳南山"]
+
+
+def test_a_quantity_on_days_of_a_kind_no_field_records_is_refused_not_correlated() -> None:
+    """ "how many complaints on busy days" was the correlation of complaints with footfall; "revenue
+    per staff hour" a breakdown by staff and hour. How two measures go together is still read."""
+    for q, reason in (
+        ("how many complaints on busy days", "condition_days"),
+        ("客流少的日子营业额多少", "condition_days"),
+        ("revenue per staff hour last week", "per_person"),
+    ):
+        r = parse_question(q, VOCABULARY, NOW)
+        assert r.status != "ok" and _said(r, reason), (q, r.plan)
+    for q in (
+        "is order value lower on busier days",
+        "客流多的日子客单价是不是反而低",
+        "排队长的时候转化率怎么样",
+    ):
+        assert _ok(q)["intent"] == "correlation", q

@@ -28,6 +28,8 @@ WHICH_DAYS = PATTERNS["which_days"]
 _PER_DAY_OK = frozenset({"compare", "retrieve", "co_occurrence", "correlation", "forecast"})
 #: what a metric word stands for when it is one side of a co-occurrence
 METRIC_ITEM: dict[str, str] = STAGES["metric_item"]
+#: the cues that ask how one thing goes with or against another (not a level)
+_COMPARING = frozenset({"compare", "change", "correlation", "trend", "effect"})
 #: the measures that are a mean of events' sizes (a count of the big ones is no plan's)
 _MEANS = frozenset({"dwell_time", "queue_length", "avg_order_value"})
 #: the cues a ranking or breakdown the classifier decided needs
@@ -142,6 +144,11 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         sides = dim not in (None, "promotion", "hour") or any(str(h.value) == "true" for h in s.promo_hits)
         if not (intent == "compare" and sides):
             raise Refusal("than_usual", final=True)
+    conditional = "conditional" in s.cue and not _COMPARING & s.cue
+    if intent == "correlation" and conditional and PATTERNS["quantity_asked"].search(s.text):
+        # "how many complaints on busy days", 客流少的日子营业额多少: a level on days of a kind no
+        # field records (which days are busy?), never the link a correlation computes
+        raise Refusal("condition_days", final=True)
     if intent == "compare" and _crossed(s, spec[1]):
         raise Refusal("crossed", final=True)  # "weekends than rainy days": two kinds of group
     if intent == "forecast" and not s.metrics and not PATTERNS["forecast_subject"].search(s.text):
