@@ -1659,3 +1659,45 @@ def test_a_quantity_on_days_of_a_kind_no_field_records_is_refused_not_correlated
         "排队长的时候转化率怎么样",
     ):
         assert _ok(q)["intent"] == "correlation", q
+
+
+@pytest.mark.parametrize(
+    ("question", "path", "value"),
+    [
+        # wrong `ok` answers of tests/data/dev5 (a hostile set, read while tuning)
+        ("Delete yesterday's camera footage from the fresh section.", None, "change_asked"),
+        ("把昨天生鲜区的监控视频删掉", None, "change_asked"),
+        ("How much did the usual crowd spend last week?", None, None),
+        ("店长在店的日子客单价是不是高一些？", None, None),
+        (
+            "Did the crowd at the tills get longer on promotion days than on ordinary days?",
+            "target_metric",
+            "queue_length",
+        ),
+        ("Which day of the week brings in the most walk-ins?", "target_metric", "footfall"),
+        ("促销日顾客语气负面的占比是多少？", "intent", "aggregate"),  # 占比是多少 was a comparison
+        ("下雨天平常一单多少钱？", "filters.attributes", {"weather": "rain"}),  # 平常: usually
+        ("非促销日下雨天的客流", "filters.attributes", {"weather": "rain", "promotion": "false"}),
+        ("排队越长，顾客说话带负面情绪的比例是不是越高？", "second_metric", "negative_emotion_rate"),
+        ("顾客逛得越久，每单花得越多吗？", "second_metric", "avg_order_value"),
+        ("How much did fruit bring in last week?", "filters.attributes", {"product_category": "fruit"}),
+        (
+            "What fraction of customer remarks sounded negative on promotion days?",
+            "target_metric",
+            "negative_emotion_rate",
+        ),
+        ("Average time people spent in aisle B in November", "filters.attributes", {"zone": "shelf_b"}),
+        ("双十一那周的客流", "filters.time_range.since", "2025-11-10T00:00:00+08:00"),
+        ("Forecast revenue for Christmas week", "horizon", "P14D"),
+    ],
+)
+def test_wordings_of_development_set_five(question: str, path: str | None, value: Any) -> None:
+    """None: refused (with ``value`` its reason when given)."""
+    if path is None:
+        r = parse_question(question, VOCABULARY, NOW)
+        assert r.status != "ok" and (value is None or _said(r, value)), (question, r.plan)
+        return
+    cur: Any = _ok(question)
+    for part in path.split("."):
+        cur = cur[part]
+    assert cur == value, (question, cur)

@@ -17,7 +17,7 @@ from edge.analysis.parser import lexicon as lx
 from edge.analysis.parser.refusal import PATTERNS, STAGES, Refusal, said
 from edge.analysis.parser.result import AttributeMatch
 from edge.analysis.parser.slots import Draft, Slots
-from edge.analysis.parser.stage_intent import co_items, pair
+from edge.analysis.parser.stage_intent import co_items, pair, promotion_said
 from edge.analysis.parser.text import parse_number
 from edge.analysis.parser.timecal import TimeInfo
 from edge.analysis.parser.vocabmatch import ValueHit
@@ -246,8 +246,9 @@ def fill_filters(s: Slots, d: Draft, now: datetime) -> None:
             d.matches += [_match(v, val) for val in v.values]
             by_key[v.key] = list(dict.fromkeys([*by_key.get(v.key, []), *v.values]))
         attrs = {k: vals[0] if len(vals) == 1 else vals for k, vals in by_key.items() if vals}
-        if intent != "compare" and s.promo_hits:  # a promotion day outside a compare
-            attrs.setdefault("promotion", str(s.promo_hits[0].value))
+        named = [h for h in s.promo_hits if promotion_said(h, s)]  # 平常 beside rain: usually
+        if intent != "compare" and named:  # a promotion day outside a compare
+            attrs.setdefault("promotion", str(named[0].value))
         if attrs:
             filters["attributes"] = attrs
     d.matches += [_match(s.values[i], val) for i in d.used_values for val in s.values[i].values]

@@ -16,6 +16,7 @@ from typing import Any
 from edge.analysis.metrics import ADDITIVE, METRICS
 from edge.analysis.parser.refusal import PATTERNS, STAGES, Refusal, said
 from edge.analysis.parser.slots import Draft, Force, Slots
+from edge.analysis.parser.text import Hit
 from edge.analysis.parser.timecal import Clock, pivot_periods
 from edge.analysis.parser.valuekeys import two_fields_reason
 
@@ -46,6 +47,8 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         raise Refusal((zh, en[:1].upper() + en[1:]))
     if PATTERNS["out_of_domain"].search(s.text):
         raise Refusal("out_of_domain", final=True)
+    if PATTERNS["change_asked"].search(s.text):  # delete the footage: answering never changes the memory
+        raise Refusal("change_asked", final=True)
     if PATTERNS["why_asked"].search(s.text):  # a cause: no operator computes one
         raise Refusal("cause", final=True)
     if PATTERNS["advice_asked"].search(s.text):  # what to do: no operator computes it
@@ -246,7 +249,7 @@ def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
         ("is_weekend", [d.weekend for d in s.info.days if d.weekend is not None], True),
         ("day_of_week", [d.days[0] for d in s.info.days if d.weekend is None and len(d.days) == 1], False),
         # "other days" / 平时 alone, beside another field's value, is the rest of that field's days
-        ("promotion", [str(h.value) for h in s.promo_hits] if _promotion_named(s) else [], True),
+        ("promotion", [str(h.value) for h in s.promo_hits if promotion_said(h, s)], True),
     ):
         groups = list(dict.fromkeys(named))
         if len(groups) >= 2 and (alone or wants):
@@ -266,9 +269,12 @@ def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
     return ({"dimension": by[0]}, by[0], set(by_key.get(by[0], ()))) if by else (None, None, set())
 
 
-def _promotion_named(s: Slots) -> bool:
-    """Promotion days named (促销日), or only their other side (平时) with no other field's value."""
-    return any(str(h.value) == "true" for h in s.promo_hits) or not s.values
+def promotion_said(hit: Hit, s: Slots) -> bool:
+    """A promotion word that says promotion days or days without one (促销日, 非促销日), or "usual
+    days" (平时, "other days") beside promotion days or with no other field's value named (whose
+    rest they would be)."""
+    said_ = str(hit.value) == "true" or bool(PATTERNS["no_promotion"].search(hit.text))
+    return said_ or not s.values or any(str(h.value) == "true" for h in s.promo_hits)
 
 
 def _fallback_intent(s: Slots) -> str | None:

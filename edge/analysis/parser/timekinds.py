@@ -163,7 +163,11 @@ class Reading(tc.Clock):
         n = 1 if _group(m, "one") else n  # 国庆节当天: its first day
         first = date(self.today.year, month, day)
         first = first if first <= self.today else first.replace(year=first.year - 1)
-        self.range(m, self.span(first, first + timedelta(days=n)), "day" if n == 1 else "calendar")
+        if _group(m, "wk"):  # 圣诞那周, "Christmas week": the week it falls in
+            first, n = first - timedelta(days=first.weekday()), 7
+        self.range(
+            m, self.span(first, first + timedelta(days=n)), "day" if n == 1 or _group(m, "wk") else "calendar"
+        )
 
     def read_error(self, m: re.Match[str], en: str, zh: str) -> None:
         """A time no calendar has or too vague to read, named (``en``, ``zh`` of the match's groups)."""
