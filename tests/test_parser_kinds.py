@@ -1701,3 +1701,14 @@ def test_wordings_of_development_set_five(question: str, path: str | None, value
     for part in path.split("."):
         cur = cur[part]
     assert cur == value, (question, cur)
+
+
+def test_a_refused_pairing_is_never_re_read_as_another_kind_and_promotion_days_pair() -> None:
+    """促销日和负面情绪有没有同时出现的规律 was refused by the rules (a promotion day was no item to
+    pair) and then answered by the classifier as a periodicity of negative emotions; 圣诞节那周的排队
+    会有多长 was last year's Christmas week, counted; "came in 3 days ago" a forecast in 3 days."""
+    plan = _ok("促销日和负面情绪有没有同时出现的规律")
+    assert plan["pair"] == {"a": "promotion=true", "b": "speech_emotion=negative"} and "filters" not in plan
+    assert _ok("圣诞节那周的排队会有多长")["intent"] == "forecast"
+    covered = _covered(_ok("How many customer inquiries came in 3 days ago?"), date(2025, 9, 1), NOW.date())
+    assert covered == [NOW.date() - timedelta(days=3)]

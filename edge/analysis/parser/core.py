@@ -29,6 +29,10 @@ from edge.analysis.source import Vocabulary
 logger = logging.getLogger(__name__)
 
 
+#: the intents whose cues decide the kind by themselves (a refused reading of them is not re-read)
+_STRONG = frozenset({"co_occurrence", "correlation", "forecast", "periodicity"})
+
+
 @dataclass(frozen=True)
 class _Rules:
     result: ParseResult
@@ -118,7 +122,9 @@ def _parse_rules(question: str, ctx: Context, force: Force | None) -> _Rules:
     except Refusal as refusal:  # refused before a plan was built: still name the words nothing could use
         words = tuple(residual(s.mt, CUE_PATTERNS, {}))
         result = unsupported(lang, question, s.understood, refusal.said(lang), words)
-        return _Rules(result, refusal.final, s.read_metrics, hinted=s.hinted)
+        # a kind the cues name by themselves (同时出现: a pairing) is never answered as another kind
+        hinted = s.hinted or (s.hint if s.hint in _STRONG else None)
+        return _Rules(result, refusal.final, s.read_metrics, hinted=hinted)
 
 
 def unsupported(

@@ -247,7 +247,8 @@ def fill_filters(s: Slots, d: Draft, now: datetime) -> None:
             by_key[v.key] = list(dict.fromkeys([*by_key.get(v.key, []), *v.values]))
         attrs = {k: vals[0] if len(vals) == 1 else vals for k, vals in by_key.items() if vals}
         named = [h for h in s.promo_hits if promotion_said(h, s)]  # 平常 beside rain: usually
-        if intent != "compare" and named:  # a promotion day outside a compare
+        paired = intent == "co_occurrence" and "promotion=" in str(d.plan.get("pair"))
+        if intent != "compare" and named and not paired:  # a promotion day outside a compare or pair
             attrs.setdefault("promotion", str(named[0].value))
         if attrs:
             filters["attributes"] = attrs

@@ -381,6 +381,7 @@ def co_items(s: Slots) -> list[Item]:
         (h.start, h.end, METRIC_ITEM[str(h.value)], 0) for h in s.metric_hits if str(h.value) in METRIC_ITEM
     ]
     items += [(v.start, v.end, f"{v.key}={v.values[0]}", 2) for v in s.values]
+    items += [(h.start, h.end, f"promotion={h.value}", 2) for h in s.promo_hits]  # 促销日 and angry voices
     items += [(t.start, t.end, t.event_type, 1) for t in s.types]
     for e in s.entities:
         pos = max(s.text.find(e.lower()), 0)
