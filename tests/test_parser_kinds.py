@@ -1712,3 +1712,27 @@ def test_a_refused_pairing_is_never_re_read_as_another_kind_and_promotion_days_p
     assert _ok("圣诞节那周的排队会有多长")["intent"] == "forecast"
     covered = _covered(_ok("How many customer inquiries came in 3 days ago?"), date(2025, 9, 1), NOW.date())
     assert covered == [NOW.date() - timedelta(days=3)]
+
+
+@pytest.mark.parametrize(
+    ("question", "path", "value"),
+    [
+        # wrong `ok` answers of tests/data/dev6 (scored once unseen, then read)
+        ("Revenue on every other Monday since September", None, "recurs"),
+        ("9月以来每隔一个周一的销售额", None, "隔着重复"),
+        ("11月每天的累计销售额", None, "statistic"),
+        ("running total of revenue in November", None, "statistic"),
+        ("Across both stores, what was the staff error rate in September?", "intent", "aggregate"),
+        ("店员出错率这两个月有改善吗？按周给我看下", "time_bucket", "week"),  # was grouped by staff
+        ("staff error rate by staff member", "group_by", ["staff_id"]),
+        ("11月累计销售额", "intent", "aggregate"),  # 累计 alone: the total
+    ],
+)
+def test_wordings_of_development_set_six(question: str, path: str | None, value: Any) -> None:
+    if path is None:
+        r = parse_question(question, VOCABULARY, NOW)
+        said_it = value in (r.explanation or "") or (value in STAGES["said"] and _said(r, value))
+        assert r.status != "ok" and said_it, (question, r.plan, r.explanation)
+        return
+    plan = _ok(question)
+    assert plan[path] == value and (path != "time_bucket" or "group_by" not in plan), (question, plan)

@@ -35,6 +35,8 @@ QUESTION_TAG = lx.FORMS["question_tag"]
 PEAK_SHIFT = lx.SHAPES["peak_shift"]
 MORE_LESS = lx.SHAPES["more_less"]
 SELLERS = lx.SHAPES["sellers"]
+#: the word just before a dimension that asks by it ("by staff", 按店员, 各店员): not "across both stores"
+ASKS_BY_WORD = re.compile(r"(?:(?<![a-z])(?:by|per|for each|each|every|across)\s|[按各每]|每个)$")
 #: the word just before a measure that a ranking is by ("by revenue", 按销售额)
 BY_MEASURE = re.compile(r"(?:(?<![a-z])(?:by|in terms of|based on)\s|[按以用]\s?)$")
 
@@ -207,7 +209,8 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
     ):
         dims.remove("date")  # 按星期几拆分…哪天贡献最大: the day asked is a weekday
     for metric_name, own in OWN_DIMENSION.items():
-        if own in dims and metric_name in metrics and not {"which", "breakdown_by", "top_rank"} & cue:
+        asked = [h for h in dim_hits if h.value == own and ASKS_BY_WORD.search(text[: h.start])]
+        if own in dims and metric_name in metrics and not asked and not {"which", "top_rank"} & cue:
             dims.remove(own)  # 店员差错率, "customer mood": the measure's name, not a grouping
     return Slots(
         lang=lang,

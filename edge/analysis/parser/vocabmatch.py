@@ -307,7 +307,9 @@ def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
             if kind.startswith("count"):
                 count = 2 if m.groupdict().get("both") else parse_number(m["n"]) if m["n"] else held
                 if count == held >= 2 and mt.free(m.start(), m.end()):
-                    mt.consume(m.start(), m.end() if m["x"] else m.start("s"))
+                    # "across both stores": their total, as "both stores combined"
+                    whole = m["x"] or re.search(r"(?<![a-z])(?:across|over)\s$", mt.view[: m.start()])
+                    mt.consume(m.start(), m.end() if whole else m.start("s"))
                     found += [(m.start(), s) for s in vocab.store_ids]
             elif (places := _places(m)) and mt.free(places[0][0], m.end()):
                 found += [(at, _place_store(place, vocab.store_ids)) for at, place in places]
