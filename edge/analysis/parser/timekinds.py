@@ -296,6 +296,12 @@ class Reading(tc.Clock):
             saturday = d + timedelta(days=5 - d.weekday())
             self.range(m, self.span(saturday, saturday + timedelta(days=2)), "day")
 
+    def read_week_of(self, m: re.Match[str]) -> None:
+        """The Monday-to-Sunday week a date is in, or the seven days from it ("the week starting")."""
+        if d := self.date_of(m, "" if _group(m, "d") else "a_"):
+            first = d if _group(m, "from") else d - timedelta(days=d.weekday())
+            self.range(m, self.span(first, first + timedelta(days=7)), "calendar")
+
     def read_fixed(self, m: re.Match[str], last: dict[str, str]) -> None:
         """A span back of a set length by the unit named (最近半年: P6M; the last fortnight: P2W)."""
         self.range(m, {"last": last[_group(m, "u")]}, "last")
