@@ -1761,3 +1761,19 @@ def test_wordings_of_development_set_six(question: str, path: str | None, value:
         return
     plan = _ok(question)
     assert plan[path] == value and (path != "time_bucket" or "group_by" not in plan), (question, plan)
+
+
+@pytest.mark.parametrize(
+    ("question", "hours"),
+    [
+        # 晚高峰是几点 was the whole day's peak hour (晚 was a word of the peak, not of its hours)
+        ("晚高峰是几点", [17, 18, 19, 20, 21, 22]),
+        ("早高峰客流", [8, 9, 10, 11]),
+        ("after-work rush footfall", [17, 18, 19, 20, 21, 22]),
+        ("when is the lunch rush", [11, 12, 13]),
+        ("when is the evening rush", [18, 19, 20, 21, 22]),
+    ],
+)
+def test_the_peak_of_a_part_of_the_day_is_within_its_hours(question: str, hours: list[int]) -> None:
+    plan = _ok(question)
+    assert (plan["target_metric"], plan["filters"]["hours"]) == ("peak_hour", hours), plan

@@ -235,7 +235,7 @@ def fill_filters(s: Slots, d: Draft, now: datetime) -> None:
     elif by == "hour":
         pass  # 10am against 8pm: the hours are the groups, no filter
     elif hours and not (intent == "trend" and d.metric == "peak_hour" and (s.peak_shift or tends)):
-        filters["hours"] = hours  # not the hours a peak moves in
+        filters["hours"] = hours  # not the hours a peak moves in (nor its part of the day: it may leave it)
     days = sorted({x for m in s.info.days for x in m.days})
     if days and by != "is_weekend":
         filters["days_of_week"] = days
