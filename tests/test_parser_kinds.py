@@ -1622,8 +1622,15 @@ def test_a_subject_asked_with_the_records_asked_is_a_retrieval() -> None:
 )
 def test_wordings_of_development_set_four(question: str, path: str | None, value: Any) -> None:
     """Misses of ``tests/data/dev4`` (read while tuning), each a kind: None means refused."""
+    _read_as(question, path, value)
+
+
+def _read_as(question: str, path: str | None, value: Any) -> None:
+    """The plan's value at the dotted ``path`` is ``value``; no path: refused (with the reason
+    ``value`` of the said table, when given)."""
     if path is None:
-        assert parse_question(question, VOCABULARY, NOW).status != "ok", question
+        r = parse_question(question, VOCABULARY, NOW)
+        assert r.status != "ok" and (value is None or _said(r, value)), (question, r.plan)
         return
     cur: Any = _ok(question)
     for part in path.split("."):
@@ -1692,15 +1699,7 @@ def test_a_quantity_on_days_of_a_kind_no_field_records_is_refused_not_correlated
     ],
 )
 def test_wordings_of_development_set_five(question: str, path: str | None, value: Any) -> None:
-    """None: refused (with ``value`` its reason when given)."""
-    if path is None:
-        r = parse_question(question, VOCABULARY, NOW)
-        assert r.status != "ok" and (value is None or _said(r, value)), (question, r.plan)
-        return
-    cur: Any = _ok(question)
-    for part in path.split("."):
-        cur = cur[part]
-    assert cur == value, (question, cur)
+    _read_as(question, path, value)
 
 
 def test_a_refused_pairing_is_never_re_read_as_another_kind_and_promotion_days_pair() -> None:
