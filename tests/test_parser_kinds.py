@@ -1776,3 +1776,12 @@ def test_wordings_of_development_set_six(question: str, path: str | None, value:
 def test_the_peak_of_a_part_of_the_day_is_within_its_hours(question: str, hours: list[int]) -> None:
     plan = _ok(question)
     assert (plan["target_metric"], plan["filters"]["hours"]) == ("peak_hour", hours), plan
+
+
+def test_the_top_few_within_each_group_is_refused_not_ranked_across_pairs() -> None:
+    """每个品类卖得最好的三个商品 ranked the top 3 category × product pairs of the whole store."""
+    for q in ("每个品类卖得最好的三个商品", "各区域投诉最多的员工"):
+        r = parse_question(q, VOCABULARY, NOW)
+        assert r.status != "ok" and _said(r, "top_in_each"), (q, r.plan)
+    assert _ok("各区域投诉数排名")["group_by"] == ["zone"]
+    assert _ok("which zone and hour has the most complaints")["group_by"] == ["zone", "hour"]

@@ -25,6 +25,8 @@ from edge.analysis.source import Vocabulary
 
 #: a word just before a phrase that asks by its field (which, 哪个, each)
 ASKS_BY = lx.SHAPES["asks_by"]
+#: "each" just before a field's word (每个品类, "in each category"): every one of its values
+EACH = re.compile(r"(?:(?<![a-z])(?:each|every|per)\s.|每个.|每一个.|各个.|[各每])$")
 BUCKET_DIM = {"day": "date", "week": "week", "month": "month", "hour": "hour"}
 _DIM_BUCKET = {v: k for k, v in BUCKET_DIM.items()}  # the time dimensions (date, week, month, hour)
 #: the largest bucket that still gives a series of at least this many points is chosen
@@ -71,6 +73,9 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
             dims = [key]
     if intent in ("breakdown", "top_k", "anomaly", "trend") and (group := _group_by(s, d, dims)):
         plan["group_by"] = group[:3]
+        each = [h for h in s.dim_hits if h.value in group and EACH.search(s.text[: h.start] + h.text[:1])]
+        if intent == "top_k" and len(group) > 1 and each:  # 每个品类卖得最好的三个商品: the top 3 of each
+            raise Refusal("top_in_each", final=True)
     elif intent in ("breakdown", "top_k") and not (intent == "top_k" and d.metric == "peak_hour"):
         raise Refusal("rank_by")  # never the operator's default grouping, which nobody asked for
     if intent in ("trend", "anomaly"):  # a bucket or time dimension named, outlier days, else by range
