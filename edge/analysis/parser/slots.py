@@ -35,8 +35,6 @@ QUESTION_TAG = lx.FORMS["question_tag"]
 PEAK_SHIFT = lx.SHAPES["peak_shift"]
 MORE_LESS = lx.SHAPES["more_less"]
 SELLERS = lx.SHAPES["sellers"]
-#: the word just before a dimension that asks by it ("by staff", 按店员, 各店员): not "across both stores"
-ASKS_BY_WORD = re.compile(r"(?:(?<![a-z])(?:by|per|for each|each|every|across)\s|[按各每]|每个)$")
 #: the word just before a measure that a ranking is by ("by revenue", 按销售额)
 BY_MEASURE = re.compile(r"(?:(?<![a-z])(?:by|in terms of|based on)\s|[按以用]\s?)$")
 
@@ -204,12 +202,10 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
         cue.add("top_rank")  # best-selling ranks ...
         if not dims and not buckets:
             dims = ["product_id"]  # ... the products, when nothing else is named ("our best sellers")
-    if "day_of_week" in dims and any(
-        h.value == "date" and h.text in ("哪天", "哪一天", "which day") for h in dim_hits
-    ):
+    if "day_of_week" in dims and any(h.value == "date" and lx.CUES["which"].match(h.text) for h in dim_hits):
         dims.remove("date")  # 按星期几拆分…哪天贡献最大: the day asked is a weekday
     for metric_name, own in OWN_DIMENSION.items():
-        asked = [h for h in dim_hits if h.value == own and ASKS_BY_WORD.search(text[: h.start])]
+        asked = [h for h in dim_hits if h.value == own and lx.SHAPES["by_word"].search(text[: h.start])]
         if own in dims and metric_name in metrics and not asked and not {"which", "top_rank"} & cue:
             dims.remove(own)  # 店员差错率, "customer mood": the measure's name, not a grouping
     return Slots(

@@ -25,8 +25,9 @@ from edge.analysis.source import Vocabulary
 
 #: a word just before a phrase that asks by its field (which, 哪个, each)
 ASKS_BY = lx.SHAPES["asks_by"]
-#: "each" just before a field's word (每个品类, "in each category"): every one of its values
-EACH = re.compile(r"(?:(?<![a-z])(?:each|every|per)\s.|每个.|每一个.|各个.|[各每])$")
+#: a word just before a field's word that asks by it or for each of its values (每个品类, by staff)
+BY_WORD = lx.SHAPES["by_word"]
+
 BUCKET_DIM = {"day": "date", "week": "week", "month": "month", "hour": "hour"}
 _DIM_BUCKET = {v: k for k, v in BUCKET_DIM.items()}  # the time dimensions (date, week, month, hour)
 #: the largest bucket that still gives a series of at least this many points is chosen
@@ -73,7 +74,12 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
             dims = [key]
     if intent in ("breakdown", "top_k", "anomaly", "trend") and (group := _group_by(s, d, dims)):
         plan["group_by"] = group[:3]
-        each = [h for h in s.dim_hits if h.value in group and EACH.search(s.text[: h.start] + h.text[:1])]
+        # 每个品类: the word before the field's; 各区域: the field's word begins with it
+        each = [
+            h
+            for h in s.dim_hits
+            if h.value in group and (BY_WORD.search(s.text[: h.start]) or h.text[:1] in "各每")
+        ]
         if intent == "top_k" and len(group) > 1 and each:  # 每个品类卖得最好的三个商品: the top 3 of each
             raise Refusal("top_in_each", final=True)
     elif intent in ("breakdown", "top_k") and not (intent == "top_k" and d.metric == "peak_hour"):
@@ -196,8 +202,9 @@ def time_range(info: TimeInfo) -> dict[str, str] | None:
 
 
 def _days_ahead(info: TimeInfo, now: datetime) -> str | None:
-    """The horizon up to the last day of the one day (weekend) named without a year (a past one read
-    as the latest begun, so the next), for a forecast: days after today; None for any other time."""
+    """The horizon up to the last day of the one day (weekend) named without a year, for a forecast:
+    days after today (a past day read as the latest begun: the next one); None for any other time,
+    and for days of a past week (a year on they are other weekdays)."""
     if len(info.ranges) != 1 or info.ranges[0].kind != "day" or re.search(r"\d{4}", info.ranges[0].label):
         return None
     tr = info.ranges[0].time_range
@@ -205,6 +212,8 @@ def _days_ahead(info: TimeInfo, now: datetime) -> str | None:
         return None
     day = datetime.fromisoformat(tr["until"]).date() - timedelta(days=1)  # its last day
     today = now.date()
+    if day < today and "since" in tr and datetime.fromisoformat(tr["since"]).date() < day:
+        return None  # days a year on fall on other weekdays (圣诞那周 is another Monday to Sunday)
     while day < today:
         day = (
             day.replace(year=day.year + 1) if not (day.month == 2 and day.day == 29) else day.replace(day=28)
