@@ -17,7 +17,7 @@ from datetime import datetime
 import pytest
 
 from edge.analysis.parser import parse_question
-from edge.analysis.parser.accounting import literal, stem
+from edge.analysis.parser.accounting import compounds, literal, stem
 from edge.sim.catalog import VOCABULARY
 
 NOW = datetime(2025, 12, 15, 10, 0)
@@ -55,6 +55,24 @@ def test_an_unknown_word_beside_a_claimed_one_is_still_named(question: str, name
     status, _, words = _parse(question)
     assert status != "ok"
     assert any(named in w for w in words), words
+
+
+@pytest.mark.parametrize(
+    ("pieces", "spans"),
+    [
+        ("店长在的那几天", [(0, 2)]),  # 店 + 长, each a function character
+        ("大客户的客单价", [(0, 3)]),  # 大 + the noun 客户
+        ("订单的中位数", [(3, 6)]),
+        ("最近六周有没有在慢慢改善", []),  # a character repeated: an adverb
+        ("多少顾客", []),  # a function word (多少), then a noun alone
+        ("门店顾客", []),  # nouns alone
+        ("全店的客流高低", []),  # function words (全店, 高低)
+    ],
+)
+def test_function_characters_side_by_side_make_a_content_word(
+    pieces: str, spans: list[tuple[int, int]]
+) -> None:
+    assert compounds(pieces) == spans
 
 
 def test_stem() -> None:

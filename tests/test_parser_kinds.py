@@ -1397,6 +1397,11 @@ def test_a_kind_of_customer_and_a_count_over_a_size_are_never_the_whole_store(wo
         ("大客户的客单价", "大客户"),
         ("the usual customers' order value", "usual customers"),
         ("总店的营业额", "总店"),  # the head store: 总 and 店 each a function word
+        # compounds of function characters no list names: 店 + 主, 小 + 店, 新 + 顾客, 中 + 位 + 数
+        ("店主在的时候营业额高吗", "店主"),
+        ("小店的客流", "小店"),
+        ("新顾客最近一个月的转化率是多少", "新顾客"),
+        ("中位数客单价是多少", "中位数"),
     ):
         r = parse_question(q, vocab, NOW)
         assert r.status != "ok" and word in r.not_understood, (q, r.plan, r.not_understood)
@@ -1404,6 +1409,9 @@ def test_a_kind_of_customer_and_a_count_over_a_size_are_never_the_whole_store(wo
         r = parse_question(q, vocab, NOW)
         assert r.status != "ok" and _said(r, "threshold"), (q, r.plan)
     assert _ok("排队的人有多少", vocab)["target_metric"] == "queue_length"
+    # function compounds stay function words: a repeated character, 全店, 多少, 高低
+    for q in ("最近六周员工出错率有没有在慢慢改善", "全店客流多少", "各店客流高低"):
+        _ok(q, vocab)
     assert _ok("很多顾客的客单价", vocab)["target_metric"] == "avg_order_value"
 
 

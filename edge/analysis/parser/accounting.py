@@ -27,6 +27,9 @@ _PUNCT = re.compile(r"[\s\u0000?？!！。.,，、;；:：'\"“”‘’()（�
 #: a negation is never the rest of a word (没 of 没有 when 有 was a function word): it is named
 _NEGATION = frozenset("不没无未非")
 _CJK_RUN = re.compile(CJK + "+")
+#: a run of two or more compound characters (``\u0001``: a noun of them, :func:`compounds`)
+_COMPOUND_CHARS = "".join(sorted(c for c in lx.ZH_COMPOUND if len(c) == 1))
+_COMPOUND_RUN = re.compile(f"[{_COMPOUND_CHARS}\u0001]{{2,}}")
 #: a measure whose events are told apart by one field of their own: its name holds the field's
 #: word (店员差错率 is not a grouping by staff), and its events' words describe that field's values
 OWN_DIMENSION = {"staff_error_rate": "staff_id", "negative_emotion_rate": "speech_emotion"}
@@ -54,19 +57,43 @@ def _blank(mt: MaskedText, patterns: Iterable[re.Pattern[str]]) -> None:
             mt.consume(pos, m.end())
 
 
+def _blanked(pieces: str, words: Iterable[str], mark: str = "\u0000") -> str:
+    """``pieces`` with every one of ``words`` (of CJK characters, longest first) replaced by ``mark``."""
+    for w in sorted(words, key=len, reverse=True):
+        if _CJK_RUN.fullmatch(w):
+            pieces = pieces.replace(w, mark * len(w))
+    return pieces
+
+
 def zh_taken(pieces: str, measure_words: Iterable[str] = ()) -> list[bool]:
     """Per character of ``pieces``: blank (claimed, punctuation) or inside a function word or one of
     ``measure_words`` (longest first; only words of CJK characters, never found across a run's end)."""
-    for w in sorted({*lx.ZH_FUNCTION, *measure_words}, key=len, reverse=True):
-        if _CJK_RUN.fullmatch(w):
-            pieces = pieces.replace(w, "\u0000" * len(w))
-    return [c == "\u0000" for c in pieces]
+    return [c == "\u0000" for c in _blanked(pieces, {*lx.ZH_FUNCTION, *measure_words})]
 
 
-def _zh_rest(text: str, start: int, end: int, taken: list[bool], known: Iterable[str]) -> list[str]:
+def compounds(pieces: str, measure_words: Iterable[str] = ()) -> list[tuple[int, int]]:
+    """The spans of ``pieces`` where function characters side by side make a content word (店长,
+    总店, 中位数, 大客户 of 大 and the noun 客户: ``lx.ZH_COMPOUND``): a run of two or more that is
+    no function word (多少), no character repeated (慢慢) and not of nouns alone."""
+    nouns = {w for w in lx.ZH_COMPOUND if len(w) > 1}
+    words = {w for w in {*lx.ZH_FUNCTION, *measure_words} if len(w) > 1} - nouns
+    view = _blanked(_blanked(pieces, words), nouns, "\u0001")
+    return [
+        m.span()
+        for m in _COMPOUND_RUN.finditer(view)
+        if pieces[m.start() : m.end()] not in lx.ZH_FUNCTION
+        and len(set(pieces[m.start() : m.end()])) > 1
+        and set(m.group(0)) != {"\u0001"}
+    ]
+
+
+def _zh_rest(
+    text: str, start: int, end: int, taken: list[bool], known: Iterable[str], words: list[tuple[int, int]]
+) -> list[str]:
     """The content left of the CJK run ``text[start:end]``: its characters not taken, less those
     that finish a ``known`` word in the question whose other characters were taken (客 of 客人 when
-    人最多 was claimed, 间 of 时间 when 时 was a function word), never a negation."""
+    人最多 was claimed, 间 of 时间 when 时 was a function word), never a negation; each of ``words``
+    (compounds) a word of its own."""
     if all(taken[start:end]):
         return []
     done: set[int] = set()
@@ -78,7 +105,11 @@ def _zh_rest(text: str, start: int, end: int, taken: list[bool], known: Iterable
             if inside and outside and all(taken[k] for k in outside):
                 done.update(k for k in inside if not _negates(text, k))
     asks = {i for i in range(start, end) if text[i] in _NEGATION and not _negates(text, i)}  # 高不高
-    rest = "".join("\u0000" if taken[i] or i in done or i in asks else text[i] for i in range(start, end))
+    cuts = {i for span in words for i in span}
+    rest = "".join(
+        ("\u0000" if i in cuts else "") + ("\u0000" if taken[i] or i in done or i in asks else text[i])
+        for i in range(start, end)
+    )
     return [part for part in rest.split("\u0000") if part]
 
 
@@ -194,6 +225,9 @@ def residual(
     en_known, zh_measure = _measure_words(plan)
     pieces = _PUNCT.sub(lambda p: "\u0000" * len(p.group(0)), view)
     taken = zh_taken(pieces, zh_measure)
+    joined = compounds(pieces, zh_measure)  # 店长: content, though 店 and 长 are function words
+    for a, b in joined:
+        taken[a:b] = [False] * (b - a)
     # the words a character may finish: the tables' and the cues the plan uses (提 of 提高 under a
     # value, which uses no word of change, is named, not finished by the function word 高)
     known = _table_words().union(zh_measure, *(_words_of(p) for p in cue_patterns))
@@ -201,7 +235,7 @@ def residual(
     for m in re.finditer(r"[a-z0-9][a-z0-9'\-.]*|[\u3400-\u9fff]+", pieces):
         token = m.group(0).strip(".'-")
         if _CJK_RUN.fullmatch(token):
-            words += [(m.start(), w) for w in _zh_rest(mt.text, m.start(), m.end(), taken, known)]
+            words += [(m.start(), w) for w in _zh_rest(mt.text, m.start(), m.end(), taken, known, joined)]
         elif (
             token not in lx.EN_FUNCTION
             and not (token.endswith("s") and token[:-1] in lx.EN_FUNCTION)

@@ -46,6 +46,8 @@ class Lexicon:
     en_stopwords: frozenset[str]
     en_function: frozenset[str]
     zh_function: frozenset[str]
+    #: characters and nouns that side by side make a content word (:func:`.accounting.zh_taken`)
+    zh_compound: frozenset[str]
     condition_zh: str  # the English one not yet bounded as words
     condition_en: str
     #: the words of an aside clause (:func:`.accounting.residual`), and what makes a clause none
@@ -195,6 +197,7 @@ _KEYS = {
     "en_stopwords": ("SIMILARITY", "stopwords", "words"),
     "en_function": ("FUNCTION_WORDS", "en", "words"),
     "zh_function": ("FUNCTION_WORDS", "zh", "words"),
+    "zh_compound": ("FUNCTION_WORDS", "compound", "words"),
     "condition_zh": ("CONDITION", "zh", "regex"),
     "condition_en": ("CONDITION", "en", "regex"),
     "aside_en": ("ASIDES", "en", "words"),
@@ -271,6 +274,7 @@ VALUE_EDGES = _LEXICON.value_edges
 EN_STOPWORDS = _LEXICON.en_stopwords
 EN_FUNCTION = _LEXICON.en_function
 ZH_FUNCTION = _LEXICON.zh_function
+ZH_COMPOUND = _LEXICON.zh_compound
 CONDITION_ZH = _LEXICON.condition_zh
 CONDITION_EN = _LEXICON.condition_en
 ASIDE_EN = _LEXICON.aside_en
