@@ -1776,3 +1776,36 @@ def test_the_top_few_within_each_group_is_refused_not_ranked_across_pairs() -> N
         assert r.status != "ok" and _said(r, "top_in_each"), (q, r.plan)
     assert _ok("各区域投诉数排名")["group_by"] == ["zone"]
     assert _ok("which zone and hour has the most complaints")["group_by"] == ["zone", "hour"]
+
+
+@pytest.mark.parametrize("world", ["sim", "world2"])
+def test_a_kind_asked_is_a_field_or_named(world: str) -> None:
+    """ "Which type of mistake do staff make most often" ranked the staff (`ok`): a kind of something
+    no field records is named. A kind of product is its category, a kind of event its type."""
+    vocab = VOCABULARY if world == "sim" else WORLD2
+    for q, word in (
+        ("Which type of mistake do staff make most often?", "type"),
+        ("What kind of complaints do we get most?", "kind"),
+    ):
+        r = parse_question(q, vocab, NOW)
+        assert r.status != "ok" and word in r.not_understood, (q, r.plan, r.not_understood)
+    for q in ("What type of product sells best?", "哪类商品卖得最好"):
+        assert _ok(q, vocab)["group_by"] == ["product_category"], q
+    for q in ("Which type of events happened most last week?", "上周都发生了哪些类型的事件，各占多少？"):
+        plan = _ok(q, vocab)
+        assert plan["group_by"] == ["event_type"] and plan["target_metric"] == "event_count", (q, plan)
+
+
+@pytest.mark.parametrize(
+    ("question", "group"),
+    [
+        ("哪个门店的员工失误率最高", ["store_id"]),  # 员工 names the measure; the store is asked
+        ("哪3个区域员工失误率最高", ["zone"]),
+        ("员工失误率最高的是谁", ["staff_id"]),  # who: a person
+        ("哪位店员的差错率最高", ["staff_id"]),
+        ("出错率最高的员工是谁", ["staff_id"]),
+    ],
+)
+def test_a_measures_own_field_is_grouped_only_when_asked(question: str, group: list[str]) -> None:
+    """哪个门店的员工失误率最高 ranked store × staff pairs: 员工 beside the rate is its name."""
+    assert _ok(question)["group_by"] == group

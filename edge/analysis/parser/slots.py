@@ -16,7 +16,7 @@ from edge.analysis.parser import lexicon as lx
 from edge.analysis.parser import vocabmatch as vm
 from edge.analysis.parser.accounting import OWN_DIMENSION, known_zh, zh_taken
 from edge.analysis.parser.extraction import Context, Reader
-from edge.analysis.parser.refusal import Refusal
+from edge.analysis.parser.refusal import PATTERNS, Refusal
 from edge.analysis.parser.result import AttributeMatch
 from edge.analysis.parser.spelling import correct
 from edge.analysis.parser.text import Hit, MaskedText, has_cjk, normalize, overlaps, parse_number
@@ -36,6 +36,11 @@ PEAK_SHIFT = lx.SHAPES["peak_shift"]
 MORE_LESS = lx.SHAPES["more_less"]
 SELLERS = lx.SHAPES["sellers"]
 #: the word just before a measure that a ranking is by ("by revenue", 按销售额)
+#: "which" just before a word: the field it names is asked (哪个员工, "which staff member")
+WHICH_BEFORE = PATTERNS["which_before"]
+WHO = re.compile(r"谁|(?<![a-z])who(?![a-z])")
+#: between a field's word and the measure it names (员工失误率, "staff's error rate")
+NAME_GAP = re.compile(r"\s?(?:的|'s)?\s?")
 BY_MEASURE = re.compile(r"(?:(?<![a-z])(?:by|in terms of|based on)\s|[按以用]\s?)$")
 
 
@@ -205,9 +210,25 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
     if "day_of_week" in dims and any(h.value == "date" and lx.CUES["which"].match(h.text) for h in dim_hits):
         dims.remove("date")  # 按星期几拆分…哪天贡献最大: the day asked is a weekday
     for metric_name, own in OWN_DIMENSION.items():
-        asked = [h for h in dim_hits if h.value == own and lx.SHAPES["by_word"].search(text[: h.start])]
-        if own in dims and metric_name in metrics and not asked and not {"which", "top_rank"} & cue:
-            dims.remove(own)  # 店员差错率, "customer mood": the measure's name, not a grouping
+        hits = [h for h in dim_hits if h.value == own]
+        asked = [
+            h
+            for h in hits
+            if lx.SHAPES["by_word"].search(text[: h.start]) or WHICH_BEFORE.search(text[: h.start])
+        ]
+        asked += [h for h in hits if own == "staff_id" and WHO.search(text)]  # 是谁: a person, of the staff
+        named = [
+            h
+            for h in hits
+            if any(m.start >= h.end and NAME_GAP.fullmatch(text[h.end : m.start]) for m in metric_hits)
+        ]
+        if (
+            own in dims
+            and metric_name in metrics
+            and not asked
+            and (named or not {"which", "top_rank"} & cue)
+        ):
+            dims.remove(own)  # 店员差错率, "customer mood", 哪个门店的员工失误率: the measure's name
     return Slots(
         lang=lang,
         text=text,

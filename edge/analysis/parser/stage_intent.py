@@ -312,7 +312,12 @@ def choose_measure(s: Slots, d: Draft) -> None:
         metric = "event_count"
         filters["event_type"] = list(dict.fromkeys(t.event_type for t in s.types))
     elif metric is None and intent not in ("correlation", "forecast"):
-        if not (intent in ("anomaly", "periodicity") or (intent == "trend" and (s.entities or s.values))):
+        by_type = intent in ("top_k", "breakdown") and "event_type" in s.dims  # 哪类事件最多: events counted
+        if not (
+            by_type
+            or intent in ("anomaly", "periodicity")
+            or (intent == "trend" and (s.entities or s.values))
+        ):
             raise Refusal("no_metric")
         metric = "event_count"
     if (

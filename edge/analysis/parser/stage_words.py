@@ -155,7 +155,9 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
         spans += [m.span() for m in PATTERNS["share_asked"].finditer(text)]  # a share, not a count
     if intent not in ("co_occurrence", "retrieve") and not rates and d.counted is None:
         spans += [m.span() for m in PATTERNS["rate_word"].finditer(s.mt.view)]  # "the return rate"
-    spans += [m.span() for m in PATTERNS["group_kind"].finditer(text)]  # 大客户: a kind of customer
+    spans += [m.span() for m in PATTERNS["group_kind"].finditer(text)]  # "the usual customers"
+    if intent not in ("trend", "periodicity", "anomaly", "correlation", "retrieve"):  # "what kind of trend"
+        spans += [m.span() for m in PATTERNS["kind_asked"].finditer(s.mt.view)]  # "which type of mistake"
     if (
         s.held_stores > 1
         and not s.stores
