@@ -18,7 +18,9 @@ from zoneinfo import ZoneInfo
 import pytest
 import world2
 
+from edge.analysis.parser import lexicon as lx
 from edge.analysis.parser import parse_question
+from edge.analysis.parser import vocabmatch as vm
 from edge.analysis.parser.refusal import STAGES
 from edge.analysis.source import Vocabulary
 from edge.sim.catalog import VOCABULARY
@@ -1639,6 +1641,39 @@ def test_a_store_named_by_its_district_in_chinese_is_that_store() -> None:
     assert _ok("南京路店的营业额")["filters"]["store_id"] == ["南京路"]  # no such store: as asked
     # initials alone never name a store (深圳 read 深怀 has the initials sh of sh_xuhui_01)
     assert _ok("深圳南山店上个月的营业额是多少")["filters"]["store_id"] == ["深圳南山"]
+
+
+@pytest.mark.parametrize(
+    ("question", "stores"),
+    [
+        ("北京店昨天的客单价是多少？", ["bj_chaoyang_02"]),
+        ("What was the Beijing store's footfall yesterday?", ["bj_chaoyang_02"]),
+        ("上海店这个月被投诉了几次？", ["sh_xuhui_01"]),  # 上 begins no other place here
+        ("北京和上海的客单价谁高", ["bj_chaoyang_02", "sh_xuhui_01"]),  # bare, no 店
+        (
+            "Shanghai vs Beijing - who had the higher average order value last month?",
+            ["sh_xuhui_01", "bj_chaoyang_02"],
+        ),
+        # a place or city whose initials are no store's, or no city's: as asked (refused by the memory)
+        ("沙河店的客流", ["沙河"]),  # sh by chance: no city
+        ("Footfall at the Shenzhen store last week", ["shenzhen"]),  # sz, not sh (圳 read huai)
+        ("广州店上个月卖了多少钱？", ["广州"]),  # gz: no store's
+    ],
+)
+def test_a_city_names_the_store_whose_id_has_its_initials(question: str, stores: list[str]) -> None:
+    """北京店 and "the Beijing store" were a store called 北京 (refused): a city of
+    ``NAMING_WORDS.cities`` names the one store whose id has its initials as a part (bj)."""
+    plan = _ok(question)
+    assert (plan.get("compare") or {}).get("groups") or plan["filters"]["store_id"] == stores, plan
+    if "compare" in plan:
+        assert plan["compare"]["groups"] == stores
+
+
+def test_no_two_cities_share_initials() -> None:
+    """Else a question about one would be answered for the other's store."""
+    initials = [vm._city_initials(c) for c in lx.NAMING_WORDS["cities"]]
+    assert all(len(i) == 1 for i in initials)
+    assert len({next(iter(i)) for i in initials}) == len(initials)
 
 
 def test_a_quantity_on_days_of_a_kind_no_field_records_is_refused_not_correlated() -> None:

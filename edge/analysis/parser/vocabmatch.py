@@ -251,19 +251,45 @@ def similar_values(mt: MaskedText, vocab: Vocabulary, embed: Embed, threshold: f
 
 def _place_store(name: str, store_ids: Sequence[str]) -> str:
     """The known store whose id has ``name`` as one of its parts, else ``name`` as asked; a Chinese
-    name by its pinyin (徐汇: sh_xuhui_01; 北京朝阳: bj_chaoyang_02, 北京 by its initials)."""
+    name by its pinyin (徐汇: sh_xuhui_01); a city by the initials of its syllables, when one id alone
+    has them as a part (北京, "Beijing": bj_chaoyang_02)."""
     key = re.sub(r"['-]", "", name.lower())
-    hits = [s for s in store_ids if key == s.lower() or key in re.split(r"[_\-.\s0-9]+", s.lower())]
+    hits = [s for s in store_ids if key == s.lower() or key in _parts(s)]
     if not hits and has_cjk(name):
         spelt, initials = _spellings(name)
         score = {}
         for s in store_ids:
-            parts = set(re.split(r"[_\-.\s0-9]+", s.lower()))
-            full = {p for p in parts if len(p) >= 4} & spelt  # a place's whole spelling, never by chance
-            score[s] = (len(full), len(parts & initials)) if full else (0, 0)
+            full = {p for p in _parts(s) if len(p) >= 4} & spelt  # a place's whole spelling, never by chance
+            score[s] = (len(full), len(_parts(s) & initials)) if full else (0, 0)
         best = max(score.values(), default=(0, 0))
         hits = [s for s, n in score.items() if n == best] if best[0] else []
+    if not hits:
+        hits = [s for s in store_ids if _parts(s) & _city_initials(name)]
     return hits[0] if len(hits) == 1 else name
+
+
+def _parts(store_id: str) -> set[str]:
+    """The parts of a store id (sh, xuhui and 01 of sh_xuhui_01)."""
+    return set(re.split(r"[_\-.\s0-9]+", store_id.lower()))
+
+
+def _city_initials(name: str) -> set[str]:
+    """The initials of a city's syllables (北京 or "Beijing": bj) when ``name`` is one of the
+    cities ``NAMING_WORDS.cities`` names, in characters or in pinyin; else none."""
+    return _cities().get(re.sub(r"[\s'-]", "", name.lower()), set())
+
+
+@functools.lru_cache(maxsize=1)
+def _cities() -> dict[str, set[str]]:
+    """Each city, in characters and in its pinyin (its usual reading: 深圳 is shenzhen, never the
+    sh of 圳's rare huai), -> its initials."""
+    out: dict[str, set[str]] = {}
+    for city in lx.NAMING_WORDS["cities"]:
+        syllables = [r[0] for r in pinyin(city, style=Style.NORMAL)]
+        initials = {"".join(x[:1] for x in syllables)}
+        out.setdefault(city, set()).update(initials)
+        out.setdefault("".join(syllables), set()).update(initials)
+    return out
 
 
 def _spellings(name: str) -> tuple[set[str], set[str]]:
@@ -288,6 +314,8 @@ def _places(m: re.Match[str]) -> list[tuple[int, str]]:
         found = [(m.start(g), m[g]) for g in m.re.groupindex]
         return [] if {n for _, n in found} & lx.NAMING_WORDS["not_a_place_en"] else found
     run = m["v"][:-1] if m["v"][-1] in "分门" else m["v"]  # 静安分店, 南京路门店
+    if city := next((c for c in lx.NAMING_WORDS["cities"] if run.endswith(c)), None):
+        return [(m.start("v") + len(run) - len(city), city)]  # 上海店: 上 begins no other place
     for n in (4, 3, 2):
         tail, before = run[-n:], run[-n - 1 : -n]
         bounded = n == 2 or not before or before in lx.NAMING_WORDS["place_boundary_zh"]
@@ -314,8 +342,10 @@ def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
             elif (places := _places(m)) and mt.free(places[0][0], m.end()):
                 found += [(at, _place_store(place, vocab.store_ids)) for at, place in places]
                 mt.consume(places[0][0], m.end())
-    for part, store in _id_parts(tuple(vocab.store_ids)).items():  # "Xuhui or Chaoyang?"
-        for m in re.finditer(rf"(?<![a-z0-9_'-]){re.escape(part)}(?![a-z0-9_'-])", mt.view):
+    named = _id_parts(tuple(vocab.store_ids)) | _city_stores(tuple(vocab.store_ids))
+    for part, store in named.items():  # "Xuhui or Chaoyang?", "Shanghai vs Beijing", 北京和上海
+        edge = "" if has_cjk(part) else "(?<![a-z0-9_'-])"
+        for m in re.finditer(rf"{edge}{re.escape(part)}{edge and '(?![a-z0-9_-])'}", mt.view):
             found.append((m.start(), store))
             mt.consume(m.start(), m.end())
     return list(dict.fromkeys(s for _, s in sorted(found)))
@@ -335,6 +365,17 @@ def _id_parts(store_ids: tuple[str, ...]) -> dict[str, str]:
         for p, s in parts.items()
         if len(s) == 1 and re.fullmatch(r"[a-z]{4,}", p) and p not in common and not _a_word_of_the_lexicon(p)
     }
+
+
+@functools.lru_cache(maxsize=8)
+def _city_stores(store_ids: tuple[str, ...]) -> dict[str, str]:
+    """The cities (in characters and pinyin) whose initials are a part of one store id alone."""
+    out = {}
+    for city, initials in _cities().items():
+        stores = [s for s in store_ids if _parts(s) & initials]
+        if len(stores) == 1:
+            out[city] = stores[0]
+    return out
 
 
 def _a_word_of_the_lexicon(word_: str) -> bool:
