@@ -668,12 +668,13 @@ def test_buckets_cycles_and_places_in_everyday_words(question: str, expect: dict
 @pytest.mark.parametrize(
     ("question", "named"),
     [
-        ("how did sales do yesterday compared to the day before", "compared to"),
+        ("how did sales do yesterday compared to the day after", "compared to"),
         ("同比去年客流", "同比"),
     ],
 )
 def test_a_comparison_word_of_a_plan_that_compares_nothing_is_named(question: str, named: str) -> None:
-    """ "compared to the day before" read as yesterday alone would answer half the question."""
+    """ "compared to the day after" read as yesterday alone would answer half the question ("the
+    day before" is read: test_parser_kinds)."""
     status, _plan, words = _parse(question)
     assert status != "ok" and named in words, words
 

@@ -1844,3 +1844,31 @@ def test_a_kind_asked_is_a_field_or_named(world: str) -> None:
 def test_a_measures_own_field_is_grouped_only_when_asked(question: str, group: list[str]) -> None:
     """哪个门店的员工失误率最高 ranked store × staff pairs: 员工 beside the rate is its name."""
     assert _ok(question)["group_by"] == group
+
+
+@pytest.mark.parametrize(
+    ("question", "second"),
+    [
+        # 前一周 after 上周 was the last 7 days: last week against itself, `ok`
+        ("上周客流和前一周比怎么样", ("2025-12-01", "2025-12-08")),
+        ("上个月和前一个月的营业额对比", ("2025-10-01", "2025-11-01")),
+        ("How did last week's footfall stack up against the week before?", ("2025-12-01", "2025-12-08")),
+        ("how did sales do yesterday compared to the day before", ("2025-12-13", "2025-12-14")),
+        ("this month vs the previous month revenue", ("2025-11-01", "2025-12-01")),
+        # a rolling span: the same span just before it
+        ("the last two weeks of orders against the two weeks before", ("2025-11-17", "2025-12-01")),
+    ],
+)
+def test_the_period_before_another_is_the_one_just_before_it(question: str, second: tuple[str, str]) -> None:
+    periods = _ok(question)["compare"]["periods"]
+    tr = periods[1]["time_range"]
+    assert (tr["since"][:10], tr["until"][:10]) == second, periods
+
+
+def test_the_period_before_alone_or_before_a_holiday() -> None:
+    """Alone, 前一周 is the past week and "the previous month" the calendar one before this; "the
+    week before Christmas" is not read as before another period (named, refused)."""
+    assert _ok("前一周的客流")["filters"]["time_range"] == {"last": "P1W"}
+    assert _ok("revenue the previous month")["filters"]["time_range"]["since"][:10] == "2025-11-01"
+    r = parse_question("revenue in the week before Christmas", VOCABULARY, NOW)
+    assert r.status != "ok" and "the week before" in r.not_understood

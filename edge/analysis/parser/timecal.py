@@ -62,6 +62,9 @@ class TimeInfo:
     #: the same period a year (or a month) before another one (去年同期, the same days last month), as
     #: (its words, where they start, how many months back)
     year_ago: tuple[str, int, int] | None = None
+    #: the unit before another period (上周和前一周, "last month against the month before"), as (its
+    #: words, where they start, its unit, how many, whether alone it is the units up to now)
+    before_that: tuple[str, int, str, int, bool] | None = None
 
     def add(self, other: TimeInfo) -> None:
         """Take in what ``other`` found later: its mentions follow, its horizon and window win."""

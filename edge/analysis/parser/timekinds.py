@@ -328,6 +328,13 @@ class Reading(tc.Clock):
         self.info.year_ago = (m.group(0), m.start(), months)
         self.take(m)
 
+    def read_before_that(self, m: re.Match[str], alone_last: bool = False) -> None:
+        """The units before another period: read when every kind has read (:func:`extract_time`);
+        ``alone_last``: alone, the units up to now (前一周: the past week), else the calendar one before."""
+        n = parse_number(_group(m, "n") or "1") or 1
+        self.info.before_that = (m.group(0), m.start(), _WORDS["units"][_group(m, "u")], n, alone_last)
+        self.take(m)
+
     def read_last(self, m: re.Match[str], zh: bool = False) -> None:
         """The last n units (none: one); in Chinese a bare 这周 or 天 and a count of none are no span."""
         n_text, unit = _group(m, "n"), _WORDS["units"][_group(m, "u")]
@@ -434,7 +441,38 @@ def extract_time(mt: MaskedText, now: datetime, tz: str) -> tc.TimeInfo:
         info.add(kind.extract(mt, ctx))
     if info.year_ago:
         _year_before(info, tc.Clock(now, tz))
+    if info.before_that:
+        _before_that(info, tc.Clock(now, tz))
     return info.in_order()
+
+
+def _before_that(info: tc.TimeInfo, clock: tc.Clock) -> None:
+    """The units just before the one other period named (上周和前一周: the week before last; "the
+    last 2 weeks against the 2 weeks before": the 2 weeks before those); alone, the units up to now
+    or the calendar ones before the current (前一周, "the previous month")."""
+    text, start, unit, n, alone_last = info.before_that or ("", 0, "W", 1, False)
+    named = [r.time_range for r in info.ranges if "since" in r.time_range or "last" in r.time_range]
+    today = clock.today
+    if len(named) != 1:
+        if len(named) > 1:
+            en = f"'{text}' is the period before another one: name one other period, or the dates"
+            info.errors.append((en, f"“{text}”是另一个时间段之前的时间：只说一个别的时间段，或者直接说日期"))
+        elif alone_last:
+            info.ranges.append(tc.RangeMention(text, {"last": f"P{n}{unit}"}, start, "last"))
+        else:
+            word = {"D": "day", "W": "week", "M": "month", "Y": "year"}[unit]
+            info.ranges.append(
+                tc.RangeMention(text, clock.span(*clock.period_days(word, -n)), start, "calendar")
+            )
+        return
+    tr = named[0]
+    end = subtract_duration(datetime.combine(today, time()), tr["last"]).date() if "last" in tr else None
+    end = end or datetime.fromisoformat(tr["since"]).date()
+    if unit in ("M", "Y"):
+        first = _months_back(end, n * (12 if unit == "Y" else 1))
+    else:
+        first = end - timedelta(days=n * (7 if unit == "W" else 1))
+    info.ranges.append(tc.RangeMention(text, clock.span(first, end), start, "calendar"))
 
 
 def _year_before(info: tc.TimeInfo, clock: tc.Clock) -> None:
