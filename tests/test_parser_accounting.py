@@ -422,7 +422,9 @@ def test_ids_of_no_field_compared_are_refused_not_summed() -> None:
     ("question", "word"),
     [
         # a negation no extractor reads is named, never dropped: the filter would be the opposite
-        ("不算促销日的营业额", "不算"),
+        # (days and promotion days left out are read: test_days_left_out_are_the_other_days)
+        ("不算雨天的营业额", "不算"),
+        ("revenue excluding the bakery", "excluding"),
         ("不下雨的时候客单价", "不"),
         ("revenue on days that were not rainy", "not"),
         ("revenue on days it didn't rain", "didn"),
@@ -431,6 +433,24 @@ def test_ids_of_no_field_compared_are_refused_not_summed() -> None:
 def test_a_negation_is_never_dropped(question: str, word: str) -> None:
     status, _, words = _parse(question)
     assert status == "unsupported" and word in words, words
+
+
+@pytest.mark.parametrize(
+    ("question", "filters"),
+    [
+        ("revenue last month excluding weekends", {"days_of_week": [0, 1, 2, 3, 4]}),
+        ("footfall not counting Sundays", {"days_of_week": [0, 1, 2, 3, 4, 5]}),
+        ("上个月除周末外的营业额", {"days_of_week": [0, 1, 2, 3, 4]}),
+        ("不算促销日的营业额", {"attributes": {"promotion": "false"}}),
+        ("orders without promotion days", {"attributes": {"promotion": "false"}}),
+    ],
+)
+def test_days_left_out_are_the_other_days(question: str, filters: dict[str, object]) -> None:
+    """ "excluding weekends" was refused (a negation named): days of a closed set (the weekdays,
+    promotion days or not) left out are the others, and the word is claimed."""
+    status, plan, words = _parse(question)
+    assert status == "ok", words
+    assert {k: plan["filters"].get(k) for k in filters} == filters
 
 
 @pytest.mark.parametrize(

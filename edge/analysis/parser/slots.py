@@ -162,6 +162,7 @@ class Draft:
     filters: dict[str, Any] = field(default_factory=dict)
     matches: list[AttributeMatch] = field(default_factory=list)
     read_as: list[tuple[str, str]] = field(default_factory=list)  # words read as a default, said
+    claimed: list[tuple[int, int]] = field(default_factory=list)  # words a stage used (excluding)
 
 
 def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> Slots:

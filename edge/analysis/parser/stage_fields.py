@@ -264,7 +264,11 @@ def fill_filters(s: Slots, d: Draft, now: datetime) -> None:
         pass  # 10am against 8pm: the hours are the groups, no filter
     elif hours and not (intent == "trend" and d.metric == "peak_hour" and (s.peak_shift or tends)):
         filters["hours"] = hours  # not the hours a peak moves in (nor its part of the day: it may leave it)
-    days = sorted({x for m in s.info.days for x in m.days})
+    out = [m for m in s.info.days if _left_out(s, d, m.start, len(m.label))]
+    days = sorted(
+        {x for m in s.info.days if m not in out for x in m.days} or (set(range(7)) if out else set())
+    )
+    days = [x for x in days if not any(x in m.days for m in out)]  # "excluding weekends": the others
     if days and by != "is_weekend":
         filters["days_of_week"] = days
     if intent != "forecast":  # a forecast keeps no stored value: it forecasts the store, not the rainy days
@@ -277,13 +281,29 @@ def fill_filters(s: Slots, d: Draft, now: datetime) -> None:
         named = [h for h in s.promo_hits if promotion_said(h, s)]  # 平常 beside rain: usually
         paired = intent == "co_occurrence" and "promotion=" in str(d.plan.get("pair"))
         if intent != "compare" and named and not paired:  # a promotion day outside a compare or pair
-            attrs.setdefault("promotion", str(named[0].value))
+            flip = _left_out(s, d, named[0].start, named[0].end - named[0].start)  # 不算促销日: the others
+            attrs.setdefault(
+                "promotion",
+                {"true": "false", "false": "true"}[str(named[0].value)] if flip else str(named[0].value),
+            )
         if attrs:
             filters["attributes"] = attrs
     d.matches += [_match(s.values[i], val) for i in d.used_values for val in s.values[i].values]
     if filters:
         d.plan["filters"] = filters
     d.plan["language"] = s.lang
+
+
+def _left_out(s: Slots, d: Draft, start: int, length: int) -> bool:
+    """Whether the days named at ``start`` are left out by the word before them (excluding
+    weekends, 不算促销日, 除周末外); that word, and a closing 外 after them, are then claimed."""
+    before = PATTERNS["left_out"].search(s.text[max(0, start - 20) : start])
+    if before is None:
+        return False
+    d.claimed.append((max(0, start - 20) + before.start(), start))
+    if close := PATTERNS["left_out_close"].match(s.text[start + length :]):
+        d.claimed.append((start + length + close.start(), start + length + close.end()))
+    return True
 
 
 def _match(v: ValueHit, value: str) -> AttributeMatch:

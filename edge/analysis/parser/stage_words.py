@@ -52,6 +52,7 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
         for m in (plan.get("target_metric"), plan.get("second_metric")):
             used |= set(METRIC_EVENT_TYPES.get(str(m), ()))
         claimed = [(t.start, t.end) for t in s.types if t.event_type in used or d.intent == "co_occurrence"]
+        claimed += d.claimed
         asked = _asked(plan, s, d, unused)
         words = residual(
             s.mt, cues_for(plan), plan, claimed=claimed, unclaimed=unused, asked=asked, asides=asides
