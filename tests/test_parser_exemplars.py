@@ -396,6 +396,21 @@ def test_out_of_domain_is_not_rescued_by_the_classifier(embed: Callable[[Sequenc
     assert result.status == "unsupported" and "不是关于门店数据" in (result.explanation or "")
 
 
+@pytest.mark.parametrize(
+    "q", ["促销广播播放的时候，排队长度是多少？", "when a promo announcement plays, how long is the queue?"]
+)
+def test_a_measure_while_other_events_happen_is_not_how_often_they_meet(
+    q: str, embed: Callable[[Sequence[str]], np.ndarray]
+) -> None:
+    """The classifier read 促销广播播放的时候，排队长度是多少 as a co-occurrence (`ok`: how often an
+    announcement and a queue meet), not the queue's length while one plays."""
+    assert parse_question(q, VOCAB, NOW, embed=embed).status != "ok"
+    assert (
+        parse_question("投诉和排队同时出现的次数是多少", VOCAB, NOW, embed=embed).plan["intent"]
+        == "co_occurrence"
+    )
+
+
 def test_bank_vectors_are_computed_once_per_encoder(embed: Callable[[Sequence[str]], np.ndarray]) -> None:
     calls: list[int] = []
 

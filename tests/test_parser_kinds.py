@@ -1872,3 +1872,18 @@ def test_the_period_before_alone_or_before_a_holiday() -> None:
     assert _ok("revenue the previous month")["filters"]["time_range"]["since"][:10] == "2025-11-01"
     r = parse_question("revenue in the week before Christmas", VOCABULARY, NOW)
     assert r.status != "ok" and "the week before" in r.not_understood
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        ("How was revenue on rainy days that came right after a sunny day?", "right after a sunny day"),
+        ("revenue the day after a promotion day", "the day after a promotion day"),
+        ("促销日的第二天客流多少", "第二天"),
+    ],
+)
+def test_days_after_days_of_a_kind_are_named(question: str, word: str) -> None:
+    """ "rainy days that came right after a sunny day" compared rainy with sunny days (`ok`): every
+    word of the sequence was a function word or a value."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok" and any(word in w for w in r.not_understood), (r.plan, r.not_understood)

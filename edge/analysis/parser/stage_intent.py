@@ -13,7 +13,7 @@ from collections.abc import Set
 from datetime import datetime
 from typing import Any
 
-from edge.analysis.metrics import ADDITIVE, METRICS
+from edge.analysis.metrics import ADDITIVE, COUNTS, METRICS
 from edge.analysis.parser.refusal import PATTERNS, STAGES, Refusal, said
 from edge.analysis.parser.slots import Draft, Force, Slots
 from edge.analysis.parser.text import Hit
@@ -152,6 +152,15 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         # "how many complaints on busy days", 客流少的日子营业额多少: a level on days of a kind no
         # field records (which days are busy?), never the link a correlation computes
         raise Refusal("condition_days", final=True)
+    if (
+        intent == "co_occurrence"
+        and set(s.metrics) - COUNTS
+        and "event_count" not in s.metrics
+        and PATTERNS["value_asked"].search(s.text)
+    ):
+        # 促销广播播放的时候，排队长度是多少: a measure's value while other events happen, not how
+        # often the two happen together
+        raise Refusal("measure_during", final=True)
     if intent == "compare" and _crossed(s, spec[1]):
         raise Refusal("crossed", final=True)  # "weekends than rainy days": two kinds of group
     if intent == "forecast" and not s.metrics and not PATTERNS["forecast_subject"].search(s.text):

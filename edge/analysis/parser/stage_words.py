@@ -157,6 +157,7 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     if intent not in ("co_occurrence", "retrieve") and not rates and d.counted is None:
         spans += [m.span() for m in PATTERNS["rate_word"].finditer(s.mt.view)]  # "the return rate"
     spans += [m.span() for m in PATTERNS["group_kind"].finditer(text)]  # "the usual customers"
+    spans += [m.span() for m in PATTERNS["day_after_kind"].finditer(text)]  # "after a sunny day"
     if intent not in ("trend", "periodicity", "anomaly", "correlation", "retrieve"):  # "what kind of trend"
         spans += [m.span() for m in PATTERNS["kind_asked"].finditer(s.mt.view)]  # "which type of mistake"
     if (
