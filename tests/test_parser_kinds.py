@@ -1887,3 +1887,13 @@ def test_days_after_days_of_a_kind_are_named(question: str, word: str) -> None:
     word of the sequence was a function word or a value."""
     r = parse_question(question, VOCABULARY, NOW)
     assert r.status != "ok" and any(word in w for w in r.not_understood), (r.plan, r.not_understood)
+
+
+def test_a_rates_events_counted_by_a_field_are_no_other_types() -> None:
+    """ "how many angry complaints" counted every negative or angry voice (`ok`), complaints or not;
+    上周有多少生气的顾客 ("how many") was the rate, a share."""
+    r = parse_question("how many angry complaints last month", VOCABULARY, NOW)
+    assert r.status != "ok" and "complaints" in r.not_understood, r.plan
+    plan = _ok("上周有多少生气的顾客")
+    assert plan["target_metric"] == "event_count" and plan["filters"]["attributes"]["speech_emotion"]
+    assert _ok("上周生气的顾客占比多少")["target_metric"] == "negative_emotion_rate"

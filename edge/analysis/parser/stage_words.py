@@ -138,7 +138,10 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
             used.add("footfall")  # "the peak hour for footfall": the hour of the most visitors
         if target == "event_count":  # "how many complaints": events of that type
             types = set((plan.get("filters") or {}).get("event_type") or ())
-            used |= {m for m, t in METRIC_ITEM.items() if not types or t in types}
+            # a rate's events counted by a field of theirs (speech emotions) are no other type's:
+            # "how many angry complaints" is not every angry voice
+            by_field = d.counted is not None and STAGES["count_of"][d.counted][0] != "event_type"
+            used |= {m for m, t in METRIC_ITEM.items() if (not types and not by_field) or t in types}
         spans += [(h.start, h.end) for h in s.metric_hits if str(h.value) not in used]
     # periods after the first ("this week's revenue against last week's"), but a since/until pair
     merged = ("since", "until") if info.ranges and info.ranges[0].kind in ("since", "until") else ()
