@@ -1897,3 +1897,17 @@ def test_a_rates_events_counted_by_a_field_are_no_other_types() -> None:
     plan = _ok("上周有多少生气的顾客")
     assert plan["target_metric"] == "event_count" and plan["filters"]["attributes"]["speech_emotion"]
     assert _ok("上周生气的顾客占比多少")["target_metric"] == "negative_emotion_rate"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How many complaints last week were about the queue?",
+        "上周有几条投诉是嫌排队太久的？",
+        "关于排队的投诉有几条",
+    ],
+)
+def test_what_events_are_about_is_their_topic_not_another_measure(question: str) -> None:
+    """ "complaints about the queue" was refused ("queue" read as the queue measure, then unused)."""
+    plan = _ok(question)
+    assert plan["target_metric"] == "complaint_count" and plan["filters"]["attributes"] == {"topic": "queue"}

@@ -78,6 +78,7 @@ REGISTRY: dict[str, Reader] = {
         Reader("places", "store ids named by a place (南京路店)", _in_vocab(vm.match_place_stores)),
         Reader("time", "TimeInfo", lambda mt, ctx: extract_time(mt, ctx.now, ctx.vocab.timezone)),
         Reader("top_k", "the N of 前N / top N", lambda mt, ctx: find_top_k(mt)),
+        Reader("about", "stored values a word of about names (关于排队)", _in_vocab(vm.match_about)),
         # reads without claiming: a measure word (投诉, queues) may name an event type too
         Reader("event_types", "event types named (not consumed)", _in_vocab(vm.match_event_types)),
         Reader("measures", "measure words", lambda mt, ctx: mt.find(lx.METRICS)),
@@ -180,6 +181,7 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
     stores = list(dict.fromkeys(stores + named_stores + run("places")))
     info: TimeInfo = run("time")
     top_n: int | None = run("top_k")
+    about: list[ValueHit] = run("about")
     pre_view = mt.view
     types: list[TypeHit] = run("event_types")
     metric_hits: list[Hit] = run("measures")
@@ -199,7 +201,7 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
     cue, peak_shift = _cues(pre_view, post_view, text, metrics)
     hint = _intent_hint(cue, peak_shift, info, metrics, entities, bool(types))
     similar: list[ValueHit] = [] if hint in ("forecast", "retrieve") else _similar(mt, ctx)
-    values = _headed(sorted(values + named + similar, key=lambda v: v.start), text)
+    values = _headed(sorted(values + about + named + similar, key=lambda v: v.start), text)
     values, two_fields = resolve_fields(text, values, ctx.vocab, metrics, types, hint)
     buckets = tuple(dict.fromkeys(str(h.value) for h in run("buckets")))
     dim_hits: list[Hit] = run("dimensions")

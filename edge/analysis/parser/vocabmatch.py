@@ -186,6 +186,20 @@ def match_values(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
 
 
 _DAYS_OF = re.compile(r"\s?(?:days?(?![a-z])|的?日子)")
+#: a word that says what something is about, just before a stored value (关于排队, "about the queue")
+_ABOUT = re.compile(r"(?:(?<![a-z])(?:about|regarding|concerning)(?: the| our)?\s?|关于|有关|嫌|抱怨)$")
+
+
+def match_about(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
+    """Stored values named just after a word of "about" (complaints about the queue, 嫌排队): what
+    the events are about, read before any measure or event type takes the word (consumed)."""
+    out = []
+    for h in mt.find(compiled(vocab).values, consume=False):
+        v = cast(ValueHit, h.value)
+        if _ABOUT.search(mt.view[: h.start]) and mt.free(h.start, h.end):
+            mt.consume(h.start, h.end)
+            out.append(replace(v, phrase=mt.text[h.start : h.end], start=h.start, end=h.end))
+    return out
 
 
 def _is_lexical(text: str) -> bool:
