@@ -201,6 +201,12 @@ KINDS = [
     ("HQ here - what was the Beijing store's footfall yesterday?", {"filters.store_id": ["bj_chaoyang_02"]}),
     ("Across the fleet, how many orders did we have last week?", {"target_metric": "order_count"}),
     ("Did either store have unusual queue lengths in the last two weeks?", {"group_by": ["store_id"]}),
+    # "take in" is revenue, "take" orders; "together" after the stores counted is their total
+    (
+        "How much did both stores take in together over the past 7 days?",
+        {"intent": "aggregate", "target_metric": "revenue"},
+    ),
+    ("How many orders did we take three days ago?", {"target_metric": "order_count"}),
 ]
 
 
@@ -425,6 +431,8 @@ def test_ids_of_no_field_compared_are_refused_not_summed() -> None:
         # (days and promotion days left out are read: test_days_left_out_are_the_other_days)
         ("不算雨天的营业额", "不算"),
         ("revenue excluding the bakery", "excluding"),
+        # "leaving" was read as the slip "leading" and the exclusion dropped (`ok`)
+        ("What was the average dwell time last month, leaving out the fresh section?", "leaving"),
         ("不下雨的时候客单价", "不"),
         ("revenue on days that were not rainy", "not"),
         ("revenue on days it didn't rain", "didn"),
@@ -443,6 +451,17 @@ def test_a_negation_is_never_dropped(question: str, word: str) -> None:
         ("上个月除周末外的营业额", {"days_of_week": [0, 1, 2, 3, 4]}),
         ("不算促销日的营业额", {"attributes": {"promotion": "false"}}),
         ("orders without promotion days", {"attributes": {"promotion": "false"}}),
+        (
+            "What was the average order value last month, weekends excluded?",
+            {"days_of_week": [0, 1, 2, 3, 4]},
+        ),
+        ("上个月刨掉周末，客单价是多少？", {"days_of_week": [0, 1, 2, 3, 4]}),
+        # a store left out: the other stores held (the store list is whole, unlike a field's values)
+        ("除了徐汇店，其他门店上个月一共卖了多少钱？", {"store_id": ["bj_chaoyang_02"]}),
+        (
+            "Leaving Xuhui aside, what did our other stores take in last month?",
+            {"store_id": ["bj_chaoyang_02"]},
+        ),
     ],
 )
 def test_days_left_out_are_the_other_days(question: str, filters: dict[str, object]) -> None:

@@ -24,13 +24,16 @@ _ENDINGS = ("s", "es", "d", "ed", "ing", "ly")
 
 @functools.lru_cache(maxsize=1)
 def _table_words() -> tuple[frozenset[str], tuple[str, ...]]:
-    """Every English word the word tables spell (their patterns less lookarounds), the function
-    words, the measures' context words, months and weekdays; and the tables' word beginnings
+    """Every English word the word tables and the question shapes spell (their patterns less
+    lookarounds), the function words, the measures' context words, months and weekdays; and the tables' word beginnings
     (correlat\\w*: every word they begin is known)."""
     tables = (lx.METRICS, lx.DIMENSIONS, lx.TIME_BUCKETS, lx.EVENT_TYPE_WORDS, lx.PROMOTION_VALUES)
     sources = [p.pattern for t in tables for p, _ in t]
     sources += [p for groups in lx.VALUE_WORDS.values() for p, _ in groups]
-    sources += [p.pattern for p in (*lx.CUES.values(), *lx.FORMS.values(), *lx.INTENT_CONTEXT.values())]
+    sources += [
+        p.pattern
+        for p in (*lx.CUES.values(), *lx.FORMS.values(), *lx.SHAPES.values(), *lx.INTENT_CONTEXT.values())
+    ]
     sources.append(lx.CONDITION_EN)
     words: set[str] = set()
     for w in (w for src in sources for w in re.findall(r"[a-z]{2,}\??", literal(src))):

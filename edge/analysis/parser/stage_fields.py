@@ -20,7 +20,7 @@ from edge.analysis.parser.slots import Draft, Slots
 from edge.analysis.parser.stage_intent import co_items, pair, promotion_said
 from edge.analysis.parser.text import Hit, parse_number
 from edge.analysis.parser.timecal import TimeInfo
-from edge.analysis.parser.vocabmatch import ValueHit
+from edge.analysis.parser.vocabmatch import ValueHit, left_out
 from edge.analysis.source import Vocabulary
 
 #: a word just before a phrase that asks by its field (which, 哪个, each)
@@ -295,15 +295,11 @@ def fill_filters(s: Slots, d: Draft, now: datetime) -> None:
 
 
 def _left_out(s: Slots, d: Draft, start: int, length: int) -> bool:
-    """Whether the days named at ``start`` are left out by the word before them (excluding
-    weekends, 不算促销日, 除周末外); that word, and a closing 外 after them, are then claimed."""
-    before = PATTERNS["left_out"].search(s.text[max(0, start - 20) : start])
-    if before is None:
-        return False
-    d.claimed.append((max(0, start - 20) + before.start(), start))
-    if close := PATTERNS["left_out_close"].match(s.text[start + length :]):
-        d.claimed.append((start + length + close.start(), start + length + close.end()))
-    return True
+    """Whether the days named at ``start`` are left out (excluding weekends, 不算促销日, 除周末外,
+    "weekends excluded"); the words that say so are then claimed."""
+    spans = left_out(s.text, start, start + length)
+    d.claimed += spans
+    return bool(spans)
 
 
 def _match(v: ValueHit, value: str) -> AttributeMatch:

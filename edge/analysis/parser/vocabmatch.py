@@ -185,9 +185,28 @@ def match_values(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
     return out
 
 
+#: a word of "combined" later in the question than the stores counted
+_TOGETHER = re.compile(
+    r"(?<![a-z])(?:together|combined|altogether|in total)(?![a-z])|加起来|合起来|一共|总共"
+)
 _DAYS_OF = re.compile(r"\s?(?:days?(?![a-z])|的?日子)")
 #: a word that says what something is about, just before a stored value (关于排队, "about the queue")
 _ABOUT = re.compile(r"(?:(?<![a-z])(?:about|regarding|concerning)(?: the| our)?\s?|关于|有关|嫌|抱怨)$")
+
+
+def left_out(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """The spans of the words that leave out what ``text[start:end]`` names (excluding weekends,
+    除了徐汇店…外, "weekends excluded", "leaving Xuhui aside"), else none: the others are meant."""
+    before = _LEFT_OUT.search(text[max(0, start - 20) : start])
+    close = _LEFT_OUT_CLOSE.match(text, end) if before and "除" in before.group(0) else None
+    after = _LEFT_OUT_AFTER.match(text, end)
+    spans = [(max(0, start - 20) + before.start(), start)] if before else []
+    return spans + [m.span() for m in (close, after) if m] if before or after else []
+
+
+_LEFT_OUT = lx.SHAPES["left_out"]
+_LEFT_OUT_AFTER = lx.SHAPES["left_out_after"]
+_LEFT_OUT_CLOSE = lx.SHAPES["left_out_close"]
 
 
 def match_about(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
@@ -343,6 +362,7 @@ def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
     所有门店; its store noun is consumed only when "combined", 加起来, follows: 两个店的客流分别怎样
     groups by store; another count, 三家店 of two, is left unclaimed); consumed."""
     found: list[tuple[int, str]] = []
+    spans: list[tuple[int, int]] = []  # of the stores named by a place or an id part
     held = len(vocab.store_ids)
     for kind in ("count_en", "count_zh", "place_pair_en", "place_en", "place_zh"):
         for m in lx.NAMING[kind].finditer(mt.view):
@@ -352,9 +372,14 @@ def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
                     # "across both stores": their total, as "both stores combined"
                     whole = m["x"] or re.search(r"(?<![a-z])(?:across|over)\s$", mt.view[: m.start()])
                     mt.consume(m.start(), m.end() if whole else m.start("s"))
+                    if not m["x"] and (later := _TOGETHER.search(mt.view, m.end(), m.end() + 40)):
+                        mt.consume(*later.span())  # "did both stores take in together": their total
                     found += [(m.start(), s) for s in vocab.store_ids]
             elif (places := _places(m)) and mt.free(places[0][0], m.end()):
                 found += [(at, _place_store(place, vocab.store_ids)) for at, place in places]
+                spans += [
+                    (at, m.end() if i == len(places) - 1 else at + len(p)) for i, (at, p) in enumerate(places)
+                ]
                 mt.consume(places[0][0], m.end())
     named = _id_parts(tuple(vocab.store_ids)) | _city_stores(tuple(vocab.store_ids))
     for part, store in named.items():  # "Xuhui or Chaoyang?", "Shanghai vs Beijing", 北京和上海
@@ -362,7 +387,15 @@ def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
         for m in re.finditer(rf"{edge}{re.escape(part)}{edge and '(?![a-z0-9_-])'}", mt.view):
             found.append((m.start(), store))
             mt.consume(m.start(), m.end())
-    return list(dict.fromkeys(s for _, s in sorted(found)))
+            spans.append(m.span())
+    # a store left out (除了徐汇店, "leaving Xuhui aside"): the other stores held
+    ends = {a: b for a, b in spans}
+    out = {s for at, s in found if at in ends and left_out(mt.text, at, ends[at])}
+    for a, b in spans:
+        for x, y in left_out(mt.text, a, b):
+            mt.consume(x, y)
+    kept = [s for _, s in sorted(found) if s not in out]
+    return list(dict.fromkeys(kept or ([s for s in vocab.store_ids if s not in out] if out else [])))
 
 
 @functools.lru_cache(maxsize=8)
