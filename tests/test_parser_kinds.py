@@ -1911,3 +1911,27 @@ def test_what_events_are_about_is_their_topic_not_another_measure(question: str)
     """ "complaints about the queue" was refused ("queue" read as the queue measure, then unused)."""
     plan = _ok(question)
     assert plan["target_metric"] == "complaint_count" and plan["filters"]["attributes"] == {"topic": "queue"}
+
+
+@pytest.mark.parametrize(
+    ("question", "path", "value"),
+    [
+        # 大前天 was 前天 (大 a function character): the day before, `ok`
+        ("大前天的营业额", "filters.time_range.since", "2025-12-12T00:00:00+08:00"),
+        ("大后天会有多少客流", "horizon", "P3D"),
+        ("forecast footfall for the day after tomorrow", "horizon", "P2D"),
+        # a holiday of a year named: that year's (今年 was a second period, the holiday named)
+        ("今年双十一那天销售额多少？", "filters.time_range.since", "2025-11-11T00:00:00+08:00"),
+        (
+            "What were sales on Singles' Day last year?",
+            "filters.time_range.since",
+            "2024-11-11T00:00:00+08:00",
+        ),
+        ("Christmas this year revenue", "filters.time_range.since", "2025-12-25T00:00:00+08:00"),
+    ],
+)
+def test_days_counted_from_today_and_holidays_of_a_year(question: str, path: str, value: str) -> None:
+    cur: Any = _ok(question)
+    for part in path.split("."):
+        cur = cur[part]
+    assert cur == value, (question, cur)

@@ -151,18 +151,22 @@ class Reading(tc.Clock):
         elif self.info.horizon is None:
             # a word without a unit of its own (下个月, 明年) names one; else a day (明天, tomorrow)
             named = next((u for u in ("月", "周", "星期", "礼拜", "年") if u in m.group(0)), "天")
-            n = parse_number(_group(m, "n") or "1") or 1
+            n = _WORDS["days_ahead"].get(m.group(0)) or parse_number(_group(m, "n") or "1") or 1
             self.info.horizon = f"P{n}{_WORDS['units'][_group(m, 'u') or named]}"
         self.take(m)
 
-    def read_holiday(self, m: re.Match[str], days: dict[str, list[int]]) -> None:
-        """The days of a holiday on a fixed date, the latest begun (Christmas before the 25th: last year's)."""
+    def read_holiday(self, m: re.Match[str], days: dict[str, list[int]], years: dict[str, int]) -> None:
+        """The days of a holiday on a fixed date: of the year named (今年双十一), else the latest
+        begun (Christmas before the 25th: last year's)."""
         name = _group(m, "h") or _group(m, "h2")
         key = next(k for k in sorted(days, key=len, reverse=True) if name.replace("'", "").startswith(k))
         month, day, n = days[key]
         n = 1 if _group(m, "one") else n  # 国庆节当天: its first day
         first = date(self.today.year, month, day)
-        first = first if first <= self.today else first.replace(year=first.year - 1)
+        if (year := _group(m, "yr")) and year in years:
+            first = first.replace(year=first.year + years[year])  # this year's, even if still ahead
+        elif first > self.today:
+            first = first.replace(year=first.year - 1)
         if _group(m, "wk"):  # 圣诞那周, "Christmas week": the week it falls in
             first, n = first - timedelta(days=first.weekday()), 7
         self.range(
