@@ -207,6 +207,23 @@ KINDS = [
         {"intent": "aggregate", "target_metric": "revenue"},
     ),
     ("How many orders did we take three days ago?", {"target_metric": "order_count"}),
+    # orders per visitor, visitors turned into buyers: the conversion rate
+    ("On rainy days, how many orders do we get per visitor?", {"target_metric": "conversion_rate"}),
+    (
+        "11月北京店把进店顾客变成买单顾客的能力比上海店强吗？",
+        {"intent": "compare", "target_metric": "conversion_rate"},
+    ),
+    (
+        "Did the Beijing store turn visitors into buyers better than the Shanghai store?",
+        {"target_metric": "conversion_rate"},
+    ),
+    ("Have complaints been snowballing over the past month?", {"intent": "trend"}),
+    # one store's share: every store's part, no filter to that store
+    (
+        "What share of the past three months' revenue came from Xuhui?",
+        {"group_by": ["store_id"], "filters.store_id": None},
+    ),
+    ("最近三个月的销售额里，徐汇店占了几成？", {"intent": "breakdown", "group_by": ["store_id"]}),
 ]
 
 

@@ -72,6 +72,8 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
         if key in _SERIES_KEYS:  # a stored key no plan groups by (a staff operation) is no breakdown
             d.used_values |= {i for i, v in enumerate(s.values) if v.key == key}
             dims = [key]
+    if intent == "breakdown" and not dims and not s.buckets and len(s.stores) == 1 < s.held_stores:
+        dims = ["store_id"]  # "what share of revenue came from Xuhui": every store's part, not its own
     if intent in ("breakdown", "top_k", "anomaly", "trend") and (group := _group_by(s, d, dims)):
         plan["group_by"] = group[:3]
         # 每个品类: the word before the field's; 各区域: the field's word begins with it
@@ -238,7 +240,8 @@ def _days_ahead(info: TimeInfo, now: datetime) -> str | None:
 def fill_filters(s: Slots, d: Draft, now: datetime) -> None:
     """Set the plan's ``filters`` and ``language`` and the draft's matches."""
     intent, filters, by = d.intent, d.filters, d.compare_from
-    if s.stores and by != "store_id":
+    split = intent == "breakdown" and "store_id" in (d.plan.get("group_by") or [])  # its share of all
+    if s.stores and by != "store_id" and not split:
         filters["store_id"] = list(s.stores)
     if d.entities:
         filters["entities"] = list(dict.fromkeys(d.entities))
