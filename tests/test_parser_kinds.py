@@ -1928,6 +1928,9 @@ def test_what_events_are_about_is_their_topic_not_another_measure(question: str)
             "2024-11-11T00:00:00+08:00",
         ),
         ("Christmas this year revenue", "filters.time_range.since", "2025-12-25T00:00:00+08:00"),
+        # a month of a year named: 今年11月 was this whole year and 11月 named
+        ("今年11月的营业额", "filters.time_range.since", "2025-11-01T00:00:00+08:00"),
+        ("revenue in November last year", "filters.time_range.since", "2024-11-01T00:00:00+08:00"),
     ],
 )
 def test_days_counted_from_today_and_holidays_of_a_year(question: str, path: str, value: str) -> None:
@@ -1935,3 +1938,13 @@ def test_days_counted_from_today_and_holidays_of_a_year(question: str, path: str
     for part in path.split("."):
         cur = cur[part]
     assert cur == value, (question, cur)
+
+
+def test_a_change_over_a_year_is_never_a_comparison_of_groups() -> None:
+    """哪家店的销售额同比增长最多 compared the stores' revenue (`ok` at a hub): 同比 / 环比 (a change
+    against another period) are named unless the plan compares periods."""
+    r = parse_question("哪家店的销售额同比增长最多？", VOCABULARY, NOW)
+    assert r.status != "ok" and "同比" in r.not_understood, r.plan
+    assert "periods" in _ok("这个月营业额环比上个月怎么样")["compare"]
+    periods = _ok("今年11月的客流和去年11月比怎么样？")["compare"]["periods"]
+    assert [p["time_range"]["since"][:7] for p in periods] == ["2025-11", "2024-11"]

@@ -178,4 +178,6 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
         spans += [m.span() for m in WINDOW.finditer(text) if not m.group(0).endswith("里")]
     if intent not in ("compare", "correlation"):  # words that set two things side by side
         spans += [m.span() for m in PATTERNS["side_by_side"].finditer(text)]
+    elif not periods:  # 哪家店的销售额同比增长最多: a change over a year, not the stores' levels
+        spans += [m.span() for m in PATTERNS["over_period"].finditer(text)]
     return spans

@@ -155,7 +155,7 @@ class Reading(tc.Clock):
             self.info.horizon = f"P{n}{_WORDS['units'][_group(m, 'u') or named]}"
         self.take(m)
 
-    def read_holiday(self, m: re.Match[str], days: dict[str, list[int]], years: dict[str, int]) -> None:
+    def read_holiday(self, m: re.Match[str], days: dict[str, list[int]]) -> None:
         """The days of a holiday on a fixed date: of the year named (今年双十一), else the latest
         begun (Christmas before the 25th: last year's)."""
         name = _group(m, "h") or _group(m, "h2")
@@ -163,8 +163,8 @@ class Reading(tc.Clock):
         month, day, n = days[key]
         n = 1 if _group(m, "one") else n  # 国庆节当天: its first day
         first = date(self.today.year, month, day)
-        if (year := _group(m, "yr")) and year in years:
-            first = first.replace(year=first.year + years[year])  # this year's, even if still ahead
+        if year := _group(m, "yr"):
+            first = first.replace(year=first.year + _WORDS["years"][year])  # this year's, even if ahead
         elif first > self.today:
             first = first.replace(year=first.year - 1)
         if _group(m, "wk"):  # 圣诞那周, "Christmas week": the week it falls in
@@ -181,6 +181,8 @@ class Reading(tc.Clock):
     def read_month(self, m: re.Match[str], months: int = 1) -> None:
         """A named month, quarter (q) or year, the latest begun when no year is named, or an open range."""
         year, month = _year_month(m)
+        if year is None and (named := _group(m, "yr")):  # 今年11月, "November last year"
+            year = self.today.year + _WORDS["years"][named]
         if q := _group(m, "q"):
             month = 3 * (_WORDS["ordinals"].get(q) or parse_number(q) or 1) - 2
         days = self.month_range(year, month, m.group(0), months)
