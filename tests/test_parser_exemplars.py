@@ -411,6 +411,12 @@ def test_a_measure_while_other_events_happen_is_not_how_often_they_meet(
     )
 
 
+def test_a_measure_and_a_period_alone_stay_a_value(embed: Callable[[Sequence[str]], np.ndarray]) -> None:
+    """ "complaints last 7 days" was answered as outliers by the hour (the classifier over a weak
+    reading whose every word was read): a cue-less kind never replaces a plain value."""
+    assert parse_question("complaints last 7 days", VOCAB, NOW, embed=embed).plan["intent"] == "aggregate"
+
+
 def test_bank_vectors_are_computed_once_per_encoder(embed: Callable[[Sequence[str]], np.ndarray]) -> None:
     calls: list[int] = []
 

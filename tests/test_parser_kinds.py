@@ -1948,3 +1948,13 @@ def test_a_change_over_a_year_is_never_a_comparison_of_groups() -> None:
     assert "periods" in _ok("这个月营业额环比上个月怎么样")["compare"]
     periods = _ok("今年11月的客流和去年11月比怎么样？")["compare"]["periods"]
     assert [p["time_range"]["since"][:7] for p in periods] == ["2025-11", "2024-11"]
+
+
+def test_which_store_inside_its_word_is_asked() -> None:
+    """哪家店员工失误率高 was the whole fleet's rate (`ok`): 店员 took 哪家店's 店 (员工 is staff), and
+    a which-word inside a field's word left unused was dropped. "哪…高" compares."""
+    plan = _ok("哪家店员工失误率高")
+    assert plan["intent"] == "compare" and plan["compare"]["dimension"] == "store_id", plan
+    r = parse_question("哪家的客流", VOCABULARY, NOW)
+    assert r.status != "ok" and "哪家" in r.not_understood
+    assert _ok("哪个店员出错最多")["group_by"] == ["staff_id"]  # 店员: a staff member

@@ -84,6 +84,8 @@ def _combine(question: str, ctx: Context, rules: _Rules, guess: Guess) -> ParseR
         return res
     if guess.intent == r_intent and (r_metric == guess.target_metric or not g_metrics):
         return res  # a weak rule reading that the classifier confirms
+    if r_intent == "aggregate" and guess.intent in _STRONG | {"anomaly"}:
+        return res  # "complaints last 7 days": every word read as a value; outliers nobody asked for
     if r_intent is None and rules.hinted is not None and guess.intent != rules.hinted:
         # the question's shape names its kind ("越 X 越 Y") and the rules could not build it: an
         # answer of another kind would be a number for a question nobody asked

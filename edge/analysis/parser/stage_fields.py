@@ -18,7 +18,7 @@ from edge.analysis.parser.refusal import PATTERNS, STAGES, Refusal, said
 from edge.analysis.parser.result import AttributeMatch
 from edge.analysis.parser.slots import Draft, Slots
 from edge.analysis.parser.stage_intent import co_items, pair, promotion_said
-from edge.analysis.parser.text import Hit, parse_number
+from edge.analysis.parser.text import parse_number
 from edge.analysis.parser.timecal import TimeInfo
 from edge.analysis.parser.vocabmatch import ValueHit, left_out
 from edge.analysis.source import Vocabulary
@@ -84,12 +84,6 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
         ]
         if intent == "top_k" and len(group) > 1 and each:  # 每个品类卖得最好的三个商品: the top 3 of each
             raise Refusal("top_in_each", final=True)
-        if (
-            intent == "top_k"
-            and s.top_n is None
-            and any(_which_one(s.text, h) for h in s.dim_hits if h.value in group)
-        ):
-            plan["top_k"] = 1  # "which store had the most", 哪天最多: the first, said a tie within noise
     elif intent in ("breakdown", "top_k") and not (intent == "top_k" and d.metric == "peak_hour"):
         raise Refusal("rank_by")  # never the operator's default grouping, which nobody asked for
     if intent in ("trend", "anomaly"):  # a bucket or time dimension named, outlier days, else by range
@@ -106,14 +100,6 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
             d.filters["event_type"] = list(dict.fromkeys(t.event_type for t in s.types))
         if query := _semantic_query(s.text, s.info):
             plan["semantic_query"] = query
-
-
-def _which_one(text: str, hit: Hit) -> bool:
-    """``hit`` (a field's word) asks for one: "which store", 哪家店, 哪天; not "which hours", 哪些."""
-    asked = PATTERNS["which_before"].search(text[: hit.start]) or hit.text.startswith(
-        ("哪家", "哪个", "哪一", "哪位", "哪天")
-    )
-    return bool(asked) and not re.search(r"(?<![a-z])[a-z]+s$|哪些", hit.text)
 
 
 def _group_by(s: Slots, d: Draft, dims: list[str]) -> list[str]:

@@ -129,7 +129,9 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     intent, target, text, info = plan.get("intent"), plan.get("target_metric"), s.text, s.info
     periods = (plan.get("compare") or {}).get("periods")
     # unused dimension words the answer is asked by ("which store", 各区域)
-    spans = [(a, b) for a, b in unused if PATTERNS["asked_by"].search(text[max(0, a - 10) : a])]
+    # (哪家店 itself, unless a comparison's sides are what it asks between: 周六和周日，哪天)
+    which_in = 1 if intent != "compare" else 0
+    spans = [(a, b) for a, b in unused if PATTERNS["asked_by"].search(text[max(0, a - 10) : a + which_in])]
     if intent != "co_occurrence":  # measure words not computed (a co-occurrence's name its items)
         used = {target, plan.get("second_metric"), d.counted}
         if target == "footfall" and "hour" in (plan.get("group_by") or []):
