@@ -72,3 +72,35 @@ def test_umlauts_are_folded_on_both_sides() -> None:
             res = parse_question(question, vocab, NOW)
             assert res.status == "ok", res.not_understood
             assert res.plan["filters"]["attributes"] == {"product_category": stored}
+
+
+@pytest.mark.parametrize(
+    ("question", "read_as", "expect"),
+    [
+        ("rev yday", [("rev", "revenue"), ("yday", "yesterday")], {"target_metric": "revenue"}),
+        ("conv past 30d", [("30d", "30 days"), ("conv", "conversion")], {"target_metric": "conversion_rate"}),
+        (
+            "wkend vs wkday aov last month",
+            [("wkend", "weekend"), ("wkday", "weekday")],
+            {"intent": "compare"},
+        ),
+        (
+            "split yday's rev by category",
+            [("yday", "yesterday"), ("rev", "revenue")],
+            {"intent": "breakdown"},
+        ),
+        ("conv rate有没有周期性", [("conv", "conversion")], {"intent": "periodicity"}),
+    ],
+)
+def test_a_short_form_is_read_as_its_words_and_said(question: str, read_as: list, expect: dict) -> None:
+    """Phone-typed short forms (rev, yday, 30d) were named, refused: read as their words, said."""
+    r = parse_question(question, VOCABULARY, datetime(2025, 12, 15, 10))
+    assert r.status == "ok", r.not_understood
+    assert set(read_as) <= set(r.read_as)
+    assert {k: r.plan[k] for k in expect} == expect
+
+
+def test_store_codes_of_a_city_name_their_store() -> None:
+    """ "bj vs sh": the initials of a listed city, a part of one store id, name that store."""
+    plan = parse_question("bj vs sh aov this month", VOCABULARY, datetime(2025, 12, 15, 10)).plan
+    assert plan["compare"]["groups"] == ["bj_chaoyang_02", "sh_xuhui_01"]

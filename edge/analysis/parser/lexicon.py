@@ -65,6 +65,9 @@ class Lexicon:
     naming_words: dict[str, frozenset[str]]
     #: valuekeys.py's message on a word of two fields: language -> part -> template
     two_fields: dict[str, dict[str, str]]
+    #: short forms -> their words, and unit letters after a number -> their unit (spelling.py)
+    abbreviations: dict[str, str]
+    abbreviated_units: dict[str, str]
 
 
 @dataclass
@@ -248,6 +251,8 @@ def load(path: Path | None = None) -> Lexicon:
         k: frozenset(r.words(r.section("NAMING_WORDS"), k, "NAMING_WORDS")) for k in r.section("NAMING_WORDS")
     }
     fields["two_fields"] = r.templates("TWO_FIELDS")
+    short = r.section("ABBREVIATIONS")
+    fields["abbreviations"], fields["abbreviated_units"] = dict(short["en"]), dict(short["units"])
     trad = r.section("TRADITIONAL")
     src, dst = (trad.get(k) for k in ("from", "to"))
     if not (isinstance(src, str) and isinstance(dst, str) and len(src) == len(dst)):
@@ -288,4 +293,6 @@ NAMED_BY_CODE = _LEXICON.named_by_code
 NAMING = _LEXICON.naming
 NAMING_WORDS = _LEXICON.naming_words
 TWO_FIELDS = _LEXICON.two_fields
+ABBREVIATIONS = _LEXICON.abbreviations
+ABBREVIATED_UNITS = _LEXICON.abbreviated_units
 TRADITIONAL = _LEXICON.traditional

@@ -1,6 +1,7 @@
 """Slips of typing in English words (revnue, Octobr): a word no word table and no stored value
 knows, one edit from exactly one word they do know, is read as that word (and said, in
-:attr:`~.result.ParseResult.read_as`). Short words are never guessed (sale and sales).
+:attr:`~.result.ParseResult.read_as`). Short words are never guessed (sale and sales), but the
+short forms of ``ABBREVIATIONS`` are read as theirs (rev, yday, 30d).
 """
 
 from __future__ import annotations
@@ -60,11 +61,37 @@ def _one_edit(word: str) -> set[str]:
     )
 
 
+#: a short form (rev, yday), and a number with a unit letter (30d, 6wks)
+_SHORT = re.compile(
+    rf"(?<![a-z0-9_'\-])(?:{'|'.join(sorted(lx.ABBREVIATIONS, key=len, reverse=True))})(?=$|[^a-z0-9_'\-]|'s(?![a-z]))"
+)
+_UNIT = re.compile(
+    rf"(?<![a-z0-9_'\-])([0-9]+) ?({'|'.join(sorted(lx.ABBREVIATED_UNITS, key=len, reverse=True))})(?![a-z0-9_'\-])"
+)
+
+
+def expand(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """``text`` with its short forms read as their words (rev: revenue; 30d: 30 days; not 30 days
+    itself), and the (short form, words) pairs read."""
+    read: list[tuple[str, str]] = []
+
+    def words(m: re.Match[str]) -> str:
+        if m.lastindex:  # a number and a unit letter
+            full = f"{m.group(1)} {lx.ABBREVIATED_UNITS[m.group(2)]}"
+        else:
+            full = lx.ABBREVIATIONS[m.group(0)]
+        if full != m.group(0):
+            read.append((m.group(0), full))
+        return full
+
+    return _SHORT.sub(words, _UNIT.sub(words, text)), read
+
+
 def correct(text: str, vocab: Vocabulary) -> tuple[str, tuple[tuple[str, str], ...]]:
-    """``text`` with each slip read as its word, and the (slip, word) pairs read."""
+    """``text`` with each short form and slip read as its word, and the (as typed, word) pairs read."""
     table_words, stems = _table_words()
     known = table_words | _vocab_words(vocab)
-    read: list[tuple[str, str]] = []
+    text, read = expand(text)
 
     def fix(m: re.Match[str]) -> str:
         token = m.group(0)

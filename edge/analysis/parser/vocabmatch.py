@@ -416,12 +416,16 @@ def _id_parts(store_ids: tuple[str, ...]) -> dict[str, str]:
 
 @functools.lru_cache(maxsize=8)
 def _city_stores(store_ids: tuple[str, ...]) -> dict[str, str]:
-    """The cities (in characters and pinyin) whose initials are a part of one store id alone."""
+    """The cities (in characters and pinyin) whose initials are a part of one store id alone, and
+    those initials themselves ("bj vs sh"), unless a word of questions."""
     out = {}
     for city, initials in _cities().items():
         stores = [s for s in store_ids if _parts(s) & initials]
         if len(stores) == 1:
             out[city] = stores[0]
+            out |= {
+                i: stores[0] for i in initials if i not in lx.EN_FUNCTION and not _a_word_of_the_lexicon(i)
+            }
     return out
 
 
