@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from edge.analysis.parser import lexicon as lx
-from edge.analysis.parser.text import CJK, MaskedText, gapped, overlaps, word
+from edge.analysis.parser.text import CJK, MaskedText, gapped, has_cjk, overlaps, word
 
 #: a pivot's condition nouns: claimed only when the plan compares periods around a date
 CONDITION = re.compile(lx.CONDITION_ZH + "|" + word(lx.CONDITION_EN))
@@ -69,6 +69,11 @@ def zh_taken(pieces: str, measure_words: Iterable[str] = ()) -> list[bool]:
     """Per character of ``pieces``: blank (claimed, punctuation) or inside a function word or one of
     ``measure_words`` (longest first; only words of CJK characters, never found across a run's end)."""
     return [c == "\u0000" for c in _blanked(pieces, {*lx.ZH_FUNCTION, *measure_words})]
+
+
+def zh_taken_by(pieces: str, words: Iterable[str]) -> list[bool]:
+    """Per character of ``pieces``: inside one of ``words`` (longest first)."""
+    return [c == "\u0000" for c in _blanked(pieces, words)]
 
 
 def compounds(pieces: str, measure_words: Iterable[str] = ()) -> list[tuple[int, int]]:
@@ -199,13 +204,15 @@ def residual(
     unclaimed: Iterable[tuple[int, int]] = (),
     asked: Iterable[tuple[int, int]] = (),
     asides: list[str] | None = None,
+    whole: Iterable[tuple[int, int]] = (),
 ) -> list[str]:
     """The question's content words nothing claimed (``mt`` is left as it is), in question order,
     as typed (normalised). ``claimed``: spans the plan uses that no extractor consumed (event-type
     words); ``unclaimed``: spans consumed that the plan does not use (a dimension it does not group
     by); ``asked``: such spans the answer is to be given by ("which store"), named even when a
     function word; ``cue_patterns``: the intent cues; ``asides``: when given, the clauses about the
-    asking, not the data, are set aside (their words not named) and appended to it."""
+    asking, not the data, are set aside (their words not named) and appended to it; ``whole``:
+    unclaimed spans that are words of their own unless function words spell them (店员)."""
     work = mt.copy()
     for start, end in unclaimed:  # read by an extractor, but the plan does not use it
         work._chars[start:end] = mt.text[start:end]
@@ -226,6 +233,12 @@ def residual(
     pieces = _PUNCT.sub(lambda p: "\u0000" * len(p.group(0)), view)
     taken = zh_taken(pieces, zh_measure)
     joined = compounds(pieces, zh_measure)  # 店长: content, though 店 and 长 are function words
+    # a field's word the plan does not use is a word of its own, unless function words spell it
+    # whole (门店): 店员 of 店员被投诉 is not 员 finishing 店员 after the function character 店
+    multi = {w for w in (*lx.ZH_FUNCTION, *zh_measure) if len(w) > 1}
+    joined += [
+        (a, b) for a, b in whole if has_cjk(mt.text[a:b]) and not all(zh_taken_by(mt.text[a:b], multi))
+    ]
     for a, b in joined:
         taken[a:b] = [False] * (b - a)
     # the words a character may finish: the tables' and the cues the plan uses (提 of 提高 under a

@@ -35,12 +35,12 @@ QUESTION_TAG = lx.FORMS["question_tag"]
 PEAK_SHIFT = lx.SHAPES["peak_shift"]
 MORE_LESS = lx.SHAPES["more_less"]
 SELLERS = lx.SHAPES["sellers"]
-#: the word just before a measure that a ranking is by ("by revenue", 按销售额)
 #: "which" just before a word: the field it names is asked (哪个员工, "which staff member")
 WHICH_BEFORE = PATTERNS["which_before"]
 WHO = re.compile(r"谁|(?<![a-z])who(?![a-z])")
 #: between a field's word and the measure it names (员工失误率, "staff's error rate")
 NAME_GAP = re.compile(r"\s?(?:的|'s)?\s?")
+#: the word just before a measure that a ranking is by ("by revenue", 按销售额)
 BY_MEASURE = re.compile(r"(?:(?<![a-z])(?:by|in terms of|based on)\s|[按以用]\s?)$")
 
 

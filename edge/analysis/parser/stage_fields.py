@@ -73,7 +73,8 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
             d.used_values |= {i for i, v in enumerate(s.values) if v.key == key}
             dims = [key]
     if intent == "breakdown" and not dims and not s.buckets and len(s.stores) == 1 < s.held_stores:
-        dims = ["store_id"]  # "what share of revenue came from Xuhui": every store's part, not its own
+        if PATTERNS["store_share"].search(s.text):  # "what share of revenue came from Xuhui", 徐汇店占几成
+            dims = ["store_id"]  # every store's part, not its own
     if intent in ("breakdown", "top_k", "anomaly", "trend") and (group := _group_by(s, d, dims)):
         plan["group_by"] = group[:3]
         # 每个品类: the word before the field's; 各区域: the field's word begins with it
@@ -253,11 +254,21 @@ def fill_filters(s: Slots, d: Draft, now: datetime) -> None:
         pass  # 10am against 8pm: the hours are the groups, no filter
     elif hours and not (intent == "trend" and d.metric == "peak_hour" and (s.peak_shift or tends)):
         filters["hours"] = hours  # not the hours a peak moves in (nor its part of the day: it may leave it)
-    out = [m for m in s.info.days if _left_out(s, d, m.start, len(m.label))]
+    # "excluding weekends": the other days; not when nothing is left, nor when the days are compared
+    out = {
+        i: spans
+        for i, m in enumerate(s.info.days)
+        if (spans := left_out(s.text, m.start, m.start + len(m.label)))
+    }
     days = sorted(
-        {x for m in s.info.days if m not in out for x in m.days} or (set(range(7)) if out else set())
+        {x for i, m in enumerate(s.info.days) if i not in out for x in m.days}
+        or (set(range(7)) if out else set())
     )
-    days = [x for x in days if not any(x in m.days for m in out)]  # "excluding weekends": the others
+    days = [x for x in days if not any(x in s.info.days[i].days for i in out)]
+    if out and days and by not in ("is_weekend", "day_of_week"):
+        d.claimed += [span for spans in out.values() for span in spans]
+    elif out:
+        days = sorted({x for m in s.info.days for x in m.days})  # the words that leave them out: named
     if days and by != "is_weekend":
         filters["days_of_week"] = days
     if intent != "forecast":  # a forecast keeps no stored value: it forecasts the store, not the rainy days
@@ -270,7 +281,8 @@ def fill_filters(s: Slots, d: Draft, now: datetime) -> None:
         named = [h for h in s.promo_hits if promotion_said(h, s)]  # 平常 beside rain: usually
         paired = intent == "co_occurrence" and "promotion=" in str(d.plan.get("pair"))
         if intent != "compare" and named and not paired:  # a promotion day outside a compare or pair
-            flip = _left_out(s, d, named[0].start, named[0].end - named[0].start)  # 不算促销日: the others
+            flip = left_out(s.text, named[0].start, named[0].end)  # 不算促销日: the others
+            d.claimed += flip
             attrs.setdefault(
                 "promotion",
                 {"true": "false", "false": "true"}[str(named[0].value)] if flip else str(named[0].value),
@@ -281,14 +293,6 @@ def fill_filters(s: Slots, d: Draft, now: datetime) -> None:
     if filters:
         d.plan["filters"] = filters
     d.plan["language"] = s.lang
-
-
-def _left_out(s: Slots, d: Draft, start: int, length: int) -> bool:
-    """Whether the days named at ``start`` are left out (excluding weekends, 不算促销日, 除周末外,
-    "weekends excluded"); the words that say so are then claimed."""
-    spans = left_out(s.text, start, start + length)
-    d.claimed += spans
-    return bool(spans)
 
 
 def _match(v: ValueHit, value: str) -> AttributeMatch:

@@ -269,6 +269,10 @@ def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
         return None, None, set()
     if len(s.info.ranges) >= 2:
         periods = [{"label": r.label, "time_range": dict(r.time_range)} for r in s.info.ranges]
+        trs = [r.time_range for r in s.info.ranges]
+        spans = [(tr["since"], tr.get("until", "~")) for tr in trs if "since" in tr]
+        if any(a < d and c < b for i, (a, b) in enumerate(spans) for c, d in spans[i + 1 :]):
+            raise Refusal("overlapping_periods", final=True)  # Christmas this year vs last year: 3 periods
         return {"periods": periods}, "period", set()
     if len(s.info.hours) >= 2 or (s.info.hours and any(h.kind == "daypart" for h in s.info.hours)):
         return {"dimension": "hour"}, "hour", set()

@@ -54,8 +54,19 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
         claimed = [(t.start, t.end) for t in s.types if t.event_type in used or d.intent == "co_occurrence"]
         claimed += d.claimed
         asked = _asked(plan, s, d, unused)
+        # the unused words of a field of things (店员, not 几点钟 of a peak hour) are words of their own
+        things = [
+            (h.start, h.end) for h in s.dim_hits if (h.start, h.end) in unused and h.value not in _TIME_FIELDS
+        ]
         words = residual(
-            s.mt, cues_for(plan), plan, claimed=claimed, unclaimed=unused, asked=asked, asides=asides
+            s.mt,
+            cues_for(plan),
+            plan,
+            claimed=claimed,
+            unclaimed=unused,
+            asked=asked,
+            asides=asides,
+            whole=things,
         )
     explanation = None
     if words:  # never answered with another measure, period or value in their place
@@ -73,6 +84,10 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
         read_as=(*s.read_as, *d.read_as),
         set_aside=tuple(asides),
     )
+
+
+#: the fields of time, whose words often stand beside a measure of them (几点钟 of a peak hour)
+_TIME_FIELDS = frozenset({"hour", "date", "week", "month", "day_of_week", "is_weekend"})
 
 
 def _dated(plan: dict[str, Any]) -> bool:
@@ -180,6 +195,8 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
         spans += [m.span() for m in WINDOW.finditer(text) if not m.group(0).endswith("里")]
     if intent not in ("compare", "correlation"):  # words that set two things side by side
         spans += [m.span() for m in PATTERNS["side_by_side"].finditer(text)]
-    elif not periods:  # 哪家店的销售额同比增长最多: a change over a year, not the stores' levels
+    if intent not in ("compare", "correlation", "trend", "top_k", "forecast"):  # 逛得更久了吗: than what?
+        spans += [m.span() for m in PATTERNS["comparative"].finditer(text)]
+    if intent in ("compare", "correlation") and not periods:  # 同比增长最多: a change, not levels
         spans += [m.span() for m in PATTERNS["over_period"].finditer(text)]
     return spans

@@ -471,6 +471,11 @@ def _before_that(info: tc.TimeInfo, clock: tc.Clock) -> None:
                 tc.RangeMention(text, clock.span(*clock.period_days(word, -n)), start, "calendar")
             )
         return
+    other = next(r for r in info.ranges if r.time_range is named[0])
+    if not _same_length(other, unit, n):  # "yesterday vs the week before": a day against a week
+        en = f"'{text}' is not as long as the period it is set against ({other.label}): name both periods"
+        info.errors.append((en, f"“{text}”和它对比的时间段（{other.label}）长短不同：请把两个时间段都说出来"))
+        return
     tr = named[0]
     end = subtract_duration(datetime.combine(today, time()), tr["last"]).date() if "last" in tr else None
     end = end or datetime.fromisoformat(tr["since"]).date()
@@ -501,6 +506,20 @@ def _year_before(info: tc.TimeInfo, clock: tc.Clock) -> None:
         info.errors.append((en, f"“{text}”所对的时间段早于日历的第一年：请说一个短一些的时间段"))
         return
     info.ranges.append(tc.RangeMention(text, clock.span(a, b), start, "calendar"))
+
+
+def _same_length(r: tc.RangeMention, unit: str, n: int) -> bool:
+    """Whether ``r`` is ``n`` ``unit``s long (a running one: the unit it runs in)."""
+    tr = r.time_range
+    if "last" in tr:
+        return bool(tr["last"] == f"P{n}{unit}")
+    if r.running:
+        return n == 1 and unit == {"week": "W", "month": "M", "year": "Y"}.get(r.running)
+    if "until" not in tr:
+        return False
+    days = (datetime.fromisoformat(tr["until"]) - datetime.fromisoformat(tr["since"])).days
+    low, high = {"D": (1, 1), "W": (7, 7), "M": (28, 31), "Y": (365, 366)}[unit]
+    return n * low <= days <= n * high
 
 
 def _months_back(d: date, months: int) -> date:

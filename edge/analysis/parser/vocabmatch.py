@@ -185,13 +185,25 @@ def match_values(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
     return out
 
 
+#: what may stand around a place named alone: in Chinese what may follow a name (北京和上海, not
+#: 北京时间 or 晚上海鲜), nor "time" after it (Beijing time); another store's mention beside it
+#: (上海的北京店, "the Chaoyang store in Shanghai") is checked apart (``_BESIDE``)
+_BARE_ZH = ("", r"(?=店|门店|分店|那|这|的|和|与|跟|、|比|[，,。？?！!\s\x00]|$)")
+_BARE_EN = (r"(?<![a-z0-9_'-])", r"(?![a-z0-9_-])(?! time)(?!'s? time)")
+_BESIDE = re.compile(r"\s?(?:的|in|at|of)?\s?")
 #: a word of "combined" later in the question than the stores counted
 _TOGETHER = re.compile(
     r"(?<![a-z])(?:together|combined|altogether|in total)(?![a-z])|加起来|合起来|一共|总共"
 )
+#: two things named between them (complaints and queues together): a pairing, not a total
+_PAIRED = re.compile(r"(?<![a-z])(?:and|&|with)(?![a-z])|和|与|跟")
 _DAYS_OF = re.compile(r"\s?(?:days?(?![a-z])|的?日子)")
-#: a word that says what something is about, just before a stored value (关于排队, "about the queue")
-_ABOUT = re.compile(r"(?:(?<![a-z])(?:about|regarding|concerning)(?: the| our)?\s?|关于|有关|嫌|抱怨)$")
+#: a word that says what something is about, just before a stored value (关于排队, "about the queue"),
+#: not "what about" / "tell me about" (the question's subject); and the events that are about it
+_ABOUT = re.compile(
+    r"(?:(?<![a-z])(?<!what )(?<!how )(?<!me )(?<!curious )(?<!talk )(?:about|regarding|concerning)(?: the| our)?\s?|关于|有关|嫌|抱怨)$"
+)
+_ABOUT_EVENTS = re.compile(r"complain|inquir|enquir|question|ask|calls?(?![a-z])|投诉|咨询|抱怨|询问|提问|问")
 
 
 def left_out(text: str, start: int, end: int) -> list[tuple[int, int]]:
@@ -200,6 +212,10 @@ def left_out(text: str, start: int, end: int) -> list[tuple[int, int]]:
     before = _LEFT_OUT.search(text[max(0, start - 20) : start])
     close = _LEFT_OUT_CLOSE.match(text, end) if before and "除" in before.group(0) else None
     after = _LEFT_OUT_AFTER.match(text, end)
+    if _LEFT_OUT_MORE.match(text, close.end() if close else end):
+        return []  # "excluding weekends and promotion days", "weekend mornings": not only these
+    if after and not before and after.group(0).strip() == "aside":  # "leaving Xuhui aside"
+        before = _SET_ASIDE.search(text[max(0, start - 20) : start])
     spans = [(max(0, start - 20) + before.start(), start)] if before else []
     return spans + [m.span() for m in (close, after) if m] if before or after else []
 
@@ -207,12 +223,16 @@ def left_out(text: str, start: int, end: int) -> list[tuple[int, int]]:
 _LEFT_OUT = lx.SHAPES["left_out"]
 _LEFT_OUT_AFTER = lx.SHAPES["left_out_after"]
 _LEFT_OUT_CLOSE = lx.SHAPES["left_out_close"]
+_LEFT_OUT_MORE = lx.SHAPES["left_out_more"]
+_SET_ASIDE = re.compile(r"(?<![a-z])(?:leaving|leave|setting|set|putting|put)\s(?:the\s)?$")
 
 
 def match_about(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
     """Stored values named just after a word of "about" (complaints about the queue, 嫌排队): what
     the events are about, read before any measure or event type takes the word (consumed)."""
-    out = []
+    out: list[ValueHit] = []
+    if not _ABOUT_EVENTS.search(mt.text):
+        return out
     for h in mt.find(compiled(vocab).values, consume=False):
         v = cast(ValueHit, h.value)
         if _ABOUT.search(mt.view[: h.start]) and mt.free(h.start, h.end):
@@ -372,7 +392,8 @@ def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
                     # "across both stores": their total, as "both stores combined"
                     whole = m["x"] or re.search(r"(?<![a-z])(?:across|over)\s$", mt.view[: m.start()])
                     mt.consume(m.start(), m.end() if whole else m.start("s"))
-                    if not m["x"] and (later := _TOGETHER.search(mt.view, m.end(), m.end() + 40)):
+                    later = _TOGETHER.search(mt.view, m.end(), m.end() + 40) if not m["x"] else None
+                    if later and not _PAIRED.search(mt.view, m.end(), later.start()):
                         mt.consume(*later.span())  # "did both stores take in together": their total
                     found += [(m.start(), s) for s in vocab.store_ids]
             elif (places := _places(m)) and mt.free(places[0][0], m.end()):
@@ -382,20 +403,39 @@ def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
                 ]
                 mt.consume(places[0][0], m.end())
     named = _id_parts(tuple(vocab.store_ids)) | _city_stores(tuple(vocab.store_ids))
+    placed = dict(
+        zip(
+            [at for at, _ in found if at in dict(spans)],
+            [(b, s) for (at, s) in found for a, b in spans if a == at],
+            strict=False,
+        )
+    )
     for part, store in named.items():  # "Xuhui or Chaoyang?", "Shanghai vs Beijing", 北京和上海
-        edge = "" if has_cjk(part) else "(?<![a-z0-9_'-])"
-        for m in re.finditer(rf"{edge}{re.escape(part)}{edge and '(?![a-z0-9_-])'}", mt.view):
+        bounds = _BARE_ZH if has_cjk(part) else _BARE_EN
+        for m in re.finditer(bounds[0] + re.escape(part) + bounds[1], mt.view):
+            # beside another store's mention (上海朝阳店, "the Chaoyang store in Shanghai"): which?
+            beside = [
+                s
+                for a, (b, s) in placed.items()
+                if _BESIDE.fullmatch(mt.text[m.end() : a] if a >= m.end() else mt.text[b : m.start()])
+            ]
+            if any(s != store for s in beside):
+                continue
             found.append((m.start(), store))
             mt.consume(m.start(), m.end())
             spans.append(m.span())
-    # a store left out (除了徐汇店, "leaving Xuhui aside"): the other stores held
+    # a store left out (除了徐汇店, "leaving Xuhui aside"): the other stores held; none left, or a
+    # store named beside it, and the words that leave it out are named
     ends = {a: b for a, b in spans}
-    out = {s for at, s in found if at in ends and left_out(mt.text, at, ends[at])}
-    for a, b in spans:
-        for x, y in left_out(mt.text, a, b):
-            mt.consume(x, y)
+    words = {at: left_out(mt.text, at, ends[at]) for at, _ in found if at in ends}
+    out = {s for at, s in found if words.get(at)}
     kept = [s for _, s in sorted(found) if s not in out]
-    return list(dict.fromkeys(kept or ([s for s in vocab.store_ids if s not in out] if out else [])))
+    others = [s for s in vocab.store_ids if s not in out]
+    if out and others and not kept:
+        for x, y in (span for spans_ in words.values() for span in spans_):
+            mt.consume(x, y)
+        return others
+    return list(dict.fromkeys(s for _, s in sorted(found)))
 
 
 @functools.lru_cache(maxsize=8)
