@@ -81,7 +81,7 @@ def test_lines_of_a_pattern_are_alternatives_and_en_words_are_bounded() -> None:
             "[DIMENSIONS.is_weekend]\nzz =",
             r"is_weekend: an entry needs zh or en",
         ),
-        ("zh = '是否周末|周末与否'", "zh = 1", r"is_weekend\.zh: missing pattern"),
+        ("zh = '是否周末|是不是周末|周末与否'", "zh = 1", r"is_weekend\.zh: missing pattern"),
         ('tokens = ["rain",', "tokens = [1,", r"VALUE_WORDS\.weather\[0\]\.tokens: missing words"),
         ("[CONDITION]", "[CONDITIONS]", r"CONDITION: missing table"),
         (
