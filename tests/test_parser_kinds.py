@@ -1839,6 +1839,15 @@ def test_a_kind_asked_is_a_field_or_named(world: str) -> None:
     ):
         r = parse_question(q, vocab, NOW)
         assert r.status != "ok" and word in r.not_understood, (q, r.plan, r.not_understood)
+    for q, word in (
+        # by a kind of something a measure names ("by error type"), or 按投诉类型 (类 read as category)
+        ("staff errors broken down by error type last month", "by error type"),
+        ("complaints by complaint type", "by complaint type"),
+        ("按投诉类型统计投诉", "按投诉类型"),
+    ):
+        r = parse_question(q, vocab, NOW)
+        assert r.status != "ok" and word in r.not_understood, (q, r.plan, r.not_understood)
+    assert _ok("Give me revenue by weather type", vocab)["group_by"] == ["weather"]
     for q in ("What type of product sells best?", "哪类商品卖得最好"):
         assert _ok(q, vocab)["group_by"] == ["product_category"], q
     for q in ("Which type of events happened most last week?", "上周都发生了哪些类型的事件，各占多少？"):

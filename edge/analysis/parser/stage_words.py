@@ -179,7 +179,8 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     spans += [m.span() for m in PATTERNS["group_kind"].finditer(text)]  # "the usual customers"
     spans += [m.span() for m in PATTERNS["day_after_kind"].finditer(text)]  # "after a sunny day"
     if intent not in ("trend", "periodicity", "anomaly", "correlation", "retrieve"):  # "what kind of trend"
-        spans += [m.span() for m in PATTERNS["kind_asked"].finditer(s.mt.view)]  # "which type of mistake"
+        kinds = [m.span() for m in PATTERNS["kind_asked"].finditer(s.mt.view)]  # "which type of mistake"
+        spans += [(a, b) for a, b in kinds if not any(a <= h.start < b for h in s.dim_hits)]  # weather type
     if (
         s.held_stores > 1
         and not s.stores
