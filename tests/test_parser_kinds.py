@@ -2059,3 +2059,12 @@ def test_a_city_beside_its_own_stores_district_is_that_store() -> None:
         "请统计上海徐汇店11月份的平均排队人数",
     ):
         assert len(_ok(q)["filters"]["store_id"]) == 1, q
+
+
+@pytest.mark.parametrize(
+    "question", ["酒类商品的营业额", "水果类商品上周卖了多少单", "bakery products revenue"]
+)
+def test_the_products_of_a_category_are_the_category(question: str) -> None:
+    """酒类商品 was refused (商品, a grouping left unused): the head noun of the category named."""
+    assert _ok(question)["filters"]["attributes"]["product_category"]
+    assert "group_by" not in _ok(question)

@@ -46,6 +46,16 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
     # word, or a person's events): a retrieval the classifier forced on other words is accounted
     if d.intent != "retrieve" or not ({"retrieve_media", "retrieve_verb"} & s.cue or s.entities):
         unused = _unused_dimension_spans(plan, s.dim_hits)
+        # the products' word right after a category the plan filters on is its head noun (酒类商品,
+        # "bakery products": the products of the category), not a grouping left unused
+        if "product_category" in ((plan.get("filters") or {}).get("attributes") or {}):
+            ends = {v.end for v in s.values if v.key == "product_category"}
+            heads = {(h.start, h.end) for h in s.dim_hits if h.value == "product_id"}
+            unused = [
+                (a, b)
+                for a, b in unused
+                if (a, b) not in heads or not any(HEAD_GAP.fullmatch(s.text[e:a]) for e in ends if e <= a)
+            ]
         # event-type words the plan uses are matched without being consumed (a metric word may name
         # a type too): its event-type filter, a co-occurrence's items, the measure's own types
         used = set((plan.get("filters") or {}).get("event_type") or ())
@@ -86,6 +96,8 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
     )
 
 
+#: between a value and its head noun (酒类商品, "bakery products", 水果类的商品)
+HEAD_GAP = re.compile(r"\s?(?:类)?(?:的)?\s?")
 #: the fields of time, whose words often stand beside a measure of them (几点钟 of a peak hour)
 _TIME_FIELDS = frozenset({"hour", "date", "week", "month", "day_of_week", "is_weekend"})
 
