@@ -448,15 +448,16 @@ def extract_time(mt: MaskedText, now: datetime, tz: str) -> tc.TimeInfo:
     if info.year_ago:
         _year_before(info, tc.Clock(now, tz))
     if info.before_that:
-        _before_that(info, tc.Clock(now, tz))
+        _before_that(info, *info.before_that, tc.Clock(now, tz))
     return info.in_order()
 
 
-def _before_that(info: tc.TimeInfo, clock: tc.Clock) -> None:
+def _before_that(
+    info: tc.TimeInfo, text: str, start: int, unit: str, n: int, alone_last: bool, clock: tc.Clock
+) -> None:
     """The units just before the one other period named (上周和前一周: the week before last; "the
     last 2 weeks against the 2 weeks before": the 2 weeks before those); alone, the units up to now
     or the calendar ones before the current (前一周, "the previous month")."""
-    text, start, unit, n, alone_last = info.before_that or ("", 0, "W", 1, False)
     named = [r.time_range for r in info.ranges if "since" in r.time_range or "last" in r.time_range]
     today = clock.today
     if len(named) != 1:
