@@ -104,3 +104,18 @@ def test_store_codes_of_a_city_name_their_store() -> None:
     """ "bj vs sh": the initials of a listed city, a part of one store id, name that store."""
     plan = parse_question("bj vs sh aov this month", VOCABULARY, datetime(2025, 12, 15, 10)).plan
     assert plan["compare"]["groups"] == ["bj_chaoyang_02", "sh_xuhui_01"]
+
+
+@pytest.mark.parametrize("question", ["revenue on sun", "footfall sun vs sat", "wed revenue"])
+def test_a_short_form_that_is_a_word_is_named(question: str) -> None:
+    """ "sun" was sunny weather ("revenue on sun": Sunday's, typed short): a short form that is a
+    word too is named, never read as either."""
+    r = parse_question(question, VOCABULARY, datetime(2025, 12, 15, 10))
+    assert r.status != "ok"
+    assert {"sun", "sat", "wed"} & set(r.not_understood)
+
+
+@pytest.mark.parametrize("question", ["revenue when the sun is out", "rain vs sun revenue per day"])
+def test_the_sun_beside_rain_or_as_the_sun_is_sunny_weather(question: str) -> None:
+    plan = parse_question(question, VOCABULARY, datetime(2025, 12, 15, 10)).plan
+    assert "sunny" in str(plan.get("filters", {}).get("attributes")) + str(plan.get("compare"))

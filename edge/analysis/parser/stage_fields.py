@@ -244,6 +244,9 @@ def fill_filters(s: Slots, d: Draft, now: datetime) -> None:
     ):  # "revenue recently": the last weeks, said; never the whole memory
         filters["time_range"] = {"last": STAGES["recent"]["last"]}
         d.read_as.append((recent.group(0), said("recent_read", s.lang)))
+    if not s.info.ranges and (whole := PATTERNS["whole_memory"].search(s.text)):
+        d.claimed.append(whole.span())  # "over everything you have": no period but the memory's own
+        d.read_as.append((whole.group(0), said("whole_read", s.lang)))
     hours, tends = sorted({h for m in s.info.hours for h in m.hours}), PATTERNS["tendency"].search(s.text)
     if by == "hour" and s.info.hours and not (d.compare or {}).get("groups"):
         # "7-9 pm vs daytime": the first named range is the group under test, the engine compares

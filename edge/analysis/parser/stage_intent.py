@@ -79,6 +79,17 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         spec = compare_spec(s, s.cue | {"compare"}, None)
         intent = "compare" if spec[1] == "is_weekend" else intent
         spec = spec if intent == "compare" else (None, None, set())
+    elif (
+        intent == "trend" and s.peak_shift and forced in (None, "trend", "compare") and _SIDES.search(s.text)
+    ):
+        # "is the peak later in December than in September": two periods' peak hours side by side;
+        # "later than last month": since then against it
+        if len(s.info.ranges) == 2:
+            spec = compare_spec(s, s.cue | {"compare"}, None)
+        elif then := _other_side(s, tz, now):
+            spec = ({"periods": then}, "period", set())
+        intent = "compare" if spec[1] == "period" else intent
+        spec = spec if intent == "compare" else (None, None, set())
     if forced is not None and forced != "compare":
         if forced == "forecast" and not s.info.horizon and (s.info.ranges or "forecast" not in s.cue):
             # a range in the past is not a forecast, nor a question with no word of the future (a
@@ -169,6 +180,8 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
     return Draft(intent, {"intent": intent}, [e for e in s.entities if e not in grouped], *spec, weak)
 
 
+#: a word that sets one side against another ("later than", 比上个月晚)
+_SIDES = re.compile(r"(?<![a-z])(?:than|vs\.?|versus|compared (?:to|with))(?![a-z])|比")
 #: the words just before the other side of a comparison ("higher than last month", 比上个月高)
 _THAN = re.compile(
     r"(?:(?<![a-z])(?:than|compared (?:to|with)|vs\.?|versus|against)\s*(?:the\s+)?|比\s*|(?:和|跟|与|同)\s*)$"
@@ -240,7 +253,7 @@ def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
     wants = (
         "compare" in cue
         or hint == "correlation_single"
-        or ("effect" in cue and categorical and not s.info.ranges)
+        or ("effect" in cue and categorical and not s.info.pivot_dates)
     )
     by_id: dict[str, list[str]] = {}  # staff_03 and staff_05: ids of one field (staff_id)
     for e in s.entities:
@@ -324,6 +337,9 @@ def choose_measure(s: Slots, d: Draft) -> None:
     elif s.types and intent != "correlation" and counted_types:
         metric = "event_count"
         filters["event_type"] = list(dict.fromkeys(t.event_type for t in s.types))
+        if (people := STAGES["counted_as"].get(filters["event_type"][0])) and len(filters["event_type"]) == 1:
+            metric = people  # 进店总共多少人: the people who came in, not their entry events
+            del filters["event_type"]
     elif metric is None and intent not in ("correlation", "forecast"):
         by_type = intent in ("top_k", "breakdown") and "event_type" in s.dims  # 哪类事件最多: events counted
         if not (

@@ -191,8 +191,9 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     spans += [m.span() for m in PATTERNS["group_kind"].finditer(text)]  # "the usual customers"
     spans += [m.span() for m in PATTERNS["day_after_kind"].finditer(text)]  # "after a sunny day"
     if intent not in ("trend", "periodicity", "anomaly", "correlation", "retrieve"):  # "what kind of trend"
-        kinds = [m.span() for m in PATTERNS["kind_asked"].finditer(s.mt.view)]  # "which type of mistake"
-        spans += [(a, b) for a, b in kinds if not any(a <= h.start < b for h in s.dim_hits)]  # weather type
+        spans += [m.span() for m in PATTERNS["kind_asked"].finditer(s.mt.view)]  # "which type of mistake"
+    kinds = [m.span() for m in PATTERNS["kind_by"].finditer(s.mt.view)]  # "by error type"
+    spans += [(a, b) for a, b in kinds if not any(a <= h.start < b for h in s.dim_hits)]  # weather type
     if (
         s.held_stores > 1
         and not s.stores
@@ -203,7 +204,9 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     if intent == "top_k":  # "the top 3 products combined": each is listed, never their sum
         spans += [m.span() for m in PATTERNS["sum_of_ranked"].finditer(text)]
     if intent == "aggregate" and target != "peak_hour":  # a value that ranks nothing: its superlative
-        spans += [m.span() for m in CUES["top_rank"].finditer(text)]
+        dated = [(r.start, r.start + len(r.label)) for r in info.ranges]  # not 第一 of 12月第一周
+        tops = (m.span() for m in CUES["top_rank"].finditer(text))
+        spans += [(a, b) for a, b in tops if not any(x <= a and b <= y for x, y in dated)]
     if info.window_days and not periods:  # a window (三天内) that sets no periods, but 一天里 (a course)
         spans += [m.span() for m in WINDOW.finditer(text) if not m.group(0).endswith("里")]
     if intent not in ("compare", "correlation"):  # words that set two things side by side
