@@ -71,11 +71,6 @@ def zh_taken(pieces: str, measure_words: Iterable[str] = ()) -> list[bool]:
     return [c == "\u0000" for c in _blanked(pieces, {*lx.ZH_FUNCTION, *measure_words})]
 
 
-def zh_taken_by(pieces: str, words: Iterable[str]) -> list[bool]:
-    """Per character of ``pieces``: inside one of ``words`` (longest first)."""
-    return [c == "\u0000" for c in _blanked(pieces, words)]
-
-
 def compounds(pieces: str, measure_words: Iterable[str] = ()) -> list[tuple[int, int]]:
     """The spans of ``pieces`` where function characters side by side make a content word (店长,
     总店, 中位数, 大客户 of 大 and the noun 客户: ``lx.ZH_COMPOUND``): a run of two or more that is
@@ -237,7 +232,7 @@ def residual(
     # whole (门店): 店员 of 店员被投诉 is not 员 finishing 店员 after the function character 店
     multi = {w for w in (*lx.ZH_FUNCTION, *zh_measure) if len(w) > 1}
     joined += [
-        (a, b) for a, b in whole if has_cjk(mt.text[a:b]) and not all(zh_taken_by(mt.text[a:b], multi))
+        (a, b) for a, b in whole if has_cjk(mt.text[a:b]) and _blanked(mt.text[a:b], multi).strip("\u0000")
     ]
     for a, b in joined:
         taken[a:b] = [False] * (b - a)
@@ -275,9 +270,7 @@ _ASIDE_ZH = sorted({*lx.ASIDE_ZH, *lx.ZH_FUNCTION}, key=len, reverse=True)
 def _aside_zh(text: str, view: str, a: int, b: int) -> bool:
     """Whether every Chinese character of ``text[a:b]`` nothing read is inside an aside or a
     function word of the clause (老板让我问一下: 老板, 让, 我, 问一下)."""
-    raw = text[a:b]
-    for w in _ASIDE_ZH:
-        raw = raw.replace(w, "\u0000" * len(w))
+    raw = _blanked(text[a:b], _ASIDE_ZH)
     return all(raw[i - a] == "\u0000" for i in range(a, b) if _CJK_RUN.match(text[i]) and view[i] != "\u0000")
 
 

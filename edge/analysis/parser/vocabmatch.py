@@ -209,15 +209,16 @@ _ABOUT_EVENTS = re.compile(r"complain|inquir|enquir|question|ask|calls?(?![a-z])
 def left_out(text: str, start: int, end: int) -> list[tuple[int, int]]:
     """The spans of the words that leave out what ``text[start:end]`` names (excluding weekends,
     除了徐汇店…外, "weekends excluded", "leaving Xuhui aside"), else none: the others are meant."""
-    before = _LEFT_OUT.search(text[max(0, start - 20) : start])
+    at = max(0, start - 20)
+    before = _LEFT_OUT.search(text[at:start])
     close = _LEFT_OUT_CLOSE.match(text, end) if before and "除" in before.group(0) else None
     after = _LEFT_OUT_AFTER.match(text, end)
     if _LEFT_OUT_MORE.match(text, close.end() if close else end):
         return []  # "excluding weekends and promotion days", "weekend mornings": not only these
     if after and not before and after.group(0).strip() == "aside":  # "leaving Xuhui aside"
-        before = _SET_ASIDE.search(text[max(0, start - 20) : start])
-    spans = [(max(0, start - 20) + before.start(), start)] if before else []
-    return spans + [m.span() for m in (close, after) if m] if before or after else []
+        before = _SET_ASIDE.search(text[at:start])
+    spans = [(at + before.start(), start)] if before else []
+    return spans + [m.span() for m in (close, after) if m]
 
 
 _LEFT_OUT = lx.SHAPES["left_out"]
@@ -381,8 +382,8 @@ def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
     """Stores named by a place rather than an id, or every store counted ("both stores" of two,
     所有门店; its store noun is consumed only when "combined", 加起来, follows: 两个店的客流分别怎样
     groups by store; another count, 三家店 of two, is left unclaimed); consumed."""
-    found: list[tuple[int, str]] = []
-    spans: list[tuple[int, int]] = []  # of the stores named by a place or an id part
+    counted: list[tuple[int, str]] = []
+    placed: list[tuple[int, int, str]] = []  # (start, end, store) of the stores named by a place
     held = len(vocab.store_ids)
     for kind in ("count_en", "count_zh", "place_pair_en", "place_en", "place_zh"):
         for m in lx.NAMING[kind].finditer(mt.view):
@@ -395,47 +396,38 @@ def match_place_stores(mt: MaskedText, vocab: Vocabulary) -> list[str]:
                     later = _TOGETHER.search(mt.view, m.end(), m.end() + 40) if not m["x"] else None
                     if later and not _PAIRED.search(mt.view, m.end(), later.start()):
                         mt.consume(*later.span())  # "did both stores take in together": their total
-                    found += [(m.start(), s) for s in vocab.store_ids]
+                    counted += [(m.start(), s) for s in vocab.store_ids]
             elif (places := _places(m)) and mt.free(places[0][0], m.end()):
-                found += [(at, _place_store(place, vocab.store_ids)) for at, place in places]
-                spans += [
-                    (at, m.end() if i == len(places) - 1 else at + len(p)) for i, (at, p) in enumerate(places)
-                ]
+                for i, (at, place) in enumerate(places):
+                    end = m.end() if i == len(places) - 1 else at + len(place)
+                    placed.append((at, end, _place_store(place, vocab.store_ids)))
                 mt.consume(places[0][0], m.end())
     named = _id_parts(tuple(vocab.store_ids)) | _city_stores(tuple(vocab.store_ids))
-    placed = dict(
-        zip(
-            [at for at, _ in found if at in dict(spans)],
-            [(b, s) for (at, s) in found for a, b in spans if a == at],
-            strict=False,
-        )
-    )
+    bare: list[tuple[int, int, str]] = []  # of the stores named by an id part or a city alone
     for part, store in named.items():  # "Xuhui or Chaoyang?", "Shanghai vs Beijing", 北京和上海
         bounds = _BARE_ZH if has_cjk(part) else _BARE_EN
         for m in re.finditer(bounds[0] + re.escape(part) + bounds[1], mt.view):
             # beside another store's mention (上海朝阳店, "the Chaoyang store in Shanghai"): which?
-            beside = [
-                s
-                for a, (b, s) in placed.items()
-                if _BESIDE.fullmatch(mt.text[m.end() : a] if a >= m.end() else mt.text[b : m.start()])
-            ]
-            if any(s != store for s in beside):
+            if any(
+                s != store
+                and _BESIDE.fullmatch(mt.text[m.end() : a] if a >= m.end() else mt.text[b : m.start()])
+                for a, b, s in placed
+            ):
                 continue
-            found.append((m.start(), store))
+            bare.append((m.start(), m.end(), store))
             mt.consume(m.start(), m.end())
-            spans.append(m.span())
     # a store left out (除了徐汇店, "leaving Xuhui aside"): the other stores held; none left, or a
     # store named beside it, and the words that leave it out are named
-    ends = {a: b for a, b in spans}
-    words = {at: left_out(mt.text, at, ends[at]) for at, _ in found if at in ends}
-    out = {s for at, s in found if words.get(at)}
-    kept = [s for _, s in sorted(found) if s not in out]
+    words = [(left_out(mt.text, a, b), s) for a, b, s in placed + bare]
+    found = sorted(counted + [(a, s) for a, _, s in placed + bare])
+    out = {s for spans, s in words if spans}
     others = [s for s in vocab.store_ids if s not in out]
-    if out and others and not kept:
-        for x, y in (span for spans_ in words.values() for span in spans_):
-            mt.consume(x, y)
+    if out and others and all(s in out for _, s in found):
+        for spans, _ in words:
+            for x, y in spans:
+                mt.consume(x, y)
         return others
-    return list(dict.fromkeys(s for _, s in sorted(found)))
+    return list(dict.fromkeys(s for _, s in found))
 
 
 @functools.lru_cache(maxsize=8)
@@ -444,7 +436,7 @@ def _id_parts(store_ids: tuple[str, ...]) -> dict[str, str]:
     or more, of one id only, and no word a question uses otherwise (main, city, store)."""
     parts: dict[str, list[str]] = {}
     for store in store_ids:
-        for part in set(re.split(r"[_\-.\s0-9]+", store.lower())):
+        for part in _parts(store):
             parts.setdefault(part, []).append(store)
     common = lx.EN_FUNCTION | lx.NAMING_WORDS["not_a_place_en"]
     return {
