@@ -143,8 +143,7 @@ class Reading(tc.Clock):
                 self.read_error(m, "'{text}' is not the rest of this month", "“{text}”不是本月剩下的日子")
             left = "month"
         if self.info.horizon is None and left:
-            unit = {"Y": "year", "M": "month", "W": "week"}[_WORDS["units"][left]]
-            end = self.period_days(unit, 0)[1]
+            end = self.period_days(_WORDS["unit_names"][_WORDS["units"][left]], 0)[1]
             self.info.horizon = f"P{max((end - self.today).days - 1, 1)}D"
         elif self.info.horizon is None:
             # a word without a unit of its own (下个月, 明年) names one; else a day (明天, tomorrow)
@@ -165,11 +164,9 @@ class Reading(tc.Clock):
             first = first.replace(year=first.year + _WORDS["years"][year])  # this year's, even if ahead
         elif first > self.today:
             first = first.replace(year=first.year - 1)
-        if _group(m, "wk"):  # 圣诞那周, "Christmas week": the week it falls in
+        if wk := _group(m, "wk"):  # 圣诞那周, "Christmas week": the week it falls in
             first, n = first - timedelta(days=first.weekday()), 7
-        self.range(
-            m, self.span(first, first + timedelta(days=n)), "day" if n == 1 or _group(m, "wk") else "calendar"
-        )
+        self.range(m, self.span(first, first + timedelta(days=n)), "day" if n == 1 or wk else "calendar")
 
     def read_error(self, m: re.Match[str], en: str, zh: str) -> None:
         """A time no calendar has or too vague to read, named (``en``, ``zh`` of the match's groups)."""
@@ -332,15 +329,13 @@ class Reading(tc.Clock):
         if unit != "H":  # fewer hours than whole days are no duration a plan writes: left unread
             self.range(m, {"last": f"P{n}{unit}"}, "last")
 
-    def read_period(
-        self, m: re.Match[str], unit: str = "", offset: int = 0, units: dict[str, str] | None = None
-    ) -> None:
-        """A calendar word (yesterday, 上个月) or N ``units`` ago (三天前), or the edge of an open range."""
-        if units:
+    def read_period(self, m: re.Match[str], unit: str = "", offset: int = 0, ago: bool = False) -> None:
+        """A calendar word (yesterday, 上个月) or N units ``ago`` (三天前), or the edge of an open range."""
+        if ago:
             n = parse_number(_group(m, "n"))
             if not n or n < 0:
                 return
-            unit, offset = units[_WORDS["units"][_group(m, "u")]], -n
+            unit, offset = _WORDS["unit_names"][_WORDS["units"][_group(m, "u")]], -n
         running = unit if offset == 0 and unit != "day" else ""
         self.calendar(m, self.period_days(unit, offset), plain=self.period(unit, offset), running=running)
 
@@ -455,7 +450,7 @@ def _before_that(
     elif not named and alone_last:
         info.ranges.append(tc.RangeMention(text, {"last": f"P{n}{unit}"}, start, "last"))
     elif not named:
-        word = {"D": "day", "W": "week", "M": "month", "Y": "year"}[unit]
+        word = _WORDS["unit_names"][unit]
         info.ranges.append(tc.RangeMention(text, clock.span(*clock.period_days(word, -n)), start, "calendar"))
     elif not _same_length(other := named[0], unit, n):  # "yesterday vs the week before": a day against a week
         en = f"'{text}' is not as long as the period it is set against ({other.label}): name both periods"
@@ -496,7 +491,7 @@ def _same_length(r: tc.RangeMention, unit: str, n: int) -> bool:
     if "last" in tr:
         return bool(tr["last"] == f"P{n}{unit}")
     if r.running:
-        return n == 1 and unit == {"week": "W", "month": "M", "year": "Y"}.get(r.running)
+        return n == 1 and _WORDS["unit_names"].get(unit) == r.running
     if "until" not in tr:
         return False
     days = (datetime.fromisoformat(tr["until"]) - datetime.fromisoformat(tr["since"])).days
