@@ -142,10 +142,6 @@ class MaskedText:
                         self._chars[a:b] = view[a:b]
         return sorted(taken, key=lambda h: h.start)
 
-    def runs(self) -> list[tuple[int, str]]:
-        """The unconsumed stretches of text as ``(start, text)``."""
-        return [(m.start(), m.group(0)) for m in re.finditer(r"[^\u0000]+", self.view)]
-
 
 def alternatives(pattern: str) -> list[str]:
     """The top-level alternatives of ``pattern`` (a :func:`word`-bounded group's, each bounded

@@ -140,13 +140,10 @@ class Reading(tc.Clock):
         left = _group(m, "left")
         if rest := _group(m, "rest"):  # "the rest of December": of this month only
             if _MONTHS[rest[:3]] != self.today.month:
-                self.fail(
-                    f"'{m.group(0)}' is not the rest of this month", f"“{m.group(0)}”不是本月剩下的日子"
-                )
+                self.read_error(m, "'{text}' is not the rest of this month", "“{text}”不是本月剩下的日子")
             left = "month"
         if self.info.horizon is None and left:
-            unit = {"Y": "year", "M": "month", "W": "week"}[_WORDS["units"][left]]
-            end = self.period_days(unit, 0)[1]
+            end = self.period_days(_WORDS["unit_names"][_WORDS["units"][left]], 0)[1]
             self.info.horizon = f"P{max((end - self.today).days - 1, 1)}D"
         elif self.info.horizon is None:
             # a word without a unit of its own (下个月, 明年) names one; else a day (明天, tomorrow)
@@ -158,8 +155,8 @@ class Reading(tc.Clock):
     def read_holiday(self, m: re.Match[str], days: dict[str, list[int]]) -> None:
         """The days of a holiday on a fixed date: of the year named (今年双十一), else the latest
         begun (Christmas before the 25th: last year's)."""
-        name = _group(m, "h") or _group(m, "h2")
-        key = next(k for k in sorted(days, key=len, reverse=True) if name.replace("'", "").startswith(k))
+        name = _group(m, "h").replace("'", "")
+        key = next(k for k in sorted(days, key=len, reverse=True) if name.startswith(k))
         month, day, n = days[key]
         n = 1 if _group(m, "one") else n  # 国庆节当天: its first day
         first = date(self.today.year, month, day)
@@ -167,11 +164,9 @@ class Reading(tc.Clock):
             first = first.replace(year=first.year + _WORDS["years"][year])  # this year's, even if ahead
         elif first > self.today:
             first = first.replace(year=first.year - 1)
-        if _group(m, "wk"):  # 圣诞那周, "Christmas week": the week it falls in
+        if wk := _group(m, "wk"):  # 圣诞那周, "Christmas week": the week it falls in
             first, n = first - timedelta(days=first.weekday()), 7
-        self.range(
-            m, self.span(first, first + timedelta(days=n)), "day" if n == 1 or _group(m, "wk") else "calendar"
-        )
+        self.range(m, self.span(first, first + timedelta(days=n)), "day" if n == 1 or wk else "calendar")
 
     def read_error(self, m: re.Match[str], en: str, zh: str) -> None:
         """A time no calendar has or too vague to read, named (``en``, ``zh`` of the match's groups)."""
@@ -190,42 +185,29 @@ class Reading(tc.Clock):
         plain = {"since": self.at(days[0])} if q and days[0] <= self.today < days[1] else None
         self.calendar(m, days, plain)
 
-    def read_month_part(
-        self, m: re.Match[str], parts: dict[str, list[int]], nth_week: dict[str, int]
-    ) -> None:
+    def read_month_part(self, m: re.Match[str], parts: dict[str, list[int]]) -> None:
         """A part of a month: from day a to day b of it (``parts``; 0: its end, -7: a week before;
         第n周: days 7n-6 to 7n)."""
         first, end = self.month_range(*_year_month(m), m.group(0))  # end: the next month's first day
         part = _group(m, "part")
-        n = nth_week.get(part[1:2]) if part.startswith("第") else None
+        n = parse_number(part[1:2]) if part.startswith("第") else None
         a, b = (7 * n - 6, 7 * n + 1) if n else parts[part]
         since = first + timedelta(days=a - 1) if a > 0 else end + timedelta(days=a)
         self.calendar(m, (since, first + timedelta(days=b - 1) if b > 0 else end))  # since mid-October
 
-    def read_month_edge(self, m: re.Match[str]) -> None:
-        """The first or last n days of a month (no year: the latest begun)."""
-        first, end = self.month_range(*_year_month(m), m.group(0))
-        n = parse_number(_group(m, "n")) or 0
-        if not 1 <= n <= (end - first).days:
-            self.fail(
-                f"'{m.group(0)}' is no span of days of one month", f"“{m.group(0)}”不是同一个月里的一段日子"
-            )
-        last = _group(m, "fl") in ("最后", "last")
-        self.range(
-            m,
-            self.span(end - timedelta(days=n), end) if last else self.span(first, first + timedelta(days=n)),
-            "calendar",
-        )
-
-    def read_day_span(self, m: re.Match[str]) -> None:
-        """Days a to b of one month (no year: the latest begun), the last day in it."""
-        first, end = self.month_range(*_year_month(m), m.group(0))
+    def read_month_days(self, m: re.Match[str]) -> None:
+        """Days a to b of one month (no year: the latest begun), the last day in it, or its first or
+        last n days (fl)."""
+        first, end = self.month_range(*_year_month(m), m.group(0))  # end: the next month's first day
+        days = (end - first).days
         a, b = parse_number(_group(m, "a")) or 0, parse_number(_group(m, "b")) or 0
-        if not 1 <= a <= b or first + timedelta(days=b - 1) >= end:
-            self.fail(
-                f"'{m.group(0)}' is no span of days of one month", f"“{m.group(0)}”不是同一个月里的一段日子"
-            )
-        self.between(m, first + timedelta(days=a - 1), first + timedelta(days=b))
+        if fl := _group(m, "fl"):
+            n = parse_number(_group(m, "n")) or 0
+            a, b = (days - n + 1, days) if fl in ("最后", "last") else (1, n)
+        if not 1 <= a <= b <= days:
+            self.read_error(m, "'{text}' is no span of days of one month", "“{text}”不是同一个月里的一段日子")
+        window = self.span(first + timedelta(days=a - 1), first + timedelta(days=b))
+        self.range(m, window, "calendar" if fl else "span")
 
     def read_month_span(self, m: re.Match[str]) -> None:
         """A span of months (a_ to b_); a year named on one side only is the other's too."""
@@ -260,8 +242,7 @@ class Reading(tc.Clock):
 
     def read_date(self, m: re.Match[str], edge: str | None = None) -> None:
         """A single day, or with a word before or after it (pre, suf) the ``edge`` of an open range."""
-        d = self.date_of(m) if not edge or _group(m, "pre") or _group(m, "suf") else None
-        if d:
+        if (not edge or _group(m, "pre") or _group(m, "suf")) and (d := self.date_of(m)):
             self.range(m, {edge: self.at(d)} if edge else self.day(d), edge or "day", pivot=d)
 
     def read_clock(self, m: re.Match[str]) -> None:
@@ -282,31 +263,26 @@ class Reading(tc.Clock):
     def read_week_day(self, m: re.Match[str], weeks: dict[str, int]) -> None:
         """A day (d) or the weekend of a named week (w; "this past": the latest before today), or the
         days from one to another (e, of week we)."""
-        week, name, end = weeks.get(_group(m, "w")), _group(m, "d"), _group(m, "e")
+        week, end = weeks.get(_group(m, "w")), _group(m, "e")
+        weekend = _group(m, "d") in ("末", "weekend")
+        day = 5 if weekend else _WEEKDAYS[_group(m, "d")]
         if week is None:  # this past Saturday (weekend): the latest one before today
-            back = (self.today.weekday() - (5 if name in ("末", "weekend") else _WEEKDAYS[name])) % 7 or 7
+            back = (self.today.weekday() - day) % 7 or 7
             week = (self.today - timedelta(days=back) - self.monday(0)).days // 7
-        monday = self.monday(week)
+        first = self.monday(week) + timedelta(days=day)
         if end:
-            first = monday + timedelta(days=_WEEKDAYS[name])
             last = self.monday(weeks.get(_group(m, "we"), week)) + timedelta(days=_WEEKDAYS[end])
             self.between(m, first, last + timedelta(days=1))
         else:  # since last Monday (weekend): from it on; "from" is its origin (the events from it)
-            first = monday + timedelta(days=5 if name in ("末", "weekend") else _WEEKDAYS[name])
-            days = (first, first + timedelta(days=2 if name in ("末", "weekend") else 1))
+            days = (first, first + timedelta(days=2 if weekend else 1))
             self.calendar(m, days, plain=self.span(*days), named="day")
 
-    def read_weekend_of(self, m: re.Match[str]) -> None:
-        """The weekend of the week a date is in (its Saturday and Sunday)."""
-        if d := self.date_of(m, "" if _group(m, "d") else "a_"):
-            saturday = d + timedelta(days=5 - d.weekday())
-            self.range(m, self.span(saturday, saturday + timedelta(days=2)), "day")
-
-    def read_week_of(self, m: re.Match[str]) -> None:
-        """The Monday-to-Sunday week a date is in, or the seven days from it ("the week starting")."""
+    def read_week_of(self, m: re.Match[str], skip: int = 0, kind: str = "calendar") -> None:
+        """The Monday-to-Sunday week a date is in less its first ``skip`` days (5: its weekend), or the
+        seven days from it ("the week starting")."""
         if d := self.date_of(m, "" if _group(m, "d") else "a_"):
             first = d if _group(m, "from") else d - timedelta(days=d.weekday())
-            self.range(m, self.span(first, first + timedelta(days=7)), "calendar")
+            self.range(m, self.span(first + timedelta(days=skip), first + timedelta(days=7)), kind)
 
     def read_fixed(self, m: re.Match[str], last: dict[str, str]) -> None:
         """A span back of a set length by the unit named (最近半年: P6M; the last fortnight: P2W)."""
@@ -353,15 +329,13 @@ class Reading(tc.Clock):
         if unit != "H":  # fewer hours than whole days are no duration a plan writes: left unread
             self.range(m, {"last": f"P{n}{unit}"}, "last")
 
-    def read_period(
-        self, m: re.Match[str], unit: str = "", offset: int = 0, units: dict[str, str] | None = None
-    ) -> None:
-        """A calendar word (yesterday, 上个月) or N ``units`` ago (三天前), or the edge of an open range."""
-        if units:
+    def read_period(self, m: re.Match[str], unit: str = "", offset: int = 0, ago: bool = False) -> None:
+        """A calendar word (yesterday, 上个月) or N units ``ago`` (三天前), or the edge of an open range."""
+        if ago:
             n = parse_number(_group(m, "n"))
             if not n or n < 0:
                 return
-            unit, offset = units[_WORDS["units"][_group(m, "u")]], -n
+            unit, offset = _WORDS["unit_names"][_WORDS["units"][_group(m, "u")]], -n
         running = unit if offset == 0 and unit != "day" else ""
         self.calendar(m, self.period_days(unit, offset), plain=self.period(unit, offset), running=running)
 
@@ -446,10 +420,21 @@ def extract_time(mt: MaskedText, now: datetime, tz: str) -> tc.TimeInfo:
     for kind in TIME_KINDS.values():
         info.add(kind.extract(mt, ctx))
     if info.year_ago:
-        _year_before(info, tc.Clock(now, tz))
+        _year_before(info, *info.year_ago, tc.Clock(now, tz))
     if info.before_that:
         _before_that(info, *info.before_that, tc.Clock(now, tz))
     return info.in_order()
+
+
+def _set_against(info: tc.TimeInfo) -> list[tc.RangeMention]:
+    """The ranges a period before another one may be set against: those that start, or run back
+    from now."""
+    return [r for r in info.ranges if "since" in r.time_range or "last" in r.time_range]
+
+
+def _since(tr: dict[str, str], today: datetime) -> datetime:
+    """When the range ``tr`` starts (one that runs back: back from ``today``)."""
+    return subtract_duration(today, tr["last"]) if "last" in tr else datetime.fromisoformat(tr["since"])
 
 
 def _before_that(
@@ -458,48 +443,39 @@ def _before_that(
     """The units just before the one other period named (上周和前一周: the week before last; "the
     last 2 weeks against the 2 weeks before": the 2 weeks before those); alone, the units up to now
     or the calendar ones before the current (前一周, "the previous month")."""
-    named = [r.time_range for r in info.ranges if "since" in r.time_range or "last" in r.time_range]
-    today = clock.today
-    if len(named) != 1:
-        if len(named) > 1:
-            en = f"'{text}' is the period before another one: name one other period, or the dates"
-            info.errors.append((en, f"“{text}”是另一个时间段之前的时间：只说一个别的时间段，或者直接说日期"))
-        elif alone_last:
-            info.ranges.append(tc.RangeMention(text, {"last": f"P{n}{unit}"}, start, "last"))
-        else:
-            word = {"D": "day", "W": "week", "M": "month", "Y": "year"}[unit]
-            info.ranges.append(
-                tc.RangeMention(text, clock.span(*clock.period_days(word, -n)), start, "calendar")
-            )
-        return
-    other = next(r for r in info.ranges if r.time_range is named[0])
-    if not _same_length(other, unit, n):  # "yesterday vs the week before": a day against a week
+    named = _set_against(info)
+    if len(named) > 1:
+        en = f"'{text}' is the period before another one: name one other period, or the dates"
+        info.errors.append((en, f"“{text}”是另一个时间段之前的时间：只说一个别的时间段，或者直接说日期"))
+    elif not named and alone_last:
+        info.ranges.append(tc.RangeMention(text, {"last": f"P{n}{unit}"}, start, "last"))
+    elif not named:
+        word = _WORDS["unit_names"][unit]
+        info.ranges.append(tc.RangeMention(text, clock.span(*clock.period_days(word, -n)), start, "calendar"))
+    elif not _same_length(other := named[0], unit, n):  # "yesterday vs the week before": a day against a week
         en = f"'{text}' is not as long as the period it is set against ({other.label}): name both periods"
         info.errors.append((en, f"“{text}”和它对比的时间段（{other.label}）长短不同：请把两个时间段都说出来"))
-        return
-    tr = named[0]
-    end = subtract_duration(datetime.combine(today, time()), tr["last"]).date() if "last" in tr else None
-    end = end or datetime.fromisoformat(tr["since"]).date()
-    if unit in ("M", "Y"):
-        first = _months_back(end, n * (12 if unit == "Y" else 1))
     else:
-        first = end - timedelta(days=n * (7 if unit == "W" else 1))
-    info.ranges.append(tc.RangeMention(text, clock.span(first, end), start, "calendar"))
+        end = _since(other.time_range, datetime.combine(clock.today, time())).date()
+        months = {"M": 1, "Y": 12}.get(unit)
+        first = (
+            _months_back(end, n * months) if months else end - timedelta(days=n * _WORDS["unit_days"][unit])
+        )
+        info.ranges.append(tc.RangeMention(text, clock.span(first, end), start, "calendar"))
 
 
-def _year_before(info: tc.TimeInfo, clock: tc.Clock) -> None:
+def _year_before(info: tc.TimeInfo, text: str, start: int, months: int, clock: tc.Clock) -> None:
     """The same period a year (a month) before the one other range named (one open to now: up to
     today), else an error."""
-    text, start, months = info.year_ago or ("", 0, 12)
     back = ("a year", "去年同期") if months == 12 else ("a month", "上个月同期")
-    named = [r.time_range for r in info.ranges if "since" in r.time_range or "last" in r.time_range]
+    named = _set_against(info)
     if len(named) != 1:
         en = f"'{text}' is a period {back[0]} before another one: name that one too (this month against {'the same period last year' if months == 12 else 'the same days last month'}), or the dates"
         info.errors.append((en, f"“{text}”要和另一个时间段一起说（如“这个月和{back[1]}比”），或者直接说日期"))
         return
-    tr, today = named[0], datetime.combine(clock.today, time())
+    tr, today = named[0].time_range, datetime.combine(clock.today, time())
     try:
-        since = subtract_duration(today, tr["last"]) if "last" in tr else datetime.fromisoformat(tr["since"])
+        since = _since(tr, today)
         until = datetime.fromisoformat(tr["until"]) if "until" in tr else today + timedelta(days=1)
         a, b = (_months_back(d.date(), months) for d in (since, until))
     except (ValueError, OverflowError):  # the last 10000 years: no calendar reaches a year before
@@ -515,7 +491,7 @@ def _same_length(r: tc.RangeMention, unit: str, n: int) -> bool:
     if "last" in tr:
         return bool(tr["last"] == f"P{n}{unit}")
     if r.running:
-        return n == 1 and unit == {"week": "W", "month": "M", "year": "Y"}.get(r.running)
+        return n == 1 and _WORDS["unit_names"].get(unit) == r.running
     if "until" not in tr:
         return False
     days = (datetime.fromisoformat(tr["until"]) - datetime.fromisoformat(tr["since"])).days
