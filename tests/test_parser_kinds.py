@@ -2150,3 +2150,32 @@ def test_after_a_date_against_before_it_compares_the_two_sides() -> None:
 
 def test_a_kind_of_weather_is_the_weather() -> None:
     assert _ok("按天气类型看营业额")["group_by"] == ["weather"]
+
+
+@pytest.mark.parametrize(
+    ("question", "kept"),
+    [
+        ("is footfall higher than last month on weekends", {"days_of_week": [5, 6]}),
+        ("周末客流比上个月高吗", {"days_of_week": [5, 6]}),
+        ("is revenue on rainy days higher than last month", {"attributes": {"weather": "rain"}}),
+    ],
+)
+def test_than_a_period_beside_days_of_a_kind_compares_the_periods(question: str, kept: dict) -> None:
+    """周末客流比上个月高吗 compared weekends with weekdays within last month (``ok``): the side after
+    "than" is a period, and the weekends are kept on both sides."""
+    plan = _ok(question)
+    assert [p["label"] for p in plan["compare"]["periods"]][1] in ("last month", "上个月"), plan
+    assert {k: plan["filters"][k] for k in kept} == kept
+    # two values of one field are the groups compared, whatever period is named
+    assert _ok("is revenue higher on rainy days than sunny days last month")["compare"]["groups"] == [
+        "rain",
+        "sunny",
+    ]
+
+
+def test_did_weekends_lift_a_measure_compares_weekends() -> None:
+    """ "did weekends boost revenue in November" was a daily trend of weekends (the classifier)."""
+    plan = _ok("did weekends boost revenue in November")
+    assert plan["compare"] == {"dimension": "is_weekend"} and plan["filters"]["time_range"]["since"] == (
+        "2025-11-01T00:00:00+08:00"
+    )

@@ -118,7 +118,12 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
             and not {"compare", "change"} & s.cue
             and not s.info.ranges[1:]
         )
-        spec = (None, None, set()) if course else compare_spec(s, s.cue, intent)
+        if course:
+            spec = (None, None, set())
+        elif "compare" in s.cue and (then := _other_side(s, tz, now, sided=True)):
+            spec = ({"periods": then}, "period", set())  # 周末客流比上个月高吗: weekends, then and since
+        else:
+            spec = compare_spec(s, s.cue, intent)
         if spec[0] is not None:
             intent = "compare"
         elif intent == "correlation_single":
@@ -188,16 +193,24 @@ _THAN = re.compile(
 )
 
 
-def _other_side(s: Slots, tz: str, now: datetime) -> list[dict[str, Any]] | None:
+def _other_side(s: Slots, tz: str, now: datetime, sided: bool = False) -> list[dict[str, Any]] | None:
     """The one period a comparison names with no other side against the time since it ended up to
     now ("is revenue higher than last month", 客流比上周少吗), or a running one against the last
     whole one ("is revenue higher this month"); None when it names another side."""
     info = s.info  # "yesterday compared to the day before": a window named, the other side unread
     if PATTERNS["same_dates_asked"].search(s.text):
         return None  # 同比去年: the same dates a year back, which 去年同期 reads
-    if len(info.ranges) != 1 or info.hours or info.days or info.window_days or s.values or s.dims:
+    # ``sided``: only the period right after a "than" (比上个月), beside one value of a field kept as
+    # a filter of both sides (周末, 雨天), never two values (the groups compared)
+    one_each = (
+        len({v.key for v in s.values}) == len(s.values) and len(info.days) <= 1 and len(s.promo_hits) <= 1
+    )
+    kept = (s.values or info.days or s.promo_hits) and not (sided and one_each)
+    if len(info.ranges) != 1 or info.hours or kept or info.window_days or s.dims:
         return None
     named = info.ranges[0]
+    if sided and not _THAN.search(s.text[: named.start]):
+        return None
     until = named.time_range.get("until")
     if named.running:  # "is revenue higher this month": this month so far against the last
         clock = Clock(now, tz)
@@ -250,6 +263,7 @@ def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
     for i, v in enumerate(s.values):
         by_key.setdefault(v.key, []).append(i)
     categorical = bool(s.promo_hits) or "weather" in by_key or bool({"promotion", "weather"} & set(s.dims))
+    categorical = categorical or any(d.weekend is not None for d in s.info.days)  # did weekends lift it
     wants = (
         "compare" in cue
         or hint == "correlation_single"
