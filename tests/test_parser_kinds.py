@@ -2179,3 +2179,105 @@ def test_did_weekends_lift_a_measure_compares_weekends() -> None:
     assert plan["compare"] == {"dimension": "is_weekend"} and plan["filters"]["time_range"]["since"] == (
         "2025-11-01T00:00:00+08:00"
     )
+
+
+# --------------------------------- kinds found by dev11 (did it work, everywhere, spoken), session 8
+
+
+def _range(question: str) -> dict:
+    return dict(_ok(question)["filters"]["time_range"])
+
+
+@pytest.mark.parametrize(
+    ("question", "since", "until"),
+    [
+        ("pull up the videos of staff mistakes from the tenth of november", "2025-11-10", "2025-11-11"),
+        ("revenue on december first", "2025-12-01", "2025-12-02"),
+        ("footfall on the twenty-ninth of november", "2025-11-29", "2025-11-30"),
+        ("average queue length since the 1st of december", "2025-12-01", None),  # was that day only
+        ("revenue before the 3rd of november", None, "2025-11-03"),
+        ("What was our conversion rate in the first two weeks of September?", "2025-09-01", "2025-09-15"),
+        ("11月的最后两周营业额", "2025-11-17", "2025-12-01"),
+        ("十月十八日那天收银台平均排几个人？", "2025-10-18", "2025-10-19"),
+        ("乳制品九、十两个月的销售额加起来多少", "2025-09-01", "2025-11-01"),
+        ("revenue for the September-to-November stretch", "2025-09-01", "2025-12-01"),
+        ("revenue from 1 to 8 december", "2025-12-01", "2025-12-09"),
+        ("Pull up the complaint recordings from 28 November", "2025-11-28", "2025-11-29"),
+        ("revenue from Dec 1 onwards", "2025-12-01", None),
+    ],
+)
+def test_days_said_aloud_and_spans_of_a_month(question: str, since: str | None, until: str | None) -> None:
+    """A day in words, "since the 1st of", the first n weeks of a month, a date with 那天, two months
+    in a row, "from" a date at the end of a question (that day)."""
+    tr = _range(question)
+    assert (tr.get("since", "")[:10] or None, tr.get("until", "")[:10] or None) == (since, until), tr
+
+
+def test_two_months_named_together_must_be_in_a_row() -> None:
+    assert parse_question("九月和十一月两个月的销售额", VOCABULARY, NOW).status != "ok"
+    assert _range("11月最后一个周六的客流")["since"][:10] == "2025-11-29"  # not the last week
+
+
+@pytest.mark.parametrize(
+    ("question", "since"),
+    [
+        ("staff error rate for staff_07 since the training on november tenth", "2025-11-10"),
+        ("Since we put an extra cashier on from 1 December, what was the average queue", "2025-12-01"),
+        (
+            "were there any weird days for queue length after we added the evening cashier on december first",
+            "2025-12-01",
+        ),
+    ],
+)
+def test_what_happened_on_a_date_names_the_date(question: str, since: str) -> None:
+    """ "since the training on 10 November" read that day alone (since dropped) or was refused: what
+    happened on a date the range opens at is that date's name, said as a pivot's event is."""
+    assert _range(question)["since"][:10] == since
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "error rate of staff we hired since Nov 1",  # a clause of a noun: who, not when
+        "we moved the bakery shelves on the twenty fourth of november um did we take more money on bakery stuff after that than before",
+    ],
+)
+def test_an_act_that_is_no_event_of_a_date_is_named(question: str) -> None:
+    assert parse_question(question, VOCABULARY, NOW).status != "ok"
+
+
+def test_each_store_on_its_own_is_compared_within_each() -> None:
+    """ "did the queue drop after 1 December in both stores, or only in one" pooled the two stores."""
+    plan = _ok("Did the queue drop after 1 December in both stores, or only in one of them?")
+    assert plan["group_by"] == ["store_id"] and plan["compare"]["periods"], plan
+    plan = _ok(
+        "Rainy days versus sunny days, average order value, Shanghai and Beijing separately, since October."
+    )
+    assert plan["compare"]["groups"] == ["rain", "sunny"] and plan["group_by"] == ["store_id"], plan
+    assert _ok("compare conversion on weekends vs weekdays for each store")["group_by"] == ["store_id"]
+    # a plan that pools them names the words; "both stores" together is the two pooled
+    r = parse_question("两家店的销售额是不是都有每周的规律", VOCABULARY, NOW)
+    assert r.status != "ok" and "都" in r.not_understood
+    assert "group_by" not in _ok("Total revenue for both stores combined in November?")
+
+
+def test_which_of_two_stores_named_compares_them() -> None:
+    """两家店十一月的客单价哪家高 pooled the two stores (哪家 was dropped)."""
+    for q in ("两家店十一月的客单价哪家高", "上海店和北京店十一月的客单价哪家高"):
+        assert _ok(q)["compare"]["dimension"] == "store_id", q
+
+
+def test_more_and_more_or_less_and_less_is_a_course() -> None:
+    """越来越长还是越来越短 compared the wine zone with the other zones (还是 read as "or")."""
+    plan = _ok("酒水区的停留时长最近一个月是越来越长还是越来越短")
+    assert plan["intent"] == "trend" and plan["filters"]["attributes"] == {"zone": "wine"}, plan
+
+
+def test_fillers_of_speech_are_function_words() -> None:
+    plan = _ok(
+        "so we ran the training on the tenth of november um did the staff error rate actually go down after that compared to before"
+    )
+    assert (
+        plan["intent"] == "compare"
+        and plan["compare"]["periods"][1]["time_range"]["since"][:10] == "2025-11-10"
+    )

@@ -17,11 +17,20 @@ from edge.analysis.parser.text import CJK, MaskedText, gapped, has_cjk, overlaps
 
 #: a pivot's condition nouns: claimed only when the plan compares periods around a date
 CONDITION = re.compile(lx.CONDITION_ZH + "|" + word(lx.CONDITION_EN))
+#: an act and its object, up to the date or a masked word (加了一个收银员, "since we moved the bakery
+#: shelves"): in English told by who did it at a clause's start, never a clause of a noun ("the
+#: staff we hired": who, not when)
+ACT_CLAUSE = re.compile(
+    rf"(?:{lx.ACTS_ZH})[\u3400-\u9fff]{{0,6}}"
+    rf"|(?:^|(?<=since )|(?<=after )|(?<=before )|(?<=when )|(?<=once )|(?<=so )|(?<=then )|(?<=, ))"
+    rf"(?:we|they|i|you|he|she)(?: just| finally| also)? {word(lx.ACTS_EN)}"
+    rf"(?: (?!(?:on|from|since|in|at|did|does|has|is|was)(?![a-z]))[a-z0-9'\-\u0000]+){{0,4}}"
+)
 #: the name of a pivot's event: its condition noun with the few words before it that name it
-#: ("the new cashier training", 收银员培训)
+#: ("the new cashier training", 收银员培训), or the act that started it
 CONDITION_NAME = re.compile(
     rf"[\u3400-\u9fff\u0000]{{0,6}}?(?:{lx.CONDITION_ZH})"
-    rf"|(?:[a-z0-9'\-\u0000]+ ){{0,3}}{word(lx.CONDITION_EN)}"
+    rf"|(?:[a-z0-9'\-\u0000]+ ){{0,3}}{word(lx.CONDITION_EN)}|{ACT_CLAUSE.pattern}"
 )
 _PUNCT = re.compile(r"[\s\u0000?？!！。.,，、;；:：'\"“”‘’()（）\[\]【】《》<>/\\|~`@#$%^&*+=_-]+")
 #: a negation is never the rest of a word (没 of 没有 when 有 was a function word): it is named
@@ -200,6 +209,7 @@ def residual(
     asked: Iterable[tuple[int, int]] = (),
     asides: list[str] | None = None,
     whole: Iterable[tuple[int, int]] = (),
+    dated: bool = False,
 ) -> list[str]:
     """The question's content words nothing claimed (``mt`` is left as it is), in question order,
     as typed (normalised). ``claimed``: spans the plan uses that no extractor consumed (event-type
@@ -207,7 +217,8 @@ def residual(
     by); ``asked``: such spans the answer is to be given by ("which store"), named even when a
     function word; ``cue_patterns``: the intent cues; ``asides``: when given, the clauses about the
     asking, not the data, are set aside (their words not named) and appended to it; ``whole``:
-    unclaimed spans that are words of their own unless function words spell them (店员)."""
+    unclaimed spans that are words of their own unless function words spell them (店员); ``dated``:
+    the plan reads a named date as an edge ("since the training on 10 November": its event named)."""
     work = mt.copy()
     for start, end in unclaimed:  # read by an extractor, but the plan does not use it
         work._chars[start:end] = mt.text[start:end]
@@ -215,8 +226,8 @@ def residual(
         work.consume(start, end)
     # a condition the plan has no pivot for is content it does not use; with a pivot (its date is
     # what is computed) the words naming its event are its label
-    pivot = bool((plan.get("compare") or {}).get("periods"))
-    kept = [] if pivot else [m.span() for m in CONDITION.finditer(work.view)]
+    pivot = dated or bool((plan.get("compare") or {}).get("periods"))
+    kept = [] if pivot else [m.span() for p in (CONDITION, ACT_CLAUSE) for m in p.finditer(work.view)]
     for m in CONDITION_NAME.finditer(work.view) if pivot else ():
         work.consume(*m.span())
     cue_patterns = list(cue_patterns)

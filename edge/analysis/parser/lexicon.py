@@ -50,6 +50,8 @@ class Lexicon:
     zh_compound: frozenset[str]
     condition_zh: str  # the English one not yet bounded as words
     condition_en: str
+    acts_zh: str  # the acts that start an event, their object after them (加了收银员, moved the bakery)
+    acts_en: str
     #: the words of an aside clause (:func:`.accounting.residual`), and what makes a clause none
     aside_en: frozenset[str]
     aside_zh: frozenset[str]
@@ -203,6 +205,8 @@ _KEYS = {
     "zh_compound": ("FUNCTION_WORDS", "compound", "words"),
     "condition_zh": ("CONDITION", "zh", "regex"),
     "condition_en": ("CONDITION", "en", "regex"),
+    "acts_zh": ("CONDITION", "acts_zh", "regex"),
+    "acts_en": ("CONDITION", "acts_en", "regex"),
     "aside_en": ("ASIDES", "en", "words"),
     "aside_zh": ("ASIDES", "zh", "words"),
     "aside_never": ("ASIDES", "never", "regex"),
@@ -282,6 +286,8 @@ ZH_FUNCTION = _LEXICON.zh_function
 ZH_COMPOUND = _LEXICON.zh_compound
 CONDITION_ZH = _LEXICON.condition_zh
 CONDITION_EN = _LEXICON.condition_en
+ACTS_ZH = _LEXICON.acts_zh
+ACTS_EN = _LEXICON.acts_en
 ASIDE_EN = _LEXICON.aside_en
 ASIDE_ZH = _LEXICON.aside_zh
 ASIDE_NEVER = _LEXICON.aside_never

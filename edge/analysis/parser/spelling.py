@@ -1,7 +1,8 @@
 """Slips of typing in English words (revnue, Octobr): a word no word table and no stored value
 knows, one edit from exactly one word they do know, is read as that word (and said, in
 :attr:`~.result.ParseResult.read_as`). Short words are never guessed (sale and sales), but the
-short forms of ``ABBREVIATIONS`` are read as theirs (rev, yday, 30d).
+short forms of ``ABBREVIATIONS`` are read as theirs (rev, yday, 30d), and a day of a month said
+in words as its number (the tenth of november).
 """
 
 from __future__ import annotations
@@ -70,6 +71,40 @@ _UNIT = re.compile(
 )
 
 
+_ORDINALS = (
+    "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
+    "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth"
+).split()
+#: a day of the month said in words: its number (twenty fourth: 24)
+_DAY_WORDS = {w: i for i, w in enumerate(_ORDINALS, 1)}
+_DAY_WORDS |= {
+    f"{tens}{sep}{w}": n + i
+    for tens, n in (("twenty", 20), ("thirty", 30))
+    for sep in " -"
+    for i, w in enumerate(_ORDINALS[:9], 1)
+}
+_DAY_WORDS |= {"thirtieth": 30}
+_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_DAY = "|".join(sorted(map(re.escape, _DAY_WORDS), key=len, reverse=True))
+#: a date said aloud (the tenth of november, december the first, first december): the day in words
+_SPOKEN_DATE = re.compile(
+    rf"(?<![a-z])(?:(?P<d>{_DAY})(?= (?:of )?{_MONTH}(?![a-z]))|(?P<m>{_MONTH}) (?:the )?(?P<d2>{_DAY}))(?![a-z])"
+)
+
+
+def spoken_dates(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """``text`` with each day of a month said in words written as its number (the tenth of
+    november: the 10 of november), and the (words, number) pairs read."""
+    read: list[tuple[str, str]] = []
+
+    def number(m: re.Match[str]) -> str:
+        words = m.group("d") or m.group("d2")
+        read.append((words, str(_DAY_WORDS[words])))
+        return f"{m.group('m')} {_DAY_WORDS[words]}" if m.group("m") else str(_DAY_WORDS[words])
+
+    return _SPOKEN_DATE.sub(number, text), read
+
+
 def expand(text: str) -> tuple[str, list[tuple[str, str]]]:
     """``text`` with its short forms read as their words (rev: revenue; 30d: 30 days; not 30 days
     itself), and the (short form, words) pairs read."""
@@ -91,7 +126,9 @@ def correct(text: str, vocab: Vocabulary) -> tuple[str, tuple[tuple[str, str], .
     """``text`` with each short form and slip read as its word, and the (as typed, word) pairs read."""
     table_words, stems = _table_words()
     known = table_words | _vocab_words(vocab)
+    text, said = spoken_dates(text)
     text, read = expand(text)
+    read[:0] = said
 
     def fix(m: re.Match[str]) -> str:
         token = m.group(0)

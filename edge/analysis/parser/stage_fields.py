@@ -57,6 +57,14 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
         }
         d.entities = [e for e in d.entities if e not in two]
     dims = list(s.dims)
+    split = PATTERNS["each_store"].search(s.text) if s.held_stores > 1 else None
+    if intent == "compare" and split and d.compare_from != "store_id":
+        plan["group_by"] = ["store_id"]  # "did the queue drop in both stores, or only in one": within each
+        d.claimed.append(split.span())
+        dims = [x for x in dims if x != "store_id"]
+    elif intent == "breakdown" and split and not dims and len(s.stores) > 1:
+        dims = ["store_id"]  # 上海店和北京店的营业额分别是多少: each store's
+        d.claimed.append(split.span())
     if intent == "top_k" and s.top_n is not None:
         plan["top_k"] = s.top_n
     if intent == "top_k" and d.metric == "peak_hour":  # "the 3 busiest hours": footfall ranked by hour

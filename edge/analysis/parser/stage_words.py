@@ -45,7 +45,7 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
     # a retrieval's free words are its query, when the question asks for events (a verb or a media
     # word, or a person's events): a retrieval the classifier forced on other words is accounted
     if d.intent != "retrieve" or not ({"retrieve_media", "retrieve_verb"} & s.cue or s.entities):
-        unused = _unused_dimension_spans(plan, s.dim_hits)
+        unused = _unused_dimension_spans(plan, s.dim_hits, s.text)
         # the products' word right after a category the plan filters on is its head noun (酒类商品,
         # "bakery products": the products of the category), not a grouping left unused
         if "product_category" in ((plan.get("filters") or {}).get("attributes") or {}):
@@ -77,6 +77,7 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
             asked=asked,
             asides=asides,
             whole=things,
+            dated=_edge_dated(plan, s),
         )
     explanation = None
     if words:  # never answered with another measure, period or value in their place
@@ -100,6 +101,13 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
 HEAD_GAP = re.compile(r"\s?(?:类)?(?:的)?\s?")
 #: the fields of time, whose words often stand beside a measure of them (几点钟 of a peak hour)
 _TIME_FIELDS = frozenset({"hour", "date", "week", "month", "day_of_week", "is_weekend"})
+
+
+def _edge_dated(plan: dict[str, Any], s: Slots) -> bool:
+    """The plan's range opens or ends at a date the question names ("since the training on 10
+    November"): what happened on it names the date, as a pivot's event does."""
+    tr = (plan.get("filters") or {}).get("time_range") or {}
+    return bool(s.info.pivot_dates) and len({"since", "until"} & set(tr)) == 1 and "last" not in tr
 
 
 def _dated(plan: dict[str, Any]) -> bool:
@@ -130,8 +138,23 @@ def cues_for(plan: dict[str, Any]) -> tuple[re.Pattern[str], ...]:
     return (*(p for p in CUE_PATTERNS if p not in dropped), *(p for p in extra if p is not None))
 
 
-def _unused_dimension_spans(plan: dict[str, Any], dim_hits: Sequence[Hit]) -> list[tuple[int, int]]:
-    """Dimension words ("staff", 区域) the plan neither groups nor compares by ("staff turnover")."""
+def _unused_dimension_spans(
+    plan: dict[str, Any], dim_hits: Sequence[Hit], text: str
+) -> list[tuple[int, int]]:
+    """Dimension words ("staff", 区域) the plan neither groups nor compares by ("staff turnover"); a
+    "which" word of a field it only filters on several values of (两家店…哪家高: the two pooled)."""
+    f = plan.get("filters") or {}
+    pooled = {
+        k
+        for k, v in [("store_id", f.get("store_id")), *(f.get("attributes") or {}).items()]
+        if isinstance(v, list) and len(v) > 1
+    }
+    pooled -= set(plan.get("group_by") or ()) | {str((plan.get("compare") or {}).get("dimension"))}
+    which = [
+        h
+        for h in dim_hits
+        if str(h.value) in pooled and PATTERNS["asked_by"].search(text[max(0, h.start - 10) : h.start + 1])
+    ]
     used = fields_used(plan)  # "rainy weather": the key of a value it filters on
     if (plan.get("filters") or {}).get("store_id"):
         used.add("store_id")
@@ -148,7 +171,7 @@ def _unused_dimension_spans(plan: dict[str, Any], dim_hits: Sequence[Hit]) -> li
         used.add(BUCKET_DIM.get(str(plan["time_bucket"]), str(plan["time_bucket"])))
     if _dated(plan):
         used.add("date")  # 日期 of a date the plan reads
-    return [(h.start, h.end) for h in dim_hits if str(h.value) not in used]
+    return [(h.start, h.end) for h in dim_hits if str(h.value) not in used or h in which]
 
 
 def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -201,6 +224,9 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
         and "store_id" not in fields_used(plan)
     ):
         spans += [m.span() for m in PATTERNS["store_pointed"].finditer(text)]  # "that store": which one?
+    split = set(plan.get("group_by") or ()) | {str((plan.get("compare") or {}).get("dimension"))}
+    if s.held_stores > 1 and "store_id" not in split:  # 两家店都有规律吗: each store, never both pooled
+        spans += [m.span("w") if m.group("w") else m.span() for m in PATTERNS["each_store"].finditer(text)]
     if intent == "top_k":  # "the top 3 products combined": each is listed, never their sum
         spans += [m.span() for m in PATTERNS["sum_of_ranked"].finditer(text)]
     if intent == "aggregate" and target != "peak_hour":  # a value that ranks nothing: its superlative

@@ -36,6 +36,11 @@ _OPEN_WORDS = {w: v for side in _DATA["open"].values() for ws, v in side.items()
 _OPEN_BEFORE = re.compile(rf"(?P<w>{'|'.join(_DATA['open']['before'])})\s?$")
 _OPEN_AFTER = re.compile(rf"^\s?(?P<w>{'|'.join(_DATA['open']['after'])})")
 _ORIGIN = frozenset({"from", "从", "自"})
+#: "since" told before what happened on a date ("since the training on", "ever since we moved it
+#: on"): the date is where the range opens
+_TOLD_SINCE = re.compile(r"(?<![a-z])(?:since|after|following)(?: [a-z'\-]+){1,6} (?:on|from)(?: the)? ?$")
+#: the end of a clause (a date "from" which nothing else follows is that day)
+_ENDS = re.compile(r"\s*(?:[?.!,;，。？！；]|$)")
 
 
 def _pattern(alternatives: list[Any], pieces: dict[str, str]) -> str:
@@ -197,12 +202,12 @@ class Reading(tc.Clock):
 
     def read_month_days(self, m: re.Match[str]) -> None:
         """Days a to b of one month (no year: the latest begun), the last day in it, or its first or
-        last n days (fl)."""
+        last n days or weeks (fl)."""
         first, end = self.month_range(*_year_month(m), m.group(0))  # end: the next month's first day
         days = (end - first).days
         a, b = parse_number(_group(m, "a")) or 0, parse_number(_group(m, "b")) or 0
         if fl := _group(m, "fl"):
-            n = parse_number(_group(m, "n")) or 0
+            n = (parse_number(_group(m, "n")) or 0) * (1 if _group(m, "u") in ("天", "days") else 7)
             a, b = (days - n + 1, days) if fl in ("最后", "last") else (1, n)
         if not 1 <= a <= b <= days:
             self.read_error(m, "'{text}' is no span of days of one month", "“{text}”不是同一个月里的一段日子")
@@ -210,8 +215,10 @@ class Reading(tc.Clock):
         self.range(m, window, "calendar" if fl else "span")
 
     def read_month_span(self, m: re.Match[str]) -> None:
-        """A span of months (a_ to b_); a year named on one side only is the other's too."""
+        """A span of months (a_ to b_, or two in a row); a year named on one side only is the other's too."""
         (y1, mo1), (y2, mo2) = _year_month(m, "a_"), _year_month(m, "b_")
+        if _group(m, "two") and mo2 % 12 != (mo1 + 1) % 12:  # 九月和十一月两个月: not one after the other
+            self.read_error(m, "'{text}' are no two months in a row", "“{text}”不是相连的两个月")
         if y1 is None and y2 is None and 1 <= mo2 <= 12:
             y2 = self.month_range(None, mo2, m.group(0))[0].year  # the latest begun
         if y1 is None and y2 is not None:
@@ -242,7 +249,13 @@ class Reading(tc.Clock):
 
     def read_date(self, m: re.Match[str], edge: str | None = None) -> None:
         """A single day, or with a word before or after it (pre, suf) the ``edge`` of an open range."""
-        if (not edge or _group(m, "pre") or _group(m, "suf")) and (d := self.date_of(m)):
+        pre, suf = _group(m, "pre"), _group(m, "suf")
+        told = edge == "since" and not suf and pre in ("", "from")
+        if told and _TOLD_SINCE.search(self.mt.view, max(0, m.start() - 80), m.start()):
+            pre = "since"  # "since the training on 10 November", "since we put a cashier on from 1 December"
+        elif edge and pre == "from" and not suf and _ENDS.match(self.mt.view, m.end()):
+            edge = None  # "the recordings from 28 November": of that day, not since it
+        if (not edge or pre or suf) and (d := self.date_of(m)):
             self.range(m, {edge: self.at(d)} if edge else self.day(d), edge or "day", pivot=d)
 
     def read_clock(self, m: re.Match[str]) -> None:
