@@ -199,6 +199,34 @@ def _measure_words(plan: dict[str, Any]) -> tuple[frozenset[str], tuple[str, ...
     return frozenset(en), tuple(zh)
 
 
+_BEFORE_DATE = re.compile(r"\s*(?:on|from|at)\s+(?:the\s+)?")
+_AFTER_DATE = re.compile(r"[\s的]*")
+#: a clause told as the time of what follows ("since the training", "after we moved")
+_TOLD = re.compile(
+    r"(?<![a-z])(?:ever since|since|after|before|following|until|till|once)\s+(?:[a-z'\-\u0000]+\s+){0,5}[a-z'\-]+$"
+)
+
+
+def _names(view: str, m: re.Match[str], spans: Iterable[tuple[int, int, str]]) -> bool:
+    """Whether ``m`` (a condition's or an act's words) names one of the dates a range opens or ends
+    at: ``spans`` are those dates ("open"; "closed" when a word such as 以来 ends one) and the names
+    already found ("name"). It is told right before one ("since the training on 10 November", the
+    campaign launch) or right after one (十一月十号培训, 新陈列上线; not 12月1日以来会员活动), and holds
+    no word another reader claimed."""
+    lead = len(m.group(0)) - len(m.group(0).lstrip("\u0000 "))  # the words before it, already read
+    start = m.start() + lead
+    for a, b, kind in spans:
+        if "\u0000" in view[max(start, b) if start >= a else start : m.end()]:
+            continue
+        told = has_cjk(m.group(0)) or _TOLD.search(view[max(0, m.start() - 40) : m.end()])
+        gap = _AFTER_DATE if kind == "name" else _BEFORE_DATE
+        if m.end() <= a and gap.fullmatch(view, m.end(), a) and (told or kind == "name"):
+            return True
+        if kind != "closed" and a <= start and b <= m.end() and _AFTER_DATE.fullmatch(view, b, max(b, start)):
+            return True
+    return False
+
+
 def residual(
     mt: MaskedText,
     cue_patterns: Iterable[re.Pattern[str]],
@@ -209,7 +237,7 @@ def residual(
     asked: Iterable[tuple[int, int]] = (),
     asides: list[str] | None = None,
     whole: Iterable[tuple[int, int]] = (),
-    dated: bool = False,
+    dated: Iterable[tuple[int, int, str]] = (),
 ) -> list[str]:
     """The question's content words nothing claimed (``mt`` is left as it is), in question order,
     as typed (normalised). ``claimed``: spans the plan uses that no extractor consumed (event-type
@@ -218,7 +246,8 @@ def residual(
     function word; ``cue_patterns``: the intent cues; ``asides``: when given, the clauses about the
     asking, not the data, are set aside (their words not named) and appended to it; ``whole``:
     unclaimed spans that are words of their own unless function words spell them (店员); ``dated``:
-    the plan reads a named date as an edge ("since the training on 10 November": its event named)."""
+    the spans of the named dates a plan's range opens or ends at (what happened on one names it:
+    "since the training on 10 November")."""
     work = mt.copy()
     for start, end in unclaimed:  # read by an extractor, but the plan does not use it
         work._chars[start:end] = mt.text[start:end]
@@ -226,10 +255,19 @@ def residual(
         work.consume(start, end)
     # a condition the plan has no pivot for is content it does not use; with a pivot (its date is
     # what is computed) the words naming its event are its label
-    pivot = dated or bool((plan.get("compare") or {}).get("periods"))
+    pivot = bool((plan.get("compare") or {}).get("periods"))
+    named: list[tuple[int, int]] = []
+    edges = list(dated)
+    found = list(CONDITION_NAME.finditer(work.view))
+    for _ in range(2):  # nearest the date first: "the campaign launch on", 新陈列上线
+        for m in found:
+            if m.span() not in named and (pivot or _names(work.view, m, edges)):
+                named.append(m.span())
+                edges.append((*m.span(), "name"))
     kept = [] if pivot else [m.span() for p in (CONDITION, ACT_CLAUSE) for m in p.finditer(work.view)]
-    for m in CONDITION_NAME.finditer(work.view) if pivot else ():
-        work.consume(*m.span())
+    kept = [(s, e) for s, e in kept if not any(a <= s and e <= b for a, b in named)]
+    for span in named:
+        work.consume(*span)
     cue_patterns = list(cue_patterns)
     _blank(work, cue_patterns)
     for s, e in kept:  # un-claim the condition nouns a cue pattern swallowed

@@ -123,6 +123,7 @@ class Slots:
     hint: str | None  # the intent strong cues name by themselves (:func:`_intent_hint`)
     two_fields: TwoFields | None  # a stored word of two fields nothing decides
     buckets: tuple[str, ...]
+    bucket_hits: tuple[Hit, ...]  # the words of the buckets (named when the plan uses none)
     dim_hits: tuple[Hit, ...]
     dims: tuple[str, ...]  # dimension words, less a measure's own (店员差错率)
     read_as: tuple[tuple[str, str], ...] = ()  # slips of typing read as words (:mod:`.spelling`)
@@ -203,7 +204,8 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
     similar: list[ValueHit] = [] if hint in ("forecast", "retrieve") else _similar(mt, ctx)
     values = _headed(sorted(values + about + named + similar, key=lambda v: v.start), text)
     values, two_fields = resolve_fields(text, values, ctx.vocab, metrics, types, hint)
-    buckets = tuple(dict.fromkeys(str(h.value) for h in run("buckets")))
+    bucket_hits: list[Hit] = run("buckets")
+    buckets = tuple(dict.fromkeys(str(h.value) for h in bucket_hits))
     dim_hits: list[Hit] = run("dimensions")
     dims = list(dict.fromkeys(str(h.value) for h in dim_hits))
     if SELLERS.search(text) and "trend" not in cue and not lx.SHAPES["seller_not_product"].search(text):
@@ -252,6 +254,7 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
         hint=hint,
         two_fields=two_fields,
         buckets=buckets,
+        bucket_hits=tuple(bucket_hits),
         dim_hits=tuple(dim_hits),
         dims=tuple(dims),
         read_as=read_as,

@@ -87,8 +87,16 @@ _DAY_WORDS |= {"thirtieth": 30}
 _MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 _DAY = "|".join(sorted(map(re.escape, _DAY_WORDS), key=len, reverse=True))
 #: a date said aloud (the tenth of november, december the first, first december): the day in words
+_NOT_A_DAY = (
+    r"(?! (?:weeks?|weekends?|half|quarter|months?|promotions?|sales?|shifts?|time|days?|busiest|best"
+    r"|worst|highest|lowest|most|least|biggest|largest)(?![a-z]))"
+)
+#: a date said aloud: "the tenth of november", "november the tenth" (not an ordinal of a noun: "the
+#: december first weekend"; "may" only as "the first of may"), "first december" ending a clause
 _SPOKEN_DATE = re.compile(
-    rf"(?<![a-z])(?:(?P<d>{_DAY})(?= (?:of )?{_MONTH}(?![a-z]))|(?P<m>{_MONTH}) (?:the )?(?P<d2>{_DAY}))(?![a-z])"
+    rf"(?<![a-z])(?:(?P<d>{_DAY})(?= of {_MONTH}(?![a-z]))"
+    rf"|(?P<m>(?!may){_MONTH}) (?:the )?(?P<d2>{_DAY})(?![a-z]){_NOT_A_DAY}"
+    rf"|(?P<d3>{_DAY})(?= {_MONTH}(?:,? [0-9]{{4}})?\s*(?:[,.?!;]|$)))(?![a-z])"
 )
 
 
@@ -98,7 +106,7 @@ def spoken_dates(text: str) -> tuple[str, list[tuple[str, str]]]:
     read: list[tuple[str, str]] = []
 
     def number(m: re.Match[str]) -> str:
-        words = m.group("d") or m.group("d2")
+        words = m.group("d") or m.group("d2") or m.group("d3")
         read.append((words, str(_DAY_WORDS[words])))
         return f"{m.group('m')} {_DAY_WORDS[words]}" if m.group("m") else str(_DAY_WORDS[words])
 

@@ -120,6 +120,8 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         )
         if course:
             spec = (None, None, set())
+        elif "compare" in s.cue and s.promo_hits and _than_period(s):
+            raise Refusal("promotion_than_period", final=True)  # 促销日客流比上个月高吗
         elif "compare" in s.cue and (then := _other_side(s, tz, now, sided=True)):
             spec = ({"periods": then}, "period", set())  # 周末客流比上个月高吗: weekends, then and since
         else:
@@ -193,6 +195,11 @@ _THAN = re.compile(
 )
 
 
+def _than_period(s: Slots) -> bool:
+    """The one period named is the other side of a "than" (比上个月, "than last month")."""
+    return len(s.info.ranges) == 1 and bool(_THAN.search(s.text[: s.info.ranges[0].start]))
+
+
 def _other_side(s: Slots, tz: str, now: datetime, sided: bool = False) -> list[dict[str, Any]] | None:
     """The one period a comparison names with no other side against the time since it ended up to
     now ("is revenue higher than last month", 客流比上周少吗), or a running one against the last
@@ -201,15 +208,14 @@ def _other_side(s: Slots, tz: str, now: datetime, sided: bool = False) -> list[d
     if PATTERNS["same_dates_asked"].search(s.text):
         return None  # 同比去年: the same dates a year back, which 去年同期 reads
     # ``sided``: only the period right after a "than" (比上个月), beside one value of a field kept as
-    # a filter of both sides (周末, 雨天), never two values (the groups compared)
-    one_each = (
-        len({v.key for v in s.values}) == len(s.values) and len(info.days) <= 1 and len(s.promo_hits) <= 1
-    )
-    kept = (s.values or info.days or s.promo_hits) and not (sided and one_each)
-    if len(info.ranges) != 1 or info.hours or kept or info.window_days or s.dims:
+    # a filter of both sides (周末, 雨天), never two values (the groups compared); promotion days
+    # are no filter a comparison writes
+    one_each = len({v.key for v in s.values}) == len(s.values) and len(info.days) <= 1
+    kept = (s.values or info.days) and not (sided and one_each)
+    if len(info.ranges) != 1 or info.hours or kept or info.window_days or s.dims or s.promo_hits:
         return None
     named = info.ranges[0]
-    if sided and not _THAN.search(s.text[: named.start]):
+    if sided and not _than_period(s):
         return None
     until = named.time_range.get("until")
     if named.running:  # "is revenue higher this month": this month so far against the last
@@ -352,7 +358,8 @@ def choose_measure(s: Slots, d: Draft) -> None:
     elif s.types and intent != "correlation" and counted_types:
         metric = "event_count"
         filters["event_type"] = list(dict.fromkeys(t.event_type for t in s.types))
-        if (people := STAGES["counted_as"].get(filters["event_type"][0])) and len(filters["event_type"]) == 1:
+        people = STAGES["counted_as"].get(filters["event_type"][0])
+        if people and len(filters["event_type"]) == 1 and not PATTERNS["events_asked"].search(s.text):
             metric = people  # 进店总共多少人: the people who came in, not their entry events
             del filters["event_type"]
     elif metric is None and intent not in ("correlation", "forecast"):

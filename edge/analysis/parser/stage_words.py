@@ -77,7 +77,7 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
             asked=asked,
             asides=asides,
             whole=things,
-            dated=_edge_dated(plan, s),
+            dated=_edge_dates(plan, s),
         )
     explanation = None
     if words:  # never answered with another measure, period or value in their place
@@ -103,11 +103,23 @@ HEAD_GAP = re.compile(r"\s?(?:类)?(?:的)?\s?")
 _TIME_FIELDS = frozenset({"hour", "date", "week", "month", "day_of_week", "is_weekend"})
 
 
-def _edge_dated(plan: dict[str, Any], s: Slots) -> bool:
-    """The plan's range opens or ends at a date the question names ("since the training on 10
-    November"): what happened on it names the date, as a pivot's event does."""
+def _edge_dates(plan: dict[str, Any], s: Slots) -> list[tuple[int, int, str]]:
+    """The spans of the dates the plan's range opens or ends at ("since the training on 10
+    November"), each "closed" when a word of its edge ends it (以来), else "open": what happened on one names it,
+    as a pivot's event does."""
     tr = (plan.get("filters") or {}).get("time_range") or {}
-    return bool(s.info.pivot_dates) and len({"since", "until"} & set(tr)) == 1 and "last" not in tr
+    if len({"since", "until"} & set(tr)) != 1 or "last" in tr:
+        return []
+    starts = {at for _, at in s.info.pivot_dates}
+    return [
+        (r.start, r.start + len(r.label), "closed" if _EDGE_WORD.search(r.label) else "open")
+        for r in s.info.ranges
+        if r.start in starts
+    ]
+
+
+#: a word after a date that makes it a range's edge (12月1日以来)
+_EDGE_WORD = re.compile(r"(?:以来|至今|迄今|之后|以后|后|起|开始|之前|以前|为止|现在|今天)$")
 
 
 def _dated(plan: dict[str, Any]) -> bool:
@@ -122,6 +134,8 @@ def cues_for(plan: dict[str, Any]) -> tuple[re.Pattern[str], ...]:
     dropped = set(_CHANGE_CUES) if intent in _LEVEL_INTENTS else set()
     if intent != "correlation":  # one measure the condition of another: a correlation's words
         dropped.add(CUES["conditional"])
+    if intent not in ("periodicity", "co_occurrence"):  # "how many repeat visitors": no cycle computed
+        dropped.add(CUES["periodicity"])
     if plan.get("target_metric") != "peak_hour":  # 挪, "pushed back": a peak moving
         dropped.add(sl.PEAK_SHIFT)
     if intent != "co_occurrence":  # "24小时": a pairing's window; 之后 with no date: no pivot to follow
@@ -227,6 +241,11 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     split = set(plan.get("group_by") or ()) | {str((plan.get("compare") or {}).get("dimension"))}
     if s.held_stores > 1 and "store_id" not in split:  # 两家店都有规律吗: each store, never both pooled
         spans += [m.span("w") if m.group("w") else m.span() for m in PATTERNS["each_store"].finditer(text)]
+    if intent not in ("periodicity", "forecast", "retrieve"):  # "was it shorter after 1 Dec, by hour"
+        by = {plan.get("time_bucket")} | {b for b, dim in BUCKET_DIM.items() if dim in split}
+        if intent in ("compare", "correlation", "co_occurrence"):
+            by.add("day")  # a comparison of means per day, a correlation of daily values
+        spans += [(h.start, h.end) for h in s.bucket_hits if str(h.value) not in by]
     if intent == "top_k":  # "the top 3 products combined": each is listed, never their sum
         spans += [m.span() for m in PATTERNS["sum_of_ranked"].finditer(text)]
     if intent == "aggregate" and target != "peak_hour":  # a value that ranks nothing: its superlative

@@ -39,8 +39,6 @@ _ORIGIN = frozenset({"from", "从", "自"})
 #: "since" told before what happened on a date ("since the training on", "ever since we moved it
 #: on"): the date is where the range opens
 _TOLD_SINCE = re.compile(r"(?<![a-z])(?:since|after|following)(?: [a-z'\-]+){1,6} (?:on|from)(?: the)? ?$")
-#: the end of a clause (a date "from" which nothing else follows is that day)
-_ENDS = re.compile(r"\s*(?:[?.!,;，。？！；]|$)")
 
 
 def _pattern(alternatives: list[Any], pieces: dict[str, str]) -> str:
@@ -253,8 +251,6 @@ class Reading(tc.Clock):
         told = edge == "since" and not suf and pre in ("", "from")
         if told and _TOLD_SINCE.search(self.mt.view, max(0, m.start() - 80), m.start()):
             pre = "since"  # "since the training on 10 November", "since we put a cashier on from 1 December"
-        elif edge and pre == "from" and not suf and _ENDS.match(self.mt.view, m.end()):
-            edge = None  # "the recordings from 28 November": of that day, not since it
         if (not edge or pre or suf) and (d := self.date_of(m)):
             self.range(m, {edge: self.at(d)} if edge else self.day(d), edge or "day", pivot=d)
 
