@@ -2307,3 +2307,16 @@ def test_the_events_of_a_type_asked_for_are_counted() -> None:
         assert _ok(q)["target_metric"] == "event_count", q
     assert _ok("每个店员的失误次数")["group_by"] == ["staff_id"]
     assert _ok("compare November and October revenue")["compare"]["periods"][1]["label"] == "october"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Does Beijing have the same weekly rhythm in footfall that Shanghai has?",
+        "is the weekly cycle in revenue the same at xuhui and chaoyang",
+    ],
+)
+def test_stores_said_alike_are_never_pooled(question: str) -> None:
+    """A cycle "the same at Xuhui and Chaoyang" was one cycle of the two stores pooled (``ok``)."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok" and "the same" in r.not_understood, r.plan

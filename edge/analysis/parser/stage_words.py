@@ -241,6 +241,8 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     split = set(plan.get("group_by") or ()) | {str((plan.get("compare") or {}).get("dimension"))}
     if s.held_stores > 1 and "store_id" not in split:  # 两家店都有规律吗: each store, never both pooled
         spans += [m.span("w") if m.group("w") else m.span() for m in PATTERNS["each_store"].finditer(text)]
+    if len((plan.get("filters") or {}).get("store_id") or ()) > 1 and "store_id" not in split:
+        spans += [m.span() for m in PATTERNS["alike"].finditer(text)]  # "the same rhythm at X and Y"
     if intent not in ("periodicity", "forecast", "retrieve"):  # "was it shorter after 1 Dec, by hour"
         by = {plan.get("time_bucket")} | {b for b, dim in BUCKET_DIM.items() if dim in split}
         if intent in ("compare", "correlation", "co_occurrence"):
