@@ -171,10 +171,16 @@ def stem(token: str) -> str:
     return token
 
 
+def fields_split(plan: dict[str, Any]) -> set[str]:
+    """The fields a plan answers group by group: those it groups or compares by."""
+    dimension = (plan.get("compare") or {}).get("dimension")
+    return set(plan.get("group_by") or ()) | ({str(dimension)} if dimension else set())
+
+
 def fields_used(plan: dict[str, Any]) -> set[str]:
     """The stats keys a plan filters, pairs, compares or groups by."""
-    f, compare, pair = plan.get("filters") or {}, plan.get("compare") or {}, plan.get("pair") or {}
-    used = set(f.get("attributes") or {}) | set(plan.get("group_by") or ()) | {str(compare.get("dimension"))}
+    f, pair = plan.get("filters") or {}, plan.get("pair") or {}
+    used = set(f.get("attributes") or {}) | fields_split(plan)
     return used | {str(pair.get(s)).split("=", 1)[0] for s in ("a", "b") if "=" in str(pair.get(s))}
 
 

@@ -124,6 +124,7 @@ class Slots:
     two_fields: TwoFields | None  # a stored word of two fields nothing decides
     buckets: tuple[str, ...]
     bucket_hits: tuple[Hit, ...]  # the words of the buckets (named when the plan uses none)
+    each_store: re.Match[str] | None  # each of several stores on its own ("store by store", 分店看)
     dim_hits: tuple[Hit, ...]
     dims: tuple[str, ...]  # dimension words, less a measure's own (店员差错率)
     read_as: tuple[tuple[str, str], ...] = ()  # slips of typing read as words (:mod:`.spelling`)
@@ -255,6 +256,7 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
         two_fields=two_fields,
         buckets=buckets,
         bucket_hits=tuple(bucket_hits),
+        each_store=PATTERNS["each_store"].search(text) if len(ctx.vocab.store_ids) > 1 else None,
         dim_hits=tuple(dim_hits),
         dims=tuple(dims),
         read_as=read_as,

@@ -57,7 +57,7 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
         }
         d.entities = [e for e in d.entities if e not in two]
     dims = list(s.dims)
-    split = PATTERNS["each_store"].search(s.text) if s.held_stores > 1 else None
+    split = s.each_store
     if intent == "compare" and split and d.compare_from != "store_id":
         plan["group_by"] = ["store_id"]  # "did the queue drop in both stores, or only in one": within each
         d.claimed.append(split.span())

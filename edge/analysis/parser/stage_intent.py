@@ -278,7 +278,7 @@ def compare_spec(s: Slots, cue: Set[str], hint: str | None) -> Compare:
     by_id: dict[str, list[str]] = {}  # staff_03 and staff_05: ids of one field (staff_id)
     for e in s.entities:
         by_id.setdefault(re.split(r"[_\-0-9]", e.lower(), maxsplit=1)[0] + "_id", []).append(e)
-    split = bool(PATTERNS["each_store"].search(s.text))  # "Shanghai and Beijing separately": within each
+    split = s.each_store is not None  # "compare them store by store": within each, not the stores
     for key, ids in [("store_id", list(s.stores)), *by_id.items()]:
         if len(ids) >= 2 and wants and key in _KEY_DIMENSIONS and not (split and key == "store_id"):
             return {"dimension": key, "groups": ids}, key, set()

@@ -14,7 +14,7 @@ from typing import Any
 
 from edge.analysis.metrics import METRIC_EVENT_TYPES
 from edge.analysis.parser import slots as sl
-from edge.analysis.parser.accounting import OWN_DIMENSION, fields_used, residual
+from edge.analysis.parser.accounting import OWN_DIMENSION, fields_split, fields_used, residual
 from edge.analysis.parser.lexicon import CUES, INTENT_CONTEXT
 from edge.analysis.parser.refusal import PATTERNS, STAGES, said
 from edge.analysis.parser.result import ParseResult
@@ -163,7 +163,7 @@ def _unused_dimension_spans(
         for k, v in [("store_id", f.get("store_id")), *(f.get("attributes") or {}).items()]
         if isinstance(v, list) and len(v) > 1
     }
-    pooled -= set(plan.get("group_by") or ()) | {str((plan.get("compare") or {}).get("dimension"))}
+    pooled -= fields_split(plan)
     which = [
         h
         for h in dim_hits
@@ -238,7 +238,7 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
         and "store_id" not in fields_used(plan)
     ):
         spans += [m.span() for m in PATTERNS["store_pointed"].finditer(text)]  # "that store": which one?
-    split = set(plan.get("group_by") or ()) | {str((plan.get("compare") or {}).get("dimension"))}
+    split = fields_split(plan)
     if s.held_stores > 1 and "store_id" not in split:  # 两家店都有规律吗: each store, never both pooled
         spans += [m.span("w") if m.group("w") else m.span() for m in PATTERNS["each_store"].finditer(text)]
     if len((plan.get("filters") or {}).get("store_id") or ()) > 1 and "store_id" not in split:
