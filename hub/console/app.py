@@ -251,8 +251,13 @@ class HubConsoleApp(AdammApp):
         self.set_interval(self.ACTIONS_REFRESH_S, self._refresh_actions)
 
     def _refresh_actions(self) -> None:
-        """While the Actions tab is shown, re-read it: state changes appear as they happen."""
-        if self.query_one("#tabs", TabbedContent).active == "actions_tab":
+        """While the Actions tab is shown, re-read it: state changes appear as they happen.
+
+        The timer can tick while the app is closing and its widgets are already gone (or while a
+        dialog is on top): then there is nothing to refresh.
+        """
+        tabs = self.screen.query("#tabs")
+        if tabs and tabs.first(TabbedContent).active == "actions_tab":
             self.load_tables()
 
     def action_tab(self, tab: str) -> None:
