@@ -106,13 +106,14 @@ def _zh_rest(
     if all(taken[start:end]):
         return []
     done: set[int] = set()
+    whole = {k for a, b in words for k in range(a, b)}  # a word of its own is never finished
     for w in (w for w in known if len(w) > 1):
         for i in overlaps(text, w, start, end):
             span = range(i, i + len(w))
             inside = [k for k in span if start <= k < end and not taken[k]]
             outside = [k for k in span if k not in inside]
             if inside and outside and all(taken[k] for k in outside):
-                done.update(k for k in inside if not _negates(text, k))
+                done.update(k for k in inside if not _negates(text, k) and k not in whole)
     asks = {i for i in range(start, end) if text[i] in _NEGATION and not _negates(text, i)}  # 高不高
     cuts = {i for span in words for i in span}
     rest = "".join(
@@ -233,6 +234,13 @@ def _names(view: str, m: re.Match[str], spans: Iterable[tuple[int, int, str]]) -
     return False
 
 
+def _unread(view: str, m: re.Match[str]) -> bool:
+    """Whether an act that names a pivot's event holds no word another reader claimed (they would
+    be filters: "we moved the bakery shelves" is no day of the shelves)."""
+    act = ACT_CLAUSE.match(view, m.start())
+    return not (act and "\u0000" in act.group(0))
+
+
 def residual(
     mt: MaskedText,
     cue_patterns: Iterable[re.Pattern[str]],
@@ -267,10 +275,10 @@ def residual(
     found = list(CONDITION_NAME.finditer(work.view))
     for _ in range(2):  # nearest the date first: "the campaign launch on", 新陈列上线
         for m in found:
-            if m.span() not in named and (pivot or _names(work.view, m, edges)):
+            if m.span() not in named and (pivot and _unread(work.view, m) or _names(work.view, m, edges)):
                 named.append(m.span())
                 edges.append((*m.span(), "name"))
-    kept = [] if pivot else [m.span() for p in (CONDITION, ACT_CLAUSE) for m in p.finditer(work.view)]
+    kept = [m.span() for p in (CONDITION, ACT_CLAUSE) for m in p.finditer(work.view)]
     kept = [(s, e) for s, e in kept if not any(a <= s and e <= b for a, b in named)]
     for span in named:
         work.consume(*span)

@@ -129,6 +129,7 @@ class Slots:
     dims: tuple[str, ...]  # dimension words, less a measure's own (店员差错率)
     read_as: tuple[tuple[str, str], ...] = ()  # slips of typing read as words (:mod:`.spelling`)
     held_stores: int = 1  # how many stores the memory holds (a hub's: several)
+    told: tuple[tuple[int, int], ...] = ()  # stored values inside an event's name (named, unused)
 
     @property
     def hinted(self) -> str | None:
@@ -201,10 +202,16 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
     promo_hits: list[Hit] = run("promotions")
     post_view = mt.view
     cue, peak_shift = _cues(pre_view, post_view, text, metrics)
+    if info.pivot_dates and THAN_BEFORE.search(text):
+        cue.add("change")  # "shorter since 1 December than before": the days after it against those before
     hint = _intent_hint(cue, peak_shift, info, metrics, entities, bool(types))
     similar: list[ValueHit] = [] if hint in ("forecast", "retrieve") else _similar(mt, ctx)
     values = _headed(sorted(values + about + named + similar, key=lambda v: v.start), text)
     values, two_fields = resolve_fields(text, values, ctx.vocab, metrics, types, hint)
+    # "since the rain on Nov 3": a stored value inside the clause that names a date's event is
+    # named (the rain day was meant, or rainy days since then: not told), never a filter
+    told = [v for v in values if any(a <= v.start and v.end <= b for a, b in info.told)]
+    values = [v for v in values if v not in told]
     bucket_hits: list[Hit] = run("buckets")
     buckets = tuple(dict.fromkeys(str(h.value) for h in bucket_hits))
     dim_hits: list[Hit] = run("dimensions")
@@ -261,6 +268,7 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
         dims=tuple(dims),
         read_as=read_as,
         held_stores=len(ctx.vocab.store_ids),
+        told=tuple((v.start, v.end) for v in told),
     )
 
 

@@ -86,8 +86,8 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
         # "later than last month": since then against it
         if len(s.info.ranges) == 2:
             spec = compare_spec(s, s.cue | {"compare"}, None)
-        elif then := _other_side(s, tz, now):
-            spec = ({"periods": then}, "period", set())
+        elif then := _other_side(s, tz, now) or _other_side(s, tz, now, sided=True):
+            spec = ({"periods": then}, "period", set())  # on weekends, "later than last month"
         intent = "compare" if spec[1] == "period" else intent
         spec = spec if intent == "compare" else (None, None, set())
     if forced is not None and forced != "compare":
@@ -212,7 +212,10 @@ def _other_side(s: Slots, tz: str, now: datetime, sided: bool = False) -> list[d
     # are no filter a comparison writes
     one_each = len({v.key for v in s.values}) == len(s.values) and len(info.days) <= 1
     kept = (s.values or info.days) and not (sided and one_each)
-    if len(info.ranges) != 1 or info.hours or kept or info.window_days or s.dims or s.promo_hits:
+    # a field asked by (各店, "each store") beside the period after a "than" is compared within
+    # each of its values (:func:`~.stage_fields.fill_fields`): 各店客流比上个月高吗
+    by_field = s.dims and not (sided and set(s.dims) <= _KEY_DIMENSIONS)
+    if len(info.ranges) != 1 or info.hours or kept or info.window_days or by_field or s.promo_hits:
         return None
     named = info.ranges[0]
     if sided and not _than_period(s):

@@ -62,6 +62,9 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
         for m in (plan.get("target_metric"), plan.get("second_metric")):
             used |= set(METRIC_EVENT_TYPES.get(str(m), ()))
         claimed = [(t.start, t.end) for t in s.types if t.event_type in used or d.intent == "co_occurrence"]
+        # an event type's word the plan does not use is a word of its own (进店 of 进店的总人数 beside
+        # the orders counted), never finished by the function character beside it
+        unused_types = [(t.start, t.end) for t in s.types if (t.start, t.end) not in claimed]
         claimed += d.claimed
         asked = _asked(plan, s, d, unused)
         # the unused words of a field of things (店员, not 几点钟 of a peak hour) are words of their own
@@ -73,10 +76,10 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
             cues_for(plan),
             plan,
             claimed=claimed,
-            unclaimed=unused,
+            unclaimed=[*unused, *s.told],
             asked=asked,
             asides=asides,
-            whole=things,
+            whole=[*things, *unused_types],
             dated=_edge_dates(plan, s),
         )
     explanation = None
@@ -99,6 +102,8 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
 
 #: between a value and its head noun (酒类商品, "bakery products", 水果类的商品)
 HEAD_GAP = re.compile(r"\s?(?:类)?(?:的)?\s?")
+#: the fields whose values are kinds: "by weather type" groups by the field itself
+_KINDS = frozenset({"weather", "event_type", "product_category"})
 #: the fields of time, whose words often stand beside a measure of them (几点钟 of a peak hour)
 _TIME_FIELDS = frozenset({"hour", "date", "week", "month", "day_of_week", "is_weekend"})
 
@@ -230,7 +235,10 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     if intent not in ("trend", "periodicity", "anomaly", "correlation", "retrieve"):  # "what kind of trend"
         spans += [m.span() for m in PATTERNS["kind_asked"].finditer(s.mt.view)]  # "which type of mistake"
     kinds = [m.span() for m in PATTERNS["kind_by"].finditer(s.mt.view)]  # "by error type"
-    spans += [(a, b) for a, b in kinds if not any(a <= h.start < b for h in s.dim_hits)]  # weather type
+    kinds += [m.span() for m in PATTERNS["by_unread"].finditer(s.mt.view)]  # "by payment type"
+    # the kinds of a field whose values are kinds ("by weather type"), not of another ("by staff type")
+    kinds = [(a, b) for a, b in kinds if not any(a <= h.start < b and h.value in _KINDS for h in s.dim_hits)]
+    spans += kinds
     if (
         s.held_stores > 1
         and not s.stores

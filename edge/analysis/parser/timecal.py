@@ -65,6 +65,9 @@ class TimeInfo:
     #: the unit before another period (上周和前一周, "last month against the month before"), as (its
     #: words, where they start, its unit, how many, whether alone it is the units up to now)
     before_that: tuple[str, int, str, int, bool] | None = None
+    #: the clauses told as what happened on the date a range opens at ("since the training on"):
+    #: their words name an event, never a filter (a stored value inside one is named)
+    told: list[tuple[int, int]] = field(default_factory=list)
 
     def add(self, other: TimeInfo) -> None:
         """Take in what ``other`` found later: its mentions follow, its horizon and window win."""

@@ -249,8 +249,9 @@ class Reading(tc.Clock):
         """A single day, or with a word before or after it (pre, suf) the ``edge`` of an open range."""
         pre, suf = _group(m, "pre"), _group(m, "suf")
         told = edge == "since" and not suf and pre in ("", "from")
-        if told and _TOLD_SINCE.search(self.mt.view, max(0, m.start() - 80), m.start()):
+        if told and (clause := _TOLD_SINCE.search(self.mt.view, max(0, m.start() - 80), m.start())):
             pre = "since"  # "since the training on 10 November", "since we put a cashier on from 1 December"
+            self.info.told.append(clause.span())
         if (not edge or pre or suf) and (d := self.date_of(m)):
             self.range(m, {edge: self.at(d)} if edge else self.day(d), edge or "day", pivot=d)
 
