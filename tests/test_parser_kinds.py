@@ -2405,3 +2405,73 @@ def test_by_as_an_amount_an_agent_or_a_fields_kind_is_read() -> None:
     assert _ok("revenue by weather type")["group_by"] == ["weather"]
     for q in ("revenue by product type", "按商品类型拆分营业额", "revenue by item kind"):
         assert _ok(q)["group_by"] == ["product_category"], q
+
+
+@pytest.mark.parametrize(
+    ("question", "other"),
+    [
+        ("is revenue higher than in Q3", "2025-07-01"),
+        ("is footfall higher than on 1 December", "2025-12-01"),
+        ("is revenue lower than it was in October", "2025-10-01"),
+        ("is footfall lower than it was last month", "2025-11-01"),
+    ],
+)
+def test_than_a_period_after_a_preposition_or_it_was_is_the_other_side(question: str, other: str) -> None:
+    """ "is revenue higher than in Q3" was Q3's total; "than it was in October" October's course."""
+    periods = _ok(question)["compare"]["periods"]
+    assert periods[1]["time_range"]["since"][:10] == other, periods
+    assert periods[0]["time_range"]["since"] == periods[1]["time_range"]["until"]
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        ("was footfall up last week", "up"),
+        ("is revenue higher last week", "higher"),
+        ("did the queue get longer yesterday", "longer"),
+        ("is the queue shorter than before 1 December", "shorter"),
+        ("上个月的客流比以前多吗", "比以前"),
+        ("is footfall higher this month than before", "than before"),
+        ("complaints other than about the queue", "other than"),
+        ("revenue other than dairy", "other than"),
+        ("revenue by cashier", "cashier"),
+        ("各个入口的客流", "入口"),
+        ("每个收银台的排队长度", "收银台"),
+    ],
+)
+def test_a_comparison_with_no_other_side_a_leaving_out_or_a_value_asked_by_is_named(
+    question: str, word: str
+) -> None:
+    """Each was `ok` for one value: a level of last week ("up"), the queue topic itself ("other
+    than"), the checkout zone's total ("by cashier": each cashier is no field)."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok" and word in r.not_understood, (r.not_understood, r.plan)
+
+
+@pytest.mark.parametrize("question", ["total dwell time last week", "总停留时间", "排队人数一共多少"])
+def test_a_total_of_a_mean_measure_is_refused(question: str) -> None:
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok" and _said(r, "mean_total"), r.explanation
+
+
+@pytest.mark.parametrize(
+    ("question", "hours"),
+    [
+        ("footfall from 9am to noon", [9, 10, 11]),
+        ("revenue from noon until 6pm", [12, 13, 14, 15, 16, 17]),
+        ("早上8点到中午的客流", [8, 9, 10, 11]),
+        ("中午到下午3点的客流", [12, 13, 14]),
+        ("晚上9点到12点的客流", [21, 22, 23]),
+        ("晚上10点到凌晨2点的客流", [0, 1, 22, 23]),
+    ],
+)
+def test_hours_up_to_or_from_noon_and_across_midnight(question: str, hours: list[int]) -> None:
+    """ "from 9am to noon" was 9 to 23 (noon no range's end); 晚上9点到12点 was 21 through 11."""
+    assert _ok(question)["filters"]["hours"] == hours
+
+
+def test_what_happened_on_a_date_told_in_chinese_is_no_filter() -> None:
+    """自从11月20日下雨以来客流 filtered on rain: 下雨 is what happened that day."""
+    plan = _ok("自从11月20日下雨以来客流怎么样")
+    assert plan["filters"] == {"time_range": {"since": "2025-11-20T00:00:00+08:00"}}, plan
+    assert "attributes" not in _ok("11月8号下雨之后客流有变化吗").get("filters", {})

@@ -31,6 +31,8 @@ CORRELATION_FORM = lx.FORMS["correlation_form"]
 WILL_IT = lx.FORMS["will_it"]
 CONDITIONAL_MORE = lx.FORMS["conditional_more"]
 THAN_BEFORE = lx.FORMS["than_before"]
+#: between "than it was" and the period that is the other side ("than it was in October")
+_THAN_GAP = re.compile(r"\s*(?:(?:in|on|during|at|for)\s+)?(?:the\s+)?")
 QUESTION_TAG = lx.FORMS["question_tag"]
 PEAK_SHIFT = lx.SHAPES["peak_shift"]
 MORE_LESS = lx.SHAPES["more_less"]
@@ -204,6 +206,10 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
     cue, peak_shift = _cues(pre_view, post_view, text, metrics)
     if info.pivot_dates and THAN_BEFORE.search(text):
         cue.add("change")  # "shorter since 1 December than before": the days after it against those before
+    elif (than := THAN_BEFORE.search(text)) and any(
+        _THAN_GAP.fullmatch(text, than.end(), r.start) for r in info.ranges
+    ):
+        cue.add("compare")  # "lower than it was in October": the period is the other side
     hint = _intent_hint(cue, peak_shift, info, metrics, entities, bool(types))
     similar: list[ValueHit] = [] if hint in ("forecast", "retrieve") else _similar(mt, ctx)
     values = _headed(sorted(values + about + named + similar, key=lambda v: v.start), text)

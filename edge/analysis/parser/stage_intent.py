@@ -191,7 +191,9 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
 _SIDES = re.compile(r"(?<![a-z])(?:than|vs\.?|versus|compared (?:to|with))(?![a-z])|比")
 #: the words just before the other side of a comparison ("higher than last month", 比上个月高)
 _THAN = re.compile(
-    r"(?:(?<![a-z])(?:than|compared (?:to|with)|vs\.?|versus|against)\s*(?:the\s+)?|比\s*|(?:和|跟|与|同)\s*)$"
+    r"(?:(?<![a-z])(?:than|compared (?:to|with)|vs\.?|versus|against)\s*(?:(?:it|they|that|this) (?:was|were|is|are)\s+)?"
+    r"(?:(?:in|on|during|at|for)\s+)?(?:the\s+)?"
+    r"|比\s*|(?:和|跟|与|同)\s*)$"
 )
 
 
@@ -394,6 +396,9 @@ def choose_measure(s: Slots, d: Draft) -> None:
         raise Refusal("per_unit_average", final=True)  # no plan computes the mean of a total per day
     if metric in ADDITIVE and PATTERNS["per_person"].search(s.text):
         raise Refusal("per_person", final=True)
+    sized = metric in _MEANS and metric != "avg_order_value"  # "total spend per basket" is the order value
+    if sized and intent in ("aggregate", "trend", "compare") and PATTERNS["mean_total"].search(s.text):
+        raise Refusal("mean_total", final=True)  # "total dwell time": the sizes added up, which no plan does
     if metric == "queue_length" and PATTERNS["duration_asked"].search(s.text):
         raise Refusal("queue_duration", final=True)
     if (

@@ -15,7 +15,7 @@ from typing import Any
 from edge.analysis.metrics import METRIC_EVENT_TYPES
 from edge.analysis.parser import slots as sl
 from edge.analysis.parser.accounting import OWN_DIMENSION, fields_split, fields_used, residual
-from edge.analysis.parser.lexicon import CUES, INTENT_CONTEXT
+from edge.analysis.parser.lexicon import CUES, INTENT_CONTEXT, SHAPES
 from edge.analysis.parser.refusal import PATTERNS, STAGES, said
 from edge.analysis.parser.result import ParseResult
 from edge.analysis.parser.slots import Draft, Slots
@@ -102,6 +102,8 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
 
 #: between a value and its head noun (酒类商品, "bakery products", 水果类的商品)
 HEAD_GAP = re.compile(r"\s?(?:类)?(?:的)?\s?")
+#: the words of leaving out that are function words each ("other than"; "excluding" is named anyway)
+_LEAVING = re.compile(r"(?<![a-z])(?:other than|apart from|aside from|besides)(?![a-z])")
 #: the fields whose values are kinds: "by weather type" groups by the field itself
 _KINDS = frozenset({"weather", "event_type", "product_category"})
 #: the fields of time, whose words often stand beside a measure of them (几点钟 of a peak hour)
@@ -234,6 +236,33 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     spans += [m.span() for m in PATTERNS["day_after_kind"].finditer(text)]  # "after a sunny day"
     if intent not in ("trend", "periodicity", "anomaly", "correlation", "retrieve"):  # "what kind of trend"
         spans += [m.span() for m in PATTERNS["kind_asked"].finditer(s.mt.view)]  # "which type of mistake"
+    # "complaints other than about the queue": the words that leave out what follows them, unless
+    # a reader used them (excluding weekends: the other days), never dropped for the thing itself
+    # a stored value asked by ("revenue by cashier", 各个入口的客流, "which checkout"): each of several
+    # of a kind the memory does not tell apart, never the one value's total
+    grouped = set(plan.get("group_by") or ()) | {(plan.get("compare") or {}).get("dimension")}
+    spans += [
+        (v.start, v.end)
+        for i, v in enumerate(s.values)
+        if i not in d.used_values
+        and v.key not in grouped
+        and (SHAPES["by_word"].search(text[: v.start]) or SHAPES["asks_by"].search(text[: v.start]))
+    ]
+    if intent == "trend" and info.ranges and not info.pivot_dates:  # 上个月的客流比以前多吗: the month
+        # against the time before it, which no course inside the month answers
+        spans += [m.span() for m in sl.THAN_BEFORE.finditer(text) if m.group(0).startswith(("than", "比"))]
+    leaving = [m.span() for m in _LEAVING.finditer(text) if not any(a <= m.start() < b for a, b in d.claimed)]
+    spans += leaving
+    if intent == "aggregate":  # "was footfall up last week", "is revenue higher": against what?
+        view = s.mt.view
+        for m in (m for p in (CUES["compare"], CUES["change"], sl.MORE_LESS) for m in p.finditer(s.text)):
+            free = [
+                i
+                for i in range(*m.span())
+                if view[i] not in "\u0000 " and not any(a <= i < b for a, b in leaving)
+            ]  # its words nothing read
+            if free and "多少" not in text[free[0] : free[-1] + 1]:  # 占比是多少: how much, no comparison
+                spans.append((free[0], free[-1] + 1))
     kinds = [m.span() for m in PATTERNS["kind_by"].finditer(s.mt.view)]  # "by error type"
     kinds += [m.span() for m in PATTERNS["by_unread"].finditer(s.mt.view)]  # "by payment type"
     # the kinds of a field whose values are kinds ("by weather type"), not of another ("by staff type")

@@ -38,6 +38,8 @@ _OPEN_AFTER = re.compile(rf"^\s?(?P<w>{'|'.join(_DATA['open']['after'])})")
 _ORIGIN = frozenset({"from", "从", "自"})
 #: "since" told before what happened on a date ("since the training on", "ever since we moved it
 #: on"): the date is where the range opens
+#: what happened on a date, told right after it and closed by a word of since or after (下雨以来)
+_TOLD_AFTER = re.compile(r"(?:那天|当天)?([\u3400-\u9fff]{1,8}?)(?:以来|之后|以后)")
 _TOLD_SINCE = re.compile(r"(?<![a-z])(?:since|after|following)(?: [a-z'\-]+){1,6} (?:on|from)(?: the)? ?$")
 
 
@@ -254,16 +256,20 @@ class Reading(tc.Clock):
             self.info.told.append(clause.span())
         if (not edge or pre or suf) and (d := self.date_of(m)):
             self.range(m, {edge: self.at(d)} if edge else self.day(d), edge or "day", pivot=d)
+            if not suf and (clause := _TOLD_AFTER.match(self.mt.view, m.end())):
+                self.info.told.append(clause.span(1))  # 11月20日下雨以来: what happened that day
 
     def read_clock(self, m: re.Match[str]) -> None:
         """Clock hours: h up to another (to), open on one side (w: after, before), or one hour."""
         p, to, a_to = _group(m, "p"), _group(m, "to"), _group(m, "ato")
         h = 12 if _group(m, "noon") else _hour(_group(m, "h"), p, _group(m, "a") or a_to)
-        h2 = _hour(to, _group(m, "pto") or p, a_to) if to else h
+        h2 = 12 if _group(m, "tonoon") else _hour(to, _group(m, "pto") or p, a_to) if to else h
         if h is None or h2 is None:
             return
         if p and not _group(m, "pto") and h2 < h < h2 + 12 and h2 < 12:
             h2 += 12
+        elif p and not _group(m, "pto") and h2 == 12 and h > 12:
+            h2 = 24  # 晚上9点到12点: up to midnight
         hours = [x % 24 for x in range(h, h2 if h2 > h else h2 + 24)] if h != h2 else [h]
         if w := _group(m, "w"):
             hours = list(range(h, 24)) if w in _WORDS["after"] else list(range(0, h))
