@@ -67,7 +67,9 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
         and d.compare_from == "period"
         and (within := [x for x in dims if x in _SERIES_KEYS])
     ):
-        plan["group_by"] = within[:1]  # 各店客流比上个月高吗: then against now within each store
+        if len(within) > 1:  # "by category and store higher than last month": within each of one only
+            raise Refusal("groups_and_period", final=True)
+        plan["group_by"] = within  # 各店客流比上个月高吗: then against now within each store
         dims = [x for x in dims if x != within[0]]
     elif intent == "breakdown" and split and not dims and len(s.stores) > 1:
         dims = ["store_id"]  # 上海店和北京店的营业额分别是多少: each store's

@@ -126,6 +126,10 @@ def choose_intent(s: Slots, force: Force | None, tz: str, now: datetime) -> Draf
             spec = ({"periods": then}, "period", set())  # 周末客流比上个月高吗: weekends, then and since
         else:
             spec = compare_spec(s, s.cue, intent)
+            if spec[1] not in (None, "period") and "compare" in s.cue and _than_period(s):
+                # 生鲜区和酒水区的停留时间比上周长吗, 晚上的客流比昨天多吗: groups and, after "than",
+                # a period; comparing the groups within that period drops the period's side
+                raise Refusal("groups_and_period", final=True)
         if spec[0] is not None:
             intent = "compare"
         elif intent == "correlation_single":

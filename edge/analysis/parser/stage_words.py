@@ -102,6 +102,11 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
 
 #: between a value and its head noun (酒类商品, "bakery products", 水果类的商品)
 HEAD_GAP = re.compile(r"\s?(?:类)?(?:的)?\s?")
+#: a word that asks for each or which one ("each weekend", 哪个周末), not "by" (a measure's condition)
+_EACH = re.compile(r"(?:(?<![a-z])(?:each|every|which)\s|哪个|哪一个|每个|每一个|每|各个)$")
+#: a word of "about" before or after a day ("around Nov 11", 双十一前后)
+_AROUND_BEFORE = re.compile(r"(?<![a-z])(?:around|roughly|approximately) (?:the )?$")
+_AROUND_AFTER = re.compile(r"\s?(?:前后|左右|附近)")
 #: the words of leaving out that are function words each ("other than"; "excluding" is named anyway)
 _LEAVING = re.compile(r"(?<![a-z])(?:other than|apart from|aside from|besides)(?![a-z])")
 #: the fields whose values are kinds: "by weather type" groups by the field itself
@@ -241,16 +246,43 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     # a stored value asked by ("revenue by cashier", 各个入口的客流, "which checkout"): each of several
     # of a kind the memory does not tell apart, never the one value's total
     grouped = set(plan.get("group_by") or ()) | {(plan.get("compare") or {}).get("dimension")}
+
+    def asked_by(start: int) -> bool:
+        return bool(SHAPES["by_word"].search(text[:start]) or SHAPES["asks_by"].search(text[:start]))
+
+    # (not a measure's condition: "rank the stores by bakery revenue")
+    measured = {h.start for h in s.metric_hits}
     spans += [
         (v.start, v.end)
         for i, v in enumerate(s.values)
         if i not in d.used_values
         and v.key not in grouped
-        and (SHAPES["by_word"].search(text[: v.start]) or SHAPES["asks_by"].search(text[: v.start]))
+        and asked_by(v.start)
+        and not (text[v.end : v.end + 1] == " " and v.end + 1 in measured)
+    ]
+    # the same of days of a kind: "revenue by promo day", 每个周末的营业额, "which weekend was busiest"
+    spans += [
+        (h.start, h.end)
+        for h in s.promo_hits
+        if "promotion" not in grouped
+        and asked_by(h.start)
+        and not (text[h.end : h.end + 1] == " " and h.end + 1 in measured)
+    ]
+    weeks = grouped & {"week", "date"}
+    spans += [
+        (m.start, m.start + len(m.label))
+        for m in info.days
+        if m.weekend and not weeks and _EACH.search(text[: m.start])
     ]
     if intent == "trend" and info.ranges and not info.pivot_dates:  # 上个月的客流比以前多吗: the month
         # against the time before it, which no course inside the month answers
         spans += [m.span() for m in sl.THAN_BEFORE.finditer(text) if m.group(0).startswith(("than", "比"))]
+    # "revenue around Nov 11", 双十一前后: days around a date no one counted, never that day alone
+    for r in info.ranges:
+        if m := _AROUND_BEFORE.search(text, max(0, r.start - 12), r.start):
+            spans.append(m.span())
+        if m := _AROUND_AFTER.match(text, r.start + len(r.label)):
+            spans.append(m.span())
     leaving = [m.span() for m in _LEAVING.finditer(text) if not any(a <= m.start() < b for a, b in d.claimed)]
     spans += leaving
     if intent == "aggregate":  # "was footfall up last week", "is revenue higher": against what?

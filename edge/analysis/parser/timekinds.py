@@ -171,6 +171,13 @@ class Reading(tc.Clock):
             first = first.replace(year=first.year - 1)
         if wk := _group(m, "wk"):  # 圣诞那周, "Christmas week": the week it falls in
             first, n = first - timedelta(days=first.weekday()), 7
+        if edge := _group(m, "suf") or _group(m, "pre"):  # 双十一之后, "before Christmas Eve": open
+            since = edge in ("之后", "以后", "以来", "后", "since", "after")
+            d = first if since and n == 1 else first + timedelta(days=n) if since else first
+            if not since and not year and first.year < self.today.year:  # before this year's, still ahead
+                d = first.replace(year=self.today.year)
+            self.range(m, {"since" if since else "until": self.at(d)}, "since" if since else "until", pivot=d)
+            return
         self.range(m, self.span(first, first + timedelta(days=n)), "day" if n == 1 or wk else "calendar")
 
     def read_error(self, m: re.Match[str], en: str, zh: str) -> None:

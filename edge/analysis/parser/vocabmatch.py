@@ -201,7 +201,12 @@ _DAYS_OF = re.compile(r"\s?(?:days?(?![a-z])|的?日子)")
 #: a word that says what something is about, just before a stored value (关于排队, "about the queue"),
 #: not "what about" / "tell me about" (the question's subject); and the events that are about it
 _ABOUT = re.compile(
-    r"(?:(?<![a-z])(?<!what )(?<!how )(?<!me )(?<!curious )(?<!talk )(?:about|regarding|concerning)(?: the| our)?\s?|关于|有关|嫌|抱怨)$"
+    r"(?:(?<![a-z])(?<!what )(?<!how )(?<!me )(?<!curious )(?<!talk )(?:about|regarding|concerning|related to|relating to)(?: the| our)?\s?|关于|有关|嫌|抱怨)$"
+)
+#: the same word right after the value ("queue-related complaints", 排队相关的投诉), consumed with it
+_ABOUT_AFTER = re.compile(
+    r"(?:-|\s)related(?= (?:complaints?|inquir|enquir|questions?|calls?|issues?|problems?))"
+    r"|\s?(?:相关|有关)的?(?=投诉|咨询|抱怨|询问|提问|问题)"
 )
 _ABOUT_EVENTS = re.compile(r"complain|inquir|enquir|question|ask|calls?(?![a-z])|投诉|咨询|抱怨|询问|提问|问")
 
@@ -236,8 +241,12 @@ def match_about(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
         return out
     for h in mt.find(compiled(vocab).values, consume=False):
         v = cast(ValueHit, h.value)
-        if _ABOUT.search(mt.view[: h.start]) and mt.free(h.start, h.end):
-            mt.consume(h.start, h.end)
+        after = _ABOUT_AFTER.match(mt.view, h.end)
+        before = _ABOUT.search(mt.view[: h.start])
+        if (before or after) and mt.free(h.start, h.end):
+            # "related to" is consumed with the value: no word of a correlation
+            first = before.start() if before and "relat" in before.group(0) else h.start
+            mt.consume(first, after.end() if after else h.end)
             out.append(replace(v, phrase=mt.text[h.start : h.end], start=h.start, end=h.end))
     return out
 
