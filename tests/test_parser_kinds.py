@@ -1808,8 +1808,8 @@ def test_wordings_of_development_set_six(question: str, path: str | None, value:
     [
         # 晚高峰是几点 was the whole day's peak hour (晚 was a word of the peak, not of its hours)
         ("晚高峰是几点", [17, 18, 19, 20, 21, 22]),
-        ("早高峰客流", [8, 9, 10, 11]),
-        ("after-work rush footfall", [17, 18, 19, 20, 21, 22]),
+        ("早高峰是什么时候", [8, 9, 10, 11]),  # 早高峰客流 is the visitors of that peak: named
+        ("when is the after-work rush", [17, 18, 19, 20, 21, 22]),
         ("when is the lunch rush", [11, 12, 13]),
         ("when is the evening rush", [18, 19, 20, 21, 22]),
     ],
@@ -2577,3 +2577,25 @@ def test_a_measure_conditioned_on_a_value_after_by_is_read() -> None:
     assert plan["group_by"] == ["store_id"] and plan["filters"]["days_of_week"] == [5, 6]
     plan = _ok("rank the stores by bakery revenue")
     assert plan["filters"]["attributes"] == {"product_category": "bakery"}
+
+
+@pytest.mark.parametrize("question", ["早高峰客流", "morning peak footfall", "高峰时段的客流"])
+def test_footfall_of_the_peak_is_no_peak_hour(question: str) -> None:
+    """早高峰客流 (the visitors of the morning peak) was answered with an hour."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok" and r.not_understood, r.plan
+    assert _ok("what's the peak hour for footfall")["target_metric"] == "peak_hour"
+
+
+def test_groupings_said_with_sorted_or_ordered_and_a_total_per_order() -> None:
+    assert _ok("footfall grouped by zone")["group_by"] == ["zone"]
+    assert _ok("products sorted by revenue")["group_by"] == ["product_id"]
+    assert _ok("revenue per order")["target_metric"] == "avg_order_value"
+
+
+@pytest.mark.parametrize(
+    "question", ["is each store's revenue higher on weekends than on weekdays", "各店周末营业额比工作日高吗"]
+)
+def test_each_store_beside_groups_compares_them_within_each_store(question: str) -> None:
+    plan = _ok(question)
+    assert plan["compare"]["dimension"] == "is_weekend" and plan["group_by"] == ["store_id"], plan

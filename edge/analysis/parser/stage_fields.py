@@ -62,14 +62,11 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
         plan["group_by"] = ["store_id"]  # "did the queue drop in both stores, or only in one": within each
         d.claimed.append(split.span())
         dims = [x for x in dims if x != "store_id"]
-    elif (
-        intent == "compare"
-        and d.compare_from == "period"
-        and (within := [x for x in dims if x in _SERIES_KEYS])
-    ):
+    elif intent == "compare" and (within := [x for x in dims if x in _SERIES_KEYS and x != d.compare_from]):
         if len(within) > 1:  # "by category and store higher than last month": within each of one only
             raise Refusal("groups_and_period", final=True)
-        plan["group_by"] = within  # 各店客流比上个月高吗: then against now within each store
+        # 各店客流比上个月高吗, "each store's revenue on weekends than on weekdays": within each store
+        plan["group_by"] = within
         dims = [x for x in dims if x != within[0]]
     elif intent == "breakdown" and split and not dims and len(s.stores) > 1:
         dims = ["store_id"]  # 上海店和北京店的营业额分别是多少: each store's

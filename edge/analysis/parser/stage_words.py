@@ -102,6 +102,8 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
 
 #: between a value and its head noun (酒类商品, "bakery products", 水果类的商品)
 HEAD_GAP = re.compile(r"\s?(?:类)?(?:的)?\s?")
+#: between a word and the noun it modifies ("morning peak footfall", 高峰时段的客流)
+_MODIFIES = re.compile(r"\s?的?\s?")
 #: a word that asks for each or which one ("each weekend", 哪个周末), not "by" (a measure's condition)
 _EACH = re.compile(r"(?:(?<![a-z])(?:each|every|which)\s|哪个|哪一个|每个|每一个|每|各个)$")
 #: a word of "about" before or after a day ("around Nov 11", 双十一前后)
@@ -212,8 +214,12 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
         used = {target, plan.get("second_metric"), d.counted}
         if target == "footfall" and "hour" in (plan.get("group_by") or []):
             used.add("peak_hour")  # "the 3 busiest hours": footfall ranked by hour
-        if target == "peak_hour":
-            used.add("footfall")  # "the peak hour for footfall": the hour of the most visitors
+        peaks = [h.end for h in s.metric_hits if h.value == "peak_hour"]
+        if target == "peak_hour" and not any(
+            h.value == "footfall" and any(_MODIFIES.fullmatch(text, e, h.start) for e in peaks)
+            for h in s.metric_hits
+        ):  # "the peak hour for footfall": the hour of the most visitors; not 早高峰客流, the visitors
+            used.add("footfall")  # of the peak (a number, not an hour)
         if target == "event_count":  # "how many complaints": events of that type
             types = set((plan.get("filters") or {}).get("event_type") or ())
             # a rate's events counted by a field of theirs (speech emotions) are no other type's:
