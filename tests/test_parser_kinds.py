@@ -2599,3 +2599,13 @@ def test_groupings_said_with_sorted_or_ordered_and_a_total_per_order() -> None:
 def test_each_store_beside_groups_compares_them_within_each_store(question: str) -> None:
     plan = _ok(question)
     assert plan["compare"]["dimension"] == "is_weekend" and plan["group_by"] == ["store_id"], plan
+
+
+def test_events_of_a_mean_measure_counted_and_counted_over_a_size() -> None:
+    """ "number of queue events" was the mean queue length; "how many times was the queue long"
+    counted every queue event."""
+    for q in ("number of queue events", "停留记录有多少条"):
+        plan = _ok(q)
+        assert plan["target_metric"] == "event_count" and plan["filters"]["event_type"], q
+    r = parse_question("how many times was the queue long", VOCABULARY, NOW)
+    assert r.status != "ok" and _said(r, "threshold"), r.explanation

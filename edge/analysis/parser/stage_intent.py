@@ -13,7 +13,7 @@ from collections.abc import Set
 from datetime import datetime
 from typing import Any
 
-from edge.analysis.metrics import ADDITIVE, COUNTS, METRICS
+from edge.analysis.metrics import ADDITIVE, COUNTS, METRIC_EVENT_TYPES, METRICS
 from edge.analysis.parser.refusal import PATTERNS, STAGES, Refusal, said
 from edge.analysis.parser.slots import Draft, Force, Slots
 from edge.analysis.parser.text import Hit
@@ -33,6 +33,8 @@ METRIC_ITEM: dict[str, str] = STAGES["metric_item"]
 _COMPARING = frozenset({"compare", "change", "correlation", "trend", "effect"})
 #: the measures that are a mean of events' sizes (a count of the big ones is no plan's)
 _MEANS = frozenset({"dwell_time", "queue_length", "avg_order_value"})
+#: the events whose size a mean measure is ("how many times was the queue long": queue events)
+_SIZED_TYPES = frozenset(t for m in _MEANS for t in METRIC_EVENT_TYPES.get(m, ()))
 #: the cues a ranking or breakdown the classifier decided needs
 _RANKING = frozenset({"top_rank", "which", "breakdown", "breakdown_by"})
 Compare = tuple[dict[str, Any] | None, str | None, set[int]]
@@ -400,13 +402,21 @@ def choose_measure(s: Slots, d: Draft) -> None:
         raise Refusal("per_unit_average", final=True)  # no plan computes the mean of a total per day
     if metric in ADDITIVE and PATTERNS["per_person"].search(s.text):
         raise Refusal("per_person", final=True)
+    if (
+        metric in ("queue_length", "dwell_time")
+        and intent in ("aggregate", "trend", "compare", "breakdown", "top_k")
+        and PATTERNS["count_asked"].search(s.text)
+        and PATTERNS["events_asked"].search(s.text)
+    ):  # "number of queue events", 停留记录有多少条: the events counted, not their mean size
+        filters["event_type"] = list(METRIC_EVENT_TYPES[metric])
+        metric = "event_count"
     sized = metric in _MEANS and metric != "avg_order_value"  # "total spend per basket" is the order value
     if sized and intent in ("aggregate", "trend", "compare") and PATTERNS["mean_total"].search(s.text):
         raise Refusal("mean_total", final=True)  # "total dwell time": the sizes added up, which no plan does
     if metric == "queue_length" and PATTERNS["duration_asked"].search(s.text):
         raise Refusal("queue_duration", final=True)
     if (
-        metric in _MEANS
+        (metric in _MEANS or set(s.metrics) & _MEANS or {t.event_type for t in s.types} & _SIZED_TYPES)
         and PATTERNS["threshold_count"].search(s.text)
         and PATTERNS["threshold_kind"].search(s.text)
     ):
