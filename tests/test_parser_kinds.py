@@ -2609,3 +2609,40 @@ def test_events_of_a_mean_measure_counted_and_counted_over_a_size() -> None:
         assert plan["target_metric"] == "event_count" and plan["filters"]["event_type"], q
     r = parse_question("how many times was the queue long", VOCABULARY, NOW)
     assert r.status != "ok" and _said(r, "threshold"), r.explanation
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "revenue the day after Christmas",
+        "footfall the day before Singles Day",
+        "revenue just after Singles Day",
+    ],
+)
+def test_days_counted_from_a_holiday_are_refused(question: str) -> None:
+    """ "the day after Christmas" became every day since Christmas (the day dropped)."""
+    assert parse_question(question, VOCABULARY, NOW).status != "ok"
+
+
+@pytest.mark.parametrize(
+    ("question", "other"),
+    [
+        ("revenue yesterday vs the same day last week", "2025-12-07"),
+        ("revenue on Dec 10 vs the same day last week", "2025-12-03"),
+        ("revenue on 30 November vs the same day last month", "2025-10-30"),
+        ("今天的营业额比上周同一天高吗", "2025-12-08"),
+    ],
+)
+def test_the_same_day_back_is_counted_from_the_other_day(question: str, other: str) -> None:
+    """ "yesterday vs the same day last week" was set against today a week back; 30 November
+    against the same day last month was two days (30 October to 1 November)."""
+    periods = _ok(question)["compare"]["periods"]
+    tr = periods[1]["time_range"]
+    assert tr["since"][:10] == other, periods
+    days = (datetime.fromisoformat(tr["until"]) - datetime.fromisoformat(tr["since"])).days
+    assert days == 1, tr
+
+
+def test_whether_events_are_related_to_something_asks_a_link() -> None:
+    """ "are complaints related to queues" became a count of complaints about the queue."""
+    assert _ok("are complaints related to queues")["intent"] == "correlation"

@@ -38,6 +38,10 @@ _OPEN_AFTER = re.compile(rf"^\s?(?P<w>{'|'.join(_DATA['open']['after'])})")
 _ORIGIN = frozenset({"from", "从", "自"})
 #: "since" told before what happened on a date ("since the training on", "ever since we moved it
 #: on"): the date is where the range opens
+#: words before "before/after" a holiday that count days from it ("the day after", "just before")
+_COUNTED_FROM = re.compile(
+    r"(?<![a-z])(?:days?|nights?|weekends?|weeks?|months?|just|right|shortly|immediately|straight|soon)\s+$"
+)
 #: what happened on a date, told right after it and closed by a word of since or after (下雨以来)
 _TOLD_AFTER = re.compile(r"(?:那天|当天)?([\u3400-\u9fff]{1,8}?)(?:以来|之后|以后)")
 _TOLD_SINCE = re.compile(r"(?<![a-z])(?:since|after|following)(?: [a-z'\-]+){1,6} (?:on|from)(?: the)? ?$")
@@ -171,7 +175,15 @@ class Reading(tc.Clock):
             first = first.replace(year=first.year - 1)
         if wk := _group(m, "wk"):  # 圣诞那周, "Christmas week": the week it falls in
             first, n = first - timedelta(days=first.weekday()), 7
-        if edge := _group(m, "suf") or _group(m, "pre"):  # 双十一之后, "before Christmas Eve": open
+        edge = _group(m, "suf") or _group(m, "pre")
+        if edge and (counted := _COUNTED_FROM.search(self.mt.view, max(0, m.start() - 14), m.start())):
+            # "the day after Christmas", "just after Singles Day": days counted from it, not read
+            text = self.mt.view[counted.start() : m.end()]
+            self.fail(
+                f"'{text}' is no time I can read: name the dates", f"“{text}”不是我能读懂的时间：请说出日期"
+            )
+            return
+        if edge:  # 双十一之后, "before Christmas Eve": open
             since = edge in ("之后", "以后", "以来", "后", "since", "after")
             d = first if since and n == 1 else first + timedelta(days=n) if since else first
             if not since and not year and first.year < self.today.year:  # before this year's, still ahead
@@ -490,7 +502,13 @@ def _before_that(
 def _year_before(info: tc.TimeInfo, text: str, start: int, months: int, clock: tc.Clock) -> None:
     """The same period a year (a month) before the one other range named (one open to now: up to
     today), else an error."""
-    back = ("a year", "去年同期") if months == 12 else ("a month", "上个月同期")
+    back = (
+        ("a year", "去年同期")
+        if months == 12
+        else ("a month", "上个月同期")
+        if months > 0
+        else ("a week", "上周同一天")
+    )
     named = _set_against(info)
     if len(named) != 1:
         en = f"'{text}' is a period {back[0]} before another one: name that one too (this month against {'the same period last year' if months == 12 else 'the same days last month'}), or the dates"
@@ -500,7 +518,11 @@ def _year_before(info: tc.TimeInfo, text: str, start: int, months: int, clock: t
     try:
         since = _since(tr, today)
         until = datetime.fromisoformat(tr["until"]) if "until" in tr else today + timedelta(days=1)
-        a, b = (_months_back(d.date(), months) for d in (since, until))
+        # a span shorter than a month keeps its length (the same day a month before 30 November is
+        # 30 October, one day); ``months`` below 0 is days back (-7: the same days a week before)
+        length = until.date() - since.date()
+        a = _months_back(since.date(), months) if months > 0 else since.date() + timedelta(days=months)
+        b = a + length if length.days < 28 or months < 0 else _months_back(until.date(), months)
     except (ValueError, OverflowError):  # the last 10000 years: no calendar reaches a year before
         en = f"'{text}' is {back[0]} before a period that starts before the calendar's first year: name a shorter one"
         info.errors.append((en, f"“{text}”所对的时间段早于日历的第一年：请说一个短一些的时间段"))

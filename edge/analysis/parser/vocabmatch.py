@@ -203,6 +203,8 @@ _DAYS_OF = re.compile(r"\s?(?:days?(?![a-z])|的?日子)")
 _ABOUT = re.compile(
     r"(?:(?<![a-z])(?<!what )(?<!how )(?<!me )(?<!curious )(?<!talk )(?:about|regarding|concerning|related to|relating to)(?: the| our)?\s?|关于|有关|嫌|抱怨)$"
 )
+#: a question whether something holds (are, is, do, does ...): "related to" there asks a link
+_ASKS_IF = re.compile(r"\s*(?:are|is|were|was|do|does|did|has|have)(?![a-z])")
 #: the same word right after the value ("queue-related complaints", 排队相关的投诉), consumed with it
 _ABOUT_AFTER = re.compile(
     r"(?:-|\s)related(?= (?:complaints?|inquir|enquir|questions?|calls?|issues?|problems?))"
@@ -243,6 +245,8 @@ def match_about(mt: MaskedText, vocab: Vocabulary) -> list[ValueHit]:
         v = cast(ValueHit, h.value)
         after = _ABOUT_AFTER.match(mt.view, h.end)
         before = _ABOUT.search(mt.view[: h.start])
+        if before and "relat" in before.group(0) and _ASKS_IF.match(mt.text):
+            before = None  # "are complaints related to queues": whether they go together, not a topic
         if (before or after) and mt.free(h.start, h.end):
             # "related to" is consumed with the value: no word of a correlation
             first = before.start() if before and "relat" in before.group(0) else h.start
