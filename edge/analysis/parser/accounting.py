@@ -214,13 +214,17 @@ _TOLD = re.compile(
 )
 
 
+#: the words before an event's name that readers took (and a possessive of theirs: staff_07's)
+_LEAD = re.compile(r"(?:[\u0000 ]|'s(?= ))*")
+
+
 def _names(view: str, m: re.Match[str], spans: Iterable[tuple[int, int, str]]) -> bool:
     """Whether ``m`` (a condition's or an act's words) names one of the dates a range opens or ends
     at: ``spans`` are those dates ("open"; "closed" when a word such as 以来 ends one) and the names
     already found ("name"). It is told right before one ("since the training on 10 November", the
     campaign launch) or right after one (十一月十号培训, 新陈列上线; not 12月1日以来会员活动), and holds
     no word another reader claimed."""
-    lead = len(m.group(0)) - len(m.group(0).lstrip("\u0000 "))  # the words before it, already read
+    lead = _LEAD.match(m.group(0)).end()  # type: ignore[union-attr]  # the words before it, already read
     start = m.start() + lead
     for a, b, kind in spans:
         if "\u0000" in view[max(start, b) if start >= a else start : m.end()]:

@@ -241,10 +241,12 @@ def read_slots(question: str, lang: str, ctx: Context, force: Force | None) -> S
             for h in hits
             if any(m.start >= h.end and NAME_GAP.fullmatch(text[h.end : m.start]) for m in metric_hits)
         ]
+        ranked = "top_rank" in cue and dims == [own]  # 上个月店员出错率排个名: the staff ranked
         if (
             own in dims
             and metric_name in metrics
             and not asked
+            and not ranked
             and (named or not {"which", "top_rank"} & cue)
         ):
             dims.remove(own)  # 店员差错率, "customer mood", 哪个门店的员工失误率: the measure's name

@@ -62,8 +62,9 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
         plan["group_by"] = ["store_id"]  # "did the queue drop in both stores, or only in one": within each
         d.claimed.append(split.span())
         dims = [x for x in dims if x != "store_id"]
-    elif intent == "compare" and (within := [x for x in dims if x in _SERIES_KEYS and x != d.compare_from]):
-        if len(within) > 1:  # "by category and store higher than last month": within each of one only
+    elif intent == "compare" and (within := [x for x in _asked_by(s) if x in dims and x != d.compare_from]):
+        keyed = [x for x in dims if x in _SERIES_KEYS and x != d.compare_from]
+        if len(set(within) | set(keyed)) > 1:  # "by category and store higher than last month": one only
             raise Refusal("groups_and_period", final=True)
         # 各店客流比上个月高吗, "each store's revenue on weekends than on weekdays": within each store
         plan["group_by"] = within
@@ -115,6 +116,17 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
             d.filters["event_type"] = list(dict.fromkeys(t.event_type for t in s.types))
         if query := _semantic_query(s.text, s.info):
             plan["semantic_query"] = query
+
+
+def _asked_by(s: Slots) -> list[str]:
+    """The fields the question asks for each value of (各店, "each store's", "by zone", 两家店: the
+    two stores named), which a comparison of other groups or periods is made within."""
+    each = [
+        str(h.value)
+        for h in s.dim_hits
+        if h.value in _SERIES_KEYS and (BY_WORD.search(s.text[: h.start]) or h.text[:1] in "各每")
+    ]
+    return list(dict.fromkeys(each + (["store_id"] if len(s.stores) > 1 and "store_id" in s.dims else [])))
 
 
 def _group_by(s: Slots, d: Draft, dims: list[str]) -> list[str]:
