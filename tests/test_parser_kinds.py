@@ -2675,3 +2675,38 @@ def test_dev12_kinds_read_after_its_first_score() -> None:
     assert parse_question("Move staff_03's shifts to the weekend please", VOCABULARY, NOW).status != "ok"
     # "the fresh zone" is a value's head noun, not a grouping within which weekends are compared
     assert "group_by" not in _ok("is the fresh zone busier on weekends than on weekdays")
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        ("revenue is up?", "up"),
+        ("footfall is down this week", "down"),
+        ("busier today?", "busier"),
+        ("did we get more customers today", "more customers"),
+        ("revenue by weekend", "weekend"),
+        ("how much revenue by Friday", "friday"),
+        ("is the queue shorter than it was before Dec 1", "than it was"),
+    ],
+)
+def test_a_measure_said_up_or_compared_and_days_after_by_are_named(question: str, word: str) -> None:
+    """From the second review: each was the plain level of the period (or of every Friday)."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok" and word in r.not_understood, (r.not_understood, r.plan)
+
+
+@pytest.mark.parametrize(
+    ("question", "hours"),
+    [
+        ("下午2点到晚上12点的客流", list(range(14, 24))),
+        ("中午12点到晚上12点的营业额", list(range(12, 24))),
+        ("revenue from 6pm to midnight", list(range(18, 24))),
+    ],
+)
+def test_hours_up_to_midnight(question: str, hours: list[int]) -> None:
+    assert _ok(question)["filters"]["hours"] == hours
+
+
+def test_a_total_of_people_queuing_is_refused() -> None:
+    r = parse_question("总共有多少人排队", VOCABULARY, NOW)
+    assert r.status != "ok" and _said(r, "mean_total"), r.explanation

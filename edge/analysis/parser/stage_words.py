@@ -104,6 +104,12 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
 HEAD_GAP = re.compile(r"\s?(?:类)?(?:的)?\s?")
 #: between a word and the noun it modifies ("morning peak footfall", 高峰时段的客流)
 _MODIFIES = re.compile(r"\s?的?\s?")
+#: "by" right before days of a kind or a weekday
+_BY_DAY = re.compile(r"(?<![a-z])by (?:the )?$")
+#: a comparative inside a measure's word ("busier", "more customers", 更多顾客)
+_COMPARATIVE = re.compile(r"(?<![a-z])(?:busier|quieter|more|fewer|less)(?![a-z])|更")
+#: a measure said up or down right after its word ("revenue is up", "sales are down")
+_UP_DOWN = re.compile(r"\s(?:(?:is|are|was|were|has been|have been|went|gone|going)\s)?(up|down)(?![a-z])")
 #: a word that asks for each or which one ("each weekend", 哪个周末), not "by" (a measure's condition)
 _EACH = re.compile(r"(?:(?<![a-z])(?:each|every|which)\s|哪个|哪一个|每个|每一个|每|各个)$")
 #: a word of "about" before or after a day ("around Nov 11", 双十一前后)
@@ -280,7 +286,14 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
         for m in info.days
         if m.weekend and not weeks and _EACH.search(text[: m.start])
     ]
-    if intent == "trend" and info.ranges and not info.pivot_dates:  # 上个月的客流比以前多吗: the month
+    # "revenue by weekend" (each weekend?), "how much revenue by Friday" (up to it?): named, not a
+    # measure's condition ("rank the stores by weekend revenue")
+    spans += [
+        (m.start, m.start + len(m.label))
+        for m in info.days
+        if _BY_DAY.search(text[: m.start]) and not measured & {m.start + len(m.label) + 1}
+    ]
+    if intent == "trend" and info.ranges:  # 上个月的客流比以前多吗, "than it was before Dec 1": the period
         # against the time before it, which no course inside the month answers
         spans += [m.span() for m in sl.THAN_BEFORE.finditer(text) if m.group(0).startswith(("than", "比"))]
     # "revenue around Nov 11", 双十一前后: days around a date no one counted, never that day alone
@@ -301,6 +314,12 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
             ]  # its words nothing read
             if free and "多少" not in text[free[0] : free[-1] + 1]:  # 占比是多少: how much, no comparison
                 spans.append((free[0], free[-1] + 1))
+        # a measure's word that compares ("busier today?", "did we get more customers") or one
+        # said up or down ("revenue is up?", "sales are down this week")
+        spans += [(h.start, h.end) for h in s.metric_hits if _COMPARATIVE.search(h.text)]
+        spans += [
+            m.span(1) for m in _UP_DOWN.finditer(text) if any(h.end == m.start() for h in s.metric_hits)
+        ]
     kinds = [m.span() for m in PATTERNS["kind_by"].finditer(s.mt.view)]  # "by error type"
     kinds += [m.span() for m in PATTERNS["by_unread"].finditer(s.mt.view)]  # "by payment type"
     # the kinds of a field whose values are kinds ("by weather type"), not of another ("by staff type")

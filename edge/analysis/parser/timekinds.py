@@ -38,6 +38,8 @@ _OPEN_AFTER = re.compile(rf"^\s?(?P<w>{'|'.join(_DATA['open']['after'])})")
 _ORIGIN = frozenset({"from", "从", "自"})
 #: "since" told before what happened on a date ("since the training on", "ever since we moved it
 #: on"): the date is where the range opens
+#: the parts of the day whose 12 o'clock is midnight
+_EVENING = frozenset({"晚上", "夜里", "傍晚"})
 #: words before "before/after" a holiday that count days from it ("the day after", "just before")
 _COUNTED_FROM = re.compile(
     r"(?<![a-z])(?:days?|nights?|weekends?|weeks?|months?|just|right|shortly|immediately|straight|soon)\s+$"
@@ -287,8 +289,10 @@ class Reading(tc.Clock):
             return
         if p and not _group(m, "pto") and h2 < h < h2 + 12 and h2 < 12:
             h2 += 12
-        elif p and not _group(m, "pto") and h2 == 12 and h > 12:
-            h2 = 24  # 晚上9点到12点: up to midnight
+        elif h2 == 12 and (_group(m, "pto") in _EVENING or (p and not _group(m, "pto") and h > 12)):
+            h2 = 24  # 晚上9点到12点, 下午2点到晚上12点: up to midnight
+        if _group(m, "tomid"):
+            h2 = 24  # "from 6pm to midnight"
         hours = [x % 24 for x in range(h, h2 if h2 > h else h2 + 24)] if h != h2 else [h]
         if w := _group(m, "w"):
             hours = list(range(h, 24)) if w in _WORDS["after"] else list(range(0, h))
