@@ -2710,3 +2710,51 @@ def test_hours_up_to_midnight(question: str, hours: list[int]) -> None:
 def test_a_total_of_people_queuing_is_refused() -> None:
     r = parse_question("总共有多少人排队", VOCABULARY, NOW)
     assert r.status != "ok" and _said(r, "mean_total"), r.explanation
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        ("how many customers will come on Saturday", "will"),
+        ("footfall in the other store", "the other store"),
+        ("其他店的客流", "其他店"),
+    ],
+)
+def test_a_future_day_and_the_other_store_are_named(question: str, word: str) -> None:
+    """ "how many customers will come on Saturday" was every past Saturday's footfall; "the other
+    store" was both stores."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok" and word in r.not_understood, (r.not_understood, r.plan)
+
+
+def test_stores_by_store_in_a_city_keeps_the_city() -> None:
+    """ "revenue by store in Shanghai" was every store's revenue (Shanghai dropped)."""
+    plan = _ok("revenue by store in Shanghai")
+    assert plan["filters"]["store_id"] == ["sh_xuhui_01"], plan
+    assert "filters" not in _ok("what share of revenue came from Xuhui")  # its share of all stores
+
+
+def test_a_share_of_a_named_part_is_every_parts_share_never_the_part_alone() -> None:
+    """From the third review: "what percent of complaints are in the fresh zone" kept the fresh zone
+    as a filter and grouped by zone (100%); "dairy products" grouped the products within dairy."""
+    for q, key in (
+        ("what percent of complaints are in the fresh zone", "zone"),
+        ("what share of footfall is in the fresh zone", "zone"),
+        ("what percent of revenue comes from dairy products", "product_category"),
+    ):
+        plan = _ok(q)
+        assert plan["group_by"] == [key] and "filters" not in plan, (q, plan)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "footfall up to 10am today",
+        "revenue up to Dec 10",
+        "revenue by weekend vs weekday",
+        "footfall every weekend",
+    ],
+)
+def test_up_to_and_weekends_compared_or_every_weekend_are_read(question: str) -> None:
+    """False refusals of the second batch's namings ("up", "by weekend", "every weekend")."""
+    _ok(question)

@@ -30,6 +30,8 @@ BY_WORD = lx.SHAPES["by_word"]
 
 BUCKET_DIM = {"day": "date", "week": "week", "month": "month", "hour": "hour"}
 _DIM_BUCKET = {v: k for k, v in BUCKET_DIM.items()}  # the time dimensions (date, week, month, hour)
+#: between a value and its head noun (酒类商品, "bakery products")
+_HEAD_GAP = re.compile(r"\s?(?:类)?(?:的)?\s?")
 #: the largest bucket that still gives a series of at least this many points is chosen
 _MIN_BUCKETS = 8
 #: the fields a series may be split by when a question names several of their values
@@ -79,6 +81,17 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
         dims = list(dict.fromkeys(["hour", *dims]))
     asked_by = {v.key for v in s.values if ASKS_BY.search(s.text[: v.start].rstrip())}
     parts = [v for v in s.values if v.key not in asked_by]
+    shared = intent == "breakdown" and bool(PATTERNS["share_asked"].search(s.text))
+    if shared:  # "what percent of revenue comes from dairy products": the products are dairy's head noun
+        heads = [
+            h
+            for h in s.dim_hits
+            if h.value == "product_id"
+            and any(
+                v.key == "product_category" and _HEAD_GAP.fullmatch(s.text, v.end, h.start) for v in parts
+            )
+        ]
+        dims = [x for x in dims if not (heads and x == "product_id")]
     if intent == "breakdown" and not dims and not s.buckets and parts:
         # the share of one part ("what share of revenue came from the bakery"): every part of its field,
         # never a filter to the part (a value of what is split, not a day's condition: "on rainy days");
@@ -90,6 +103,8 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
     if intent == "breakdown" and not dims and not s.buckets and len(s.stores) == 1 < s.held_stores:
         if PATTERNS["store_share"].search(s.text):  # "what share of revenue came from Xuhui", 徐汇店占几成
             dims = ["store_id"]  # every store's part, not its own
+    if shared:  # "what share of footfall is in the fresh zone": the part asked, never also a filter
+        d.used_values |= {i for i, v in enumerate(s.values) if v.key in dims}
     if intent in ("breakdown", "top_k", "anomaly", "trend") and (group := _group_by(s, d, dims)):
         plan["group_by"] = group[:3]
         # 每个品类: the word before the field's; 各区域: the field's word begins with it
@@ -253,7 +268,9 @@ def _days_ahead(info: TimeInfo, now: datetime) -> str | None:
 def fill_filters(s: Slots, d: Draft, now: datetime) -> None:
     """Set the plan's ``filters`` and ``language`` and the draft's matches."""
     intent, filters, by = d.intent, d.filters, d.compare_from
-    split = intent == "breakdown" and "store_id" in (d.plan.get("group_by") or [])  # its share of all
+    # one store's share of all ("what share came from Xuhui"): every store's part, no filter
+    split = intent == "breakdown" and "store_id" in (d.plan.get("group_by") or []) and len(s.stores) == 1
+    split = split and bool(PATTERNS["store_share"].search(s.text))
     if s.stores and by != "store_id" and not split:
         filters["store_id"] = list(s.stores)
     if d.entities:

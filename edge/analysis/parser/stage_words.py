@@ -48,7 +48,8 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
         unused = _unused_dimension_spans(plan, s.dim_hits, s.text)
         # the products' word right after a category the plan filters on is its head noun (酒类商品,
         # "bakery products": the products of the category), not a grouping left unused
-        if "product_category" in ((plan.get("filters") or {}).get("attributes") or {}):
+        category = "product_category" in ((plan.get("filters") or {}).get("attributes") or {})
+        if category or "product_category" in (plan.get("group_by") or ()):  # or its share of all
             ends = {v.end for v in s.values if v.key == "product_category"}
             heads = {(h.start, h.end) for h in s.dim_hits if h.value == "product_id"}
             unused = [
@@ -104,14 +105,20 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
 HEAD_GAP = re.compile(r"\s?(?:类)?(?:的)?\s?")
 #: between a word and the noun it modifies ("morning peak footfall", 高峰时段的客流)
 _MODIFIES = re.compile(r"\s?的?\s?")
+#: a word of the future (a plan of the past answers none): not "will you show me"
+_WILL = re.compile(
+    r"(?<![a-z])(?:will(?! (?:you|u)(?![a-z]))|gonna|going to(?= be| come| sell| get| have))(?![a-z])"
+)
 #: "by" right before days of a kind or a weekday
 _BY_DAY = re.compile(r"(?<![a-z])by (?:the )?$")
 #: a comparative inside a measure's word ("busier", "more customers", 更多顾客)
 _COMPARATIVE = re.compile(r"(?<![a-z])(?:busier|quieter|more|fewer|less)(?![a-z])|更")
 #: a measure said up or down right after its word ("revenue is up", "sales are down")
-_UP_DOWN = re.compile(r"\s(?:(?:is|are|was|were|has been|have been|went|gone|going)\s)?(up|down)(?![a-z])")
+_UP_DOWN = re.compile(
+    r"\s(?:(?:is|are|was|were|has been|have been|went|gone|going)\s)?(up|down)(?![a-z])(?! (?:to|till|until|through)(?![a-z]))"
+)
 #: a word that asks for each or which one ("each weekend", 哪个周末), not "by" (a measure's condition)
-_EACH = re.compile(r"(?:(?<![a-z])(?:each|every|which)\s|哪个|哪一个|每个|每一个|每|各个)$")
+_EACH = re.compile(r"(?:(?<![a-z])(?:each|which)\s|哪个|哪一个|每个|每一个|各个)$")
 #: a word of "about" before or after a day ("around Nov 11", 双十一前后)
 _AROUND_BEFORE = re.compile(r"(?<![a-z])(?:around|roughly|approximately) (?:the )?$")
 _AROUND_AFTER = re.compile(r"\s?(?:前后|左右|附近)")
@@ -288,10 +295,11 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     ]
     # "revenue by weekend" (each weekend?), "how much revenue by Friday" (up to it?): named, not a
     # measure's condition ("rank the stores by weekend revenue")
+    by_days = grouped & {"is_weekend", "day_of_week"}  # "revenue by weekend vs weekday": compared
     spans += [
         (m.start, m.start + len(m.label))
         for m in info.days
-        if _BY_DAY.search(text[: m.start]) and not measured & {m.start + len(m.label) + 1}
+        if not by_days and _BY_DAY.search(text[: m.start]) and not measured & {m.start + len(m.label) + 1}
     ]
     if intent == "trend" and info.ranges:  # 上个月的客流比以前多吗, "than it was before Dec 1": the period
         # against the time before it, which no course inside the month answers
@@ -302,6 +310,8 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
             spans.append(m.span())
         if m := _AROUND_AFTER.match(text, r.start + len(r.label)):
             spans.append(m.span())
+    if intent != "forecast":  # "how many customers will come on Saturday": the next one, not every past one
+        spans += [m.span() for m in _WILL.finditer(s.mt.view)]
     leaving = [m.span() for m in _LEAVING.finditer(text) if not any(a <= m.start() < b for a, b in d.claimed)]
     spans += leaving
     if intent == "aggregate":  # "was footfall up last week", "is revenue higher": against what?
