@@ -2758,3 +2758,12 @@ def test_a_share_of_a_named_part_is_every_parts_share_never_the_part_alone() -> 
 def test_up_to_and_weekends_compared_or_every_weekend_are_read(question: str) -> None:
     """False refusals of the second batch's namings ("up", "by weekend", "every weekend")."""
     _ok(question)
+
+
+def test_fewer_new_years_eve_and_till_close() -> None:
+    """ "fewer complaints this week than last week" named "fewer"; "New Year's Eve" was 1 January;
+    "from 8pm till close" filtered on the checkout zone (till)."""
+    assert len(_ok("fewer complaints this week than last week?")["compare"]["periods"]) == 2
+    assert _ok("revenue on New Year's Eve")["filters"]["time_range"]["since"][:10] == "2024-12-31"
+    assert _ok("revenue from 8pm till close")["filters"] == {"hours": [20, 21, 22, 23]}
+    assert _ok("revenue at the tills last week")["filters"]["attributes"] == {"zone": "checkout"}
