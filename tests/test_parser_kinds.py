@@ -2767,3 +2767,14 @@ def test_fewer_new_years_eve_and_till_close() -> None:
     assert _ok("revenue on New Year's Eve")["filters"]["time_range"]["since"][:10] == "2024-12-31"
     assert _ok("revenue from 8pm till close")["filters"] == {"hours": [20, 21, 22, 23]}
     assert _ok("revenue at the tills last week")["filters"]["attributes"] == {"zone": "checkout"}
+
+
+def test_a_second_grouping_after_and_and_a_single_type_by_type() -> None:
+    """ "revenue by store and day this week" dropped the day; "complaints by type" was one event
+    type split by event type (100%); "staff errors by type" the rate by event type."""
+    plan = _ok("revenue by store and day this week")
+    assert plan["group_by"] == ["store_id"] and plan["time_bucket"] == "day", plan
+    for q in ("complaints by type", "staff errors by type"):
+        r = parse_question(q, VOCABULARY, NOW)
+        assert r.status != "ok" and "by type" in r.not_understood, (q, r.not_understood)
+    assert _ok("Break down all events by type for the past week")["group_by"] == ["event_type"]

@@ -312,6 +312,10 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
             spans.append(m.span())
     if intent != "forecast":  # "how many customers will come on Saturday": the next one, not every past one
         spans += [m.span() for m in _WILL.finditer(s.mt.view)]
+    # "complaints by type": one event type split by event type is all of it (its kinds are no field)
+    types = set((plan.get("filters") or {}).get("event_type") or METRIC_EVENT_TYPES.get(str(target), ()))
+    if "event_type" in (plan.get("group_by") or ()) and (len(types) == 1 or str(target).endswith("_rate")):
+        spans += [(h.start, h.end) for h in s.dim_hits if h.value == "event_type"]
     leaving = [m.span() for m in _LEAVING.finditer(text) if not any(a <= m.start() < b for a, b in d.claimed)]
     spans += leaving
     if intent == "aggregate":  # "was footfall up last week", "is revenue higher": against what?
