@@ -2778,3 +2778,10 @@ def test_a_second_grouping_after_and_and_a_single_type_by_type() -> None:
         r = parse_question(q, VOCABULARY, NOW)
         assert r.status != "ok" and "by type" in r.not_understood, (q, r.not_understood)
     assert _ok("Break down all events by type for the past week")["group_by"] == ["event_type"]
+
+
+def test_up_to_an_hour_of_a_day_and_through_an_hour() -> None:
+    """截至今天上午10点 was the 10 o'clock hour of every day; "through 3pm" the 3 pm hour alone."""
+    r = parse_question("截至今天上午10点的客流", VOCABULARY, NOW)
+    assert r.status != "ok" and "上午10点" in r.not_understood, r.not_understood
+    assert _ok("revenue through 3pm yesterday")["filters"]["hours"] == list(range(16))

@@ -316,6 +316,15 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     types = set((plan.get("filters") or {}).get("event_type") or METRIC_EVENT_TYPES.get(str(target), ()))
     if "event_type" in (plan.get("group_by") or ()) and (len(types) == 1 or str(target).endswith("_rate")):
         spans += [(h.start, h.end) for h in s.dim_hits if h.value == "event_type"]
+    # 截至今天上午10点: up to an hour of a day, which no plan's range and hours say (it would be that
+    # hour on every day up to the day's end): the hour is named
+    for r in info.ranges:
+        end = r.start + len(r.label)
+        spans += [
+            (h.start, h.start + len(h.label))
+            for h in info.hours
+            if r.kind == "until" and h.start >= end and not text[end : h.start].strip()
+        ]
     leaving = [m.span() for m in _LEAVING.finditer(text) if not any(a <= m.start() < b for a, b in d.claimed)]
     spans += leaving
     if intent == "aggregate":  # "was footfall up last week", "is revenue higher": against what?

@@ -296,6 +296,7 @@ class Reading(tc.Clock):
         hours = [x % 24 for x in range(h, h2 if h2 > h else h2 + 24)] if h != h2 else [h]
         if w := _group(m, "w"):
             hours = list(range(h, 24)) if w in _WORDS["after"] else list(range(0, h))
+            hours = list(range(0, h + 1)) if w in ("through", "thru") else hours  # 3pm's hour too
         self.info.hours.append(tc.HoursMention(hours, m.group(0), m.start(), "clock"))
         self.take(m)
 
