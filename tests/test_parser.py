@@ -297,7 +297,9 @@ HELD_OUT: list[tuple[str, dict[str, Any]]] = [
         "过去三个月高峰期有没有往后移？",
         {"intent": "trend", "target_metric": "peak_hour", "filters.time_range.last": "P3M"},
     ),
-    ("哪个环节的投诉明显增多？", {"intent": "trend", "target_metric": "complaint_count"}),
+    # 哪个环节的投诉明显增多 ("which stage's complaints rose") grouped one event type by event type:
+    # named since 2026-12-06 (test_parser_kinds: a single type split by type)
+    ("投诉明显增多了吗？", {"intent": "trend", "target_metric": "complaint_count"}),
     (
         "这位顾客最近半年是不是越来越常在周末来？customer_456",
         {"intent": "trend", "filters.entities": ["customer_456"], "filters.time_range.last": "P6M"},
