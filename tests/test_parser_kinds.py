@@ -2785,3 +2785,10 @@ def test_up_to_an_hour_of_a_day_and_through_an_hour() -> None:
     r = parse_question("截至今天上午10点的客流", VOCABULARY, NOW)
     assert r.status != "ok" and "上午10点" in r.not_understood, r.not_understood
     assert _ok("revenue through 3pm yesterday")["filters"]["hours"] == list(range(16))
+
+
+def test_a_weather_asked_in_each_zone_is_compared_within_each_zone() -> None:
+    """ "is footfall in each zone higher when it rains" compared the zones on rainy days."""
+    for q in ("is footfall in each zone higher when it rains", "各区域下雨天客流更多吗"):
+        plan = _ok(q)
+        assert plan["compare"]["groups"][0] == "rain" and plan["group_by"] == ["zone"], plan

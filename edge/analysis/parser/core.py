@@ -116,7 +116,7 @@ def _parse_rules(question: str, ctx: Context, force: Force | None) -> _Rules:
         choose_measure(s, d)
         fill_fields(s, d, ctx.now)
         fill_filters(s, d, ctx.now)
-        effect_within(d.plan, s.cue, ctx.vocab)
+        effect_within(d.plan, s, ctx.vocab)
         if errors := plan_errors(d.plan):  # a parser bug: say so rather than emit an invalid plan
             logger.error("rule parser built an invalid plan for %r: %s (%s)", question, errors, d.plan)
             raise Refusal("internal")

@@ -8,7 +8,6 @@ compare by, each stored value an :class:`~.result.AttributeMatch` of the result 
 from __future__ import annotations
 
 import re
-from collections.abc import Set
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -201,20 +200,24 @@ def _semantic_query(text: str, info: TimeInfo) -> str | None:
     return text or None
 
 
-def effect_within(plan: dict[str, Any], cue: Set[str], vocab: Vocabulary) -> None:
+def effect_within(plan: dict[str, Any], s: Slots, vocab: Vocabulary) -> None:
     """ "Which store's rainy-day order value rose most", "in each store, is order value higher on
-    rainy days": a ranking or comparison of stores by what one weather brings, rewritten in place to
-    a compare of that weather against its baseline within each store."""
+    rainy days", "is footfall in each zone higher when it rains": a ranking or comparison of stores
+    (of a field asked by) by what one weather brings, rewritten in place to a compare of that
+    weather against its baseline within each."""
+    cue = s.cue
     f = plan.get("filters") or {}
     attrs = f.get("attributes") or {}
     cond = attrs.get("weather")
+    by = (plan.get("compare") or {}).get("dimension")
+    each = by == "store_id" or by in _asked_by(s)  # not "compare zones on rainy days": the zones
     ranked = (plan.get("intent") == "top_k" and plan.get("group_by") == ["store_id"]) or (
-        plan.get("intent") == "compare" and plan.get("compare") == {"dimension": "store_id"}
+        plan.get("intent") == "compare" and plan.get("compare") == {"dimension": by} and each
     )
     known = [str(v) for v in vocab.attributes.get("weather", ()) if str(v) != cond]
     # "in each store, is order value higher on rainy days": the weather compared within each, not
     # the stores compared on rainy days (which "which store is higher on rainy days" asks)
-    within = plan.get("compare") == {"dimension": "store_id"} and "compare" in cue and "which" not in cue
+    within = plan.get("compare") == {"dimension": by} and each and "compare" in cue and "which" not in cue
     if not (
         ranked
         and isinstance(cond, str)
@@ -231,7 +234,7 @@ def effect_within(plan: dict[str, Any], cue: Set[str], vocab: Vocabulary) -> Non
         plan.pop("filters", None)
     plan.pop("top_k", None)
     weather = {"dimension": "weather", "groups": [cond, base]}
-    plan.update(intent="compare", compare=weather, group_by=["store_id"])
+    plan.update(intent="compare", compare=weather, group_by=[by or "store_id"])
 
 
 def time_range(info: TimeInfo) -> dict[str, str] | None:
