@@ -2792,3 +2792,10 @@ def test_a_weather_asked_in_each_zone_is_compared_within_each_zone() -> None:
     for q in ("is footfall in each zone higher when it rains", "各区域下雨天客流更多吗"):
         plan = _ok(q)
         assert plan["compare"]["groups"][0] == "rain" and plan["group_by"] == ["zone"], plan
+
+
+def test_a_week_a_year_back_keeps_its_weekdays() -> None:
+    """ "this week vs the same week last year" was 15 December 2024, a Sunday: 52 weeks back."""
+    periods = _ok("revenue last week vs the same week last year")["compare"]["periods"]
+    since = datetime.fromisoformat(periods[1]["time_range"]["since"])
+    assert since.date() == date(2024, 12, 9) and since.weekday() == 0, periods

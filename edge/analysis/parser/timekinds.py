@@ -38,6 +38,8 @@ _OPEN_AFTER = re.compile(rf"^\s?(?P<w>{'|'.join(_DATA['open']['after'])})")
 _ORIGIN = frozenset({"from", "从", "自"})
 #: "since" told before what happened on a date ("since the training on", "ever since we moved it
 #: on"): the date is where the range opens
+#: a period said as a week (its year-back is 52 weeks, the same weekdays)
+_WEEKISH = re.compile(r"(?<![a-z])weeks?(?![a-z])|周|星期|礼拜")
 #: the parts of the day whose 12 o'clock is midnight
 _EVENING = frozenset({"晚上", "夜里", "傍晚"})
 #: words before "before/after" a holiday that count days from it ("the day after", "just before")
@@ -527,6 +529,8 @@ def _year_before(info: tc.TimeInfo, text: str, start: int, months: int, clock: t
         # 30 October, one day); ``months`` below 0 is days back (-7: the same days a week before)
         length = until.date() - since.date()
         a = _months_back(since.date(), months) if months > 0 else since.date() + timedelta(days=months)
+        if months == 12 and (named[0].running == "week" or _WEEKISH.search(named[0].label)):
+            a = since.date() - timedelta(days=364)  # a week a year back: the same weekdays, 52 weeks
         b = a + length if length.days < 28 or months < 0 else _months_back(until.date(), months)
     except (ValueError, OverflowError):  # the last 10000 years: no calendar reaches a year before
         en = f"'{text}' is {back[0]} before a period that starts before the calendar's first year: name a shorter one"
