@@ -2799,3 +2799,11 @@ def test_a_week_a_year_back_keeps_its_weekdays() -> None:
     periods = _ok("revenue last week vs the same week last year")["compare"]["periods"]
     since = datetime.fromisoformat(periods[1]["time_range"]["since"])
     assert since.date() == date(2024, 12, 9) and since.weekday() == 0, periods
+
+
+def test_promotion_days_in_a_memory_that_names_its_promotions() -> None:
+    """The second world labels its days ``aktion`` / ``none``: "revenue on promotion days" filtered
+    on "true", a value it does not hold (refused by the engine as insufficient data)."""
+    assert _ok("revenue on promotion days", WORLD2)["filters"]["attributes"] == {"promotion": "aktion"}
+    assert _ok("促销日的营业额", WORLD2)["filters"]["attributes"] == {"promotion": "aktion"}
+    assert _ok("revenue on promotion days")["filters"]["attributes"] == {"promotion": "true"}

@@ -18,7 +18,7 @@ from edge.analysis.parser.extraction import Context
 from edge.analysis.parser.refusal import Refusal, said
 from edge.analysis.parser.result import ParseResult
 from edge.analysis.parser.slots import Force, read_slots
-from edge.analysis.parser.stage_fields import effect_within, fill_fields, fill_filters
+from edge.analysis.parser.stage_fields import effect_within, fill_fields, fill_filters, promotion_labels
 from edge.analysis.parser.stage_intent import choose_intent, choose_measure
 from edge.analysis.parser.stage_words import CUE_PATTERNS, account
 from edge.analysis.parser.text import has_cjk
@@ -117,6 +117,7 @@ def _parse_rules(question: str, ctx: Context, force: Force | None) -> _Rules:
         fill_fields(s, d, ctx.now)
         fill_filters(s, d, ctx.now)
         effect_within(d.plan, s, ctx.vocab)
+        promotion_labels(d.plan, ctx.vocab)
         if errors := plan_errors(d.plan):  # a parser bug: say so rather than emit an invalid plan
             logger.error("rule parser built an invalid plan for %r: %s (%s)", question, errors, d.plan)
             raise Refusal("internal")

@@ -237,6 +237,27 @@ def effect_within(plan: dict[str, Any], s: Slots, vocab: Vocabulary) -> None:
     plan.update(intent="compare", compare=weather, group_by=[by or "store_id"])
 
 
+#: the labels of a day without a promotion in a memory that names its promotions (world2: "none")
+_NO_PROMOTION = frozenset({"none", "false", "no", "0", "off", "keine", "ohne", "无", "没有"})
+
+
+def promotion_labels(plan: dict[str, Any], vocab: Vocabulary) -> None:
+    """Promotion days ("true") and the other days ("false") in the memory's own labels, where it
+    names its promotions (``aktion`` / ``none``) and holds one label of each: else left as read."""
+    known = [str(v) for v in vocab.attributes.get("promotion", ())]
+    if not known or {"true", "false"} & set(known):
+        return
+    on = [v for v in known if v.lower() not in _NO_PROMOTION]
+    off = [v for v in known if v.lower() in _NO_PROMOTION]
+    label = {"true": on[0] if len(on) == 1 else None, "false": off[0] if len(off) == 1 else None}
+    attrs = (plan.get("filters") or {}).get("attributes") or {}
+    if isinstance(attrs.get("promotion"), str) and label.get(attrs["promotion"]):
+        attrs["promotion"] = label[attrs["promotion"]]
+    cmp = plan.get("compare") or {}
+    if cmp.get("dimension") == "promotion" and cmp.get("groups"):
+        cmp["groups"] = [label.get(str(g)) or g for g in cmp["groups"]]
+
+
 def time_range(info: TimeInfo) -> dict[str, str] | None:
     """The asked range: the first named, with a since/until pair merged into one."""
     if not info.ranges:
