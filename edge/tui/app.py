@@ -487,6 +487,12 @@ class AdammApp(App[None]):
 
         self._guard("tables", body)
 
+    def main_table(self, target: str) -> SortableTable | None:
+        """The table ``target`` of the main screen (under any dialog), or None once the app is
+        closing: a load that finishes after its widgets are gone is dropped."""
+        found = self.screen_stack[0].query(f"#{target}") if self.screen_stack else None
+        return found.first(SortableTable) if found else None
+
     def show_empty(self, target: str, empty: bool) -> None:
         """The Learned or Actions tab says how its rows appear when it has none."""
         for wid in (f"#{target}_empty",):
@@ -506,7 +512,8 @@ class AdammApp(App[None]):
                 w.update(self.effect_line(key))
 
     def on_table_loaded(self, message: TableLoaded) -> None:
-        table = self.query_one(f"#{message.target}", SortableTable)
+        if (table := self.main_table(message.target)) is None:
+            return
         lang = self.lang
         if message.target == "actions":
             self.effects = {r["action_id"]: r["effect"] for r in message.rows if r.get("effect")}

@@ -295,7 +295,8 @@ class HubConsoleApp(AdammApp):
         lang, tz = self.lang, self.tz
         self.store_ids = [str(s["store_id"]) for s in message.rows]
         self.store_zones = {str(s["store_id"]): str(s.get("tz") or tz) for s in message.rows}
-        table = self.query_one("#stores", SortableTable)
+        if (table := self.main_table("stores")) is None:
+            return
         self.show_empty("stores", not message.rows)
         rows: list[tuple[str, list[str]]] = []
         for s in message.rows:
@@ -319,7 +320,8 @@ class HubConsoleApp(AdammApp):
 
     def on_table_loaded(self, message: TableLoaded) -> None:
         message.prevent_default()  # instead of the store app's (a store column; the hub's actions)
-        table = self.query_one(f"#{message.target}", SortableTable)
+        if (table := self.main_table(message.target)) is None:
+            return
         lang = self.lang
         self.show_empty(message.target, not message.rows)
         if message.target == "actions":
