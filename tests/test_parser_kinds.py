@@ -2807,3 +2807,20 @@ def test_promotion_days_in_a_memory_that_names_its_promotions() -> None:
     assert _ok("revenue on promotion days", WORLD2)["filters"]["attributes"] == {"promotion": "aktion"}
     assert _ok("促销日的营业额", WORLD2)["filters"]["attributes"] == {"promotion": "aktion"}
     assert _ok("revenue on promotion days")["filters"]["attributes"] == {"promotion": "true"}
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        ("was last weekend busier than the weekend before", "the weekend before"),
+        ("footfall since 8am", "since 8am"),
+    ],
+)
+def test_a_weekend_counted_from_another_and_since_an_hour_of_no_day_are_named(
+    question: str, word: str
+) -> None:
+    """ "the weekend before" became weekends against weekdays within last weekend; "since 8am" the
+    hours from 8 on every day of the memory."""
+    r = parse_question(question, VOCABULARY, NOW)
+    assert r.status != "ok" and word in r.not_understood, (r.not_understood, r.plan)
+    assert _ok("footfall since 8am today")["filters"]["hours"][0] == 8

@@ -29,8 +29,8 @@ BY_WORD = lx.SHAPES["by_word"]
 
 BUCKET_DIM = {"day": "date", "week": "week", "month": "month", "hour": "hour"}
 _DIM_BUCKET = {v: k for k, v in BUCKET_DIM.items()}  # the time dimensions (date, week, month, hour)
-#: between a value and its head noun (酒类商品, "bakery products")
-_HEAD_GAP = re.compile(r"\s?(?:类)?(?:的)?\s?")
+#: between a value and its head noun (酒类商品, "bakery products", 水果类的商品)
+HEAD_GAP = re.compile(r"\s?(?:类)?(?:的)?\s?")
 #: the largest bucket that still gives a series of at least this many points is chosen
 _MIN_BUCKETS = 8
 #: the fields a series may be split by when a question names several of their values
@@ -86,9 +86,7 @@ def fill_fields(s: Slots, d: Draft, now: datetime) -> None:
             h
             for h in s.dim_hits
             if h.value == "product_id"
-            and any(
-                v.key == "product_category" and _HEAD_GAP.fullmatch(s.text, v.end, h.start) for v in parts
-            )
+            and any(v.key == "product_category" and HEAD_GAP.fullmatch(s.text, v.end, h.start) for v in parts)
         ]
         dims = [x for x in dims if not (heads and x == "product_id")]
     if intent == "breakdown" and not dims and not s.buckets and parts:

@@ -19,7 +19,7 @@ from edge.analysis.parser.lexicon import CUES, INTENT_CONTEXT, SHAPES
 from edge.analysis.parser.refusal import PATTERNS, STAGES, said
 from edge.analysis.parser.result import ParseResult
 from edge.analysis.parser.slots import Draft, Slots
-from edge.analysis.parser.stage_fields import BUCKET_DIM
+from edge.analysis.parser.stage_fields import BUCKET_DIM, HEAD_GAP
 from edge.analysis.parser.stage_intent import METRIC_ITEM, WHICH_DAYS
 from edge.analysis.parser.text import Hit
 from edge.analysis.parser.timekinds import WINDOW
@@ -101,14 +101,14 @@ def account(question: str, s: Slots, d: Draft) -> ParseResult:
     )
 
 
-#: between a value and its head noun (酒类商品, "bakery products", 水果类的商品)
-HEAD_GAP = re.compile(r"\s?(?:类)?(?:的)?\s?")
 #: between a word and the noun it modifies ("morning peak footfall", 高峰时段的客流)
 _MODIFIES = re.compile(r"\s?的?\s?")
 #: a word of the future (a plan of the past answers none): not "will you show me"
 _WILL = re.compile(
     r"(?<![a-z])(?:will(?! (?:you|u)(?![a-z]))|gonna|going to(?= be| come| sell| get| have))(?![a-z])"
 )
+#: a day of a kind counted from another ("the weekend before")
+_BEFORE_AFTER = re.compile(r"\s(?:before|after)(?![a-z])")
 #: "by" right before days of a kind or a weekday
 _BY_DAY = re.compile(r"(?<![a-z])by (?:the )?$")
 #: a comparative inside a measure's word ("busier", "more customers", 更多顾客)
@@ -325,6 +325,14 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
             for h in info.hours
             if r.kind == "until" and h.start >= end and not text[end : h.start].strip()
         ]
+    # "than the weekend before": a weekend counted from another, which no plan reads (not weekends)
+    for day in info.days:
+        end = day.start + len(day.label)
+        if (after := _BEFORE_AFTER.match(text, end)) and text[: day.start].endswith("the "):
+            spans.append((day.start - 4, after.end()))
+    # "footfall since 8am": since an hour of which day? (with a day named: that day's hours)
+    if not info.ranges:
+        spans += [(h.start, h.start + len(h.label)) for h in info.hours if h.label.startswith("since")]
     leaving = [m.span() for m in _LEAVING.finditer(text) if not any(a <= m.start() < b for a, b in d.claimed)]
     spans += leaving
     if intent == "aggregate":  # "was footfall up last week", "is revenue higher": against what?
