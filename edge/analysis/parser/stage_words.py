@@ -260,8 +260,6 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     spans += [m.span() for m in PATTERNS["day_after_kind"].finditer(text)]  # "after a sunny day"
     if intent not in ("trend", "periodicity", "anomaly", "correlation", "retrieve"):  # "what kind of trend"
         spans += [m.span() for m in PATTERNS["kind_asked"].finditer(s.mt.view)]  # "which type of mistake"
-    # "complaints other than about the queue": the words that leave out what follows them, unless
-    # a reader used them (excluding weekends: the other days), never dropped for the thing itself
     # a stored value asked by ("revenue by cashier", 各个入口的客流, "which checkout"): each of several
     # of a kind the memory does not tell apart, never the one value's total
     grouped = set(plan.get("group_by") or ()) | {(plan.get("compare") or {}).get("dimension")}
@@ -333,6 +331,8 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     # "footfall since 8am": since an hour of which day? (with a day named: that day's hours)
     if not info.ranges:
         spans += [(h.start, h.start + len(h.label)) for h in info.hours if h.label.startswith("since")]
+    # "complaints other than about the queue": the words that leave out what follows them, unless
+    # a reader used them (excluding weekends: the other days), never dropped for the thing itself
     leaving = [m.span() for m in _LEAVING.finditer(text) if not any(a <= m.start() < b for a, b in d.claimed)]
     spans += leaving
     if intent == "aggregate":  # "was footfall up last week", "is revenue higher": against what?
