@@ -38,6 +38,12 @@ def _ok(question: str, vocab: Vocabulary = VOCABULARY) -> dict[str, Any]:
     return r.plan
 
 
+def _named(question: str, word: str, vocab: Vocabulary = VOCABULARY) -> None:
+    """The question is refused and ``word`` is among the words it names."""
+    r = parse_question(question, vocab, NOW)
+    assert r.status != "ok" and word in r.not_understood, (question, r.not_understood, r.plan)
+
+
 def _said(r: Any, reason: str) -> bool:
     """Whether the refusal gives ``reason`` (a name of stages.toml's ``said`` table)."""
     zh, en = STAGES["said"][reason]
@@ -2444,8 +2450,7 @@ def test_a_comparison_with_no_other_side_a_leaving_out_or_a_value_asked_by_is_na
 ) -> None:
     """Each was `ok` for one value: a level of last week ("up"), the queue topic itself ("other
     than"), the checkout zone's total ("by cashier": each cashier is no field)."""
-    r = parse_question(question, VOCABULARY, NOW)
-    assert r.status != "ok" and word in r.not_understood, (r.not_understood, r.plan)
+    _named(question, word)
 
 
 @pytest.mark.parametrize("question", ["total dwell time last week", "总停留时间", "排队人数一共多少"])
@@ -2545,8 +2550,7 @@ def test_days_around_a_date_a_share_of_days_and_each_day_of_a_kind_are_named(
     question: str, word: str
 ) -> None:
     """Each was `ok` for one day or for the days pooled."""
-    r = parse_question(question, VOCABULARY, NOW)
-    assert r.status != "ok" and word in r.not_understood, (r.not_understood, r.plan)
+    _named(question, word)
 
 
 def test_events_related_to_a_value_are_about_it() -> None:
@@ -2691,8 +2695,7 @@ def test_dev12_kinds_read_after_its_first_score() -> None:
 )
 def test_a_measure_said_up_or_compared_and_days_after_by_are_named(question: str, word: str) -> None:
     """From the second review: each was the plain level of the period (or of every Friday)."""
-    r = parse_question(question, VOCABULARY, NOW)
-    assert r.status != "ok" and word in r.not_understood, (r.not_understood, r.plan)
+    _named(question, word)
 
 
 @pytest.mark.parametrize(
@@ -2723,8 +2726,7 @@ def test_a_total_of_people_queuing_is_refused() -> None:
 def test_a_future_day_and_the_other_store_are_named(question: str, word: str) -> None:
     """ "how many customers will come on Saturday" was every past Saturday's footfall; "the other
     store" was both stores."""
-    r = parse_question(question, VOCABULARY, NOW)
-    assert r.status != "ok" and word in r.not_understood, (r.not_understood, r.plan)
+    _named(question, word)
 
 
 def test_stores_by_store_in_a_city_keeps_the_city() -> None:
@@ -2821,6 +2823,5 @@ def test_a_weekend_counted_from_another_and_since_an_hour_of_no_day_are_named(
 ) -> None:
     """ "the weekend before" became weekends against weekdays within last weekend; "since 8am" the
     hours from 8 on every day of the memory."""
-    r = parse_question(question, VOCABULARY, NOW)
-    assert r.status != "ok" and word in r.not_understood, (r.not_understood, r.plan)
+    _named(question, word)
     assert _ok("footfall since 8am today")["filters"]["hours"][0] == 8

@@ -267,23 +267,23 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     def asked_by(start: int) -> bool:
         return bool(SHAPES["by_word"].search(text[:start]) or SHAPES["asks_by"].search(text[:start]))
 
-    # (not a measure's condition: "rank the stores by bakery revenue")
     measured = {h.start for h in s.metric_hits}
+
+    def conditions(end: int) -> bool:
+        """Whether a measure's word follows right after (a space): "rank the stores by bakery
+        revenue", "by weekend revenue" is the measure's condition, no grouping."""
+        return text[end : end + 1] == " " and end + 1 in measured
+
     spans += [
         (v.start, v.end)
         for i, v in enumerate(s.values)
-        if i not in d.used_values
-        and v.key not in grouped
-        and asked_by(v.start)
-        and not (text[v.end : v.end + 1] == " " and v.end + 1 in measured)
+        if i not in d.used_values and v.key not in grouped and asked_by(v.start) and not conditions(v.end)
     ]
     # the same of days of a kind: "revenue by promo day", 每个周末的营业额, "which weekend was busiest"
     spans += [
         (h.start, h.end)
         for h in s.promo_hits
-        if "promotion" not in grouped
-        and asked_by(h.start)
-        and not (text[h.end : h.end + 1] == " " and h.end + 1 in measured)
+        if "promotion" not in grouped and asked_by(h.start) and not conditions(h.end)
     ]
     weeks = grouped & {"week", "date"}
     spans += [
@@ -297,7 +297,7 @@ def _asked(plan: dict[str, Any], s: Slots, d: Draft, unused: list[tuple[int, int
     spans += [
         (m.start, m.start + len(m.label))
         for m in info.days
-        if not by_days and _BY_DAY.search(text[: m.start]) and not measured & {m.start + len(m.label) + 1}
+        if not by_days and _BY_DAY.search(text[: m.start]) and not conditions(m.start + len(m.label))
     ]
     if intent == "trend" and info.ranges:  # 上个月的客流比以前多吗, "than it was before Dec 1": the period
         # against the time before it, which no course inside the month answers
